@@ -1,0 +1,43 @@
+# Two commands a new user needs (see README): `make demo` and `make test`.
+# Each creates .venv and installs what it needs first. Torch is pinned to 2.13.0 when no torch is present,
+# because any other spec pulls several GB of CUDA packages on these machines.
+PYTHON ?= python3
+VENV   ?= .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: install demo test test-slow lint format check-copies clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/hf-attn demo
+
+test: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest -q
+
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest -q -m slow
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+format: $(STAMP)
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+	$(BIN)/python -m hf_attn.utils.copies --fix
+
+check-copies: $(STAMP)
+	$(BIN)/python -m hf_attn.utils.copies
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache hf-attn-demo

@@ -1,0 +1,1 @@
+"""Project utilities (copy checks for self-contained model files)."""
