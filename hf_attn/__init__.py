@@ -1,0 +1,26 @@
+"""hf_attn: the classic attention architectures of NLP as native Hugging Face models.
+
+`import hf_attn` registers every architecture with the transformers Auto classes (see `hf_attn.registry`).
+"""
+
+from .models.lin_self_attentive import (
+    LinSelfAttentiveConfig,
+    LinSelfAttentiveForPairClassification,
+    LinSelfAttentiveForSequenceClassification,
+    LinSelfAttentiveModel,
+)
+from .registry import ARCHITECTURES, get_architecture, list_models, register_all
+
+__version__ = "0.1.0"
+
+register_all()
+
+__all__ = [
+    "ARCHITECTURES",
+    "LinSelfAttentiveConfig",
+    "LinSelfAttentiveForPairClassification",
+    "LinSelfAttentiveForSequenceClassification",
+    "LinSelfAttentiveModel",
+    "get_architecture",
+    "list_models",
+]

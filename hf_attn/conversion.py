@@ -1,0 +1,59 @@
+"""Helpers shared by the scripts in `conversion/`: safe checkpoint reading, regex key mapping, parity reports."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import torch
+
+
+def load_original_checkpoint(path: str | Path) -> dict:
+    """Reads an original PyTorch checkpoint with `weights_only=True`: tensors and plain containers only, never
+    arbitrary pickled objects."""
+    return torch.load(path, map_location="cpu", weights_only=True)
+
+
+def sha256_of(path: str | Path) -> str:
+    """The file's SHA-256, recorded as conversion provenance."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def rename_state_dict(
+    state_dict: Mapping[str, torch.Tensor], rules: Sequence[tuple[str, str | None]]
+) -> dict[str, torch.Tensor]:
+    """Maps original keys to hf_attn keys with a table of `(regex, replacement)`; a `None` replacement drops the key.
+
+    Each key must match exactly one rule (full match), so a key the table forgot is an error, not a silent drop.
+    """
+    renamed: dict[str, torch.Tensor] = {}
+    for key, tensor in state_dict.items():
+        matches = [(pattern, target) for pattern, target in rules if re.fullmatch(pattern, key)]
+        if len(matches) != 1:
+            raise ValueError(f"Checkpoint key {key!r} matches {len(matches)} mapping rules (expected exactly 1).")
+        pattern, target = matches[0]
+        if target is not None:
+            renamed[re.sub(f"^{pattern}$", target, key)] = tensor
+    return renamed
+
+
+def max_abs_diffs(
+    actual: Mapping[str, torch.Tensor], expected: Mapping[str, torch.Tensor], atol: float
+) -> dict[str, float]:
+    """Max |actual − expected| per name; raises `AssertionError` naming every tensor above `atol`."""
+    diffs = {
+        name: (actual[name].detach().double() - expected[name].double()).abs().max().item()
+        if expected[name].numel()
+        else 0.0
+        for name in actual
+    }
+    failing = {name: diff for name, diff in diffs.items() if not diff <= atol}
+    if failing:
+        raise AssertionError(f"parity above atol={atol}: {failing}")
+    return diffs

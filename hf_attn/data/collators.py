@@ -1,0 +1,55 @@
+"""Tokenisation of the synthetic datasets and a padding collator for sentences and sentence pairs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from datasets import Dataset
+from transformers import PreTrainedTokenizerBase
+
+
+def tokenize_dataset(
+    dataset: Dataset,
+    tokenizer: PreTrainedTokenizerBase,
+    text_column: str = "text",
+    pair_column: str | None = None,
+    max_length: int | None = None,
+) -> Dataset:
+    """Adds `input_ids`/`attention_mask` (and `pair_input_ids`/`pair_attention_mask` for a pair column), unpadded;
+    the collator pads per batch."""
+
+    def encode(batch: dict[str, list]) -> dict[str, list]:
+        kwargs = {"truncation": max_length is not None, "max_length": max_length}
+        encoded = dict(tokenizer(batch[text_column], **kwargs))
+        if pair_column is not None:
+            pair = tokenizer(batch[pair_column], **kwargs)
+            encoded["pair_input_ids"] = pair["input_ids"]
+            encoded["pair_attention_mask"] = pair["attention_mask"]
+        return encoded
+
+    return dataset.map(encode, batched=True)
+
+
+class PaddingCollator:
+    """Right-pads every `*input_ids` field with `pad_token_id` and every `*attention_mask` field with 0 to the
+    longest in the batch; numeric fields become tensors, strings are dropped.
+
+    Works for sentences (`input_ids`) and pairs (`input_ids` + `pair_input_ids`, padded independently).
+    """
+
+    def __init__(self, pad_token_id: int = 0) -> None:
+        self.pad_token_id = pad_token_id
+
+    def __call__(self, features: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        batch: dict[str, torch.Tensor] = {}
+        for key in features[0]:
+            values = [feature[key] for feature in features]
+            if key.endswith("input_ids") or key.endswith("attention_mask"):
+                pad = self.pad_token_id if key.endswith("input_ids") else 0
+                longest = max(len(value) for value in values)
+                batch[key] = torch.tensor([list(value) + [pad] * (longest - len(value)) for value in values])
+            elif isinstance(values[0], bool | int | float) or torch.is_tensor(values[0]):
+                batch[key] = torch.tensor(values)
+        return batch

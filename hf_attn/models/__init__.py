@@ -1,0 +1,1 @@
+"""One folder per architecture; each folder imports only torch, transformers and its own files."""

@@ -1,0 +1,116 @@
+"""Configuration of the Structured Self-Attentive Sentence Embedding (Lin et al., ICLR 2017, arXiv:1703.03130)."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from huggingface_hub.dataclasses import strict
+from transformers import PreTrainedConfig
+
+
+@strict
+class LinSelfAttentiveConfig(PreTrainedConfig):
+    r"""
+    Configuration for [`LinSelfAttentiveModel`] and its heads. Defaults are the paper's Yelp setting (§4.2,
+    appendix); the original-code switches at the bottom default to the correct behaviour and are set by
+    `conversion/convert_lin_self_attentive_original_to_hf.py` to reproduce the ExplorerFreda PyTorch port.
+
+    Args:
+        vocab_size (`int`, *optional*, defaults to 30000):
+            Number of word types (rows of the embedding table).
+        embedding_size (`int`, *optional*, defaults to 100):
+            Word-embedding size (paper: 100-d word2vec for Yelp and Age).
+        hidden_size (`int`, *optional*, defaults to 300):
+            LSTM units per direction (u in §2, paper: 300); token states h_t have size 2u.
+        num_hidden_layers (`int`, *optional*, defaults to 1):
+            Stacked bidirectional LSTM layers (paper: 1; the ExplorerFreda port defaults to 2).
+        attention_hidden_size (`int`, *optional*, defaults to 350):
+            Hidden units of the attention MLP (d_a in eq. 5, paper: 350).
+        attention_hops (`int`, *optional*, defaults to 30):
+            Rows of the annotation matrix A (r in eq. 6, paper: 30).
+        classifier_hidden_size (`int`, *optional*, defaults to 3000):
+            Hidden units of the classification MLP (§4.2, paper: 3000 for Yelp, 2000 for Age).
+        pair_interaction_size (`int`, *optional*):
+            Output size of each per-hop factor in the gated multiplicative pair interaction (W_fh, W_fp in appendix
+            B); defaults to 2u.
+        penalty_coefficient (`float`, *optional*, defaults to 1.0):
+            Weight of the penalisation term P in the loss (§2.2, paper: 1.0 for Yelp and Age, 0.3 for SNLI).
+        penalty_type (`str`, *optional*, defaults to `"squared_frobenius"`):
+            `"squared_frobenius"`: P = ‖AAᵀ − I‖²_F as in eq. 8. `"frobenius"`: the original code's
+            sqrt(‖AAᵀ − I‖²_F + 1e-10).
+        hidden_dropout_prob (`float`, *optional*, defaults to 0.5):
+            Dropout on the embeddings, between LSTM layers, on the attention MLP's input and in the classifier
+            (paper: 0.5).
+        initializer_range (`float`, *optional*, defaults to 0.1):
+            Embeddings and linear weights are drawn from U(−range, range), as the original code does.
+        pad_token_id (`int`, *optional*, defaults to 0):
+            Id of the padding token.
+        pack_sequences (`bool`, *optional*, defaults to `True`):
+            Pack the LSTM input by length so that padding never changes an example's states. `False` runs the
+            LSTM over the pads too (original code).
+        attention_mask_value (`float`, *optional*):
+            `None` excludes padded tokens from the attention exactly. A float adds that value to padded scores
+            instead (original code: -10000.0).
+        flatten_order (`str`, *optional*, defaults to `"hop_major"`):
+            How M (r × 2u) is flattened for the classifier: `"hop_major"` (row by row: hop 0's 2u features, then
+            hop 1's, ..., as the original's `M.view(B, -1)`) or `"feature_major"` (column by column).
+    """
+
+    model_type = "lin_self_attentive"
+    # Trainer's predictions keep only the logits; the attention maps stay available on the model outputs.
+    keys_to_ignore_at_inference: ClassVar[list[str]] = [
+        "sentence_embedding",
+        "hop_attentions",
+        "penalty",
+        "pair_hop_attentions",
+    ]
+
+    vocab_size: int = 30000
+    embedding_size: int = 100
+    hidden_size: int = 300
+    num_hidden_layers: int = 1
+    attention_hidden_size: int = 350
+    attention_hops: int = 30
+    classifier_hidden_size: int = 3000
+    pair_interaction_size: int | None = None
+    penalty_coefficient: float | int = 1.0
+    penalty_type: Literal["squared_frobenius", "frobenius"] = "squared_frobenius"
+    hidden_dropout_prob: float | int = 0.5
+    initializer_range: float = 0.1
+    pad_token_id: int | None = 0
+    pack_sequences: bool = True
+    attention_mask_value: float | int | None = None
+    flatten_order: Literal["hop_major", "feature_major"] = "hop_major"
+
+    def __post_init__(self, **kwargs):
+        if self.pair_interaction_size is None:
+            self.pair_interaction_size = 2 * self.hidden_size
+        super().__post_init__(**kwargs)
+
+    def validate_architecture(self):
+        """Part of `@strict` validation: sizes must be positive and probabilities in [0, 1)."""
+        for name in (
+            "vocab_size",
+            "embedding_size",
+            "hidden_size",
+            "num_hidden_layers",
+            "attention_hidden_size",
+            "attention_hops",
+            "classifier_hidden_size",
+            "pair_interaction_size",
+        ):
+            if getattr(self, name) < 1:
+                raise ValueError(f"`{name}` must be a positive integer, got {getattr(self, name)}.")
+        if not 0.0 <= self.hidden_dropout_prob < 1.0:
+            raise ValueError(f"`hidden_dropout_prob` must be in [0, 1), got {self.hidden_dropout_prob}.")
+        for name, allowed in (
+            ("penalty_type", ("squared_frobenius", "frobenius")),
+            ("flatten_order", ("hop_major", "feature_major")),
+        ):
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"`{name}` must be one of {allowed}, got {getattr(self, name)!r}.")
+        if self.penalty_coefficient < 0:
+            raise ValueError(f"`penalty_coefficient` must be ≥ 0, got {self.penalty_coefficient}.")
+
+
+__all__ = ["LinSelfAttentiveConfig"]
