@@ -43,7 +43,7 @@ KEY_MAPPING: list[tuple[str, str | None]] = [
     (r"encoder\.bilstm\.encoder\.weight", r"lin.embeddings.weight"),
     (r"encoder\.bilstm\.bilstm\.((?:weight|bias)_(?:ih|hh)_l\d+(?:_reverse)?)", r"lin.encoder.rnn.\1"),
     (r"encoder\.ws1\.weight", r"lin.attention.projection.weight"),  # W_s1 (d_a × 2u), no bias
-    (r"encoder\.ws2\.weight", r"lin.attention.context.weight"),  # W_s2 (r × d_a), no bias
+    (r"encoder\.ws2\.weight", r"lin.attention.context"),  # W_s2 (r × d_a): one context vector per hop
     (r"fc\.(weight|bias)", r"classifier.dense.\1"),  # [nfc, hops·2·nhid], input flattened hop-major
     (r"pred\.(weight|bias)", r"classifier.out_proj.\1"),
 ]

@@ -4,17 +4,21 @@ from .collators import PaddingCollator, tokenize_dataset
 from .synthetic import (
     CUE_SENTIMENT_LABELS,
     PAIR_LABELS,
+    SYNTHETIC_TASKS,
+    SyntheticTask,
     cue_word_pairs,
     cue_word_sentiment,
-    load_synthetic_task,
+    get_synthetic_task,
 )
 
 __all__ = [
     "CUE_SENTIMENT_LABELS",
     "PAIR_LABELS",
+    "SYNTHETIC_TASKS",
     "PaddingCollator",
+    "SyntheticTask",
     "cue_word_pairs",
     "cue_word_sentiment",
-    "load_synthetic_task",
+    "get_synthetic_task",
     "tokenize_dataset",
 ]

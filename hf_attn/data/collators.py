@@ -34,7 +34,8 @@ def tokenize_dataset(
 
 class PaddingCollator:
     """Right-pads every `*input_ids` field with `pad_token_id` and every `*attention_mask` field with 0 to the
-    longest in the batch; numeric fields become tensors, strings are dropped.
+    longest in the batch; numeric fields become tensors, strings are dropped. A `label` field becomes `labels`, as
+    in transformers' own collators.
 
     Works for sentences (`input_ids`) and pairs (`input_ids` + `pair_input_ids`, padded independently).
     """
@@ -51,5 +52,5 @@ class PaddingCollator:
                 longest = max(len(value) for value in values)
                 batch[key] = torch.tensor([list(value) + [pad] * (longest - len(value)) for value in values])
             elif isinstance(values[0], bool | int | float) or torch.is_tensor(values[0]):
-                batch[key] = torch.tensor(values)
+                batch["labels" if key == "label" else key] = torch.tensor(values)
         return batch

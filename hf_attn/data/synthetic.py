@@ -1,8 +1,8 @@
 """Deterministic synthetic tasks, built so that the evidence for each label is known.
 
 `cue_word_sentiment`: sentences from a small grammar of neutral phrases with ONE sentiment cue word at a random
-position ("... the service was wonderful and the ..."); the cue decides the label, "not" right before it flips the
-label. `cue_index` is the cue's word position, so an attention map can be scored against it.
+position ("it took an hour a wonderful meal after that"); the cue decides the label, "not" right before it flips
+the label. `cue_index` is the cue's word position, so an attention map can be scored against it.
 
 `cue_word_pairs`: an entailment-like sentence-pair task. The premise lists a few coloured objects ("the red cat and
 the blue box ..."), the hypothesis claims one colour ("the cat is red"): entailment when the premise agrees,
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from datasets import Dataset
 
@@ -26,7 +27,18 @@ NEGATIVE_CUES = ["bad", "awful", "terrible", "horrible", "dreadful", "poor", "bo
 NEGATION = "not"
 
 _SUBJECTS = ["the film", "the food", "the service", "our waiter", "the plot", "the room", "the cast", "this place"]
+_NOUNS = ["film", "meal", "hotel", "show", "book", "trip", "dinner", "story", "evening", "song"]
 _VERBS = ["was", "seemed", "looked", "felt", "is"]
+# The clause that carries the cue, in several shapes, so that no word sits at a fixed offset from the cue: the cue
+# itself is the only consistent place to look. `{neg}` is "not " or "", `{cue}` the cue word.
+_CUE_CLAUSES = [
+    "{subject} {verb} {neg}{cue}",
+    "a {neg}{cue} {noun}",
+    "{neg}{cue} , said my friend",
+    "what a {neg}{cue} {noun} it {verb}",
+    "i found {subject} {neg}{cue}",
+    "{neg}{cue}",
+]
 _FILLER_PHRASES = [
     "we went there on a sunday",
     "and then we left",
@@ -40,6 +52,10 @@ _FILLER_PHRASES = [
     "the actors wore hats",
     "i watched it with my sister",
     "the menu had ten pages",
+    "after that",
+    "honestly",
+    "in the end",
+    "on the second floor",
 ]
 
 _COLOURS = ["red", "blue", "green", "yellow", "black", "white"]
@@ -54,15 +70,17 @@ def cue_word_sentiment(
     num_examples: int,
     seed: int = 0,
     min_phrases: int = 1,
-    max_phrases: int = 3,
+    max_phrases: int = 4,
     negation_probability: float = 0.25,
 ) -> Dataset:
     """Binary sentiment carried by one cue word.
 
-    Each sentence is `filler* SUBJECT VERB [not] CUE filler*` with 1–3 filler phrases spread before and after, so
-    the cue lands at varied positions. Labels: 1 = positive, 0 = negative (a negated positive cue is negative).
+    Each sentence is `filler* CLAUSE filler*`: 1–4 neutral filler phrases spread before and after one clause that
+    holds the cue ("the food was great", "a not great meal", ...), so the cue lands at varied positions and in
+    varied surroundings. Labels: 1 = positive, 0 = negative (a negated positive cue is negative and vice versa).
 
-    Columns: `text` (str), `label` (int), `cue_index` (word position of the cue), `negated` (bool).
+    Columns: `text` (str), `label` (int), `cue_index` (word position of the cue), `negated` (bool). Words are
+    separated by single spaces, so word positions are token positions for the word-level tokenizer.
     """
     rng = random.Random(seed)
     rows: dict[str, list] = {"text": [], "label": [], "cue_index": [], "negated": []}
@@ -70,15 +88,24 @@ def cue_word_sentiment(
         positive = rng.random() < 0.5
         negated = rng.random() < negation_probability
         cue = rng.choice(POSITIVE_CUES if positive else NEGATIVE_CUES)
-        clause = [*_words(rng.choice(_SUBJECTS)), rng.choice(_VERBS)] + ([NEGATION] if negated else [])
+        clause = rng.choice(_CUE_CLAUSES).format(
+            subject=rng.choice(_SUBJECTS),
+            verb=rng.choice(_VERBS),
+            noun=rng.choice(_NOUNS),
+            neg=f"{NEGATION} " if negated else "",
+            cue="\0",  # a placeholder word that the split below finds
+        )
+        clause_words = _words(clause)
         fillers = [_words(rng.choice(_FILLER_PHRASES)) for _ in range(rng.randint(min_phrases, max_phrases))]
         split = rng.randint(0, len(fillers))
         before = [word for phrase in fillers[:split] for word in phrase]
         after = [word for phrase in fillers[split:] for word in phrase]
-        words = [*before, *clause, cue, *after]
+        cue_index = len(before) + clause_words.index("\0")
+        words = [*before, *clause_words, *after]
+        words[cue_index] = cue
         rows["text"].append(" ".join(words))
         rows["label"].append(int(positive != negated))
-        rows["cue_index"].append(len(before) + len(clause))
+        rows["cue_index"].append(cue_index)
         rows["negated"].append(negated)
     return Dataset.from_dict(rows)
 
@@ -110,15 +137,36 @@ def cue_word_pairs(num_examples: int, seed: int = 0, min_objects: int = 2, max_o
     return Dataset.from_dict(rows)
 
 
-SYNTHETIC_TASKS: dict[str, tuple[Callable[..., Dataset], list[str]]] = {
-    "cue_sentiment": (cue_word_sentiment, CUE_SENTIMENT_LABELS),
-    "cue_pairs": (cue_word_pairs, PAIR_LABELS),
+@dataclass(frozen=True)
+class SyntheticTask:
+    """A generator with what a trainer needs to know about its columns.
+
+    Attributes:
+        generator: `(num_examples, seed=...) -> Dataset`.
+        labels: label names, index = label id.
+        inputs: the input shape (`sentence`, `sentence_pair`), matched against the registry's heads.
+        text_column / pair_column: the text fields.
+        evidence_column: word position of the label's evidence in `text_column` (-1: none), for attention scoring.
+    """
+
+    generator: Callable[..., Dataset]
+    labels: list[str]
+    inputs: str
+    text_column: str
+    pair_column: str | None = None
+    evidence_column: str | None = None
+
+
+SYNTHETIC_TASKS: dict[str, SyntheticTask] = {
+    "cue_sentiment": SyntheticTask(cue_word_sentiment, CUE_SENTIMENT_LABELS, "sentence", "text", None, "cue_index"),
+    "cue_pairs": SyntheticTask(
+        cue_word_pairs, PAIR_LABELS, "sentence_pair", "premise", "hypothesis", "evidence_index"
+    ),
 }
 
 
-def load_synthetic_task(name: str, num_examples: int, seed: int = 0) -> tuple[Dataset, list[str]]:
-    """The task's dataset and its label names, by task name (`cue_sentiment`, `cue_pairs`)."""
+def get_synthetic_task(name: str) -> SyntheticTask:
+    """The task descriptor by name (`cue_sentiment`, `cue_pairs`), with a clear error for unknown names."""
     if name not in SYNTHETIC_TASKS:
         raise ValueError(f"Unknown synthetic task {name!r}; known: {', '.join(sorted(SYNTHETIC_TASKS))}.")
-    generator, labels = SYNTHETIC_TASKS[name]
-    return generator(num_examples, seed=seed), labels
+    return SYNTHETIC_TASKS[name]

@@ -32,6 +32,10 @@ class AdditiveAttentionPooling(nn.Module):
             zeros). A float reproduces implementations that instead add ``value`` to masked scores (Lin et al.'s
             code adds -10000), which differs only on all-masked rows.
 
+    Parameters: ``projection`` (W_1, b_1) and ``context`` (``(R, A)``, one context vector per hop). ``context`` starts
+    at zero, so every hop starts uniform: there a penalty on the attention (Lin et al.'s P) has no gradient, and
+    the task loss decides where the hops go before anything else can lock them onto arbitrary tokens.
+
     Returns from ``forward``: ``(pooled (B, R, D), weights (B, R, T))``.
     """
 
@@ -46,15 +50,15 @@ class AdditiveAttentionPooling(nn.Module):
     ) -> None:
         super().__init__()
         self.projection = nn.Linear(input_size, attention_size, bias=bias)
-        self.context = nn.Linear(attention_size, num_hops, bias=False)
+        self.context = nn.Parameter(torch.zeros(num_hops, attention_size))
         self.dropout = nn.Dropout(dropout)
         self.additive_mask_value = additive_mask_value
 
     def forward(
         self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        scores = self.context(torch.tanh(self.projection(self.dropout(hidden_states))))  # (B, T, R)
-        scores = scores.transpose(1, 2)  # (B, R, T)
+        keys = torch.tanh(self.projection(self.dropout(hidden_states)))  # u_t, (B, T, A)
+        scores = torch.matmul(self.context, keys.transpose(1, 2))  # e = w_rᵀ u_t, (B, R, T)
         mask = None if attention_mask is None else attention_mask[:, None, :].to(torch.bool)  # (B, 1, T)
         if mask is not None and self.additive_mask_value is not None:
             weights = torch.softmax(scores + self.additive_mask_value * (~mask).to(scores.dtype), dim=-1)

@@ -144,6 +144,10 @@ class AdditiveAttentionPooling(nn.Module):
             zeros). A float reproduces implementations that instead add ``value`` to masked scores (Lin et al.'s
             code adds -10000), which differs only on all-masked rows.
 
+    Parameters: ``projection`` (W_1, b_1) and ``context`` (``(R, A)``, one context vector per hop). ``context`` starts
+    at zero, so every hop starts uniform: there a penalty on the attention (Lin et al.'s P) has no gradient, and
+    the task loss decides where the hops go before anything else can lock them onto arbitrary tokens.
+
     Returns from ``forward``: ``(pooled (B, R, D), weights (B, R, T))``.
     """
 
@@ -158,15 +162,15 @@ class AdditiveAttentionPooling(nn.Module):
     ) -> None:
         super().__init__()
         self.projection = nn.Linear(input_size, attention_size, bias=bias)
-        self.context = nn.Linear(attention_size, num_hops, bias=False)
+        self.context = nn.Parameter(torch.zeros(num_hops, attention_size))
         self.dropout = nn.Dropout(dropout)
         self.additive_mask_value = additive_mask_value
 
     def forward(
         self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None = None
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        scores = self.context(torch.tanh(self.projection(self.dropout(hidden_states))))  # (B, T, R)
-        scores = scores.transpose(1, 2)  # (B, R, T)
+        keys = torch.tanh(self.projection(self.dropout(hidden_states)))  # u_t, (B, T, A)
+        scores = torch.matmul(self.context, keys.transpose(1, 2))  # e = w_rᵀ u_t, (B, R, T)
         mask = None if attention_mask is None else attention_mask[:, None, :].to(torch.bool)  # (B, 1, T)
         if mask is not None and self.additive_mask_value is not None:
             weights = torch.softmax(scores + self.additive_mask_value * (~mask).to(scores.dtype), dim=-1)
@@ -368,7 +372,8 @@ class LinSelfAttentivePreTrainedModel(PreTrainedModel):
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
         """As the original code: embeddings and linear weights ~ U(−0.1, 0.1), biases 0, the LSTM with PyTorch's
-        U(−1/√U, 1/√U); the pair factors ~ U(−1/√(2U), 1/√(2U)). The padding row starts at zero."""
+        U(−1/√U, 1/√U); the pair factors ~ U(−1/√(2U), 1/√(2U)). The padding row starts at zero. Deviation:
+        W_s2 starts at zero (uniform attention), see below."""
         bound = self.config.initializer_range
         if isinstance(module, nn.Linear):
             init.uniform_(module.weight, -bound, bound)
@@ -382,6 +387,11 @@ class LinSelfAttentivePreTrainedModel(PreTrainedModel):
             rnn_bound = 1.0 / math.sqrt(module.hidden_size)
             for parameter in module.parameters():
                 init.uniform_(parameter, -rnn_bound, rnn_bound)
+        elif isinstance(module, AdditiveAttentionPooling):
+            # W_s2 = 0: every hop starts uniform. There the penalty's gradient is the same for every token and
+            # vanishes through the softmax, so the task loss shapes the hops before the penalty spreads them
+            # (with a random W_s2 the penalty locks hops onto arbitrary tokens first).
+            init.zeros_(module.context)
         elif isinstance(module, GatedMultiplicativeInteraction):
             factor_bound = 1.0 / math.sqrt(module.premise_factor.size(1))
             init.uniform_(module.premise_factor, -factor_bound, factor_bound)

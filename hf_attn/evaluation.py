@@ -1,0 +1,35 @@
+"""Metrics: accuracy, and how well attention lands on known evidence."""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+from transformers import EvalPrediction
+
+
+def accuracy_metric(prediction: EvalPrediction) -> dict[str, float]:
+    """`compute_metrics` for `Trainer`: accuracy of the argmax of the logits."""
+    logits = prediction.predictions[0] if isinstance(prediction.predictions, tuple) else prediction.predictions
+    return {"accuracy": float((np.argmax(logits, axis=-1) == prediction.label_ids).mean())}
+
+
+def evidence_attention_scores(attentions: torch.Tensor, evidence_index: torch.Tensor) -> dict[str, float]:
+    """Scores hop attentions `(B, R, T)` against the evidence token of each example (`(B,)`; -1 = none, skipped).
+
+    Returns:
+        hit_rate: fraction of examples where the evidence is the argmax of at least one hop.
+        evidence_mass: mean over examples and hops of the attention weight on the evidence.
+        best_hop_evidence_mass: mean over examples of the largest weight any hop puts on the evidence.
+    """
+    keep = evidence_index >= 0
+    attentions, evidence_index = attentions[keep], evidence_index[keep]
+    if attentions.numel() == 0:
+        return {"hit_rate": float("nan"), "evidence_mass": float("nan"), "best_hop_evidence_mass": float("nan")}
+    index = evidence_index[:, None, None].expand(-1, attentions.size(1), 1)
+    mass = attentions.gather(-1, index).squeeze(-1)  # (B, R)
+    hits = (attentions.argmax(dim=-1) == evidence_index[:, None]).any(dim=-1)
+    return {
+        "hit_rate": hits.float().mean().item(),
+        "evidence_mass": mass.mean().item(),
+        "best_hop_evidence_mass": mass.max(dim=-1).values.mean().item(),
+    }

@@ -1,0 +1,190 @@
+"""Common tests, parametrised over the registry: every head of every architecture gets them automatically."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import transformers
+from safetensors.torch import save_file
+from transformers import AutoConfig, AutoModel, Trainer, TrainingArguments
+from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
+
+import hf_attn
+from hf_attn.registry import ARCHITECTURES, register_all
+from tests.helpers import all_heads, make_inputs, make_labels, select_example, tiny_config
+
+LENGTHS = [5, 2, 7, 1]
+
+
+def build(architecture, head, **overrides):
+    torch.manual_seed(0)
+    config = tiny_config(architecture, **overrides)
+    return head.model_class(config).eval(), config
+
+
+def attention_maps(architecture, output) -> dict[str, torch.Tensor]:
+    maps = {name: getattr(output, name, None) for name in architecture.attention_fields}
+    return {name: value for name, value in maps.items() if value is not None}
+
+
+def mask_for(field: str, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+    return inputs["pair_attention_mask" if field.startswith("pair_") else "attention_mask"]
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_forward_shapes_and_attention_rows_sum_to_one_over_unmasked_tokens(architecture, head):
+    model, config = build(architecture, head)
+    inputs = make_inputs(head, config, LENGTHS)
+    output = model(**inputs)
+    assert output.loss is None
+    assert output.logits.shape == (len(LENGTHS), config.num_labels)
+    maps = attention_maps(architecture, output)
+    assert maps, "the registry names attention fields that the head does not return"
+    for field, attention in maps.items():
+        mask = mask_for(field, inputs).bool()
+        assert attention.shape[0] == len(LENGTHS) and attention.shape[-1] == mask.shape[-1]
+        torch.testing.assert_close(attention.sum(-1), torch.ones(attention.shape[:-1]))
+        assert torch.all(attention.masked_select(~mask[:, None, :].expand_as(attention)) == 0), field
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_loss_only_with_labels_and_backward_reaches_every_parameter(architecture, head):
+    model, config = build(architecture, head)
+    model.train()
+    inputs = make_inputs(head, config, LENGTHS)
+    output = model(**inputs, labels=make_labels(config, len(LENGTHS)))
+    assert output.loss.dim() == 0 and torch.isfinite(output.loss)
+    output.loss.backward()
+    missing = [name for name, parameter in model.named_parameters() if parameter.grad is None]
+    assert not missing, f"no gradient reaches {missing}"
+    assert all(torch.isfinite(parameter.grad).all() for parameter in model.parameters())
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_tuple_outputs_match_dict_outputs(architecture, head):
+    model, config = build(architecture, head)
+    inputs = make_inputs(head, config, LENGTHS)
+    as_tuple = model(**inputs, return_dict=False)
+    torch.testing.assert_close(as_tuple[0], model(**inputs).logits)
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_padding_does_not_change_an_example(architecture, head):
+    model, config = build(architecture, head)
+    inputs = make_inputs(head, config, LENGTHS)
+    batched = model(**inputs)
+    for index in range(len(LENGTHS)):
+        lengths = {
+            name: int(inputs[name.replace("input_ids", "attention_mask")][index].sum())
+            for name in inputs
+            if name.endswith("input_ids")
+        }
+        alone = model(**select_example(inputs, index, lengths))
+        torch.testing.assert_close(batched.logits[index : index + 1], alone.logits, rtol=0, atol=1e-5)
+        for field, attention in attention_maps(architecture, alone).items():
+            full = getattr(batched, field)[index : index + 1]
+            torch.testing.assert_close(full[..., : attention.shape[-1]], attention, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_all_padding_row_gives_finite_outputs_and_loss(architecture, head):
+    model, config = build(architecture, head)
+    inputs = make_inputs(head, config, [0, 3], pair_lengths=[0, 2])
+    output = model(**inputs, labels=make_labels(config, 2))
+    for name, value in output.items():
+        assert torch.isfinite(value).all(), name
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_save_and_from_pretrained_give_identical_outputs(architecture, head, tmp_path):
+    model, config = build(architecture, head)
+    inputs = make_inputs(head, config, LENGTHS)
+    model.save_pretrained(tmp_path)
+    assert (tmp_path / "model.safetensors").is_file() and not list(tmp_path.glob("*.bin"))
+    reloaded = head.model_class.from_pretrained(tmp_path).eval()
+    assert type(reloaded) is head.model_class
+    expected, actual = model(**inputs), reloaded(**inputs)
+    for name in expected:
+        torch.testing.assert_close(actual[name], expected[name], rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_missing_weights_are_initialised(architecture, head, tmp_path):
+    """from_pretrained builds on the meta device and initialises only what the checkpoint lacks: every parameter
+    must come out finite, bounded and not constant (raw nn.Parameters and RNNs included)."""
+    model, config = build(architecture, head)
+    model.save_pretrained(tmp_path)
+    kept = next(name for name, _ in model.named_parameters() if name.endswith("bias"))
+    save_file({kept: model.state_dict()[kept].contiguous()}, tmp_path / "model.safetensors", metadata={"format": "pt"})
+    reloaded = head.model_class.from_pretrained(tmp_path)
+    for name, parameter in reloaded.named_parameters():
+        assert parameter.device.type == "cpu", name
+        assert torch.isfinite(parameter).all(), name
+        assert parameter.abs().max() < 10, name
+        if parameter.dim() >= 2:
+            assert parameter.std() > 0, f"{name} is constant"
+    torch.testing.assert_close(reloaded.state_dict()[kept], model.state_dict()[kept])
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_trainer_runs_two_steps(architecture, head, tmp_path):
+    model, config = build(architecture, head)
+    model.train()
+    rows = []
+    for index, length in enumerate([3, 5, 2, 4]):
+        example = make_inputs(head, config, [length], seed=index)
+        row = {name: tensor[0].tolist() for name, tensor in example.items()}
+        row["labels"] = index % config.num_labels
+        rows.append(row)
+    from hf_attn.data import PaddingCollator
+
+    before = {name: parameter.detach().clone() for name, parameter in model.named_parameters()}
+    args = TrainingArguments(
+        output_dir=str(tmp_path),
+        max_steps=2,
+        per_device_train_batch_size=2,
+        report_to="none",
+        learning_rate=0.05,
+        save_strategy="no",
+        disable_tqdm=True,
+        use_cpu=True,
+    )
+    trainer = Trainer(model=model, args=args, train_dataset=rows, data_collator=PaddingCollator(config.pad_token_id))
+    result = trainer.train()
+    assert result.global_step == 2 and result.training_loss > 0
+    changed = [name for name, parameter in model.named_parameters() if not torch.equal(parameter, before[name])]
+    assert len(changed) == len(before)
+
+
+@pytest.mark.parametrize("architecture", list(ARCHITECTURES.values()), ids=list(ARCHITECTURES))
+def test_auto_classes_resolve_from_model_type(architecture):
+    config = AutoConfig.for_model(architecture.name, **architecture.tiny_config)
+    assert type(config) is architecture.config_class
+    assert type(AutoModel.from_config(config)) is architecture.base_model_class
+    for head in architecture.heads:
+        if head.auto_class is not None:
+            assert type(getattr(transformers, head.auto_class).from_config(config)) is head.model_class
+
+
+@pytest.mark.parametrize("architecture", list(ARCHITECTURES.values()), ids=list(ARCHITECTURES))
+def test_model_type_never_collides_with_transformers(architecture):
+    assert architecture.name not in CONFIG_MAPPING_NAMES
+    assert architecture.config_class.model_type == architecture.name
+
+
+def test_registration_is_idempotent():
+    register_all()
+    register_all()
+    import importlib
+
+    importlib.reload(hf_attn)
+    config = AutoConfig.for_model("lin_self_attentive")
+    assert type(config) is hf_attn.LinSelfAttentiveConfig
+
+
+def test_unknown_model_type_is_a_clear_value_error(tmp_path):
+    (tmp_path / "config.json").write_text('{"model_type": "lin_self_attentiv"}')
+    with pytest.raises(ValueError, match="lin_self_attentiv"):
+        AutoConfig.from_pretrained(tmp_path)
+    with pytest.raises(ValueError, match="Unknown architecture 'han2'"):
+        hf_attn.get_architecture("han2")

@@ -1,0 +1,109 @@
+"""Unit tests of the paper-agnostic primitives in hf_attn.layers."""
+
+import pytest
+import torch
+from torch import nn
+
+from hf_attn.layers import AdditiveAttentionPooling, PackedBiRNN, check_token_inputs, masked_softmax
+
+
+def test_masked_softmax_equals_softmax_over_unmasked_positions():
+    scores = torch.randn(2, 3, 6)
+    mask = torch.tensor([[1, 1, 1, 0, 0, 0], [1, 0, 1, 1, 1, 1]], dtype=torch.bool)[:, None, :]
+    weights = masked_softmax(scores, mask)
+    assert torch.all(weights[:, :, :][~mask.expand_as(weights)] == 0)
+    expected = torch.softmax(scores[0, :, :3], dim=-1)
+    torch.testing.assert_close(weights[0, :, :3], expected, rtol=0, atol=1e-7)
+    torch.testing.assert_close(weights.sum(-1), torch.ones(2, 3))
+
+
+def test_masked_softmax_all_masked_row_is_zero_not_nan_and_has_finite_gradient():
+    scores = torch.randn(2, 4, requires_grad=True)
+    mask = torch.tensor([[0, 0, 0, 0], [1, 1, 0, 0]], dtype=torch.bool)
+    weights = masked_softmax(scores, mask)
+    assert torch.equal(weights[0], torch.zeros(4))
+    (weights * torch.arange(4.0)).sum().backward()
+    assert torch.isfinite(scores.grad).all()
+    assert torch.equal(scores.grad[0], torch.zeros(4))
+
+
+def test_masked_softmax_without_mask_and_in_half_precision():
+    scores = torch.randn(3, 5)
+    torch.testing.assert_close(masked_softmax(scores, None), torch.softmax(scores, -1))
+    half = masked_softmax(scores.half(), torch.zeros(3, 5, dtype=torch.bool))
+    assert torch.isfinite(half).all() and half.abs().sum() == 0
+
+
+def test_additive_attention_pooling_matches_the_equations():
+    torch.manual_seed(0)
+    pooling = AdditiveAttentionPooling(input_size=6, attention_size=5, num_hops=3, bias=True)
+    hidden = torch.randn(2, 4, 6)
+    mask = torch.tensor([[1, 1, 1, 1], [1, 1, 0, 0]])
+    pooled, weights = pooling(hidden, mask)
+    # e = W_2 tanh(W_1 h + b_1), α = softmax over unmasked tokens, m = Σ α h  — recomputed by hand for example 1.
+    scores = pooling.context.weight @ torch.tanh(
+        pooling.projection.weight @ hidden[1, :2].T + pooling.projection.bias[:, None]
+    )
+    alpha = torch.softmax(scores, dim=-1)  # (R, 2)
+    torch.testing.assert_close(weights[1, :, :2], alpha)
+    assert torch.equal(weights[1, :, 2:], torch.zeros(3, 2))
+    torch.testing.assert_close(pooled[1], alpha @ hidden[1, :2])
+    assert pooled.shape == (2, 3, 6) and weights.shape == (2, 3, 4)
+
+
+def test_additive_attention_pooling_additive_mask_matches_exact_mask_except_on_empty_rows():
+    torch.manual_seed(0)
+    exact = AdditiveAttentionPooling(4, 3, num_hops=2, bias=False)
+    additive = AdditiveAttentionPooling(4, 3, num_hops=2, bias=False, additive_mask_value=-10000.0)
+    additive.load_state_dict(exact.state_dict())
+    hidden, mask = torch.randn(3, 5, 4), torch.tensor([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [0, 0, 0, 0, 0]])
+    (pooled_exact, weights_exact), (pooled_add, weights_add) = exact(hidden, mask), additive(hidden, mask)
+    torch.testing.assert_close(weights_exact[:2], weights_add[:2])
+    assert torch.equal(weights_exact[2], torch.zeros(2, 5))  # exact masking: an empty row attends to nothing
+    torch.testing.assert_close(weights_add[2].sum(-1), torch.ones(2))  # the original's -10000: uniform-ish, finite
+
+
+@pytest.mark.parametrize("cell", [nn.LSTM, nn.GRU])
+def test_packed_birnn_outputs_do_not_depend_on_padding_or_batch_order(cell):
+    torch.manual_seed(0)
+    rnn = PackedBiRNN(cell(3, 4, num_layers=2, bidirectional=True, batch_first=True)).eval()
+    inputs = torch.randn(3, 6, 3)
+    lengths = torch.tensor([2, 6, 4])  # not sorted: packing must restore the order
+    mask = (torch.arange(6)[None] < lengths[:, None]).long()
+    outputs = rnn(inputs, mask)
+    assert outputs.shape == (3, 6, 8)
+    for index, length in enumerate(lengths.tolist()):
+        alone = rnn(inputs[index : index + 1, :length], torch.ones(1, length))
+        torch.testing.assert_close(outputs[index, :length], alone[0], rtol=0, atol=1e-6)
+        assert torch.equal(outputs[index, length:], torch.zeros(6 - length, 8))
+    unpacked = rnn(inputs, mask, pack=False)
+    assert not torch.allclose(unpacked[0, :2], outputs[0, :2])  # the backward direction saw the pads
+
+
+def test_packed_birnn_all_padding_row_and_left_padding():
+    rnn = PackedBiRNN(nn.LSTM(3, 4, bidirectional=True, batch_first=True))
+    inputs = torch.randn(2, 3, 3)
+    outputs = rnn(inputs, torch.tensor([[0, 0, 0], [1, 1, 0]]))
+    assert torch.equal(outputs[0], torch.zeros(3, 8))
+    with pytest.raises(ValueError, match="right-padded"):
+        rnn(inputs, torch.tensor([[0, 1, 1], [1, 1, 1]]))
+    with pytest.raises(ValueError, match="batch_first"):
+        PackedBiRNN(nn.LSTM(3, 4))
+
+
+def test_check_token_inputs_errors_name_the_problem():
+    ids = torch.tensor([[3, 4, 0]])
+    assert torch.equal(check_token_inputs(ids, None, 10, pad_token_id=0), torch.tensor([[True, True, False]]))
+    assert check_token_inputs(ids, None, 10).all()
+    with pytest.raises(ValueError, match=r"2 dimensions \(batch, tokens\), got shape \(3,\)"):
+        check_token_inputs(ids[0], None, 10)
+    with pytest.raises(ValueError, match="`attention_mask` must have the same shape"):
+        check_token_inputs(ids, torch.ones(1, 4), 10)
+    with pytest.raises(ValueError, match=r"outside the vocabulary \[0, 4\): min 0, max 4"):
+        check_token_inputs(ids, None, 4)
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        check_token_inputs(-ids, None, 10)
+    with pytest.raises(ValueError, match="integer token ids"):
+        check_token_inputs(ids.float(), None, 10)
+    with pytest.raises(ValueError, match="`pair_attention_mask`"):
+        check_token_inputs(ids, torch.ones(2, 3), 10, name="pair_input_ids")
