@@ -56,6 +56,10 @@ _FILLER_PHRASES = [
     "honestly",
     "in the end",
     "on the second floor",
+    # "not" also appears where it scopes no cue, so that only "not" right before the cue matters.
+    "we could not park",
+    "the bus did not come",
+    "it was not far from home",
 ]
 
 _COLOURS = ["red", "blue", "green", "yellow", "black", "white"]

@@ -542,13 +542,11 @@ class LinSelfAttentiveForPairClassification(LinSelfAttentivePreTrainedModel):
             pair_attention_mask (`torch.Tensor` of shape `(B, T')`, *optional*): the hypothesis's mask.
             labels (`torch.Tensor` of shape `(B,)`, *optional*): class ids (or targets, by `config.problem_type`).
         """
-        # Checked here too so that errors name the pair arguments; the encoder checks `input_ids` itself.
+        # Checked here so that errors name the pair arguments (the encoder checks again, cheaply).
+        vocab_size, pad_token_id = self.config.vocab_size, self.config.pad_token_id
+        attention_mask = check_token_inputs(input_ids, attention_mask, vocab_size, pad_token_id)
         pair_attention_mask = check_token_inputs(
-            pair_input_ids,
-            pair_attention_mask,
-            self.config.vocab_size,
-            self.config.pad_token_id,
-            name="pair_input_ids",
+            pair_input_ids, pair_attention_mask, vocab_size, pad_token_id, name="pair_input_ids"
         )
         if pair_input_ids.size(0) != input_ids.size(0):
             raise ValueError(

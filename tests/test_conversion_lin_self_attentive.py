@@ -1,0 +1,109 @@
+"""Parity of the converted ExplorerFreda checkpoint with the original's outputs (../shared/fixtures)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+import torch
+from safetensors.torch import load_file
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+import hf_attn  # noqa: F401  (registers the Auto classes)
+from tests.helpers import REPO_ROOT, fixture_dir
+
+SCRIPT = REPO_ROOT / "conversion" / "convert_lin_self_attentive_original_to_hf.py"
+ATOL = 1e-5
+
+
+@pytest.fixture(scope="module")
+def converted(tmp_path_factory):
+    fixture = fixture_dir("lin_self_attentive")
+    output = tmp_path_factory.mktemp("converted")
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(SCRIPT),
+            "--checkpoint",
+            str(fixture / "original_checkpoint.pt"),
+            "--output",
+            str(output),
+            "--fixture",
+            str(fixture),
+            "--penalization-coeff",
+            "1.0",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout[result.stdout.index("{") :])
+    model = AutoModelForSequenceClassification.from_pretrained(output).eval()
+    inputs, expected = load_file(fixture / "inputs.safetensors"), load_file(fixture / "expected.safetensors")
+    return model, output, inputs, expected, report
+
+
+def test_converter_reports_parity(converted):
+    *_, report = converted
+    assert len(report["sha256"]) == 64
+    assert set(report["max_abs_diff"]) >= {"logits", "attention"}
+    assert max(report["max_abs_diff"].values()) <= ATOL
+
+
+@torch.no_grad()
+def test_logits_attention_and_intermediates_match_the_original(converted):
+    model, _, inputs, expected, _ = converted
+    input_ids = inputs["input_ids_batch_first"]
+    output = model(input_ids)
+    torch.testing.assert_close(output.logits, expected["logits"], rtol=0, atol=ATOL)
+    torch.testing.assert_close(output.hop_attentions, expected["attention"], rtol=0, atol=ATOL)
+    torch.testing.assert_close(output.sentence_embedding, expected["sentence_embedding"], rtol=0, atol=ATOL)
+    assert torch.equal(output.logits.argmax(-1), expected["prediction"])
+    hidden = model.lin(input_ids).last_hidden_state
+    torch.testing.assert_close(hidden, expected["bilstm_output"], rtol=0, atol=ATOL)
+    # the HF attention mask gives the same result as the original's id-derived mask
+    masked = model(input_ids, attention_mask=inputs["attention_mask"])
+    torch.testing.assert_close(masked.logits, expected["logits"], rtol=0, atol=ATOL)
+
+
+@torch.no_grad()
+def test_both_penalty_variants_and_the_repo_loss(converted):
+    model, _, inputs, expected, _ = converted
+    input_ids = inputs["input_ids_batch_first"]
+    # converted config: train.py's unsquared norm, and its loss = CE + coeff · mean
+    assert model.config.penalty_type == "frobenius"
+    output = model(input_ids, labels=inputs["targets"])
+    torch.testing.assert_close(output.penalty, expected["penalty_repo_norm_per_example"], rtol=0, atol=ATOL)
+    torch.testing.assert_close(output.penalty.mean(), expected["penalty_repo_frobenius_mean"], rtol=0, atol=ATOL)
+    torch.testing.assert_close(output.loss, expected["loss_total_repo"], rtol=0, atol=ATOL)
+    # the paper's squared Frobenius norm, P = ‖AAᵀ − I‖²_F
+    model.config.penalty_type = "squared_frobenius"
+    try:
+        squared = model(input_ids).penalty
+    finally:
+        model.config.penalty_type = "frobenius"
+    torch.testing.assert_close(squared, expected["penalty_sq_frobenius_per_example"], rtol=0, atol=ATOL)
+    torch.testing.assert_close(squared.mean(), expected["penalty_sq_frobenius_mean"], rtol=0, atol=ATOL)
+
+
+def test_converted_config_reproduces_the_original_and_tokenizer_keeps_the_ids(converted):
+    model, output, inputs, _, _ = converted
+    config = model.config
+    assert (config.pack_sequences, config.attention_mask_value, config.flatten_order) == (False, -10000.0, "hop_major")
+    assert config.num_hidden_layers == 2 and config.pad_token_id == 0
+    tokenizer = AutoTokenizer.from_pretrained(output)
+    assert tokenizer.pad_token_id == 0
+    ids = inputs["input_ids_batch_first"][0].tolist()
+    words = tokenizer.convert_ids_to_tokens(ids)
+    assert tokenizer(" ".join(words))["input_ids"] == ids
+    assert tokenizer("an unseen word")["input_ids"][-1] == tokenizer.unk_token_id == config.vocab_size - 1
+
+
+def test_conversion_refuses_a_key_it_does_not_know(tmp_path):
+    from hf_attn.conversion import rename_state_dict
+
+    with pytest.raises(ValueError, match=r"encoder\.extra\.weight"):
+        rename_state_dict({"encoder.extra.weight": torch.zeros(1)}, [(r"fc\.(weight|bias)", r"classifier.dense.\1")])
