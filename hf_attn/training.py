@@ -92,12 +92,14 @@ def train(
     batch_size: int = 32,
     learning_rate: float = 1e-3,
     config_overrides: dict[str, Any] | None = None,
+    task_kwargs: dict[str, Any] | None = None,
     disable_tqdm: bool = False,
     save: bool = True,
     logging_steps: int = 50,
 ) -> TrainingResult:
     """Generates the task's data, trains a word-level tokenizer on the training split, builds the architecture's
-    head for the task's input shape, trains it with `Trainer`, evaluates on a held-out split (accuracy and, where the
+    head for the task's input shape (config = the architecture's defaults updated by `config_overrides`; the data
+    generator gets `task_kwargs`), trains it with `Trainer`, evaluates on a held-out split (accuracy and, where the
     task knows its evidence, attention hit rate), and saves model + tokenizer to `output_dir`."""
     architecture = get_architecture(arch)
     synthetic = get_synthetic_task(task or architecture.synthetic_task)
@@ -105,7 +107,7 @@ def train(
     if not heads:
         raise ValueError(f"{arch} has no head for {synthetic.inputs!r} inputs.")
 
-    data = synthetic.generator(num_train + num_eval, seed=seed)
+    data = synthetic.generator(num_train + num_eval, seed=seed, **(task_kwargs or {}))
     train_split, eval_split = data.select(range(num_train)), data.select(range(num_train, num_train + num_eval))
     texts = list(train_split[synthetic.text_column])
     if synthetic.pair_column is not None:
@@ -142,6 +144,10 @@ def train(
         report_to="none",
         disable_tqdm=disable_tqdm,
         dataloader_num_workers=0,
+        # Without an accelerator, use_cpu is what makes a multi-process launch (accelerate/torchrun) join one gloo
+        # group; left False, every process would train alone.
+        use_cpu=not torch.accelerator.is_available(),
+        ddp_find_unused_parameters=False,  # every head uses all its parameters
     )
     trainer = Trainer(
         model=model,
@@ -162,8 +168,19 @@ def train(
         flush=True,
     )
     if save:
-        trainer.save_model(str(output_dir))  # the main process writes model + tokenizer; the others wait
+        save_trained(trainer, tokenizer, Path(output_dir))
     return TrainingResult(model=model, tokenizer=tokenizer, metrics=metrics, trainer=trainer)
+
+
+def save_trained(trainer: Trainer, tokenizer: PreTrainedTokenizerBase, output_dir: Path) -> None:
+    """Model (safetensors + code) and tokenizer from the main process, the training arguments as JSON. Not
+    `Trainer.save_model`, which also pickles the arguments into `training_args.bin`: nothing we ship is a pickle."""
+    trainer.accelerator.wait_for_everyone()
+    if trainer.is_world_process_zero():
+        trainer.accelerator.unwrap_model(trainer.model).save_pretrained(output_dir)
+        tokenizer.save_pretrained(output_dir)
+        (output_dir / "training_args.json").write_text(trainer.args.to_json_string())
+    trainer.accelerator.wait_for_everyone()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -178,6 +195,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--batch-size", type=int, default=32, help="per process")
     parser.add_argument("--learning-rate", type=float, default=1e-3)
     parser.add_argument("--config", nargs="*", default=[], metavar="KEY=VALUE", help="config overrides")
+    parser.add_argument("--task-args", nargs="*", default=[], metavar="KEY=VALUE", help="synthetic task options")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
 
 
@@ -194,6 +212,7 @@ def run_from_args(args: argparse.Namespace) -> TrainingResult:
         batch_size=args.batch_size,
         learning_rate=args.learning_rate,
         config_overrides=parse_overrides(args.config),
+        task_kwargs=parse_overrides(args.task_args),
         disable_tqdm=args.no_progress,
     )
     if result.trainer.is_world_process_zero():

@@ -3,7 +3,9 @@
 from .collators import PaddingCollator, tokenize_dataset
 from .synthetic import (
     CUE_SENTIMENT_LABELS,
+    NEGATIVE_CUES,
     PAIR_LABELS,
+    POSITIVE_CUES,
     SYNTHETIC_TASKS,
     SyntheticTask,
     cue_word_pairs,
@@ -13,7 +15,9 @@ from .synthetic import (
 
 __all__ = [
     "CUE_SENTIMENT_LABELS",
+    "NEGATIVE_CUES",
     "PAIR_LABELS",
+    "POSITIVE_CUES",
     "SYNTHETIC_TASKS",
     "PaddingCollator",
     "SyntheticTask",

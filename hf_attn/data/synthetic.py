@@ -75,7 +75,7 @@ def cue_word_sentiment(
     seed: int = 0,
     min_phrases: int = 1,
     max_phrases: int = 4,
-    negation_probability: float = 0.25,
+    negation_probability: float = 0.1,
 ) -> Dataset:
     """Binary sentiment carried by one cue word.
 
@@ -85,6 +85,10 @@ def cue_word_sentiment(
 
     Columns: `text` (str), `label` (int), `cue_index` (word position of the cue), `negated` (bool). Words are
     separated by single spaces, so word positions are token positions for the word-level tokenizer.
+
+    Negation is kept rare by default (10%): in a negated sentence the cue's own state predicts the opposite label,
+    so a BiLSTM attention model learns to read such sentences from "not" (whose backward state holds the cue) and
+    the hit rate on the cue word no longer measures where the evidence is. Raise it for a harder task.
     """
     rng = random.Random(seed)
     rows: dict[str, list] = {"text": [], "label": [], "cue_index": [], "negated": []}
