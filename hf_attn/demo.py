@@ -51,7 +51,7 @@ def describe_hops(model, tokenizer, sentence: str, top: int = 2) -> list[str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output-dir", default="hf-attn-demo", help="where the trained model is saved")
-    parser.add_argument("--num-train", type=int, default=4000)
+    parser.add_argument("--num-train", type=int, default=2000)
     parser.add_argument("--epochs", type=float, default=10)
     parser.add_argument("--seed", type=int, default=0)
 
