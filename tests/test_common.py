@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 import transformers
@@ -157,6 +158,8 @@ def test_trainer_runs_two_steps(architecture, head, tmp_path):
     trainer = Trainer(model=model, args=args, train_dataset=rows, data_collator=PaddingCollator(config.pad_token_id))
     result = trainer.train()
     assert result.global_step == 2 and result.training_loss > 0
+    predictions = trainer.predict(rows).predictions  # the logits alone: attention maps are kept out
+    assert isinstance(predictions, np.ndarray) and predictions.shape == (len(rows), config.num_labels)
     changed = [name for name, parameter in model.named_parameters() if not torch.equal(parameter, before[name])]
     assert len(changed) == len(before)
 

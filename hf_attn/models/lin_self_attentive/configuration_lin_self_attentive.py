@@ -62,7 +62,9 @@ class LinSelfAttentiveConfig(PreTrainedConfig):
         "sentence_embedding",
         "hop_attentions",
         "penalty",
+        "pair_sentence_embedding",
         "pair_hop_attentions",
+        "pair_penalty",
     ]
 
     vocab_size: int = 30000

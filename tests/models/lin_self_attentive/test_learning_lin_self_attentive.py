@@ -6,17 +6,10 @@ import datasets
 import pytest
 import transformers
 
+from hf_attn.demo import DEMO_CONFIG
 from hf_attn.training import train
 
-CONFIG = {
-    "embedding_size": 32,
-    "hidden_size": 32,
-    "attention_hidden_size": 32,
-    "attention_hops": 4,
-    "classifier_hidden_size": 64,
-    "hidden_dropout_prob": 0.1,
-    "penalty_coefficient": 0.3,  # the paper's SNLI value; penalty on
-}
+CONFIG = DEMO_CONFIG  # r = 4 hops, penalty on (coefficient 0.3, the paper's SNLI value)
 
 
 def run(tmp_path, seed: int) -> dict[str, float]:
