@@ -34,6 +34,7 @@ import torch
 from safetensors.torch import load_file
 
 from hf_attn import LinSelfAttentiveConfig, LinSelfAttentiveForSequenceClassification
+from hf_attn.cards import CONVERSION_FILE, write_model_card
 from hf_attn.conversion import load_original_checkpoint, max_abs_diffs, rename_state_dict, sha256_of
 from hf_attn.tokenization import build_word_level_tokenizer
 
@@ -48,6 +49,7 @@ KEY_MAPPING: list[tuple[str, str | None]] = [
     (r"pred\.(weight|bias)", r"classifier.out_proj.\1"),
 ]
 UNKNOWN_WORDS = ("<unk>", "<UNK>", "[UNK]", "UNK")
+ORIGINAL_CODE = "https://github.com/ExplorerFreda/Structured-Self-Attentive-Sentence-Embedding"
 
 
 def convert_config(
@@ -142,9 +144,17 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     model, _ = convert(args.checkpoint, args.output, args.penalization_coeff)
-    report = {"checkpoint": str(args.checkpoint), "sha256": sha256_of(args.checkpoint), "output": str(args.output)}
+    report = {
+        "original_code": ORIGINAL_CODE,
+        "script": f"conversion/{Path(__file__).name}",
+        "checkpoint": Path(args.checkpoint).name,
+        "sha256": sha256_of(args.checkpoint),
+        "output": str(args.output),
+    }
     if args.fixture:
         report["max_abs_diff"] = check_fixture(model, args.fixture, args.atol)
+    (Path(args.output) / CONVERSION_FILE).write_text(json.dumps(report, indent=2))
+    write_model_card(args.output)  # the converted folder always ships a card with its provenance
     print(json.dumps(report, indent=2))
 
 

@@ -11,6 +11,8 @@ import argparse
 import sys
 
 from . import demo, training
+from .cards import write_model_card
+from .hub import push_model_dir
 from .registry import ARCHITECTURES
 
 
@@ -19,6 +21,17 @@ def _list(_: argparse.Namespace) -> None:
         paper = architecture.paper
         heads = ", ".join(head.model_class.__name__ for head in architecture.heads)
         print(f"{name:24s} {architecture.display_name} ({paper.year}, arXiv:{paper.arxiv})\n{'':24s} heads: {heads}")
+
+
+def _card(args: argparse.Namespace) -> None:
+    print(f"wrote {write_model_card(args.model_dir, repo_id=args.repo_id, base_model=args.base_model)}")
+
+
+def _push(args: argparse.Namespace) -> None:
+    commit = push_model_dir(
+        args.model_dir, args.repo_id, private=args.private, revision=args.revision, commit_message=args.message
+    )
+    print(f"pushed {args.model_dir} to {args.repo_id} (revision {args.revision or 'main'}): commit {commit.oid}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -31,6 +44,18 @@ def main(argv: list[str] | None = None) -> None:
     demo_parser = commands.add_parser("demo", help="train, save, reload and inspect Lin et al. (2017)")
     demo.add_arguments(demo_parser)
     demo_parser.set_defaults(run=demo.run)
+    card_parser = commands.add_parser("card", help="write README.md (the model card) into a saved model folder")
+    card_parser.add_argument("model_dir")
+    card_parser.add_argument("--repo-id", help="the Hub repo the card's snippets load from")
+    card_parser.add_argument("--base-model", help="the Hub model this one was fine-tuned from")
+    card_parser.set_defaults(run=_card)
+    push_parser = commands.add_parser("push", help="upload a saved model folder to the Hub (token: HF_TOKEN)")
+    push_parser.add_argument("model_dir")
+    push_parser.add_argument("repo_id")
+    push_parser.add_argument("--private", action="store_true", help="create the repo private")
+    push_parser.add_argument("--revision", help="push to this branch (created if missing)")
+    push_parser.add_argument("--message", help="commit message")
+    push_parser.set_defaults(run=_push)
     args = parser.parse_args(argv)
     args.run(args)
 

@@ -23,10 +23,15 @@ import torch
 from datasets import Dataset
 from transformers import PreTrainedModel, PreTrainedTokenizerBase, Trainer, TrainingArguments, set_seed
 
+from .cards import TRAINING_FILE, write_model_card
 from .data import PaddingCollator, SyntheticTask, get_synthetic_task, tokenize_dataset
 from .evaluation import accuracy_metric, evidence_attention_scores
+from .hub import push_model_dir
 from .registry import get_architecture
 from .tokenization import train_word_level_tokenizer
+
+# Held-out metrics recorded with a trained model (and shown on its card).
+REPORTED_METRICS = ("accuracy", "hit_rate", "evidence_mass", "best_hop_evidence_mass")
 
 
 @dataclass
@@ -96,11 +101,14 @@ def train(
     disable_tqdm: bool = False,
     save: bool = True,
     logging_steps: int = 50,
+    push_to_hub: str | None = None,
+    hub_private: bool = False,
 ) -> TrainingResult:
     """Generates the task's data, trains a word-level tokenizer on the training split, builds the architecture's
     head for the task's input shape (config = the architecture's defaults updated by `config_overrides`; the data
     generator gets `task_kwargs`), trains it with `Trainer`, evaluates on a held-out split (accuracy and, where the
-    task knows its evidence, attention hit rate), and saves model + tokenizer to `output_dir`."""
+    task knows its evidence, attention hit rate), and saves model + tokenizer + a model card to `output_dir`;
+    `push_to_hub="user/repo"` then uploads the folder."""
     architecture = get_architecture(arch)
     synthetic = get_synthetic_task(task or architecture.synthetic_task)
     heads = [head for head in architecture.heads if head.inputs == synthetic.inputs]
@@ -167,19 +175,52 @@ def train(
         f"held-out accuracy {metrics['accuracy']:.4f}",
         flush=True,
     )
-    if save:
-        save_trained(trainer, tokenizer, Path(output_dir))
+    if save or push_to_hub:
+        task_name = task or architecture.synthetic_task
+        summary = {
+            "dataset": {
+                "type": f"hf_attn/{task_name}",
+                "name": f"{task_name} (synthetic, hf_attn.data)",
+                "description": (synthetic.generator.__doc__ or "").strip().splitlines()[0],
+            },
+            "settings": {
+                "training examples": num_train,
+                "held-out examples": num_eval,
+                "seed": seed,
+                "steps": trainer.state.global_step,
+                "batch size per process": batch_size,
+                "processes": args.world_size,
+                "learning rate": learning_rate,
+                "optimizer": str(args.optim),
+                "task options": task_kwargs or {},
+                "config overrides": config_overrides or {},
+            },
+            "metrics": {key: metrics[key] for key in REPORTED_METRICS if key in metrics},
+        }
+        save_trained(trainer, tokenizer, Path(output_dir), summary, repo_id=push_to_hub)
+    if push_to_hub and trainer.is_world_process_zero():
+        commit = push_model_dir(output_dir, push_to_hub, private=hub_private)
+        print(f"[hf-attn] pushed {output_dir} to {push_to_hub} at {commit.oid}", flush=True)
     return TrainingResult(model=model, tokenizer=tokenizer, metrics=metrics, trainer=trainer)
 
 
-def save_trained(trainer: Trainer, tokenizer: PreTrainedTokenizerBase, output_dir: Path) -> None:
-    """Model (safetensors + code) and tokenizer from the main process, the training arguments as JSON. Not
-    `Trainer.save_model`, which also pickles the arguments into `training_args.bin`: nothing we ship is a pickle."""
+def save_trained(
+    trainer: Trainer,
+    tokenizer: PreTrainedTokenizerBase,
+    output_dir: Path,
+    summary: dict[str, Any],
+    repo_id: str | None = None,
+) -> None:
+    """From the main process: model (safetensors + code), tokenizer, the training arguments as JSON, the training
+    record (`hf_attn_training.json`) and the model card. Not `Trainer.save_model`, which also pickles the
+    arguments into `training_args.bin`: nothing we ship is a pickle."""
     trainer.accelerator.wait_for_everyone()
     if trainer.is_world_process_zero():
         trainer.accelerator.unwrap_model(trainer.model).save_pretrained(output_dir)
         tokenizer.save_pretrained(output_dir)
         (output_dir / "training_args.json").write_text(trainer.args.to_json_string())
+        (output_dir / TRAINING_FILE).write_text(json.dumps(summary, indent=2))
+        write_model_card(output_dir, repo_id=repo_id)
     trainer.accelerator.wait_for_everyone()
 
 
@@ -197,6 +238,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", nargs="*", default=[], metavar="KEY=VALUE", help="config overrides")
     parser.add_argument("--task-args", nargs="*", default=[], metavar="KEY=VALUE", help="synthetic task options")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--push-to-hub", metavar="REPO_ID", help="upload the trained model to this Hub repo")
+    parser.add_argument("--private", action="store_true", help="with --push-to-hub: create the repo private")
 
 
 def run_from_args(args: argparse.Namespace) -> TrainingResult:
@@ -214,6 +257,8 @@ def run_from_args(args: argparse.Namespace) -> TrainingResult:
         config_overrides=parse_overrides(args.config),
         task_kwargs=parse_overrides(args.task_args),
         disable_tqdm=args.no_progress,
+        push_to_hub=args.push_to_hub,
+        hub_private=args.private,
     )
     if result.trainer.is_world_process_zero():
         shown = {key: round(value, 4) for key, value in result.metrics.items() if not math.isnan(value)}

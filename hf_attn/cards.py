@@ -1,0 +1,133 @@
+"""Model cards rendered from the registry, the model's config and what training or conversion recorded.
+
+A model folder written by hf_attn may hold two provenance files next to the weights; the card reads both:
+- `hf_attn_training.json` (written by `hf_attn.training`): task, data sizes, optimisation settings, metrics;
+- `hf_attn_conversion.json` (written by the conversion scripts): original code, checkpoint hash, parity max-diffs.
+
+Metadata goes through `huggingface_hub.ModelCardData`, so the model-index carries every metric (P@k, hit rate,
+...), not only the ones transformers' own card writer keeps. `hf-attn card MODEL_DIR` writes `README.md`.
+"""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from huggingface_hub import EvalResult, ModelCard, ModelCardData
+from transformers import AutoConfig
+
+from .registry import Architecture, get_architecture
+
+TRAINING_FILE = "hf_attn_training.json"
+CONVERSION_FILE = "hf_attn_conversion.json"
+
+
+def template_text(architecture: Architecture) -> str:
+    """The architecture's card template (`model_cards/<name>.md`, shipped inside the package)."""
+    path = resources.files("hf_attn") / "model_cards" / f"{architecture.name}.md"
+    if not path.is_file():
+        raise ValueError(f"No card template for {architecture.name}: add model_cards/{architecture.name}.md.")
+    return path.read_text()
+
+
+def _read_json(path: Path) -> dict[str, Any] | None:
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def _eval_results(training: dict[str, Any] | None, pipeline_tag: str | None) -> list[EvalResult]:
+    if not training or not training.get("metrics"):
+        return []
+    return [
+        EvalResult(
+            task_type=pipeline_tag or "text-classification",
+            dataset_type=training["dataset"]["type"],
+            dataset_name=training["dataset"]["name"],
+            dataset_split="test",
+            metric_type=name,
+            metric_name=name,
+            metric_value=float(value),
+        )
+        for name, value in training["metrics"].items()
+    ]
+
+
+def _training_section(training: dict[str, Any] | None) -> str | None:
+    if not training:
+        return None
+    rows = "\n".join(f"| {key} | {value} |" for key, value in training["settings"].items())
+    return (
+        f"Trained with `transformers.Trainer` through `hf_attn.training` on {training['dataset']['name']} "
+        f"({training['dataset']['description']}).\n\n| setting | value |\n|---|---|\n{rows}"
+    )
+
+
+def _evaluation_section(training: dict[str, Any] | None) -> str | None:
+    if not training or not training.get("metrics"):
+        return None
+    rows = "\n".join(f"| {name} | {value:.4f} |" for name, value in training["metrics"].items())
+    return f"Held-out split of {training['dataset']['name']}:\n\n| metric | value |\n|---|---|\n{rows}"
+
+
+def _conversion_section(conversion: dict[str, Any] | None) -> str | None:
+    if not conversion:
+        return None
+    diffs = "\n".join(f"| {name} | {value:.2e} |" for name, value in conversion.get("max_abs_diff", {}).items())
+    lines = [
+        f"Converted from the original implementation ({conversion['original_code']}) with `{conversion['script']}`.",
+        "",
+        f"- checkpoint: `{conversion['checkpoint']}` (sha256 `{conversion['sha256']}`)",
+    ]
+    if diffs:
+        lines += ["", "Parity with the original's outputs (max |difference|, fp32):", "", "| tensor | max diff |",
+                  "|---|---|", diffs]  # fmt: skip
+    return "\n".join(lines)
+
+
+def render_model_card(model_dir: str | Path, repo_id: str | None = None, base_model: str | None = None) -> ModelCard:
+    """The card of the model saved in `model_dir`, as a `huggingface_hub.ModelCard`."""
+    model_dir = Path(model_dir)
+    config = AutoConfig.from_pretrained(model_dir)
+    architecture = get_architecture(config.model_type)
+    class_name = (config.architectures or [architecture.base_model_class.__name__])[0]
+    head = next((h for h in architecture.heads if h.model_class.__name__ == class_name), None)
+    pipeline_tag = head.pipeline_tag if head else None
+    training = _read_json(model_dir / TRAINING_FILE)
+    conversion = _read_json(model_dir / CONVERSION_FILE)
+    name = repo_id or model_dir.resolve().name
+
+    card_data = ModelCardData(
+        model_name=name,
+        library_name="transformers",
+        license=architecture.license,
+        tags=["hf_attn", architecture.name, *architecture.tags, "custom_code"],
+        pipeline_tag=pipeline_tag,
+        base_model=base_model,
+        eval_results=_eval_results(training, pipeline_tag) or None,
+    )
+    paper = architecture.paper
+    return ModelCard.from_template(
+        card_data,
+        template_str=template_text(architecture),
+        repo_id=repo_id or str(model_dir),
+        model_class=class_name,
+        auto_class=head.auto_class if head else "AutoModel",
+        config=config.to_dict(),
+        paper_title=paper.title,
+        paper_authors=paper.authors,
+        paper_venue=f"{paper.venue} {paper.year}",
+        paper_url=paper.url,
+        bibtex=paper.bibtex,
+        original_code=architecture.original_code,
+        training_details=_training_section(training),
+        evaluation_table=_evaluation_section(training),
+        conversion_provenance=_conversion_section(conversion),
+    )
+
+
+def write_model_card(model_dir: str | Path, repo_id: str | None = None, base_model: str | None = None) -> Path:
+    """Renders the card and writes it to `model_dir/README.md`; returns its path."""
+    path = Path(model_dir) / "README.md"
+    render_model_card(model_dir, repo_id=repo_id, base_model=base_model).save(path)
+    return path
