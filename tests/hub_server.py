@@ -6,7 +6,7 @@ exchange), list, and download with revisions. The clients under test are the rea
 pointed here with `HF_ENDPOINT` (read at import time, so set it in the environment of a subprocess).
 
 Implemented (model repos):
-    POST /api/repos/create                         create (private, exist_ok via 409)
+    POST /api/repos/create                         create (visibility/private, exist_ok via 409)
     GET  /api/whoami-v2                            the token's user
     GET  /api/models/{repo}[/revision/{rev}]       model_info (sha, siblings, private)
     GET  /api/models/{repo}/tree/{rev}[/{path}]    list_repo_tree / list_repo_files
@@ -255,7 +255,8 @@ class HubHandler(BaseHTTPRequestHandler):
             if repo_id in self.state.repos:
                 url = f"{self.server.endpoint}/{repo_id}"
                 raise HubError(409, "You already created this model repo", extra={"url": url})
-            repo = Repo(repo_id, private=bool(body.get("private")))
+            # huggingface_hub 2.x sends `visibility`; older clients send `private`.
+            repo = Repo(repo_id, private=body.get("visibility") == "private" or bool(body.get("private")))
             initial = Commit(
                 hashlib.sha1(f"init {repo_id} {time.time_ns()}".encode()).hexdigest(), {}, "initial commit", None
             )

@@ -41,3 +41,10 @@ def test_demo_trains_saves_reloads_and_shows_attention(tmp_path, capsys):
     assert out.count("hop 0:") == 4 and out.count("hop 3:") == 4  # four sentences, four hops each
     assert "-> positive" in out or "-> negative" in out
     assert (output / "model.safetensors").is_file() and (output / "tokenizer.json").is_file()
+    # the saved folder ships its card, with the held-out metrics in the model-index
+    from huggingface_hub import ModelCard
+
+    card = ModelCard.load(output / "README.md")
+    metrics = {result.metric_type for result in card.data.eval_results}
+    assert {"accuracy", "hit_rate", "evidence_mass"} <= metrics
+    assert (output / "hf_attn_training.json").is_file() and not list(output.glob("*.bin"))

@@ -1,0 +1,325 @@
+"""Sharing through the Hub API, against the loopback server of `tests/hub_server.py`.
+
+The clients (hf_attn, transformers, huggingface_hub) are the real, unpatched code talking HTTP. `HF_ENDPOINT` is
+read when huggingface_hub is imported, so every client runs in a subprocess whose environment points at the
+server, with its own `HF_HOME` (a fresh cache) and token.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO_ROOT
+from tests.hub_server import HubServer, validate_card_metadata
+
+ALICE, BOB = "hf_alice_test_token", "hf_bob_test_token"
+
+# Model + tokenizer used by the clients: tiny, seeded, so that two processes build the same one.
+COMMON = textwrap.dedent(
+    """
+    import json, os, sys
+    from pathlib import Path
+    import torch
+    ARGS = json.loads(sys.argv[1])
+    INPUTS = torch.tensor([[5, 6, 7, 8], [9, 10, 0, 0]])
+
+    def build(seed=0):
+        import hf_attn
+        from hf_attn.tokenization import train_word_level_tokenizer
+        torch.manual_seed(seed)
+        config = hf_attn.LinSelfAttentiveConfig(**hf_attn.ARCHITECTURES["lin_self_attentive"].tiny_config)
+        model = hf_attn.LinSelfAttentiveForSequenceClassification(config).eval()
+        torch.nn.init.normal_(model.lin.attention.context)  # not uniform, so outputs differ between seeds
+        tokenizer = train_word_level_tokenizer(["the food was good", "the service was bad"])
+        return model, tokenizer
+
+    def report(**values):
+        print("RESULT " + json.dumps(values), flush=True)
+    """
+)
+
+BLOCK_HF_ATTN = textwrap.dedent(
+    """
+    import importlib.abc, sys
+    class BlockHfAttn(importlib.abc.MetaPathFinder):
+        def find_spec(self, name, path=None, target=None):
+            if name == "hf_attn" or name.startswith("hf_attn."):
+                raise ModuleNotFoundError(f"No module named {name!r} (blocked by the test)")
+    sys.meta_path.insert(0, BlockHfAttn())
+    """
+)
+
+
+@pytest.fixture
+def hub():
+    with HubServer(tokens={ALICE: "alice", BOB: "bob"}) as server:
+        yield server
+
+
+def run_client(hub: HubServer, body: str, home: Path, token: str | None = ALICE, block_hf_attn: bool = False,
+               check: bool = True, **args) -> dict:  # fmt: skip
+    """Runs `body` in a fresh interpreter pointed at `hub`; returns what it passed to `report(...)`."""
+    script = home.parent / f"client_{home.name}_{abs(hash(body)) % 10**8}.py"
+    script.write_text((BLOCK_HF_ATTN if block_hf_attn else "") + COMMON + textwrap.dedent(body))
+    env = {key: value for key, value in os.environ.items() if not key.startswith("HF_")}
+    env.update(HF_ENDPOINT=hub.endpoint, HF_HOME=str(home), HF_HUB_DISABLE_XET="1", HF_HUB_DISABLE_TELEMETRY="1",
+               HF_HUB_DISABLE_PROGRESS_BARS="1", TOKENIZERS_PARALLELISM="false")  # fmt: skip
+    if token:
+        env["HF_TOKEN"] = token
+    result = subprocess.run(
+        [sys.executable, str(script), json.dumps(args)],
+        cwd=home.parent, env=env, capture_output=True, text=True, timeout=300, check=False, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    if check:
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-6000:]
+    # The last RESULT line (a prompt without a newline, e.g. transformers' remote-code question, may precede it).
+    marker = result.stdout.rfind("RESULT ")
+    output = json.loads(result.stdout[marker:].splitlines()[0].removeprefix("RESULT ")) if marker >= 0 else {}
+    output["_returncode"], output["_stderr"] = result.returncode, result.stderr
+    return output
+
+
+PUSH = """
+    from hf_attn.cards import render_model_card
+    model, tokenizer = build(ARGS.get("seed", 0))
+    model.push_to_hub(ARGS["repo"], private=ARGS.get("private", False))
+    tokenizer.push_to_hub(ARGS["repo"])
+    local = Path("local_" + ARGS["repo"].replace("/", "_"))
+    model.save_pretrained(local)
+    commit = render_model_card(local, repo_id=ARGS["repo"]).push_to_hub(ARGS["repo"])
+    report(logits=model(INPUTS).logits.tolist(), ids=tokenizer("the food was good")["input_ids"],
+           weights_size=(local / "model.safetensors").stat().st_size)
+"""
+
+LOAD = """
+    if not ARGS.get("blocked"):
+        import hf_attn
+    from huggingface_hub import ModelCard
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    kwargs = {k: ARGS[k] for k in ("revision", "trust_remote_code") if k in ARGS}
+    model = AutoModelForSequenceClassification.from_pretrained(ARGS["repo"], **kwargs).eval()
+    values = {"logits": model(INPUTS).logits.tolist(), "module": type(model).__module__}
+    if ARGS.get("tokenizer", True):
+        values["ids"] = AutoTokenizer.from_pretrained(ARGS["repo"], **kwargs)("the food was good")["input_ids"]
+    if ARGS.get("card", True):
+        card = ModelCard.load(ARGS["repo"])
+        values["tags"], values["card_text"] = card.data.tags, card.text
+    report(**values)
+"""
+
+
+def assert_close(actual, expected, atol=1e-6):
+    import torch
+
+    torch.testing.assert_close(torch.tensor(actual), torch.tensor(expected), rtol=0, atol=atol)
+
+
+def test_push_model_tokenizer_card_then_load_in_a_fresh_cache(hub, tmp_path):
+    pushed = run_client(hub, PUSH, tmp_path / "pusher", repo="alice/lin-round-trip")
+    loaded = run_client(hub, LOAD, tmp_path / "fresh", token=None, repo="alice/lin-round-trip")
+    assert_close(loaded["logits"], pushed["logits"])
+    assert loaded["ids"] == pushed["ids"]
+    assert loaded["module"].startswith("hf_attn.")  # hf_attn installed: local code, no remote code
+    assert {"hf_attn", "lin_self_attentive"} <= set(loaded["tags"])
+    assert "## Citation" in loaded["card_text"] and "trust_remote_code=True" in loaded["card_text"]
+    # The weights travelled through the LFS batch/upload/verify exchange, as the real Hub requires.
+    weights_commits = [c for c in hub.state.commits_received if "model.safetensors" in c[3]]
+    assert weights_commits and all("model.safetensors" not in c[2] for c in hub.state.commits_received)
+    repo = hub.state.repos["alice/lin-round-trip"]
+    stored = repo.resolve("main").files["model.safetensors"]
+    assert stored.lfs_oid and ("alice/lin-round-trip", stored.lfs_oid, pushed["weights_size"]) in hub.state.lfs_uploads
+    assert repo.resolve("main").files["config.json"].content is not None  # small files go inline
+
+
+def test_trainer_push_to_hub_lands_a_loadable_model_with_a_card(hub, tmp_path):
+    train_and_push = """
+        from transformers import Trainer, TrainingArguments
+        from hf_attn.data import PaddingCollator
+        model, tokenizer = build()
+        rows = [{"input_ids": [5 + i, 6, 7][: 1 + i % 3], "labels": i % 3} for i in range(8)]
+        args = TrainingArguments(output_dir="trainer_out", push_to_hub=True, hub_model_id=ARGS["repo"], max_steps=2,
+                                 per_device_train_batch_size=4, report_to="none", save_strategy="no", use_cpu=True,
+                                 disable_tqdm=True)
+        trainer = Trainer(model=model, args=args, train_dataset=rows, processing_class=tokenizer,
+                          data_collator=PaddingCollator(0))
+        trainer.train()
+        trainer.push_to_hub()
+        model.eval()
+        report(logits=model(INPUTS).logits.tolist())
+    """
+    pushed = run_client(hub, train_and_push, tmp_path / "trainer", repo="alice/lin-trainer")
+    loaded = run_client(hub, LOAD, tmp_path / "fresh", repo="alice/lin-trainer")
+    assert_close(loaded["logits"], pushed["logits"])
+    files = hub.state.repos["alice/lin-trainer"].resolve("main").files
+    assert {"README.md", "model.safetensors", "config.json", "tokenizer.json"} <= set(files)
+    assert loaded["card_text"].strip()
+
+
+def test_revision_pinning_returns_the_first_weights(hub, tmp_path):
+    first = run_client(hub, PUSH, tmp_path / "v1", repo="alice/lin-pinned", seed=0)
+    first_sha = hub.state.repos["alice/lin-pinned"].branches["main"]
+    second = run_client(hub, PUSH, tmp_path / "v2", repo="alice/lin-pinned", seed=1)
+    assert hub.state.repos["alice/lin-pinned"].branches["main"] != first_sha
+    old = run_client(hub, LOAD, tmp_path / "load_old", repo="alice/lin-pinned", revision=first_sha, card=False)
+    new = run_client(hub, LOAD, tmp_path / "load_new", repo="alice/lin-pinned", card=False)
+    assert_close(old["logits"], first["logits"])
+    assert_close(new["logits"], second["logits"])
+    with pytest.raises(AssertionError):
+        assert_close(first["logits"], second["logits"])
+
+
+def test_trust_remote_code_from_the_hub_without_hf_attn(hub, tmp_path):
+    pushed = run_client(hub, PUSH, tmp_path / "pusher", repo="alice/lin-remote")
+    refused = """
+        from transformers import AutoModelForSequenceClassification
+        try:
+            AutoModelForSequenceClassification.from_pretrained(ARGS["repo"])
+        except Exception as error:
+            report(error=f"{type(error).__name__}: {error}")
+    """
+    error = run_client(hub, refused, tmp_path / "refused", block_hf_attn=True, repo="alice/lin-remote")["error"]
+    assert "trust_remote_code" in error
+    loaded = run_client(hub, LOAD, tmp_path / "remote", block_hf_attn=True, repo="alice/lin-remote",
+                        trust_remote_code=True, blocked=True)  # fmt: skip
+    assert loaded["module"].startswith("transformers_modules")
+    assert_close(loaded["logits"], pushed["logits"])
+
+
+def test_private_repo_needs_the_owners_token(hub, tmp_path):
+    run_client(hub, PUSH, tmp_path / "pusher", repo="alice/lin-private", private=True)
+    assert hub.state.repos["alice/lin-private"].private
+    probe = """
+        import huggingface_hub
+        from huggingface_hub.errors import RepositoryNotFoundError
+        from transformers import AutoModelForSequenceClassification
+        import hf_attn
+        outcome = {}
+        try:
+            huggingface_hub.hf_hub_download(ARGS["repo"], "config.json")
+            outcome["hub"] = "ok"
+        except RepositoryNotFoundError as error:
+            outcome["hub"], outcome["status"] = "RepositoryNotFoundError", error.response.status_code
+        try:
+            AutoModelForSequenceClassification.from_pretrained(ARGS["repo"])
+            outcome["transformers"] = "ok"
+        except OSError as error:
+            outcome["transformers"] = str(error)
+        report(**outcome)
+    """
+    anonymous = run_client(hub, probe, tmp_path / "anonymous", token=None, repo="alice/lin-private")
+    assert anonymous["hub"] == "RepositoryNotFoundError" and anonymous["status"] == 401
+    assert "token" in anonymous["transformers"] or "private" in anonymous["transformers"]
+    other_user = run_client(hub, probe, tmp_path / "bob", token=BOB, repo="alice/lin-private")
+    assert other_user["hub"] == "RepositoryNotFoundError"
+    owner = run_client(hub, probe, tmp_path / "alice", token=ALICE, repo="alice/lin-private")
+    assert owner == {**owner, "hub": "ok", "transformers": "ok"}
+
+
+def test_missing_repo_missing_file_and_broken_downloads(hub, tmp_path):
+    pushed = run_client(hub, PUSH, tmp_path / "pusher", repo="alice/lin-faults")
+    errors = """
+        import huggingface_hub
+        from huggingface_hub.errors import EntryNotFoundError, RepositoryNotFoundError, RevisionNotFoundError
+        import hf_attn
+        from transformers import AutoModelForSequenceClassification
+        outcome = {}
+        for name, call in [
+            ("repo", lambda: huggingface_hub.hf_hub_download("alice/no-such-model", "config.json")),
+            ("file", lambda: huggingface_hub.hf_hub_download(ARGS["repo"], "no_such_file.json")),
+            ("revision", lambda: huggingface_hub.hf_hub_download(ARGS["repo"], "config.json", revision="v9")),
+            ("transformers", lambda: AutoModelForSequenceClassification.from_pretrained("alice/no-such-model")),
+        ]:
+            try:
+                call()
+                outcome[name] = "ok"
+            except Exception as error:
+                outcome[name] = type(error).__name__ + ": " + str(error).splitlines()[0]
+        report(**outcome)
+    """
+    outcome = run_client(hub, errors, tmp_path / "errors", repo="alice/lin-faults")
+    assert outcome["repo"].startswith("RepositoryNotFoundError")
+    assert outcome["file"].startswith("RemoteEntryNotFoundError") or outcome["file"].startswith("EntryNotFoundError")
+    assert outcome["revision"].startswith("RevisionNotFoundError")
+    assert outcome["transformers"].startswith("OSError") and "alice/no-such-model" in outcome["transformers"]
+
+    load = """
+        import hf_attn
+        from transformers import AutoModelForSequenceClassification
+        try:
+            model = AutoModelForSequenceClassification.from_pretrained(ARGS["repo"]).eval()
+            report(logits=model(INPUTS).logits.tolist())
+        except Exception as error:
+            report(error=f"{type(error).__name__}: {error}")
+    """
+    cache = tmp_path / "cache"
+    snapshot_weights = lambda: list((cache / "hub").glob("models--alice--lin-faults/snapshots/*/model.safetensors"))  # noqa: E731
+    # A connection cut halfway: a clear error, and nothing in the snapshot that a retry would trust.
+    hub.state.truncate_downloads.add("model.safetensors")
+    cut = run_client(hub, load, cache, repo="alice/lin-faults")
+    assert "error" in cut and "complete message body" in cut["error"], cut
+    assert snapshot_weights() == []
+    # Bytes corrupted in transit (right size): a clear error, and the corrupt file leaves the cache.
+    hub.state.truncate_downloads.clear()
+    hub.state.corrupt_downloads.add("model.safetensors")
+    corrupt = run_client(hub, load, cache, repo="alice/lin-faults")
+    assert "did not match its hash" in corrupt.get("error", ""), corrupt
+    assert snapshot_weights() == []
+    # The network heals: the same cache retries and gets the right weights.
+    hub.state.corrupt_downloads.clear()
+    healed = run_client(hub, load, cache, repo="alice/lin-faults")
+    assert_close(healed["logits"], pushed["logits"])
+
+
+def test_cli_push_with_revision_and_private(hub, tmp_path):
+    build_and_push = """
+        import subprocess
+        model, tokenizer = build()
+        model.save_pretrained("cli_model")
+        tokenizer.save_pretrained("cli_model")
+        hf_attn_cli = [sys.executable, "-m", "hf_attn.cli"]
+        subprocess.run(hf_attn_cli + ["card", "cli_model", "--repo-id", ARGS["repo"]], check=True)
+        subprocess.run(hf_attn_cli + ["push", "cli_model", ARGS["repo"], "--private"], check=True)
+        subprocess.run(hf_attn_cli + ["push", "cli_model", ARGS["repo"], "--revision", "experiment"], check=True)
+        report(logits=model(INPUTS).logits.tolist())
+    """
+    pushed = run_client(hub, build_and_push, tmp_path / "cli", repo="alice/lin-cli")
+    repo = hub.state.repos["alice/lin-cli"]
+    assert repo.private and set(repo.branches) == {"main", "experiment"}
+    assert "README.md" in repo.resolve("experiment").files
+    loaded = run_client(hub, LOAD, tmp_path / "load", repo="alice/lin-cli", revision="experiment")
+    assert_close(loaded["logits"], pushed["logits"])
+
+
+def test_readme_share_section_commands_run(hub, tmp_path):
+    """The README's "Share on the Hub" commands, run as written (with the loopback endpoint and a test token)."""
+    readme = (REPO_ROOT / "README.md").read_text()
+    section = readme.split("## Share on the Hub", 1)[1].split("\n## ", 1)[0]
+    commands = [
+        line.strip()
+        for block in section.split("```bash")[1:]
+        for line in block.split("```", 1)[0].strip().splitlines()
+        if line.strip() and not line.strip().startswith("#")
+    ]
+    assert any("hf-attn push" in command for command in commands) and any("hf-attn card" in c for c in commands)
+    venv_bin = str(Path(sys.executable).parent) + "/"
+    runs = [f"subprocess.run({c.replace('.venv/bin/', venv_bin)!r}, shell=True, check=True)" for c in commands]
+    script = "\nimport subprocess\nos.environ['HF_USER'] = 'alice'\n" + "\n".join(runs) + "\n"
+    body = script + "report(done=True)\n"
+    assert run_client(hub, body, tmp_path / "readme")["done"]
+    repo = hub.state.repos["alice/lin-demo"]
+    assert {"README.md", "hf_attn_training.json", "model.safetensors"} <= set(repo.resolve("main").files)
+    assert "experiment" in repo.branches
+
+
+def test_server_validates_card_metadata():
+    assert validate_card_metadata("---\nlicense: apache-2.0\ntags: [a]\n---\n# x") == []
+    assert validate_card_metadata("---\nlicense: not-a-license\n---\n")
+    bad_index = "---\nmodel-index:\n- name: x\n  results:\n  - task: {}\n    dataset: {name: d}\n---\n"
+    assert len(validate_card_metadata(bad_index)) == 2
