@@ -107,7 +107,7 @@ class LinSelfAttentivePairClassifierOutput(ModelOutput):
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Primitives, copied from hf_attn.layers so that this file is self-contained for trust_remote_code
+# Primitives, copied from hf_attn.layers and hf_attn.utils so that this file is self-contained for trust_remote_code
 # ---------------------------------------------------------------------------------------------------------------
 
 
