@@ -3,7 +3,8 @@ model's code is self-contained for ``trust_remote_code``; ``python -m hf_attn.ut
 
 from .attention import AdditiveAttentionPooling
 from .masking import masked_softmax
+from .positions import sinusoidal_positions
 from .rnn import PackedBiRNN
 from .validation import check_token_inputs
 
-__all__ = ["AdditiveAttentionPooling", "PackedBiRNN", "check_token_inputs", "masked_softmax"]
+__all__ = ["AdditiveAttentionPooling", "PackedBiRNN", "check_token_inputs", "masked_softmax", "sinusoidal_positions"]

@@ -1,0 +1,130 @@
+"""Configuration of the Transformer of Vaswani et al., *Attention Is All You Need* (NeurIPS 2017, arXiv:1706.03762)."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal
+
+from huggingface_hub.dataclasses import strict
+from transformers import PreTrainedConfig
+
+
+@strict
+class VaswaniTransformerConfig(PreTrainedConfig):
+    r"""
+    Configuration for [`VaswaniTransformerModel`] and [`VaswaniTransformerForConditionalGeneration`]. Defaults are the
+    paper's base model (Table 3); the switches at the bottom load checkpoints of other implementations (Marian,
+    fairseq, tensor2tensor).
+
+    Args:
+        vocab_size (`int`, *optional*, defaults to 37000):
+            Shared source/target vocabulary (§5.1: 37000 byte-pair tokens for WMT En-De).
+        d_model (`int`, *optional*, defaults to 512):
+            Model dimension d_model (§3, base: 512, big: 1024).
+        encoder_layers / decoder_layers (`int`, *optional*, defaults to 6):
+            N, the stacked layers (§3.1, paper: 6).
+        encoder_attention_heads / decoder_attention_heads (`int`, *optional*, defaults to 8):
+            h, the parallel attention heads (§3.2.2, base: 8, big: 16).
+        encoder_ffn_dim / decoder_ffn_dim (`int`, *optional*, defaults to 2048):
+            d_ff, the inner size of the position-wise feed-forward networks (§3.3, base: 2048, big: 4096).
+        dropout (`float`, *optional*, defaults to 0.1):
+            P_drop on every sub-layer output and on the embedding sums (§5.4, base: 0.1, big: 0.3).
+        attention_dropout (`float`, *optional*, defaults to 0.0):
+            Dropout on the attention weights (not in the paper; tensor2tensor and fairseq offer it).
+        activation_dropout (`float`, *optional*, defaults to 0.0):
+            Dropout after the feed-forward activation (not in the paper).
+        activation_function (`str`, *optional*, defaults to `"relu"`):
+            The feed-forward activation (eq. 2: ReLU).
+        label_smoothing (`float`, *optional*, defaults to 0.1):
+            ε_ls of the training loss (§5.4, paper: 0.1).
+        max_position_embeddings (`int`, *optional*, defaults to 1024):
+            The longest sequence the position table covers.
+        scale_embedding (`bool`, *optional*, defaults to `True`):
+            Multiply embeddings by √d_model (§3.4).
+        share_encoder_decoder_embeddings (`bool`, *optional*, defaults to `True`):
+            One embedding matrix for source and target tokens (§3.4).
+        tie_word_embeddings (`bool`, *optional*, defaults to `True`):
+            The pre-softmax projection shares the target embedding matrix (§3.4).
+        normalize_before (`bool`, *optional*, defaults to `False`):
+            `False`: post-LN, LayerNorm(x + Sublayer(x)) as in the paper (§3.1); `True`: pre-LN.
+        encoder_final_layer_norm / decoder_final_layer_norm (`bool`, *optional*, defaults to `False`):
+            A LayerNorm after the last layer (what pre-LN implementations add).
+        sinusoid_layout (`str`, *optional*, defaults to `"interleaved"`):
+            `"interleaved"` sin/cos by dimension (paper, §3.5) or `"concatenated"` [sin | cos] (tensor2tensor,
+            fairseq, Marian).
+        sinusoid_timescale (`str`, *optional*, defaults to `"paper"`):
+            `"paper"`: frequencies 1/10000^(2i/d); `"tensor2tensor"`: 1/10000^(i/(d/2−1)) (fairseq too).
+        position_offset (`int`, *optional*, defaults to 0):
+            Added to every position (fairseq: padding_idx + 1).
+        attention_bias / ffn_bias (`bool`, *optional*, defaults to `True`):
+            Biases in the attention projections / the feed-forward layers.
+        output_bias (`bool`, *optional*, defaults to `False`):
+            A bias on the output logits (Marian's `final_logits_bias`).
+        init_std (`float`, *optional*, defaults to 0.02):
+            Not in the paper; embeddings are drawn from N(0, d_model^-0.5) and projections Xavier-uniform, as
+            tensor2tensor does; `init_std` is unused and kept for tools that expect it.
+    """
+
+    model_type = "vaswani_transformer"
+    keys_to_ignore_at_inference: ClassVar[list[str]] = ["past_key_values", "encoder_last_hidden_state"]
+    attribute_map: ClassVar[dict[str, str]] = {
+        "hidden_size": "d_model",
+        "num_attention_heads": "encoder_attention_heads",
+        "num_hidden_layers": "encoder_layers",
+    }
+
+    vocab_size: int = 37000
+    d_model: int = 512
+    encoder_layers: int = 6
+    decoder_layers: int = 6
+    encoder_attention_heads: int = 8
+    decoder_attention_heads: int = 8
+    encoder_ffn_dim: int = 2048
+    decoder_ffn_dim: int = 2048
+    dropout: float | int = 0.1
+    attention_dropout: float | int = 0.0
+    activation_dropout: float | int = 0.0
+    activation_function: str = "relu"
+    label_smoothing: float | int = 0.1
+    max_position_embeddings: int = 1024
+    scale_embedding: bool = True
+    share_encoder_decoder_embeddings: bool = True
+    tie_word_embeddings: bool = True
+    normalize_before: bool = False
+    encoder_final_layer_norm: bool = False
+    decoder_final_layer_norm: bool = False
+    sinusoid_layout: Literal["interleaved", "concatenated"] = "interleaved"
+    sinusoid_timescale: Literal["paper", "tensor2tensor"] = "paper"
+    position_offset: int = 0
+    attention_bias: bool = True
+    ffn_bias: bool = True
+    output_bias: bool = False
+    init_std: float = 0.02
+    layer_norm_eps: float = 1e-5
+    pad_token_id: int | None = 0
+    bos_token_id: int | None = 2
+    eos_token_id: int | list[int] | None = 3
+    decoder_start_token_id: int | None = 2
+    is_encoder_decoder: bool = True
+    use_cache: bool = True
+
+    def validate_architecture(self):
+        """Part of `@strict` validation: heads divide d_model, sizes are positive, switches take known values."""
+        for heads in (self.encoder_attention_heads, self.decoder_attention_heads):
+            if heads < 1 or self.d_model % heads:
+                raise ValueError(f"`d_model` ({self.d_model}) must be a multiple of the attention heads ({heads}).")
+        for name in ("vocab_size", "encoder_layers", "decoder_layers", "encoder_ffn_dim", "decoder_ffn_dim"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"`{name}` must be a positive integer, got {getattr(self, name)}.")
+        if self.sinusoid_layout not in ("interleaved", "concatenated"):
+            raise ValueError(
+                f"`sinusoid_layout` must be 'interleaved' or 'concatenated', got {self.sinusoid_layout!r}."
+            )
+        if self.sinusoid_timescale not in ("paper", "tensor2tensor"):
+            raise ValueError(
+                f"`sinusoid_timescale` must be 'paper' or 'tensor2tensor', got {self.sinusoid_timescale!r}."
+            )
+        if not 0.0 <= self.label_smoothing < 1.0:
+            raise ValueError(f"`label_smoothing` must be in [0, 1), got {self.label_smoothing}.")
+
+
+__all__ = ["VaswaniTransformerConfig"]

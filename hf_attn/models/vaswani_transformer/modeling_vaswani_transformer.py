@@ -1,0 +1,708 @@
+"""The Transformer.
+
+Ashish Vaswani, Noam Shazeer, Niki Parmar, Jakob Uszkoreit, Llion Jones, Aidan N. Gomez, Łukasz Kaiser,
+Illia Polosukhin. *Attention Is All You Need*. NeurIPS 2017. arXiv:1706.03762.
+Original code: https://github.com/tensorflow/tensor2tensor
+
+An encoder-decoder built from multi-head scaled dot-product attention (eq. 1, §3.2.2) and position-wise
+feed-forward networks (eq. 2), each sub-layer wrapped as LayerNorm(x + Dropout(Sublayer(x))) (§3.1, §5.4), with
+sinusoidal positions (§3.5) added to embeddings scaled by √d_model and shared between source, target and the
+pre-softmax projection (§3.4).
+
+What differs from the paper / the original code:
+- Beam search uses transformers' length penalty (score / length^α); the paper (after GNMT) divides by
+  ((5 + length) / 6)^α. Set `length_penalty=0.6, num_beams=4` for the paper's setting.
+- Switches load other implementations' checkpoints: pre-LN with final LayerNorms, [sin | cos] positions with the
+  tensor2tensor timescale and fairseq's offset, separate source/target embeddings, an output bias (Marian).
+- Attention runs through transformers' attention interface (SDPA by default); the maps are computed eagerly when
+  `output_attentions=True`. Key-padding rows that would mask every key are left unmasked (their outputs are
+  padding and ignored), so an all-padding example never produces NaN.
+
+Shape legend: B batch, S source tokens, T target tokens, D d_model, H heads, K = D / H, F d_ff, V vocabulary.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import ClassVar
+
+import torch
+from torch import nn
+from transformers import EncoderDecoderCache, GenerationMixin, PreTrainedModel
+from transformers import initialization as init
+from transformers.activations import ACT2FN
+from transformers.cache_utils import Cache, DynamicCache
+from transformers.modeling_outputs import (
+    BaseModelOutput,
+    BaseModelOutputWithPastAndCrossAttentions,
+    Seq2SeqLMOutput,
+    Seq2SeqModelOutput,
+)
+from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
+
+from .configuration_vaswani_transformer import VaswaniTransformerConfig
+
+# ---------------------------------------------------------------------------------------------------------------
+# Primitives, copied from hf_attn.layers so that this file is self-contained for trust_remote_code
+# ---------------------------------------------------------------------------------------------------------------
+
+
+# Copied from hf_attn.layers.positions.sinusoidal_positions
+def sinusoidal_positions(
+    num_positions: int, dim: int, layout: str = "interleaved", timescale: str = "paper"
+) -> torch.Tensor:
+    """The ``(P, D)`` float32 table of sinusoidal encodings for positions ``0 … P−1`` (computed in float64, as the
+    reference implementations do, then rounded once).
+
+    Args:
+        num_positions: ``P``.
+        dim: ``D``; an odd ``D`` gets a zero last column.
+        layout: ``"interleaved"`` (paper) or ``"concatenated"`` ([sin | cos]: tensor2tensor, fairseq, Marian).
+        timescale: ``"paper"`` (1/10000^(2i/D)) or ``"tensor2tensor"`` (1/10000^(i/(D/2−1)), fairseq too).
+    """
+    if layout not in ("interleaved", "concatenated") or timescale not in ("paper", "tensor2tensor"):
+        raise ValueError(f"unknown sinusoid layout {layout!r} or timescale {timescale!r}")
+    half = dim // 2
+    index = torch.arange(half, dtype=torch.float64)
+    if timescale == "paper":
+        inverse_frequency = torch.pow(10000.0, -2.0 * index / dim)
+    else:
+        inverse_frequency = torch.exp(-math.log(10000.0) * index / max(half - 1, 1))
+    angles = torch.arange(num_positions, dtype=torch.float64)[:, None] * inverse_frequency[None, :]  # (P, D/2)
+    if layout == "interleaved":
+        table = torch.stack([angles.sin(), angles.cos()], dim=-1).reshape(num_positions, 2 * half)
+    else:
+        table = torch.cat([angles.sin(), angles.cos()], dim=-1)
+    if dim % 2:
+        table = torch.nn.functional.pad(table, (0, 1))
+    return table.to(torch.float32)
+
+
+# Copied from hf_attn.layers.validation.check_token_inputs
+def check_token_inputs(
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    vocab_size: int,
+    pad_token_id: int | None = None,
+    shape: str = "(batch, tokens)",
+    name: str = "input_ids",
+) -> torch.Tensor:
+    """Validates token ids and their mask; returns the mask as a boolean tensor.
+
+    Args:
+        input_ids: integer token ids whose rank is the number of names in ``shape``.
+        attention_mask: 1 for real tokens, 0 for padding, same shape as ``input_ids``; ``None`` derives it from
+            ``pad_token_id`` (every position is real when that is ``None`` too).
+        vocab_size: ids must lie in ``[0, vocab_size)``.
+        pad_token_id: the padding id used when no mask is given.
+        shape: the expected shape, e.g. ``"(batch, tokens)"``; its rank is checked and it is quoted in errors.
+        name: the argument's name, quoted in errors.
+    """
+    rank = shape.count(",") + 1
+    if not isinstance(input_ids, torch.Tensor):
+        raise ValueError(f"`{name}` must be a torch.Tensor of shape {shape}, got {type(input_ids).__name__}.")
+    if input_ids.dim() != rank:
+        raise ValueError(
+            f"`{name}` must have {rank} dimensions {shape}, got shape {tuple(input_ids.shape)} "
+            f"({input_ids.dim()} dimensions)."
+        )
+    if input_ids.is_floating_point() or input_ids.is_complex():
+        raise ValueError(f"`{name}` must hold integer token ids, got dtype {input_ids.dtype}.")
+    if input_ids.numel() > 0:
+        smallest, largest = int(input_ids.min()), int(input_ids.max())
+        if smallest < 0 or largest >= vocab_size:
+            raise ValueError(
+                f"`{name}` holds token ids outside the vocabulary [0, {vocab_size}): min {smallest}, max {largest}. "
+                "Was the tokenizer built for this model?"
+            )
+    mask_name = name.replace("input_ids", "attention_mask")
+    if attention_mask is None:
+        if pad_token_id is None:
+            return torch.ones_like(input_ids, dtype=torch.bool)
+        return input_ids != pad_token_id
+    if attention_mask.shape != input_ids.shape:
+        raise ValueError(
+            f"`{mask_name}` must have the same shape as `{name}` {shape}: got {tuple(attention_mask.shape)} "
+            f"for a `{name}` of shape {tuple(input_ids.shape)}."
+        )
+    return attention_mask.to(torch.bool)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Building blocks
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_token_id: int) -> torch.Tensor:
+    """Teacher forcing: the decoder reads `<start> y_1 … y_{T−1}` to predict `y_1 … y_T` (-100 labels become pads)."""
+    shifted = labels.new_full(labels.shape, pad_token_id)
+    shifted[:, 1:] = labels[:, :-1]
+    shifted[:, 0] = decoder_start_token_id
+    return shifted.masked_fill(shifted == -100, pad_token_id)
+
+
+def key_padding_mask(mask: torch.Tensor | None) -> torch.Tensor | None:
+    """`(B, S)` 1/0 → `(B, 1, 1, S)` boolean (True = may be attended), or `None` when nothing is padded. A row
+    without any real key is left unmasked: its queries are padding themselves, and an empty row would be NaN."""
+    if mask is None:
+        return None
+    mask = mask.to(torch.bool)
+    if bool(mask.all()):
+        return None
+    mask = mask | ~mask.any(dim=-1, keepdim=True)
+    return mask[:, None, None, :]
+
+
+def causal_mask(
+    query_length: int, past_length: int, padding: torch.Tensor | None, device: torch.device
+) -> torch.Tensor | None:
+    """Decoder self-attention mask `(B|1, 1, T, past + T)`: position t sees keys ≤ past + t (eq. 1's masking,
+    §3.2.3), and no padded key. `None` when plain causal masking from the first position suffices."""
+    total = past_length + query_length
+    if padding is None and (past_length == 0 or query_length == 1):
+        return None  # SDPA applies is_causal for T > 1 without past; a single query sees everything
+    keys = torch.arange(total, device=device)
+    queries = torch.arange(past_length, total, device=device)
+    mask = (keys[None, :] <= queries[:, None])[None, None]  # (1, 1, T, past + T)
+    if padding is not None:
+        mask = mask & padding.to(torch.bool)[:, None, None, -total:]
+        mask = mask | ~mask.any(dim=-1, keepdim=True)
+    return mask
+
+
+def eager_attention_forward(
+    module: nn.Module,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    value: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    scaling: float,
+    dropout: float = 0.0,
+    **kwargs,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Attention(Q, K, V) = softmax(Q Kᵀ / √d_k) V (eq. 1), materialising the weights `(B, H, T, S)`."""
+    weights = torch.matmul(query, key.transpose(2, 3)) * scaling
+    if attention_mask is not None:
+        weights = weights.masked_fill(~attention_mask, torch.finfo(weights.dtype).min)
+    elif module.is_causal and query.size(2) > 1:
+        causal = torch.ones(query.size(2), key.size(2), dtype=torch.bool, device=query.device).tril(
+            key.size(2) - query.size(2)
+        )
+        weights = weights.masked_fill(~causal, torch.finfo(weights.dtype).min)
+    weights = nn.functional.softmax(weights, dim=-1, dtype=torch.float32).to(query.dtype)
+    weights = nn.functional.dropout(weights, p=dropout, training=module.training)
+    output = torch.matmul(weights, value).transpose(1, 2).contiguous()  # (B, T, H, K)
+    return output, weights
+
+
+class VaswaniAttention(nn.Module):
+    """MultiHead(Q, K, V) = Concat(head_1, …, head_h) W^O, head_i = Attention(Q W_i^Q, K W_i^K, V W_i^V) (§3.2.2).
+
+    Self-attention when `key_value_states` is None, encoder-decoder attention otherwise (§3.2.3). With a cache, the
+    decoder's self-attention keys/values grow by one step per token, and cross-attention keys/values are computed
+    once from the encoder output and reused.
+    """
+
+    def __init__(
+        self, config: VaswaniTransformerConfig, num_heads: int, is_causal: bool = False, layer_idx: int | None = None
+    ) -> None:
+        super().__init__()
+        self.config = config
+        self.num_heads = num_heads
+        self.head_dim = config.d_model // num_heads
+        self.scaling = self.head_dim**-0.5
+        self.is_causal = is_causal
+        self.layer_idx = layer_idx
+        self.dropout = config.attention_dropout
+        bias = config.attention_bias
+        self.q_proj = nn.Linear(config.d_model, config.d_model, bias=bias)
+        self.k_proj = nn.Linear(config.d_model, config.d_model, bias=bias)
+        self.v_proj = nn.Linear(config.d_model, config.d_model, bias=bias)
+        self.out_proj = nn.Linear(config.d_model, config.d_model, bias=bias)
+
+    def _heads(self, states: torch.Tensor) -> torch.Tensor:
+        return states.view(*states.shape[:-1], self.num_heads, self.head_dim).transpose(1, 2)  # (B, H, L, K)
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        key_value_states: torch.Tensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        past_key_values: Cache | None = None,
+        output_attentions: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        is_cross = key_value_states is not None
+        query = self._heads(self.q_proj(hidden_states))
+        cache = None
+        if past_key_values is not None:
+            cache = past_key_values.cross_attention_cache if is_cross else past_key_values.self_attention_cache
+        if is_cross and cache is not None and past_key_values.is_updated.get(self.layer_idx):
+            key, value = cache.layers[self.layer_idx].keys, cache.layers[self.layer_idx].values
+        else:
+            source = key_value_states if is_cross else hidden_states
+            key, value = self._heads(self.k_proj(source)), self._heads(self.v_proj(source))
+            if cache is not None:
+                key, value = cache.update(key, value, self.layer_idx)
+                if is_cross:
+                    past_key_values.is_updated[self.layer_idx] = True
+
+        implementation = self.config._attn_implementation or "eager"
+        attention: Callable = eager_attention_forward
+        if not output_attentions and implementation != "eager":
+            attention = ALL_ATTENTION_FUNCTIONS.get_interface(implementation, eager_attention_forward)
+        output, weights = attention(
+            self,
+            query,
+            key,
+            value,
+            attention_mask,
+            scaling=self.scaling,
+            dropout=self.dropout if self.training else 0.0,
+            is_causal=self.is_causal and attention_mask is None and query.size(2) > 1,
+        )
+        output = self.out_proj(output.reshape(*hidden_states.shape[:-1], -1))
+        return output, (weights if output_attentions else None)
+
+
+class VaswaniFeedForward(nn.Module):
+    """FFN(x) = max(0, x W_1 + b_1) W_2 + b_2 (eq. 2), applied to each position separately."""
+
+    def __init__(self, config: VaswaniTransformerConfig, inner_size: int) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(config.d_model, inner_size, bias=config.ffn_bias)
+        self.fc2 = nn.Linear(inner_size, config.d_model, bias=config.ffn_bias)
+        self.activation = ACT2FN[config.activation_function]
+        self.activation_dropout = nn.Dropout(config.activation_dropout)
+
+    def forward(self, hidden_states: torch.Tensor) -> torch.Tensor:
+        return self.fc2(self.activation_dropout(self.activation(self.fc1(hidden_states))))
+
+
+class VaswaniSublayer(nn.Module):
+    """The residual wrapper of §3.1 / §5.4: post-LN `LayerNorm(x + Dropout(Sublayer(x)))` (paper) or pre-LN
+    `x + Dropout(Sublayer(LayerNorm(x)))`."""
+
+    def __init__(self, config: VaswaniTransformerConfig) -> None:
+        super().__init__()
+        self.layer_norm = nn.LayerNorm(config.d_model, eps=config.layer_norm_eps)
+        self.dropout = nn.Dropout(config.dropout)
+        self.normalize_before = config.normalize_before
+
+    def forward(self, hidden_states: torch.Tensor, sublayer: Callable) -> tuple[torch.Tensor, ...]:
+        inputs = self.layer_norm(hidden_states) if self.normalize_before else hidden_states
+        output, *extra = sublayer(inputs)
+        hidden_states = hidden_states + self.dropout(output)
+        if not self.normalize_before:
+            hidden_states = self.layer_norm(hidden_states)
+        return (hidden_states, *extra)
+
+
+class VaswaniEncoderLayer(nn.Module):
+    """Multi-head self-attention, then the feed-forward network, each in a residual sub-layer (§3.1)."""
+
+    def __init__(self, config: VaswaniTransformerConfig) -> None:
+        super().__init__()
+        self.self_attn = VaswaniAttention(config, config.encoder_attention_heads)
+        self.self_attn_sublayer = VaswaniSublayer(config)
+        self.ffn = VaswaniFeedForward(config, config.encoder_ffn_dim)
+        self.ffn_sublayer = VaswaniSublayer(config)
+
+    def forward(
+        self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None, output_attentions: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        hidden_states, weights = self.self_attn_sublayer(
+            hidden_states,
+            lambda x: self.self_attn(x, attention_mask=attention_mask, output_attentions=output_attentions),
+        )
+        (hidden_states,) = self.ffn_sublayer(hidden_states, lambda x: (self.ffn(x),))
+        return hidden_states, weights
+
+
+class VaswaniDecoderLayer(nn.Module):
+    """Masked self-attention, encoder-decoder attention, then the feed-forward network (§3.1)."""
+
+    def __init__(self, config: VaswaniTransformerConfig, layer_idx: int) -> None:
+        super().__init__()
+        self.self_attn = VaswaniAttention(config, config.decoder_attention_heads, is_causal=True, layer_idx=layer_idx)
+        self.self_attn_sublayer = VaswaniSublayer(config)
+        self.encoder_attn = VaswaniAttention(config, config.decoder_attention_heads, layer_idx=layer_idx)
+        self.encoder_attn_sublayer = VaswaniSublayer(config)
+        self.ffn = VaswaniFeedForward(config, config.decoder_ffn_dim)
+        self.ffn_sublayer = VaswaniSublayer(config)
+
+    def forward(
+        self,
+        hidden_states: torch.Tensor,
+        attention_mask: torch.Tensor | None,
+        encoder_hidden_states: torch.Tensor,
+        encoder_attention_mask: torch.Tensor | None,
+        past_key_values: Cache | None = None,
+        output_attentions: bool = False,
+    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+        hidden_states, self_weights = self.self_attn_sublayer(
+            hidden_states,
+            lambda x: self.self_attn(
+                x, attention_mask=attention_mask, past_key_values=past_key_values, output_attentions=output_attentions
+            ),
+        )
+        hidden_states, cross_weights = self.encoder_attn_sublayer(
+            hidden_states,
+            lambda x: self.encoder_attn(
+                x,
+                key_value_states=encoder_hidden_states,
+                attention_mask=encoder_attention_mask,
+                past_key_values=past_key_values,
+                output_attentions=output_attentions,
+            ),
+        )
+        (hidden_states,) = self.ffn_sublayer(hidden_states, lambda x: (self.ffn(x),))
+        return hidden_states, self_weights, cross_weights
+
+
+class VaswaniEmbedding(nn.Module):
+    """Token embedding · √d_model (§3.4) + sinusoidal position encoding (§3.5), then dropout (§5.4).
+
+    The token table belongs to the model (shared between encoder, decoder and output projection, §3.4), so it is
+    passed in and held by reference, not registered here."""
+
+    def __init__(self, config: VaswaniTransformerConfig, embed_tokens: nn.Embedding) -> None:
+        super().__init__()
+        object.__setattr__(self, "embed_tokens", embed_tokens)  # not a submodule: owned by the model
+        self.scale = config.d_model**0.5 if config.scale_embedding else 1.0
+        self.dropout = nn.Dropout(config.dropout)
+        self.config = config
+        self._table: torch.Tensor | None = None
+
+    def positions(self, length: int, past_length: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
+        needed = self.config.position_offset + past_length + length
+        if self._table is None or self._table.size(0) < needed or self._table.device != device:
+            size = max(needed, self.config.max_position_embeddings + self.config.position_offset)
+            table = sinusoidal_positions(
+                size, self.config.d_model, self.config.sinusoid_layout, self.config.sinusoid_timescale
+            )
+            self._table = table.to(device)
+        start = self.config.position_offset + past_length
+        return self._table[start : start + length].to(dtype)  # (L, D)
+
+    def forward(self, input_ids: torch.Tensor, past_length: int = 0) -> torch.Tensor:
+        embeddings = self.embed_tokens(input_ids) * self.scale
+        embeddings = embeddings + self.positions(input_ids.size(1), past_length, embeddings.device, embeddings.dtype)
+        return self.dropout(embeddings)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Models
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class VaswaniTransformerPreTrainedModel(PreTrainedModel):
+    config_class = VaswaniTransformerConfig
+    base_model_prefix = "model"
+    main_input_name = "input_ids"
+    supports_gradient_checkpointing = False
+    _no_split_modules: ClassVar[list[str]] = ["VaswaniEncoderLayer", "VaswaniDecoderLayer"]
+    _supports_sdpa = True
+    _supports_flash_attn = False
+
+    @torch.no_grad()
+    def _init_weights(self, module: nn.Module) -> None:
+        """tensor2tensor's scheme: projections Xavier-uniform with zero biases, embeddings N(0, d_model^-0.5) with a
+        zero padding row, LayerNorms (1, 0)."""
+        if isinstance(module, nn.Linear):
+            init.xavier_uniform_(module.weight)
+            if module.bias is not None:
+                init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            init.normal_(module.weight, mean=0.0, std=self.config.d_model**-0.5)
+            if module.padding_idx is not None and not getattr(module.weight, "_is_hf_initialized", False):
+                init.zeros_(module.weight[module.padding_idx])
+        elif isinstance(module, nn.LayerNorm):
+            init.ones_(module.weight)
+            init.zeros_(module.bias)
+        elif isinstance(module, VaswaniTransformerForConditionalGeneration) and module.output_bias is not None:
+            init.zeros_(module.output_bias)
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):
+        """`PreTrainedModel.from_pretrained`, safetensors only: a folder holding only pickle weights is refused."""
+        if kwargs.get("use_safetensors") is False:
+            raise ValueError("hf_attn models load safetensors only; pickle checkpoints are never unpickled.")
+        kwargs["use_safetensors"] = True
+        return super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
+
+
+class VaswaniTransformerEncoder(VaswaniTransformerPreTrainedModel):
+    """The encoder stack (§3.1): N layers over the embedded source."""
+
+    def __init__(self, config: VaswaniTransformerConfig, embed_tokens: nn.Embedding) -> None:
+        super().__init__(config)
+        self.embeddings = VaswaniEmbedding(config, embed_tokens)
+        self.layers = nn.ModuleList(VaswaniEncoderLayer(config) for _ in range(config.encoder_layers))
+        self.layer_norm = (
+            nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.encoder_final_layer_norm else None
+        )
+        self.post_init()
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        output_attentions: bool = False,
+        output_hidden_states: bool = False,
+        return_dict: bool | None = None,
+        **kwargs,
+    ) -> BaseModelOutput:
+        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id)
+        hidden_states = self.embeddings(input_ids)  # (B, S, D)
+        self_mask = key_padding_mask(mask)
+        all_states, all_weights = [], []
+        for layer in self.layers:
+            all_states.append(hidden_states)
+            hidden_states, weights = layer(hidden_states, self_mask, output_attentions)
+            all_weights.append(weights)
+        if self.layer_norm is not None:
+            hidden_states = self.layer_norm(hidden_states)
+        return BaseModelOutput(
+            last_hidden_state=hidden_states,
+            hidden_states=(*all_states, hidden_states) if output_hidden_states else None,
+            attentions=tuple(all_weights) if output_attentions else None,
+        )
+
+
+class VaswaniTransformerDecoder(VaswaniTransformerPreTrainedModel):
+    """The decoder stack (§3.1): N layers of masked self-attention, encoder-decoder attention and feed-forward."""
+
+    def __init__(self, config: VaswaniTransformerConfig, embed_tokens: nn.Embedding) -> None:
+        super().__init__(config)
+        self.embeddings = VaswaniEmbedding(config, embed_tokens)
+        self.layers = nn.ModuleList(VaswaniDecoderLayer(config, index) for index in range(config.decoder_layers))
+        self.layer_norm = (
+            nn.LayerNorm(config.d_model, eps=config.layer_norm_eps) if config.decoder_final_layer_norm else None
+        )
+        self.post_init()
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        encoder_hidden_states: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        encoder_attention_mask: torch.Tensor | None = None,
+        past_key_values: Cache | None = None,
+        use_cache: bool | None = None,
+        output_attentions: bool = False,
+        output_hidden_states: bool = False,
+        return_dict: bool | None = None,
+        **kwargs,
+    ) -> BaseModelOutputWithPastAndCrossAttentions:
+        check_token_inputs(input_ids, None, self.config.vocab_size, name="decoder_input_ids")
+        use_cache = self.config.use_cache if use_cache is None else use_cache
+        if use_cache and past_key_values is None:
+            past_key_values = EncoderDecoderCache(DynamicCache(), DynamicCache())
+        past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
+        hidden_states = self.embeddings(input_ids, past_length)  # (B, T, D)
+        self_mask = causal_mask(input_ids.size(1), past_length, attention_mask, input_ids.device)
+        cross_mask = key_padding_mask(encoder_attention_mask)
+        all_states, self_weights, cross_weights = [], [], []
+        for layer in self.layers:
+            all_states.append(hidden_states)
+            hidden_states, own, cross = layer(
+                hidden_states, self_mask, encoder_hidden_states, cross_mask, past_key_values, output_attentions
+            )
+            self_weights.append(own)
+            cross_weights.append(cross)
+        if self.layer_norm is not None:
+            hidden_states = self.layer_norm(hidden_states)
+        return BaseModelOutputWithPastAndCrossAttentions(
+            last_hidden_state=hidden_states,
+            past_key_values=past_key_values if use_cache else None,
+            hidden_states=(*all_states, hidden_states) if output_hidden_states else None,
+            attentions=tuple(self_weights) if output_attentions else None,
+            cross_attentions=tuple(cross_weights) if output_attentions else None,
+        )
+
+
+class VaswaniTransformerModel(VaswaniTransformerPreTrainedModel):
+    """Encoder + decoder with shared (or separate) token embeddings (§3.4); returns the decoder states."""
+
+    def __init__(self, config: VaswaniTransformerConfig) -> None:
+        super().__init__(config)
+        if config.share_encoder_decoder_embeddings:
+            self.shared = nn.Embedding(config.vocab_size, config.d_model, padding_idx=config.pad_token_id)
+            source_embeddings = target_embeddings = self.shared
+        else:
+            self.source_embeddings = nn.Embedding(config.vocab_size, config.d_model, padding_idx=config.pad_token_id)
+            self.target_embeddings = nn.Embedding(config.vocab_size, config.d_model, padding_idx=config.pad_token_id)
+            source_embeddings, target_embeddings = self.source_embeddings, self.target_embeddings
+        self.encoder = VaswaniTransformerEncoder(config, source_embeddings)
+        self.decoder = VaswaniTransformerDecoder(config, target_embeddings)
+        self.post_init()
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.encoder.embeddings.embed_tokens
+
+    def set_input_embeddings(self, value: nn.Embedding) -> None:
+        if self.config.share_encoder_decoder_embeddings:
+            self.shared = value
+            object.__setattr__(self.decoder.embeddings, "embed_tokens", value)
+        else:
+            self.source_embeddings = value
+        object.__setattr__(self.encoder.embeddings, "embed_tokens", value)
+
+    def get_encoder(self) -> VaswaniTransformerEncoder:
+        return self.encoder
+
+    def get_decoder(self) -> VaswaniTransformerDecoder:
+        return self.decoder
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        decoder_input_ids: torch.LongTensor | None = None,
+        decoder_attention_mask: torch.Tensor | None = None,
+        encoder_outputs: BaseModelOutput | tuple | None = None,
+        past_key_values: Cache | None = None,
+        use_cache: bool | None = None,
+        output_attentions: bool = False,
+        output_hidden_states: bool = False,
+        return_dict: bool | None = None,
+        **kwargs,
+    ) -> Seq2SeqModelOutput:
+        r"""
+        Args:
+            input_ids (`torch.LongTensor` of shape `(B, S)`): source token ids, right-padded.
+            attention_mask (`torch.Tensor` of shape `(B, S)`, *optional*): 1 for source tokens, 0 for padding.
+            decoder_input_ids (`torch.LongTensor` of shape `(B, T)`): target ids, starting with the start token.
+            decoder_attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for target tokens.
+            encoder_outputs (*optional*): a precomputed encoder output (generation reuses it).
+            past_key_values (`Cache`, *optional*): an `EncoderDecoderCache` from a previous step.
+        """
+        if encoder_outputs is None:
+            encoder_outputs = self.encoder(input_ids, attention_mask, output_attentions, output_hidden_states)
+        elif not isinstance(encoder_outputs, BaseModelOutput):
+            encoder_outputs = BaseModelOutput(*encoder_outputs)
+        if attention_mask is None and input_ids is not None and self.config.pad_token_id is not None:
+            attention_mask = (input_ids != self.config.pad_token_id).long()
+        decoder_outputs = self.decoder(
+            decoder_input_ids,
+            encoder_outputs.last_hidden_state,
+            attention_mask=decoder_attention_mask,
+            encoder_attention_mask=attention_mask,
+            past_key_values=past_key_values,
+            use_cache=use_cache,
+            output_attentions=output_attentions,
+            output_hidden_states=output_hidden_states,
+        )
+        return Seq2SeqModelOutput(
+            last_hidden_state=decoder_outputs.last_hidden_state,
+            past_key_values=decoder_outputs.past_key_values,
+            decoder_hidden_states=decoder_outputs.hidden_states,
+            decoder_attentions=decoder_outputs.attentions,
+            cross_attentions=decoder_outputs.cross_attentions,
+            encoder_last_hidden_state=encoder_outputs.last_hidden_state,
+            encoder_hidden_states=encoder_outputs.hidden_states,
+            encoder_attentions=encoder_outputs.attentions,
+        )
+
+
+class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedModel, GenerationMixin):
+    """The translation model: the Transformer with the pre-softmax projection tied to the target embeddings (§3.4),
+    label-smoothed cross-entropy (§5.4), and `generate()` (greedy, beam search, sampling) with a KV cache.
+
+    The loss sums over target tokens and divides by their count, or by `num_items_in_batch` when `Trainer` passes
+    it, so that gradient accumulation weighs every token alike.
+    """
+
+    def __init__(self, config: VaswaniTransformerConfig) -> None:
+        super().__init__(config)
+        self.model = VaswaniTransformerModel(config)
+        self.lm_head = nn.Linear(config.d_model, config.vocab_size, bias=False)
+        self.output_bias = nn.Parameter(torch.zeros(config.vocab_size)) if config.output_bias else None
+        target = "model.shared.weight" if config.share_encoder_decoder_embeddings else "model.target_embeddings.weight"
+        self._tied_weights_keys = {"lm_head.weight": target}
+        self.post_init()
+
+    def get_encoder(self) -> VaswaniTransformerEncoder:
+        return self.model.encoder
+
+    def get_decoder(self) -> VaswaniTransformerDecoder:
+        return self.model.decoder
+
+    def get_output_embeddings(self) -> nn.Linear:
+        return self.lm_head
+
+    def set_output_embeddings(self, value: nn.Linear) -> None:
+        self.lm_head = value
+
+    def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
+        return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        decoder_input_ids: torch.LongTensor | None = None,
+        decoder_attention_mask: torch.Tensor | None = None,
+        encoder_outputs: BaseModelOutput | tuple | None = None,
+        past_key_values: Cache | None = None,
+        labels: torch.LongTensor | None = None,
+        use_cache: bool | None = None,
+        output_attentions: bool = False,
+        output_hidden_states: bool = False,
+        return_dict: bool | None = None,
+        num_items_in_batch: int | torch.Tensor | None = None,
+        **kwargs,
+    ) -> Seq2SeqLMOutput:
+        r"""
+        Args:
+            labels (`torch.LongTensor` of shape `(B, T)`, *optional*): target ids (-100 = ignored); without
+                `decoder_input_ids` they are shifted right to make them.
+            num_items_in_batch (*optional*): the number of target tokens in the whole (accumulated) batch.
+        """
+        if labels is not None and decoder_input_ids is None:
+            decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
+            use_cache = False
+        outputs = self.model(
+            input_ids,
+            attention_mask=attention_mask,
+            decoder_input_ids=decoder_input_ids,
+            decoder_attention_mask=decoder_attention_mask,
+            encoder_outputs=encoder_outputs,
+            past_key_values=past_key_values,
+            use_cache=use_cache,
+            output_attentions=output_attentions,
+            output_hidden_states=output_hidden_states,
+        )
+        logits = self.lm_head(outputs.last_hidden_state)  # (B, T, V)
+        if self.output_bias is not None:
+            logits = logits + self.output_bias
+        loss = None
+        if labels is not None:
+            loss = nn.functional.cross_entropy(
+                logits.float().reshape(-1, logits.size(-1)),
+                labels.reshape(-1),
+                ignore_index=-100,
+                reduction="sum",
+                label_smoothing=self.config.label_smoothing,
+            )
+            count = num_items_in_batch if num_items_in_batch is not None else (labels != -100).sum()
+            loss = loss / count
+        return Seq2SeqLMOutput(
+            loss=loss,
+            logits=logits,
+            past_key_values=outputs.past_key_values,
+            decoder_hidden_states=outputs.decoder_hidden_states,
+            decoder_attentions=outputs.decoder_attentions,
+            cross_attentions=outputs.cross_attentions,
+            encoder_last_hidden_state=outputs.encoder_last_hidden_state,
+            encoder_hidden_states=outputs.encoder_hidden_states,
+            encoder_attentions=outputs.encoder_attentions,
+        )
+
+
+__all__ = [
+    "VaswaniTransformerForConditionalGeneration",
+    "VaswaniTransformerModel",
+    "VaswaniTransformerPreTrainedModel",
+]
