@@ -9,6 +9,11 @@ from .models.lin_self_attentive import (
     LinSelfAttentiveForSequenceClassification,
     LinSelfAttentiveModel,
 )
+from .models.vaswani_transformer import (
+    VaswaniTransformerConfig,
+    VaswaniTransformerForConditionalGeneration,
+    VaswaniTransformerModel,
+)
 from .registry import ARCHITECTURES, get_architecture, list_models, register_all
 
 __version__ = "0.1.0"
@@ -21,6 +26,9 @@ __all__ = [
     "LinSelfAttentiveForPairClassification",
     "LinSelfAttentiveForSequenceClassification",
     "LinSelfAttentiveModel",
+    "VaswaniTransformerConfig",
+    "VaswaniTransformerForConditionalGeneration",
+    "VaswaniTransformerModel",
     "get_architecture",
     "list_models",
 ]

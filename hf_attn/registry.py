@@ -18,6 +18,11 @@ from .models.lin_self_attentive import (
     LinSelfAttentiveForSequenceClassification,
     LinSelfAttentiveModel,
 )
+from .models.vaswani_transformer import (
+    VaswaniTransformerConfig,
+    VaswaniTransformerForConditionalGeneration,
+    VaswaniTransformerModel,
+)
 
 
 @dataclass(frozen=True)
@@ -39,12 +44,14 @@ class Paper:
 @dataclass(frozen=True)
 class Head:
     """A model class with the transformers Auto class it registers under (`None`: no Auto class fits, e.g. sentence
-    pairs) and the input shape it takes (`sentence`, `sentence_pair`, ... as in DESIGN §5)."""
+    pairs), the input shape it takes (`sentence`, `sentence_pair`, `seq2seq`, ... as in DESIGN §5), and the
+    forward arguments that make it return its attention maps."""
 
     model_class: type[PreTrainedModel]
     auto_class: str | None
     inputs: str
     pipeline_tag: str | None = None
+    attention_kwargs: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -58,8 +65,9 @@ class Architecture:
         paper / original_code: provenance for cards and docs.
         tokenizer: the tokenizer kind (`word_level`, ...).
         synthetic_task: the task in `hf_attn.data` it learns in tests and the demo.
-        attention_fields: output fields holding attention distributions over the last axis (rows sum to 1 over
-            unmasked positions); the common tests check them.
+        attention_fields: output field -> the input mask over its last axis, for every field holding attention
+            distributions (a tensor or a tuple of per-layer tensors; rows sum to 1 over unmasked keys). The common
+            tests check them; the first one is scored against a synthetic task's evidence.
         tiny_config: keyword arguments of a config small enough for unit tests.
         license / tags: card metadata.
     """
@@ -73,7 +81,7 @@ class Architecture:
     original_code: str | None
     tokenizer: str
     synthetic_task: str
-    attention_fields: tuple[str, ...]
+    attention_fields: dict[str, str]
     tiny_config: dict[str, Any] = field(default_factory=dict)
     license: str = "apache-2.0"
     tags: tuple[str, ...] = ()
@@ -123,7 +131,7 @@ ARCHITECTURES: dict[str, Architecture] = {
             original_code="https://github.com/ExplorerFreda/Structured-Self-Attentive-Sentence-Embedding",
             tokenizer="word_level",
             synthetic_task="cue_sentiment",
-            attention_fields=("hop_attentions", "pair_hop_attentions"),
+            attention_fields={"hop_attentions": "attention_mask", "pair_hop_attentions": "pair_attention_mask"},
             tiny_config={
                 "vocab_size": 50,
                 "embedding_size": 12,
@@ -136,6 +144,59 @@ ARCHITECTURES: dict[str, Architecture] = {
                 "num_labels": 3,
             },
             tags=("self-attention", "sentence-embedding", "bilstm"),
+        ),
+        Architecture(
+            name="vaswani_transformer",
+            display_name="Transformer (Attention Is All You Need)",
+            config_class=VaswaniTransformerConfig,
+            base_model_class=VaswaniTransformerModel,
+            heads=(
+                Head(
+                    VaswaniTransformerForConditionalGeneration,
+                    "AutoModelForSeq2SeqLM",
+                    "seq2seq",
+                    "translation",
+                    attention_kwargs={"output_attentions": True},
+                ),
+            ),
+            paper=Paper(
+                title="Attention Is All You Need",
+                authors="Ashish Vaswani, Noam Shazeer, Niki Parmar, Jakob Uszkoreit, Llion Jones, Aidan N. Gomez, "
+                "Łukasz Kaiser, Illia Polosukhin",
+                year=2017,
+                venue="NeurIPS",
+                arxiv="1706.03762",
+                bibtex=(
+                    "@inproceedings{vaswani2017attention,\n"
+                    "  title     = {Attention Is All You Need},\n"
+                    "  author    = {Vaswani, Ashish and Shazeer, Noam and Parmar, Niki and Uszkoreit, Jakob and\n"
+                    "               Jones, Llion and Gomez, Aidan N. and Kaiser, {\\L}ukasz and Polosukhin, Illia},\n"
+                    "  booktitle = {Advances in Neural Information Processing Systems (NeurIPS)},\n"
+                    "  year      = {2017},\n"
+                    "  url       = {https://arxiv.org/abs/1706.03762}\n"
+                    "}"
+                ),
+            ),
+            original_code="https://github.com/tensorflow/tensor2tensor",
+            tokenizer="word_level",
+            synthetic_task="translation",
+            attention_fields={
+                "encoder_attentions": "attention_mask",
+                "decoder_attentions": "decoder_attention_mask",
+                "cross_attentions": "attention_mask",
+            },
+            tiny_config={
+                "vocab_size": 48,
+                "d_model": 16,
+                "encoder_layers": 2,
+                "decoder_layers": 2,
+                "encoder_attention_heads": 4,
+                "decoder_attention_heads": 4,
+                "encoder_ffn_dim": 24,
+                "decoder_ffn_dim": 28,
+                "dropout": 0.05,
+            },
+            tags=("transformer", "encoder-decoder", "translation"),
         ),
     ]
 }

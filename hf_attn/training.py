@@ -168,7 +168,7 @@ def train(
     )
     trainer.train()
     metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
-    attention_field = architecture.attention_fields[0]
+    attention_field = next(iter(architecture.attention_fields))
     metrics.update(score_evidence_attention(model, eval_split, synthetic, attention_field))
     print(
         f"[hf-attn] rank {args.process_index}/{args.world_size}: {trainer.state.global_step} steps, "

@@ -45,21 +45,57 @@ def _token_ids(config, lengths: list[int], generator: torch.Generator) -> tuple[
 
 
 def make_inputs(head: Head, config, lengths: list[int], seed: int = 0, pair_lengths: list[int] | None = None):
-    """Model inputs for `head.inputs` with the given per-example lengths (a 0 length is an all-padding row)."""
+    """Model inputs for `head.inputs` with the given per-example lengths (a 0 length is an all-padding row);
+    `pair_lengths` sets the second sequence's lengths (the hypothesis of a pair, the target of a seq2seq)."""
     generator = torch.Generator().manual_seed(seed)
     input_ids, attention_mask = _token_ids(config, lengths, generator)
     inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
+    second = pair_lengths or [max(n, 1) for n in reversed(lengths)]
     if head.inputs == "sentence_pair":
-        pair_ids, pair_mask = _token_ids(config, pair_lengths or [max(n, 1) for n in reversed(lengths)], generator)
+        pair_ids, pair_mask = _token_ids(config, second, generator)
         inputs.update(pair_input_ids=pair_ids, pair_attention_mask=pair_mask)
+    elif head.inputs == "seq2seq":
+        decoder_ids, decoder_mask = _token_ids(config, second, generator)
+        inputs.update(decoder_input_ids=decoder_ids, decoder_attention_mask=decoder_mask)
     elif head.inputs != "sentence":
         raise NotImplementedError(f"no test inputs for {head.inputs!r} yet")
     return inputs
 
 
-def make_labels(config, batch_size: int, seed: int = 0) -> torch.Tensor:
+def make_labels(head: Head, config, inputs: dict[str, torch.Tensor], seed: int = 0) -> torch.Tensor:
+    """Class ids `(B,)` for classifiers; target token ids `(B, T)` (-100 at padding) for seq2seq heads."""
     generator = torch.Generator().manual_seed(seed + 1)
+    batch_size = inputs["input_ids"].size(0)
+    if head.inputs == "seq2seq":
+        mask = inputs["decoder_attention_mask"]
+        labels = torch.randint(1, config.vocab_size, mask.shape, generator=generator)
+        return labels.masked_fill(mask == 0, -100)
     return torch.randint(0, config.num_labels, (batch_size,), generator=generator)
+
+
+def logits_shape(head: Head, config, inputs: dict[str, torch.Tensor]) -> tuple[int, ...]:
+    batch_size = inputs["input_ids"].size(0)
+    if head.inputs == "seq2seq":
+        return (batch_size, inputs["decoder_input_ids"].size(1), config.vocab_size)
+    return (batch_size, config.num_labels)
+
+
+def attention_maps(architecture, output, inputs) -> list[tuple[str, torch.Tensor, torch.Tensor]]:
+    """Every attention distribution a head returned, as (field, weights `(B, …, Q|R, K)`, key mask `(B, K)`);
+    per-layer tuples are flattened."""
+    maps = []
+    for field, mask_name in architecture.attention_fields.items():
+        value = getattr(output, field, None)
+        if value is None:
+            continue
+        for index, weights in enumerate(value if isinstance(value, tuple) else (value,)):
+            maps.append((f"{field}[{index}]", weights, inputs[mask_name].bool()))
+    return maps
+
+
+def trim_like(batched: torch.Tensor, index: int, alone: torch.Tensor) -> torch.Tensor:
+    """Example `index` of a batched output, cut to the shape of the same example run alone."""
+    return batched[index : index + 1][tuple(slice(0, size) for size in alone.shape)]
 
 
 def select_example(inputs: dict[str, torch.Tensor], index: int, lengths: dict[str, int]) -> dict[str, torch.Tensor]:

@@ -33,11 +33,12 @@ def tokenize_dataset(
 
 
 class PaddingCollator:
-    """Right-pads every `*input_ids` field with `pad_token_id` and every `*attention_mask` field with 0 to the
-    longest in the batch; numeric fields become tensors, strings are dropped. A `label` field becomes `labels`, as
-    in transformers' own collators.
+    """Right-pads every `*input_ids` field with `pad_token_id`, every `*attention_mask` field with 0 and token
+    `labels` with -100 (ignored by the loss) to the longest in the batch; numeric fields become tensors, strings
+    are dropped. A `label` field becomes `labels`, as in transformers' own collators.
 
-    Works for sentences (`input_ids`) and pairs (`input_ids` + `pair_input_ids`, padded independently).
+    Works for sentences (`input_ids`), pairs (`input_ids` + `pair_input_ids`, padded independently) and
+    sequence-to-sequence examples (`input_ids`, `decoder_input_ids`, token `labels`).
     """
 
     def __init__(self, pad_token_id: int = 0) -> None:
@@ -47,10 +48,15 @@ class PaddingCollator:
         batch: dict[str, torch.Tensor] = {}
         for key in features[0]:
             values = [feature[key] for feature in features]
-            if key.endswith("input_ids") or key.endswith("attention_mask"):
-                pad = self.pad_token_id if key.endswith("input_ids") else 0
+            if (
+                key.endswith("input_ids")
+                or key.endswith("attention_mask")
+                or (key in ("labels", "label") and isinstance(values[0], list | tuple))
+            ):
+                pad = self.pad_token_id if key.endswith("input_ids") else -100 if key.startswith("label") else 0
                 longest = max(len(value) for value in values)
-                batch[key] = torch.tensor([list(value) + [pad] * (longest - len(value)) for value in values])
+                padded = torch.tensor([list(value) + [pad] * (longest - len(value)) for value in values])
+                batch["labels" if key == "label" else key] = padded
             elif isinstance(values[0], bool | int | float) or torch.is_tensor(values[0]):
                 batch["labels" if key == "label" else key] = torch.tensor(values)
         return batch

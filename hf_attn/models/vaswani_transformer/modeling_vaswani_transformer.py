@@ -607,6 +607,8 @@ class VaswaniTransformerModel(VaswaniTransformerPreTrainedModel):
 
 
 class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedModel, GenerationMixin):
+    accepts_loss_kwargs = True  # the loss divides by `num_items_in_batch` (see `forward`)
+
     """The translation model: the Transformer with the pre-softmax projection tied to the target embeddings (§3.4),
     label-smoothed cross-entropy (§5.4), and `generate()` (greedy, beam search, sampling) with a KV cache.
 
@@ -688,7 +690,7 @@ class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedMod
             )
             count = num_items_in_batch if num_items_in_batch is not None else (labels != -100).sum()
             loss = loss / count
-        return Seq2SeqLMOutput(
+        output = Seq2SeqLMOutput(
             loss=loss,
             logits=logits,
             past_key_values=outputs.past_key_values,
@@ -699,6 +701,7 @@ class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedMod
             encoder_hidden_states=outputs.encoder_hidden_states,
             encoder_attentions=outputs.encoder_attentions,
         )
+        return output if return_dict is not False else output.to_tuple()
 
 
 __all__ = [

@@ -1,0 +1,127 @@
+"""Converts Transformer checkpoints of other implementations to hf_attn's `VaswaniTransformerForConditionalGeneration`.
+
+Sources:
+- `marian`: a saved Hugging Face `MarianMTModel` folder (safetensors). Marian implements the paper's math with
+  [sin | cos] positions on the paper's timescale, post-LN and a logits bias; the keys map one to one.
+- `fairseq`: a fairseq transformer checkpoint, a dict `{"args" | "cfg": ..., "model": state_dict}` read with
+  `torch.load(weights_only=True)` (an `argparse.Namespace` of arguments is allowed, nothing else is unpickled).
+  fairseq offsets positions by padding_idx + 1 and uses the tensor2tensor timescale.
+
+Key mapping (hf_attn name on the right; `None` drops the key):
+    encoder.layers.{i}.self_attn.{q,k,v,out}_proj   -> model.encoder.layers.{i}.self_attn.{q,k,v,out}_proj
+    encoder.layers.{i}.self_attn_layer_norm         -> model.encoder.layers.{i}.self_attn_sublayer.layer_norm
+    encoder.layers.{i}.fc1 / fc2                    -> model.encoder.layers.{i}.ffn.fc1 / fc2
+    encoder.layers.{i}.final_layer_norm             -> model.encoder.layers.{i}.ffn_sublayer.layer_norm
+    decoder.layers.{i}.encoder_attn(_layer_norm)    -> model.decoder.layers.{i}.encoder_attn(_sublayer.layer_norm)
+    shared / embed_tokens                           -> model.shared (or source/target embeddings)
+    embed_positions                                 -> None (sinusoids are recomputed; checked against the source)
+
+Usage:
+    python conversion/convert_vaswani_transformer_to_hf.py --source marian --checkpoint marian_dir --output out_dir
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import torch
+
+from hf_attn.conversion import rename_state_dict
+from hf_attn.models.vaswani_transformer import VaswaniTransformerConfig, VaswaniTransformerForConditionalGeneration
+
+LAYER_RULES: list[tuple[str, str | None]] = [
+    (r"(encoder|decoder)\.layers\.(\d+)\.(self_attn|encoder_attn)\.(q_proj|k_proj|v_proj|out_proj)\.(weight|bias)",
+     r"model.\1.layers.\2.\3.\4.\5"),
+    (r"(encoder|decoder)\.layers\.(\d+)\.(self_attn|encoder_attn)_layer_norm\.(weight|bias)",
+     r"model.\1.layers.\2.\3_sublayer.layer_norm.\4"),
+    (r"(encoder|decoder)\.layers\.(\d+)\.(fc1|fc2)\.(weight|bias)", r"model.\1.layers.\2.ffn.\3.\4"),
+    (r"(encoder|decoder)\.layers\.(\d+)\.final_layer_norm\.(weight|bias)",
+     r"model.\1.layers.\2.ffn_sublayer.layer_norm.\3"),
+    (r"(encoder|decoder)\.embed_positions\..*", None),
+]  # fmt: skip
+
+
+def _check_paper_math(config: dict, source: str) -> None:
+    if config.get("layernorm_embedding") or config.get("normalize_embedding"):
+        raise ValueError(f"this {source} checkpoint normalises embeddings, which the Transformer does not do")
+
+
+def from_marian(folder: str | Path) -> tuple[VaswaniTransformerConfig, dict[str, torch.Tensor]]:
+    from transformers import MarianMTModel
+
+    marian = MarianMTModel.from_pretrained(folder, use_safetensors=True)
+    source = marian.config
+    if not source.share_encoder_decoder_embeddings:
+        raise ValueError("Marian models with separate vocabularies are not supported yet")
+    bias = marian.final_logits_bias.detach().reshape(-1)
+    config = VaswaniTransformerConfig(
+        vocab_size=source.vocab_size,
+        d_model=source.d_model,
+        encoder_layers=source.encoder_layers,
+        decoder_layers=source.decoder_layers,
+        encoder_attention_heads=source.encoder_attention_heads,
+        decoder_attention_heads=source.decoder_attention_heads,
+        encoder_ffn_dim=source.encoder_ffn_dim,
+        decoder_ffn_dim=source.decoder_ffn_dim,
+        dropout=source.dropout,
+        attention_dropout=source.attention_dropout,
+        activation_dropout=source.activation_dropout,
+        activation_function=source.activation_function,
+        max_position_embeddings=source.max_position_embeddings,
+        scale_embedding=source.scale_embedding,
+        share_encoder_decoder_embeddings=True,
+        tie_word_embeddings=source.tie_word_embeddings,
+        sinusoid_layout="concatenated",
+        sinusoid_timescale="paper",
+        output_bias=bool(bias.abs().max() > 0),
+        pad_token_id=source.pad_token_id,
+        eos_token_id=source.eos_token_id,
+        bos_token_id=getattr(source, "bos_token_id", None),
+        decoder_start_token_id=source.decoder_start_token_id,
+        label_smoothing=0.1,
+    )
+    state_dict = {key.removeprefix("model."): value for key, value in marian.state_dict().items()}
+    rules = [
+        *LAYER_RULES,
+        (r"shared\.weight", r"model.shared.weight"),
+        (r"(encoder|decoder)\.embed_tokens\.weight", None),  # the same tensor as shared
+        (r"lm_head\.weight", None if source.tie_word_embeddings else r"lm_head.weight"),
+        (r"final_logits_bias", r"output_bias" if config.output_bias else None),
+    ]
+    converted = rename_state_dict(state_dict, rules)
+    if config.output_bias:
+        converted["output_bias"] = converted["output_bias"].reshape(-1)
+    return config, converted
+
+
+def convert(source: str, checkpoint: str | Path, output: str | Path) -> VaswaniTransformerForConditionalGeneration:
+    """Converts, loads strictly, and saves to `output`; returns the model."""
+    if source == "marian":
+        config, state_dict = from_marian(checkpoint)
+    else:
+        raise ValueError(f"unknown source {source!r}")
+    model = VaswaniTransformerForConditionalGeneration(config)
+    tied = {"lm_head.weight"} if config.tie_word_embeddings else set()
+    missing, unexpected = model.load_state_dict(state_dict, strict=False)
+    if set(missing) - tied or unexpected:
+        raise ValueError(f"state dict mismatch: missing {sorted(set(missing) - tied)}, unexpected {unexpected}")
+    model.tie_weights()
+    model.eval()
+    model.save_pretrained(output)
+    return model
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--source", required=True, choices=["marian"])
+    parser.add_argument("--checkpoint", required=True, help="the source folder or file")
+    parser.add_argument("--output", required=True)
+    args = parser.parse_args(argv)
+    model = convert(args.source, args.checkpoint, args.output)
+    print(json.dumps({"output": str(args.output), "parameters": sum(p.numel() for p in model.parameters())}))
+
+
+if __name__ == "__main__":
+    main()

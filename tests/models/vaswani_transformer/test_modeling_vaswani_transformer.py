@@ -1,0 +1,192 @@
+"""Vaswani et al. (2017): positions, parity with Marian through the converter, generation and the loss."""
+
+from __future__ import annotations
+
+import importlib.util
+import math
+
+import pytest
+import torch
+from transformers import GenerationConfig, MarianConfig, MarianMTModel
+
+from hf_attn import ARCHITECTURES, VaswaniTransformerConfig, VaswaniTransformerForConditionalGeneration
+from hf_attn.layers import sinusoidal_positions
+from tests.helpers import REPO_ROOT, tiny_config
+
+ARCH = ARCHITECTURES["vaswani_transformer"]
+SOURCE = torch.tensor([[5, 6, 7, 8, 3], [9, 10, 3, 0, 0]])
+TARGET = torch.tensor([[2, 11, 12, 13], [2, 14, 15, 0]])
+GENERATION = {"max_new_tokens": 10, "do_sample": False, "bad_words_ids": None, "forced_eos_token_id": None}
+
+
+def load_converter():
+    path = REPO_ROOT / "conversion" / "convert_vaswani_transformer_to_hf.py"
+    spec = importlib.util.spec_from_file_location("convert_vaswani_transformer_to_hf", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_config_defaults_are_the_base_model():
+    config = VaswaniTransformerConfig()
+    assert (config.d_model, config.encoder_layers, config.encoder_attention_heads, config.encoder_ffn_dim) == (
+        512, 6, 8, 2048,
+    )  # fmt: skip
+    assert (config.dropout, config.label_smoothing, config.normalize_before) == (0.1, 0.1, False)
+    assert config.scale_embedding and config.tie_word_embeddings and config.share_encoder_decoder_embeddings
+    with pytest.raises(Exception, match="multiple of the attention heads"):
+        VaswaniTransformerConfig(d_model=10, encoder_attention_heads=4)
+
+
+def test_sinusoids_follow_the_paper_and_the_other_layouts():
+    table = sinusoidal_positions(50, 8)  # interleaved, paper timescale
+    for pos, i in [(3, 0), (7, 1), (49, 3)]:
+        angle = pos / 10000 ** (2 * i / 8)
+        assert table[pos, 2 * i].item() == pytest.approx(math.sin(angle), abs=1e-6)
+        assert table[pos, 2 * i + 1].item() == pytest.approx(math.cos(angle), abs=1e-6)
+    concatenated = sinusoidal_positions(50, 8, layout="concatenated")
+    torch.testing.assert_close(concatenated[:, :4], table[:, 0::2])
+    torch.testing.assert_close(concatenated[:, 4:], table[:, 1::2])
+    t2t = sinusoidal_positions(50, 8, layout="concatenated", timescale="tensor2tensor")
+    assert t2t[10, 3].item() == pytest.approx(math.sin(10 / 10000), abs=1e-6)  # slowest frequency exactly 1/10000
+    marian_config = MarianConfig(
+        vocab_size=10,
+        d_model=8,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        max_position_embeddings=50,
+        pad_token_id=0,
+    )
+    marian = MarianMTModel(marian_config)
+    marian = marian.model.encoder
+    assert torch.equal(marian.embed_positions.weight, concatenated)
+
+
+@pytest.fixture(scope="module")
+def marian_pair(tmp_path_factory):
+    """A random MarianMTModel configured as the paper's model (relu, post-LN, sinusoids, scaled embeddings), and
+    the same weights converted to hf_attn."""
+    torch.manual_seed(0)
+    config = MarianConfig(
+        vocab_size=60, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32, activation_function="relu",
+        max_position_embeddings=64, scale_embedding=True, pad_token_id=0, eos_token_id=3, decoder_start_token_id=0,
+    )  # fmt: skip
+    marian = MarianMTModel(config).eval()
+    with torch.no_grad():
+        marian.final_logits_bias.normal_()  # exercise the output bias too
+    source = tmp_path_factory.mktemp("marian")
+    marian.save_pretrained(source)
+    converted = load_converter().convert("marian", source, tmp_path_factory.mktemp("converted"))
+    return marian, converted
+
+
+@torch.no_grad()
+def test_logits_match_marian(marian_pair):
+    marian, ours = marian_pair
+    mask, target_mask = (SOURCE != 0).long(), (TARGET != 0).long()
+    target = TARGET.clone()
+    target[:, 0] = 0  # Marian starts decoding from the pad id
+    expected = marian(SOURCE, attention_mask=mask, decoder_input_ids=target, decoder_attention_mask=target_mask)
+    actual = ours(SOURCE, attention_mask=mask, decoder_input_ids=target, decoder_attention_mask=target_mask)
+    torch.testing.assert_close(actual.logits, expected.logits, rtol=0, atol=1e-5)
+    assert ours.output_bias is not None and ours.lm_head.weight is ours.model.shared.weight
+
+
+@pytest.mark.parametrize("num_beams", [1, 4])
+def test_generate_matches_marian(marian_pair, num_beams):
+    marian, ours = marian_pair
+    mask = (SOURCE != 0).long()
+    expected = marian.generate(SOURCE, attention_mask=mask, num_beams=num_beams, **GENERATION)
+    actual = ours.generate(SOURCE, attention_mask=mask, num_beams=num_beams, **GENERATION)
+    assert actual.tolist() == expected.tolist()
+
+
+def trained_like_model() -> VaswaniTransformerForConditionalGeneration:
+    torch.manual_seed(0)
+    model = VaswaniTransformerForConditionalGeneration(tiny_config(ARCH, dropout=0.0)).eval()
+    with torch.no_grad():  # sharper distributions than at init, so that beams and caches have something to differ on
+        for parameter in model.parameters():
+            parameter.mul_(3.0)
+    return model
+
+
+def test_cache_and_no_cache_give_the_same_generations():
+    model = trained_like_model()
+    mask = (SOURCE != 0).long()
+    for num_beams in (1, 4):
+        cached = model.generate(SOURCE, attention_mask=mask, num_beams=num_beams, use_cache=True, **GENERATION)
+        uncached = model.generate(SOURCE, attention_mask=mask, num_beams=num_beams, use_cache=False, **GENERATION)
+        assert cached.tolist() == uncached.tolist()
+
+
+def test_beam_one_is_greedy_and_sampling_runs():
+    model = trained_like_model()
+    mask = (SOURCE != 0).long()
+    greedy = model.generate(SOURCE, attention_mask=mask, **GENERATION)
+    beam_one = model.generate(SOURCE, attention_mask=mask, num_beams=1, **GENERATION)
+    assert greedy.tolist() == beam_one.tolist()
+    torch.manual_seed(0)
+    sampled = model.generate(SOURCE, attention_mask=mask, max_new_tokens=5, do_sample=True, top_k=5)
+    assert sampled.shape[0] == 2 and sampled[:, 0].tolist() == [model.config.decoder_start_token_id] * 2
+
+
+def test_incremental_decoding_matches_the_full_forward():
+    model = trained_like_model()
+    mask = (SOURCE != 0).long()
+    full = model(SOURCE, attention_mask=mask, decoder_input_ids=TARGET[:1].repeat(2, 1)).logits
+    past, steps = None, []
+    encoder_outputs = model.get_encoder()(SOURCE, attention_mask=mask)
+    for t in range(TARGET.size(1)):
+        step = model(
+            attention_mask=mask, encoder_outputs=encoder_outputs, decoder_input_ids=TARGET[:1, t : t + 1].repeat(2, 1),
+            past_key_values=past, use_cache=True,
+        )  # fmt: skip
+        past = step.past_key_values
+        steps.append(step.logits)
+    # Same math, different kernels (one query with a cache vs T queries with a causal mask): float32 rounding only.
+    scale = full.abs().max().item()
+    torch.testing.assert_close(torch.cat(steps, dim=1), full, rtol=0, atol=1e-6 * max(scale, 1.0) * 10)
+    assert scale > 1.0
+
+
+def test_generation_config_survives_save_and_load(tmp_path):
+    model = trained_like_model()
+    model.generation_config = GenerationConfig(
+        num_beams=4, length_penalty=0.6, max_new_tokens=7, decoder_start_token_id=2, eos_token_id=3, pad_token_id=0
+    )
+    model.save_pretrained(tmp_path)
+    reloaded = VaswaniTransformerForConditionalGeneration.from_pretrained(tmp_path)
+    assert (reloaded.generation_config.num_beams, reloaded.generation_config.length_penalty) == (4, 0.6)
+    mask = (SOURCE != 0).long()
+    assert (
+        reloaded.generate(SOURCE, attention_mask=mask).tolist() == model.generate(SOURCE, attention_mask=mask).tolist()
+    )
+
+
+def test_label_smoothed_loss_and_token_normalisation():
+    model = trained_like_model()
+    labels = torch.tensor([[11, 12, 3, -100], [13, 3, -100, -100]])
+    output = model(SOURCE, attention_mask=(SOURCE != 0).long(), labels=labels)
+    log_probs = output.logits.log_softmax(-1)
+    keep = labels != -100
+    nll = -log_probs.gather(-1, labels.clamp(min=0)[..., None]).squeeze(-1)[keep]
+    uniform = -log_probs.mean(-1)[keep]
+    expected = ((1 - 0.1) * nll + 0.1 * uniform).mean()  # ε_ls = 0.1 (§5.4), averaged over the 5 target tokens
+    torch.testing.assert_close(output.loss, expected, rtol=1e-5, atol=1e-6)
+    # Trainer passes the token count of the whole accumulated batch: the loss is a sum over it
+    summed = model(SOURCE, attention_mask=(SOURCE != 0).long(), labels=labels, num_items_in_batch=10)
+    torch.testing.assert_close(summed.loss, expected * 5 / 10, rtol=1e-5, atol=1e-6)
+    assert VaswaniTransformerForConditionalGeneration.accepts_loss_kwargs
+
+
+def test_pre_ln_variant_and_bad_inputs():
+    model = VaswaniTransformerForConditionalGeneration(
+        tiny_config(ARCH, normalize_before=True, encoder_final_layer_norm=True, decoder_final_layer_norm=True)
+    ).eval()
+    assert model.model.encoder.layer_norm is not None
+    assert torch.isfinite(model(SOURCE, decoder_input_ids=TARGET).logits).all()
+    with pytest.raises(ValueError, match="`input_ids` must have 2 dimensions"):
+        model(SOURCE[0], decoder_input_ids=TARGET)
+    with pytest.raises(ValueError, match="`decoder_input_ids` holds token ids outside the vocabulary"):
+        model(SOURCE, decoder_input_ids=TARGET + 100)
