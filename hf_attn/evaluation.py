@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 import torch
-from transformers import EvalPrediction
+from transformers import EvalPrediction, PreTrainedTokenizerBase
 
 
 def accuracy_metric(prediction: EvalPrediction) -> dict[str, float]:
@@ -33,3 +35,19 @@ def evidence_attention_scores(attentions: torch.Tensor, evidence_index: torch.Te
         "evidence_mass": mass.mean().item(),
         "best_hop_evidence_mass": mass.max(dim=-1).values.mean().item(),
     }
+
+
+def translation_metrics(tokenizer: PreTrainedTokenizerBase) -> Callable[[EvalPrediction], dict[str, float]]:
+    """`compute_metrics` for `Seq2SeqTrainer(predict_with_generate=True)`: corpus BLEU (sacrebleu) and the
+    fraction of sentences generated exactly right."""
+    import sacrebleu
+
+    def compute(prediction: EvalPrediction) -> dict[str, float]:
+        generated = np.where(prediction.predictions < 0, tokenizer.pad_token_id, prediction.predictions)
+        references = np.where(prediction.label_ids < 0, tokenizer.pad_token_id, prediction.label_ids)
+        hypotheses = tokenizer.batch_decode(generated, skip_special_tokens=True)
+        targets = tokenizer.batch_decode(references, skip_special_tokens=True)
+        exact = float(np.mean([h.strip() == t.strip() for h, t in zip(hypotheses, targets, strict=True)]))
+        return {"bleu": sacrebleu.corpus_bleu(hypotheses, [targets]).score, "exact_match": exact}
+
+    return compute

@@ -21,17 +21,49 @@ from typing import Any
 
 import torch
 from datasets import Dataset
-from transformers import PreTrainedModel, PreTrainedTokenizerBase, Trainer, TrainingArguments, set_seed
+from transformers import (
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    Seq2SeqTrainer,
+    Seq2SeqTrainingArguments,
+    Trainer,
+    TrainingArguments,
+    set_seed,
+)
 
 from .cards import TRAINING_FILE, write_model_card
 from .data import PaddingCollator, SyntheticTask, get_synthetic_task, tokenize_dataset
-from .evaluation import accuracy_metric, evidence_attention_scores
+from .evaluation import accuracy_metric, evidence_attention_scores, translation_metrics
 from .hub import push_model_dir
 from .registry import get_architecture
-from .tokenization import train_word_level_tokenizer
+from .tokenization import train_bpe_tokenizer, train_word_level_tokenizer
 
 # Held-out metrics recorded with a trained model (and shown on its card).
-REPORTED_METRICS = ("accuracy", "hit_rate", "evidence_mass", "best_hop_evidence_mass")
+REPORTED_METRICS = ("accuracy", "hit_rate", "evidence_mass", "best_hop_evidence_mass", "bleu", "exact_match")
+
+
+def noam_learning_rate(d_model: int, warmup_steps: int, factor: float = 1.0) -> float:
+    """The peak of Vaswani et al.'s schedule (eq. 3), lrate = d_model^-0.5 · min(step^-0.5, step · warmup^-1.5),
+    reached at step = warmup_steps."""
+    return factor * d_model**-0.5 * warmup_steps**-0.5
+
+
+def noam_arguments(d_model: int, warmup_steps: int = 4000, factor: float = 1.0) -> dict[str, Any]:
+    """`TrainingArguments` keywords for the paper's optimiser (§5.3): Adam(β1 0.9, β2 0.98, ε 1e-9) and eq. 3.
+
+    Eq. 3 rises linearly to its peak over `warmup_steps` and then decays as step^-0.5: exactly transformers'
+    `inverse_sqrt` schedule with timescale = warmup_steps, started from the peak learning rate."""
+    return {
+        "learning_rate": noam_learning_rate(d_model, warmup_steps, factor),
+        "lr_scheduler_type": "inverse_sqrt",
+        "lr_scheduler_kwargs": {"timescale": warmup_steps},
+        "warmup_steps": warmup_steps,
+        "adam_beta1": 0.9,
+        "adam_beta2": 0.98,
+        "adam_epsilon": 1e-9,
+        "weight_decay": 0.0,
+        "optim": "adamw_torch",
+    }
 
 
 @dataclass
@@ -103,6 +135,8 @@ def train(
     logging_steps: int = 50,
     push_to_hub: str | None = None,
     hub_private: bool = False,
+    schedule: str = "linear",
+    warmup_steps: int = 0,
 ) -> TrainingResult:
     """Generates the task's data, trains a word-level tokenizer on the training split, builds the architecture's
     head for the task's input shape (config = the architecture's defaults updated by `config_overrides`; the data
@@ -114,6 +148,12 @@ def train(
     heads = [head for head in architecture.heads if head.inputs == synthetic.inputs]
     if not heads:
         raise ValueError(f"{arch} has no head for {synthetic.inputs!r} inputs.")
+    if synthetic.inputs == "seq2seq":
+        return train_seq2seq(
+            output_dir, architecture, heads[0], synthetic, task or architecture.synthetic_task, num_train, num_eval,
+            seed, epochs, max_steps, batch_size, learning_rate, config_overrides, task_kwargs, disable_tqdm, save,
+            logging_steps, push_to_hub, hub_private, schedule, warmup_steps,
+        )  # fmt: skip
 
     data = synthetic.generator(num_train + num_eval, seed=seed, **(task_kwargs or {}))
     train_split, eval_split = data.select(range(num_train)), data.select(range(num_train, num_train + num_eval))
@@ -175,8 +215,32 @@ def train(
         f"held-out accuracy {metrics['accuracy']:.4f}",
         flush=True,
     )
+    _finish(
+        trainer,
+        tokenizer,
+        metrics,
+        output_dir,
+        synthetic,
+        task or architecture.synthetic_task,
+        num_train,
+        num_eval,
+        seed,
+        batch_size,
+        learning_rate,
+        task_kwargs,
+        config_overrides,
+        save,
+        push_to_hub,
+        hub_private,
+    )
+    return TrainingResult(model=model, tokenizer=tokenizer, metrics=metrics, trainer=trainer)
+
+
+def _finish(trainer, tokenizer, metrics, output_dir, synthetic, task_name, num_train, num_eval, seed, batch_size,
+            learning_rate, task_kwargs, config_overrides, save, push_to_hub, hub_private) -> None:  # fmt: skip
+    """Saves model, tokenizer, training record and card (main process), then pushes if asked."""
+    args = trainer.args
     if save or push_to_hub:
-        task_name = task or architecture.synthetic_task
         summary = {
             "dataset": {
                 "type": f"hf_attn/{task_name}",
@@ -201,6 +265,65 @@ def train(
     if push_to_hub and trainer.is_world_process_zero():
         commit = push_model_dir(output_dir, push_to_hub, private=hub_private)
         print(f"[hf-attn] pushed {output_dir} to {push_to_hub} at {commit.oid}", flush=True)
+
+
+def train_seq2seq(
+    output_dir, architecture, head, synthetic, task_name, num_train, num_eval, seed, epochs, max_steps, batch_size,
+    learning_rate, config_overrides, task_kwargs, disable_tqdm, save, logging_steps, push_to_hub, hub_private,
+    schedule, warmup_steps, num_beams: int = 4,
+) -> TrainingResult:  # fmt: skip
+    """The sequence-to-sequence branch of `train`: a shared BPE vocabulary over source and target, `Seq2SeqTrainer`
+    with `predict_with_generate` (beam search), held-out BLEU and exact match."""
+    data = synthetic.generator(num_train + num_eval, seed=seed, **(task_kwargs or {}))
+    train_split, eval_split = data.select(range(num_train)), data.select(range(num_train, num_train + num_eval))
+    texts = list(train_split[synthetic.text_column]) + list(train_split[synthetic.pair_column])
+    tokenizer = train_bpe_tokenizer(texts, vocab_size=8000)
+
+    def encode(batch: dict[str, list]) -> dict[str, list]:
+        encoded = dict(tokenizer(batch[synthetic.text_column]))
+        encoded["labels"] = tokenizer(batch[synthetic.pair_column])["input_ids"]
+        return encoded
+
+    columns = train_split.column_names
+    train_split = train_split.map(encode, batched=True, remove_columns=columns)
+    eval_split = eval_split.map(encode, batched=True, remove_columns=columns)
+    longest = max(len(labels) for labels in eval_split["labels"])
+
+    set_seed(seed)
+    config = architecture.config_class(
+        vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.bos_token_id,
+        **(config_overrides or {}),
+    )  # fmt: skip
+    model = head.model_class(config)
+    model.generation_config.update(num_beams=num_beams, max_length=longest + 10, length_penalty=0.6)
+    optimisation = (
+        noam_arguments(config.d_model, warmup_steps or 4000)
+        if schedule == "noam"
+        else {"learning_rate": learning_rate, "warmup_steps": warmup_steps, "lr_scheduler_type": "linear"}
+    )
+    args = Seq2SeqTrainingArguments(
+        output_dir=str(output_dir), num_train_epochs=epochs, max_steps=max_steps,
+        per_device_train_batch_size=batch_size,
+        per_device_eval_batch_size=max(batch_size, 64), seed=seed, data_seed=seed, logging_steps=logging_steps,
+        save_strategy="no", eval_strategy="no", report_to="none", disable_tqdm=disable_tqdm, dataloader_num_workers=0,
+        use_cpu=not torch.accelerator.is_available(), ddp_find_unused_parameters=False, predict_with_generate=True,
+        generation_num_beams=num_beams, generation_max_length=longest + 10, **optimisation,
+    )  # fmt: skip
+    trainer = Seq2SeqTrainer(
+        model=model, args=args, train_dataset=train_split, eval_dataset=eval_split,
+        data_collator=PaddingCollator(tokenizer.pad_token_id), processing_class=tokenizer,
+        compute_metrics=translation_metrics(tokenizer),
+    )  # fmt: skip
+    trainer.train()
+    metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
+    print(
+        f"[hf-attn] rank {args.process_index}/{args.world_size}: {trainer.state.global_step} steps, "
+        f"held-out exact match {metrics['exact_match']:.4f}, BLEU {metrics['bleu']:.2f}",
+        flush=True,
+    )
+    _finish(trainer, tokenizer, metrics, output_dir, synthetic, task_name, num_train, num_eval, seed, batch_size,
+            args.learning_rate, task_kwargs, config_overrides, save, push_to_hub, hub_private)  # fmt: skip
     return TrainingResult(model=model, tokenizer=tokenizer, metrics=metrics, trainer=trainer)
 
 
@@ -238,6 +361,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", nargs="*", default=[], metavar="KEY=VALUE", help="config overrides")
     parser.add_argument("--task-args", nargs="*", default=[], metavar="KEY=VALUE", help="synthetic task options")
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    parser.add_argument("--schedule", choices=["linear", "noam"], default="linear", help="learning-rate schedule")
+    parser.add_argument("--warmup-steps", type=int, default=0, help="warmup (noam: defaults to the paper's 4000)")
     parser.add_argument("--push-to-hub", metavar="REPO_ID", help="upload the trained model to this Hub repo")
     parser.add_argument("--private", action="store_true", help="with --push-to-hub: create the repo private")
 
@@ -259,6 +384,8 @@ def run_from_args(args: argparse.Namespace) -> TrainingResult:
         disable_tqdm=args.no_progress,
         push_to_hub=args.push_to_hub,
         hub_private=args.private,
+        schedule=args.schedule,
+        warmup_steps=args.warmup_steps,
     )
     if result.trainer.is_world_process_zero():
         shown = {key: round(value, 4) for key, value in result.metrics.items() if not math.isnan(value)}

@@ -11,6 +11,7 @@ from .synthetic import (
     cue_word_pairs,
     cue_word_sentiment,
     get_synthetic_task,
+    toy_translation,
 )
 
 __all__ = [
@@ -25,4 +26,5 @@ __all__ = [
     "cue_word_sentiment",
     "get_synthetic_task",
     "tokenize_dataset",
+    "toy_translation",
 ]

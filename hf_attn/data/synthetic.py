@@ -8,6 +8,10 @@ the label. `cue_index` is the cue's word position, so an attention map can be sc
 the blue box ..."), the hypothesis claims one colour ("the cat is red"): entailment when the premise agrees,
 contradiction when it gives the object another colour, neutral when the object is absent.
 
+`toy_translation`: a deterministic rule-based "language pair" that needs attention and reordering: words are
+substituted from a lexicon, adjectives move behind their noun, and determiners and adjectives agree with the
+noun's gender ("the small red cat sees a big house" -> "le gato rojo pequeño ve una casa grande").
+
 All generators take a seed and return the same `datasets.Dataset` for the same arguments, on any machine.
 """
 
@@ -145,6 +149,57 @@ def cue_word_pairs(num_examples: int, seed: int = 0, min_objects: int = 2, max_o
     return Dataset.from_dict(rows)
 
 
+# Source word -> (target word, gender) for nouns; adjectives and determiners inflect for the noun's gender.
+_NOUNS_TRANSLATION = {
+    "cat": ("gato", "m"), "house": ("casa", "f"), "dog": ("perro", "m"), "table": ("mesa", "f"),
+    "book": ("libro", "m"), "window": ("ventana", "f"), "bird": ("pajaro", "m"), "car": ("coche", "m"),
+    "door": ("puerta", "f"), "river": ("rio", "m"), "city": ("ciudad", "f"), "tree": ("arbol", "m"),
+}  # fmt: skip
+_ADJECTIVES_TRANSLATION = {
+    "red": ("rojo", "roja"), "small": ("pequeno", "pequena"), "big": ("grande", "grande"), "old": ("viejo", "vieja"),
+    "new": ("nuevo", "nueva"), "white": ("blanco", "blanca"), "black": ("negro", "negra"), "tall": ("alto", "alta"),
+}  # fmt: skip
+_DETERMINERS_TRANSLATION = {"the": ("el", "la"), "a": ("un", "una"), "this": ("este", "esta")}
+_VERBS_TRANSLATION = {
+    "sees": "ve", "likes": "quiere", "finds": "encuentra", "follows": "sigue", "paints": "pinta", "buys": "compra",
+}  # fmt: skip
+
+
+def _noun_phrase(rng: random.Random) -> tuple[list[str], list[str]]:
+    """`DET ADJ* NOUN` -> `DET' NOUN' ADJ'*`: adjectives follow the noun in reverse order, all agree in gender."""
+    determiner, noun = rng.choice(sorted(_DETERMINERS_TRANSLATION)), rng.choice(sorted(_NOUNS_TRANSLATION))
+    adjectives = rng.sample(sorted(_ADJECTIVES_TRANSLATION), rng.randint(0, 2))
+    target_noun, gender = _NOUNS_TRANSLATION[noun]
+    form = 0 if gender == "m" else 1
+    source = [determiner, *adjectives, noun]
+    target = [_DETERMINERS_TRANSLATION[determiner][form], target_noun]
+    target += [_ADJECTIVES_TRANSLATION[adjective][form] for adjective in reversed(adjectives)]
+    return source, target
+
+
+def toy_translation(num_examples: int, seed: int = 0, max_clauses: int = 2) -> Dataset:
+    """Sentence pairs of a rule-based language pair: `NP VERB NP` clauses joined by "and", translated by lexical
+    substitution, adjective-noun reordering and gender agreement.
+
+    Columns: `source`, `target` (str).
+    """
+    rng = random.Random(seed)
+    rows: dict[str, list] = {"source": [], "target": []}
+    for _ in range(num_examples):
+        source, target = [], []
+        for clause in range(rng.randint(1, max_clauses)):
+            if clause:
+                source.append("and")
+                target.append("y")
+            subject, object_ = _noun_phrase(rng), _noun_phrase(rng)
+            verb = rng.choice(sorted(_VERBS_TRANSLATION))
+            source += [*subject[0], verb, *object_[0]]
+            target += [*subject[1], _VERBS_TRANSLATION[verb], *object_[1]]
+        rows["source"].append(" ".join(source))
+        rows["target"].append(" ".join(target))
+    return Dataset.from_dict(rows)
+
+
 @dataclass(frozen=True)
 class SyntheticTask:
     """A generator with what a trainer needs to know about its columns.
@@ -153,7 +208,7 @@ class SyntheticTask:
         generator: `(num_examples, seed=...) -> Dataset`.
         labels: label names, index = label id.
         inputs: the input shape (`sentence`, `sentence_pair`), matched against the registry's heads.
-        text_column / pair_column: the text fields.
+        text_column / pair_column: the text fields (for `seq2seq`: the source and the target).
         evidence_column: word position of the label's evidence in `text_column` (-1: none), for attention scoring.
     """
 
@@ -170,6 +225,7 @@ SYNTHETIC_TASKS: dict[str, SyntheticTask] = {
     "cue_pairs": SyntheticTask(
         cue_word_pairs, PAIR_LABELS, "sentence_pair", "premise", "hypothesis", "evidence_index"
     ),
+    "translation": SyntheticTask(toy_translation, [], "seq2seq", "source", "target"),
 }
 
 

@@ -1,0 +1,57 @@
+"""A shared source/target byte-pair-encoding tokenizer (Sennrich et al. 2016), as the Transformer paper used
+(§5.1: a shared vocabulary of about 37000 tokens for English-German).
+
+A plain `PreTrainedTokenizerFast` (`tokenizer.json` + `tokenizer_config.json`, reloads with `AutoTokenizer`).
+Special tokens: `[PAD]` 0, `[UNK]` 1, `[BOS]` 2 (the decoder's start token), `[EOS]` 3, appended to every encoding.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+from transformers import PreTrainedTokenizerFast
+
+SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[BOS]", "[EOS]"]
+END_OF_WORD = "</w>"
+
+
+def train_bpe_tokenizer(
+    texts: Iterable[str], vocab_size: int = 8000, min_frequency: int = 2, lowercase: bool = False,
+    model_max_length: int = 1024,
+) -> PreTrainedTokenizerFast:  # fmt: skip
+    """Learns BPE merges on `texts` (source and target sentences together, for a shared vocabulary).
+
+    Args:
+        texts: training sentences of both languages.
+        vocab_size: the largest vocabulary, special tokens included.
+        min_frequency: a pair must occur this often to be merged.
+        lowercase: lower-case before splitting.
+        model_max_length: the length `truncation=True` cuts to.
+    """
+    tokenizer = Tokenizer(models.BPE(unk_token="[UNK]", end_of_word_suffix=END_OF_WORD))
+    steps = [normalizers.NFKC()] + ([normalizers.Lowercase()] if lowercase else [])
+    tokenizer.normalizer = normalizers.Sequence(steps)
+    tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [pre_tokenizers.WhitespaceSplit(), pre_tokenizers.Punctuation(behavior="isolated")]
+    )
+    tokenizer.decoder = decoders.BPEDecoder(suffix=END_OF_WORD)  # words end where "</w>" was
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=SPECIAL_TOKENS,
+        end_of_word_suffix=END_OF_WORD,
+    )  # fmt: skip
+    tokenizer.train_from_iterator(texts, trainer=trainer)
+    eos_id = tokenizer.token_to_id("[EOS]")
+    tokenizer.post_processor = processors.TemplateProcessing(
+        single="$A [EOS]", pair="$A [EOS] $B [EOS]", special_tokens=[("[EOS]", eos_id)]
+    )
+    return PreTrainedTokenizerFast(
+        tokenizer_object=tokenizer,
+        pad_token="[PAD]",
+        unk_token="[UNK]",
+        bos_token="[BOS]",
+        eos_token="[EOS]",
+        model_max_length=model_max_length,
+        padding_side="right",
+        model_input_names=["input_ids", "attention_mask"],
+    )
