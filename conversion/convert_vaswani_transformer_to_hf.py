@@ -3,9 +3,12 @@
 Sources:
 - `marian`: a saved Hugging Face `MarianMTModel` folder (safetensors). Marian implements the paper's math with
   [sin | cos] positions on the paper's timescale, post-LN and a logits bias; the keys map one to one.
+- `fsmt`: a saved Hugging Face `FSMTForConditionalGeneration` folder (fairseq's transformer ported, same keys
+  under `model.`).
 - `fairseq`: a fairseq transformer checkpoint, a dict `{"args" | "cfg": ..., "model": state_dict}` read with
   `torch.load(weights_only=True)` (an `argparse.Namespace` of arguments is allowed, nothing else is unpickled).
-  fairseq offsets positions by padding_idx + 1 and uses the tensor2tensor timescale.
+  fairseq offsets positions by padding_idx + 1 and uses the tensor2tensor timescale; its dictionary puts
+  `<s>` 0, `<pad>` 1, `</s>` 2, and decoding starts from `</s>`.
 
 Key mapping (hf_attn name on the right; `None` drops the key):
     encoder.layers.{i}.self_attn.{q,k,v,out}_proj   -> model.encoder.layers.{i}.self_attn.{q,k,v,out}_proj
@@ -28,7 +31,7 @@ from pathlib import Path
 
 import torch
 
-from hf_attn.conversion import rename_state_dict
+from hf_attn.conversion import load_original_checkpoint, rename_state_dict
 from hf_attn.models.vaswani_transformer import VaswaniTransformerConfig, VaswaniTransformerForConditionalGeneration
 
 LAYER_RULES: list[tuple[str, str | None]] = [
@@ -96,12 +99,124 @@ def from_marian(folder: str | Path) -> tuple[VaswaniTransformerConfig, dict[str,
     return config, converted
 
 
+def _fairseq_config(args: dict, state_dict: dict[str, torch.Tensor]) -> VaswaniTransformerConfig:
+    """fairseq `transformer` arguments -> config. Only the paper's architecture family converts: no embedding
+    LayerNorm, sinusoidal (not learned) positions, one vocabulary size on both sides."""
+    _check_paper_math(args, "fairseq")
+    if args.get("encoder_learned_pos") or args.get("decoder_learned_pos"):
+        raise ValueError("learned positions are not the Transformer's sinusoids; not supported")
+    source_vocab, d_model = state_dict["encoder.embed_tokens.weight"].shape
+    target_vocab = state_dict["decoder.embed_tokens.weight"].shape[0]
+    if source_vocab != target_vocab:
+        raise ValueError(
+            f"source and target vocabularies differ ({source_vocab} vs {target_vocab}): not supported yet"
+        )
+    shared = bool(args.get("share_all_embeddings")) or (
+        state_dict["encoder.embed_tokens.weight"].data_ptr() == state_dict["decoder.embed_tokens.weight"].data_ptr()
+    )
+    normalize_before = bool(args.get("encoder_normalize_before", False))
+    if normalize_before != bool(args.get("decoder_normalize_before", False)):
+        raise ValueError("mixed pre-/post-LN stacks are not supported")
+    pad = args.get("pad", 1)
+    return VaswaniTransformerConfig(
+        vocab_size=source_vocab,
+        d_model=d_model,
+        encoder_layers=args["encoder_layers"],
+        decoder_layers=args["decoder_layers"],
+        encoder_attention_heads=args["encoder_attention_heads"],
+        decoder_attention_heads=args["decoder_attention_heads"],
+        encoder_ffn_dim=args["encoder_ffn_embed_dim"],
+        decoder_ffn_dim=args["decoder_ffn_embed_dim"],
+        dropout=args.get("dropout", 0.1),
+        attention_dropout=args.get("attention_dropout", 0.0),
+        activation_dropout=args.get("activation_dropout", args.get("relu_dropout", 0.0)),
+        activation_function=args.get("activation_fn", "relu"),
+        label_smoothing=args.get("label_smoothing", 0.1),
+        max_position_embeddings=args.get("max_source_positions", 1024),
+        scale_embedding=not args.get("no_scale_embedding", False),
+        share_encoder_decoder_embeddings=shared,
+        tie_word_embeddings=bool(args.get("share_decoder_input_output_embed", shared)),
+        normalize_before=normalize_before,
+        encoder_final_layer_norm="encoder.layer_norm.weight" in state_dict,
+        decoder_final_layer_norm="decoder.layer_norm.weight" in state_dict,
+        sinusoid_layout="concatenated",
+        sinusoid_timescale="tensor2tensor",
+        position_offset=pad + 1,  # fairseq numbers real tokens from padding_idx + 1
+        pad_token_id=pad,
+        bos_token_id=args.get("bos", 0),
+        eos_token_id=args.get("eos", 2),
+        decoder_start_token_id=args.get("eos", 2),  # fairseq starts decoding from </s>
+    )
+
+
+def _fairseq_state_dict(config: VaswaniTransformerConfig, state_dict: dict[str, torch.Tensor]) -> dict:
+    if config.share_encoder_decoder_embeddings:
+        embeddings = [
+            (r"encoder\.embed_tokens\.weight", r"model.shared.weight"),
+            (r"decoder\.embed_tokens\.weight", None),
+        ]
+    else:
+        embeddings = [
+            (r"encoder\.embed_tokens\.weight", r"model.source_embeddings.weight"),
+            (r"decoder\.embed_tokens\.weight", r"model.target_embeddings.weight"),
+        ]
+    rules = [
+        *LAYER_RULES,
+        *embeddings,
+        (r"(encoder|decoder)\.layer_norm\.(weight|bias)", r"model.\1.layer_norm.\2"),
+        (r"decoder\.output_projection\.weight", None if config.tie_word_embeddings else r"lm_head.weight"),
+        (r"(encoder|decoder)\.version", None),
+    ]
+    return rename_state_dict(state_dict, rules)
+
+
+def from_fairseq(path: str | Path) -> tuple[VaswaniTransformerConfig, dict[str, torch.Tensor]]:
+    with torch.serialization.safe_globals([argparse.Namespace]):
+        checkpoint = load_original_checkpoint(path)
+    args = checkpoint.get("args") or (checkpoint.get("cfg") or {}).get("model")
+    if args is None:
+        raise ValueError("not a fairseq checkpoint: neither `args` nor `cfg['model']` is present")
+    args = vars(args) if isinstance(args, argparse.Namespace) else dict(args)
+    state_dict = checkpoint["model"]
+    config = _fairseq_config(args, state_dict)
+    return config, _fairseq_state_dict(config, state_dict)
+
+
+def from_fsmt(folder: str | Path) -> tuple[VaswaniTransformerConfig, dict[str, torch.Tensor]]:
+    from transformers import FSMTForConditionalGeneration
+
+    fsmt = FSMTForConditionalGeneration.from_pretrained(folder, use_safetensors=True)
+    source = fsmt.config
+    state_dict = {key.removeprefix("model."): value for key, value in fsmt.state_dict().items()}
+    args = {
+        "encoder_layers": source.encoder_layers,
+        "decoder_layers": source.decoder_layers,
+        "encoder_attention_heads": source.encoder_attention_heads,
+        "decoder_attention_heads": source.decoder_attention_heads,
+        "encoder_ffn_embed_dim": source.encoder_ffn_dim,
+        "decoder_ffn_embed_dim": source.decoder_ffn_dim,
+        "dropout": source.dropout,
+        "attention_dropout": source.attention_dropout,
+        "activation_dropout": source.activation_dropout,
+        "activation_fn": source.activation_function,
+        "max_source_positions": source.max_position_embeddings,
+        "no_scale_embedding": not source.scale_embedding,
+        "share_all_embeddings": False,  # FSMT keeps separate source and target tables
+        "share_decoder_input_output_embed": source.tie_word_embeddings,
+        "pad": source.pad_token_id,
+        "bos": source.bos_token_id,
+        "eos": source.eos_token_id,
+    }
+    config = _fairseq_config(args, state_dict)
+    return config, _fairseq_state_dict(config, state_dict)
+
+
 def convert(source: str, checkpoint: str | Path, output: str | Path) -> VaswaniTransformerForConditionalGeneration:
     """Converts, loads strictly, and saves to `output`; returns the model."""
-    if source == "marian":
-        config, state_dict = from_marian(checkpoint)
-    else:
-        raise ValueError(f"unknown source {source!r}")
+    readers = {"marian": from_marian, "fsmt": from_fsmt, "fairseq": from_fairseq}
+    if source not in readers:
+        raise ValueError(f"unknown source {source!r}; choose one of {sorted(readers)}")
+    config, state_dict = readers[source](checkpoint)
     model = VaswaniTransformerForConditionalGeneration(config)
     tied = {"lm_head.weight"} if config.tie_word_embeddings else set()
     missing, unexpected = model.load_state_dict(state_dict, strict=False)
@@ -115,7 +230,7 @@ def convert(source: str, checkpoint: str | Path, output: str | Path) -> VaswaniT
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--source", required=True, choices=["marian"])
+    parser.add_argument("--source", required=True, choices=["marian", "fsmt", "fairseq"])
     parser.add_argument("--checkpoint", required=True, help="the source folder or file")
     parser.add_argument("--output", required=True)
     args = parser.parse_args(argv)

@@ -190,3 +190,67 @@ def test_pre_ln_variant_and_bad_inputs():
         model(SOURCE[0], decoder_input_ids=TARGET)
     with pytest.raises(ValueError, match="`decoder_input_ids` holds token ids outside the vocabulary"):
         model(SOURCE, decoder_input_ids=TARGET + 100)
+
+
+@pytest.fixture(scope="module")
+def fsmt_family(tmp_path_factory):
+    """A random FSMT model (HF's port of fairseq's transformer), converted from its HF folder and from a fairseq
+    checkpoint built here with fairseq's key names and an `argparse.Namespace` of arguments."""
+    import argparse
+
+    from transformers import FSMTConfig, FSMTForConditionalGeneration
+
+    torch.manual_seed(0)
+    config = FSMTConfig(
+        langs=["en", "de"], src_vocab_size=60, tgt_vocab_size=60, d_model=16, encoder_layers=2, decoder_layers=2,
+        encoder_attention_heads=4, decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32,
+        activation_function="relu", max_position_embeddings=64, scale_embedding=True, tie_word_embeddings=True,
+    )  # fmt: skip
+    fsmt = FSMTForConditionalGeneration(config).eval()
+    folder = tmp_path_factory.mktemp("fsmt")
+    fsmt.save_pretrained(folder)
+    converter = load_converter()
+    from_fsmt = converter.convert("fsmt", folder, tmp_path_factory.mktemp("from_fsmt"))
+    state_dict = {k.removeprefix("model."): v for k, v in fsmt.state_dict().items() if "embed_positions" not in k}
+    state_dict.update({"encoder.version": torch.tensor([3.0]), "decoder.version": torch.tensor([3.0])})
+    args = argparse.Namespace(
+        encoder_layers=2, decoder_layers=2, encoder_attention_heads=4, decoder_attention_heads=4,
+        encoder_ffn_embed_dim=32, decoder_ffn_embed_dim=32, dropout=0.1, attention_dropout=0.0,
+        activation_dropout=0.0, activation_fn="relu", max_source_positions=64, share_all_embeddings=True,
+        share_decoder_input_output_embed=True, encoder_normalize_before=False, decoder_normalize_before=False,
+    )  # fmt: skip
+    checkpoint = tmp_path_factory.mktemp("fairseq") / "checkpoint_best.pt"
+    torch.save({"args": args, "model": state_dict}, checkpoint)
+    from_fairseq = converter.convert("fairseq", checkpoint, tmp_path_factory.mktemp("from_fairseq"))
+    return fsmt, {"fsmt": from_fsmt, "fairseq": from_fairseq}
+
+
+@pytest.mark.parametrize("source", ["fsmt", "fairseq"])
+@torch.no_grad()
+def test_fairseq_family_logits_and_generation_match(fsmt_family, source):
+    fsmt, converted = fsmt_family
+    ours = converted[source]
+    assert ours.config.position_offset == 2 and ours.config.sinusoid_timescale == "tensor2tensor"
+    source_ids = torch.tensor([[5, 6, 7, 8, 2], [9, 10, 2, 1, 1]])  # fairseq: <pad> 1, </s> 2
+    mask = (source_ids != 1).long()
+    target = torch.tensor([[2, 11, 12, 13], [2, 14, 15, 16]])  # decoding starts from </s>
+    # FSMT applies its causal mask only with use_cache=False
+    expected = fsmt(source_ids, attention_mask=mask, decoder_input_ids=target, use_cache=False).logits
+    actual = ours(source_ids, attention_mask=mask, decoder_input_ids=target).logits
+    torch.testing.assert_close(actual, expected, rtol=0, atol=1e-5)
+    for num_beams in (1, 4):
+        kwargs = {"max_new_tokens": 10, "do_sample": False, "num_beams": num_beams, "forced_eos_token_id": None}
+        assert (
+            ours.generate(source_ids, attention_mask=mask, **kwargs).tolist()
+            == fsmt.generate(source_ids, attention_mask=mask, **kwargs).tolist()
+        )
+
+
+def test_fairseq_reader_refuses_what_it_cannot_convert(tmp_path):
+    converter = load_converter()
+    checkpoint = tmp_path / "bad.pt"
+    torch.save({"model": {}}, checkpoint)
+    with pytest.raises(ValueError, match="not a fairseq checkpoint"):
+        converter.convert("fairseq", checkpoint, tmp_path / "out")
+    with pytest.raises(ValueError, match="unknown source"):
+        converter.convert("opennmt", checkpoint, tmp_path / "out")
