@@ -1,0 +1,160 @@
+"""hf_attn's Transformer against transformers' MarianMTModel: same config (the paper's base model), same weights.
+
+Measures on this machine, in one run, with both models in fp32 on the CPU:
+  (a) training-step throughput, target tokens per second of a forward + backward pass with the same loss;
+  (b) beam-4 generation throughput, generated tokens per second (both forced to the same length);
+  (c) MFU: achieved GFLOP/s of hf_attn's training step over the machine's measured matmul GFLOP/s at the model's
+      GEMM shapes.
+Prints a table and, last, `RESULT train_ratio=<x> generate_ratio=<y> mfu=<z>` (ratios: hf_attn / Marian).
+
+    .venv/bin/python benchmarks/transformer_vs_marian.py [--batch 16] [--length 64] [--repeats 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+from transformers import MarianConfig, MarianMTModel
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_converter():
+    path = ROOT / "conversion" / "convert_vaswani_transformer_to_hf.py"
+    spec = importlib.util.spec_from_file_location("convert_vaswani_transformer_to_hf", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def paired_models(vocab_size: int, layers: int, d_model: int, heads: int, ffn: int):
+    """A random Marian model with the paper's base configuration, and the same weights as hf_attn's model."""
+    torch.manual_seed(0)
+    config = MarianConfig(
+        vocab_size=vocab_size, d_model=d_model, encoder_layers=layers, decoder_layers=layers,
+        encoder_attention_heads=heads, decoder_attention_heads=heads, encoder_ffn_dim=ffn, decoder_ffn_dim=ffn,
+        activation_function="relu", dropout=0.1, attention_dropout=0.0, activation_dropout=0.0,
+        max_position_embeddings=512, scale_embedding=True, pad_token_id=0, eos_token_id=3, decoder_start_token_id=0,
+    )  # fmt: skip
+    marian = MarianMTModel(config)
+    with tempfile.TemporaryDirectory() as source, tempfile.TemporaryDirectory() as target:
+        marian.save_pretrained(source)
+        ours = load_converter().convert("marian", source, target)
+    ours.config.label_smoothing = 0.0  # Marian's loss has none: time the same loss
+    return marian, ours
+
+
+def time_call(function, repeats: int) -> float:
+    """Median seconds of `function()` over `repeats` runs, after one warm-up run."""
+    function()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        function()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def training_step(model, batch):
+    def step():
+        model.zero_grad(set_to_none=True)
+        model(**batch).loss.backward()
+
+    return step
+
+
+def training_flops(config, batch: int, source: int, target: int) -> float:
+    """Matmul FLOPs of one forward + backward pass (backward = 2 × forward), from the layer shapes."""
+    d, f, v = config.d_model, config.encoder_ffn_dim, config.vocab_size
+    encoder = config.encoder_layers * (
+        2 * batch * source * (4 * d * d + 2 * d * f) + 2 * 2 * batch * source * source * d  # projections + QKᵀ, AV
+    )
+    decoder = config.decoder_layers * (
+        2 * batch * target * (4 * d * d + 2 * d * f)  # self-attention projections + FFN
+        + 2 * batch * (target * 2 * d * d + source * 2 * d * d)  # cross-attention: Q, out on target; K, V on source
+        + 2 * 2 * batch * target * (target + source) * d  # QKᵀ and AV, self and cross
+    )
+    output = 2 * batch * target * d * v
+    return 3.0 * (encoder + decoder + output)
+
+
+def matmul_gflops(config, tokens: int, repeats: int) -> float:
+    """The machine's fp32 GEMM rate at the model's shapes, weighted by each shape's share of the FLOPs."""
+    d, f, v = config.d_model, config.encoder_ffn_dim, config.vocab_size
+    shapes = [(tokens, d, d, 8), (tokens, d, f, 2), (tokens, f, d, 2), (tokens, d, v, 1)]  # (m, k, n, weight)
+    total_flops, total_time = 0.0, 0.0
+    for m, k, n, weight in shapes:
+        a, b = torch.randn(m, k), torch.randn(k, n)
+        seconds = time_call(lambda a=a, b=b: torch.mm(a, b), repeats * 3)
+        flops = 2.0 * m * k * n * weight
+        total_flops += flops
+        total_time += seconds * weight
+    return total_flops / total_time / 1e9
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--length", type=int, default=64, help="source and target tokens per sentence")
+    parser.add_argument("--vocab", type=int, default=8000)
+    parser.add_argument("--layers", type=int, default=6)
+    parser.add_argument("--d-model", type=int, default=512)
+    parser.add_argument("--heads", type=int, default=8)
+    parser.add_argument("--ffn", type=int, default=2048)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--generate-tokens", type=int, default=32)
+    args = parser.parse_args(argv)
+
+    marian, ours = paired_models(args.vocab, args.layers, args.d_model, args.heads, args.ffn)
+    generator = torch.Generator().manual_seed(1)
+    source = torch.randint(4, args.vocab, (args.batch, args.length), generator=generator)
+    labels = torch.randint(4, args.vocab, (args.batch, args.length), generator=generator)
+    batch = {"input_ids": source, "attention_mask": torch.ones_like(source), "labels": labels}
+
+    rows = []
+    marian.train(), ours.train()
+    tokens = args.batch * args.length
+    train_marian = time_call(training_step(marian, batch), args.repeats)
+    train_ours = time_call(training_step(ours, batch), args.repeats)
+    rows.append(("training step (tokens/s)", tokens / train_marian, tokens / train_ours))
+
+    marian.eval(), ours.eval()
+    generate = {
+        "num_beams": 4, "do_sample": False, "max_new_tokens": args.generate_tokens,
+        "min_new_tokens": args.generate_tokens, "bad_words_ids": None, "forced_eos_token_id": None,
+    }  # fmt: skip
+    prompt = source[:, : args.length]
+    with torch.no_grad():
+        generate_marian = time_call(lambda: marian.generate(prompt, **generate), max(1, args.repeats - 1))
+        generate_ours = time_call(lambda: ours.generate(prompt, **generate), max(1, args.repeats - 1))
+    generated = args.batch * args.generate_tokens
+    rows.append(("beam-4 generation (tokens/s)", generated / generate_marian, generated / generate_ours))
+
+    flops = training_flops(ours.config, args.batch, args.length, args.length)
+    peak = matmul_gflops(ours.config, tokens, args.repeats)
+    achieved_ours, achieved_marian = flops / train_ours / 1e9, flops / train_marian / 1e9
+    rows.append(("training GFLOP/s (matmul FLOPs)", achieved_marian, achieved_ours))
+    rows.append(("MFU vs measured matmul GFLOP/s", achieved_marian / peak, achieved_ours / peak))
+
+    setting = (
+        f"d_model {args.d_model}, {args.layers}+{args.layers} layers, {args.heads} heads, d_ff {args.ffn}, "
+        f"vocab {args.vocab}; batch {args.batch} x {args.length} tokens, fp32, {torch.get_num_threads()} CPU threads"
+    )
+    print(f"\nTransformer base ({setting}), torch {torch.__version__}; matmul peak {peak:.1f} GFLOP/s\n")
+    print(f"| {'measure':34s} | {'Marian':>10s} | {'hf_attn':>10s} | {'ratio':>6s} |")
+    print(f"|{'-' * 36}|{'-' * 12}|{'-' * 12}|{'-' * 8}|")
+    for name, theirs, mine in rows:
+        print(f"| {name:34s} | {theirs:10.2f} | {mine:10.2f} | {mine / theirs:6.3f} |")
+    train_ratio = train_marian / train_ours
+    generate_ratio = generate_marian / generate_ours
+    print(f"RESULT train_ratio={train_ratio:.3f} generate_ratio={generate_ratio:.3f} mfu={achieved_ours / peak:.3f}")
+
+
+if __name__ == "__main__":
+    main()
