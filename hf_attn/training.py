@@ -117,6 +117,30 @@ def score_evidence_attention(
     return evidence_attention_scores(torch.cat(attentions), torch.cat(evidence))
 
 
+@dataclass
+class TrainingPlan:
+    """What `train` was asked to do, passed whole to the steps below."""
+
+    output_dir: Path
+    task: str
+    num_train: int
+    num_eval: int
+    seed: int
+    epochs: float
+    max_steps: int
+    batch_size: int
+    learning_rate: float
+    config_overrides: dict[str, Any]
+    task_kwargs: dict[str, Any]
+    disable_tqdm: bool
+    save: bool
+    logging_steps: int
+    push_to_hub: str | None
+    hub_private: bool
+    schedule: str
+    warmup_steps: int
+
+
 def train(
     output_dir: str | Path,
     arch: str = "lin_self_attentive",
@@ -138,25 +162,82 @@ def train(
     schedule: str = "linear",
     warmup_steps: int = 0,
 ) -> TrainingResult:
-    """Generates the task's data, trains a word-level tokenizer on the training split, builds the architecture's
-    head for the task's input shape (config = the architecture's defaults updated by `config_overrides`; the data
-    generator gets `task_kwargs`), trains it with `Trainer`, evaluates on a held-out split (accuracy and, where the
-    task knows its evidence, attention hit rate), and saves model + tokenizer + a model card to `output_dir`;
-    `push_to_hub="user/repo"` then uploads the folder."""
+    """Trains `arch` on a synthetic task with `Trainer` and evaluates it on a held-out split.
+
+    The data come from the task's generator (`task_kwargs` passed on); the config is the architecture's defaults
+    updated by `config_overrides`; the head is the one for the task's input shape. Classifiers get a word-level
+    tokenizer and report accuracy (and, where the task knows its evidence, the attention hit rate); seq2seq models
+    get a shared BPE vocabulary, `Seq2SeqTrainer` with beam-4 `predict_with_generate`, BLEU and exact match.
+    `schedule="noam"` uses the Transformer paper's optimiser. Saves model + tokenizer + card to `output_dir`;
+    `push_to_hub="user/repo"` then uploads the folder.
+    """
     architecture = get_architecture(arch)
-    synthetic = get_synthetic_task(task or architecture.synthetic_task)
+    plan = TrainingPlan(
+        output_dir=Path(output_dir),
+        task=task or architecture.synthetic_task,
+        num_train=num_train,
+        num_eval=num_eval,
+        seed=seed,
+        epochs=epochs,
+        max_steps=max_steps,
+        batch_size=batch_size,
+        learning_rate=learning_rate,
+        config_overrides=config_overrides or {},
+        task_kwargs=task_kwargs or {},
+        disable_tqdm=disable_tqdm,
+        save=save,
+        logging_steps=logging_steps,
+        push_to_hub=push_to_hub,
+        hub_private=hub_private,
+        schedule=schedule,
+        warmup_steps=warmup_steps,
+    )
+    synthetic = get_synthetic_task(plan.task)
     heads = [head for head in architecture.heads if head.inputs == synthetic.inputs]
     if not heads:
         raise ValueError(f"{arch} has no head for {synthetic.inputs!r} inputs.")
-    if synthetic.inputs == "seq2seq":
-        return train_seq2seq(
-            output_dir, architecture, heads[0], synthetic, task or architecture.synthetic_task, num_train, num_eval,
-            seed, epochs, max_steps, batch_size, learning_rate, config_overrides, task_kwargs, disable_tqdm, save,
-            logging_steps, push_to_hub, hub_private, schedule, warmup_steps,
-        )  # fmt: skip
+    steps = _train_seq2seq if synthetic.inputs == "seq2seq" else _train_classifier
+    trainer, tokenizer, metrics = steps(plan, architecture, heads[0], synthetic)
+    _finish(plan, synthetic, trainer, tokenizer, metrics)
+    return TrainingResult(model=trainer.model, tokenizer=tokenizer, metrics=metrics, trainer=trainer)
 
-    data = synthetic.generator(num_train + num_eval, seed=seed, **(task_kwargs or {}))
-    train_split, eval_split = data.select(range(num_train)), data.select(range(num_train, num_train + num_eval))
+
+def _splits(plan: TrainingPlan, synthetic: SyntheticTask) -> tuple[Dataset, Dataset]:
+    data = synthetic.generator(plan.num_train + plan.num_eval, seed=plan.seed, **plan.task_kwargs)
+    return data.select(range(plan.num_train)), data.select(range(plan.num_train, plan.num_train + plan.num_eval))
+
+
+def _arguments(plan: TrainingPlan, config) -> dict[str, Any]:
+    """`TrainingArguments` keywords shared by every architecture."""
+    if plan.schedule == "noam":
+        optimisation = noam_arguments(config.d_model, plan.warmup_steps or 4000)
+    else:
+        optimisation = {"learning_rate": plan.learning_rate, "lr_scheduler_type": "linear"}
+        optimisation["warmup_steps"] = plan.warmup_steps
+    return {
+        "output_dir": str(plan.output_dir),
+        "num_train_epochs": plan.epochs,
+        "max_steps": plan.max_steps,
+        "per_device_train_batch_size": plan.batch_size,
+        "per_device_eval_batch_size": max(plan.batch_size, 64),
+        "seed": plan.seed,
+        "data_seed": plan.seed,
+        "logging_steps": plan.logging_steps,
+        "save_strategy": "no",
+        "eval_strategy": "no",
+        "report_to": "none",
+        "disable_tqdm": plan.disable_tqdm,
+        "dataloader_num_workers": 0,
+        # Without an accelerator, use_cpu is what makes a multi-process launch (accelerate/torchrun) join one gloo
+        # group; left False, every process would train alone.
+        "use_cpu": not torch.accelerator.is_available(),
+        "ddp_find_unused_parameters": False,  # every head uses all its parameters
+        **optimisation,
+    }
+
+
+def _train_classifier(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask):
+    train_split, eval_split = _splits(plan, synthetic)
     texts = list(train_split[synthetic.text_column])
     if synthetic.pair_column is not None:
         texts += list(train_split[synthetic.pair_column])
@@ -164,42 +245,19 @@ def train(
     train_split = tokenize_dataset(train_split, tokenizer, synthetic.text_column, synthetic.pair_column)
     eval_split = tokenize_dataset(eval_split, tokenizer, synthetic.text_column, synthetic.pair_column)
 
-    set_seed(seed)
+    set_seed(plan.seed)
     config = architecture.config_class(
         vocab_size=len(tokenizer),
         pad_token_id=tokenizer.pad_token_id,
         num_labels=len(synthetic.labels),
         id2label=dict(enumerate(synthetic.labels)),
         label2id={label: index for index, label in enumerate(synthetic.labels)},
-        **(config_overrides or {}),
+        **plan.config_overrides,
     )
-    model = heads[0].model_class(config)
-
-    args = TrainingArguments(
-        output_dir=str(output_dir),
-        num_train_epochs=epochs,
-        max_steps=max_steps,
-        per_device_train_batch_size=batch_size,
-        per_device_eval_batch_size=max(batch_size, 64),
-        learning_rate=learning_rate,
-        lr_scheduler_type="linear",
-        warmup_steps=0,
-        seed=seed,
-        data_seed=seed,
-        logging_steps=logging_steps,
-        save_strategy="no",
-        eval_strategy="no",
-        report_to="none",
-        disable_tqdm=disable_tqdm,
-        dataloader_num_workers=0,
-        # Without an accelerator, use_cpu is what makes a multi-process launch (accelerate/torchrun) join one gloo
-        # group; left False, every process would train alone.
-        use_cpu=not torch.accelerator.is_available(),
-        ddp_find_unused_parameters=False,  # every head uses all its parameters
-    )
+    model = head.model_class(config)
     trainer = Trainer(
         model=model,
-        args=args,
+        args=TrainingArguments(**_arguments(plan, config)),
         train_dataset=train_split,
         eval_dataset=eval_split,
         data_collator=PaddingCollator(tokenizer.pad_token_id),
@@ -210,72 +268,14 @@ def train(
     metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
     attention_field = next(iter(architecture.attention_fields))
     metrics.update(score_evidence_attention(model, eval_split, synthetic, attention_field))
-    print(
-        f"[hf-attn] rank {args.process_index}/{args.world_size}: {trainer.state.global_step} steps, "
-        f"held-out accuracy {metrics['accuracy']:.4f}",
-        flush=True,
-    )
-    _finish(
-        trainer,
-        tokenizer,
-        metrics,
-        output_dir,
-        synthetic,
-        task or architecture.synthetic_task,
-        num_train,
-        num_eval,
-        seed,
-        batch_size,
-        learning_rate,
-        task_kwargs,
-        config_overrides,
-        save,
-        push_to_hub,
-        hub_private,
-    )
-    return TrainingResult(model=model, tokenizer=tokenizer, metrics=metrics, trainer=trainer)
+    _report(trainer, f"held-out accuracy {metrics['accuracy']:.4f}")
+    return trainer, tokenizer, metrics
 
 
-def _finish(trainer, tokenizer, metrics, output_dir, synthetic, task_name, num_train, num_eval, seed, batch_size,
-            learning_rate, task_kwargs, config_overrides, save, push_to_hub, hub_private) -> None:  # fmt: skip
-    """Saves model, tokenizer, training record and card (main process), then pushes if asked."""
-    args = trainer.args
-    if save or push_to_hub:
-        summary = {
-            "dataset": {
-                "type": f"hf_attn/{task_name}",
-                "name": f"{task_name} (synthetic, hf_attn.data)",
-                "description": (synthetic.generator.__doc__ or "").strip().splitlines()[0],
-            },
-            "settings": {
-                "training examples": num_train,
-                "held-out examples": num_eval,
-                "seed": seed,
-                "steps": trainer.state.global_step,
-                "batch size per process": batch_size,
-                "processes": args.world_size,
-                "learning rate": learning_rate,
-                "optimizer": str(args.optim),
-                "task options": task_kwargs or {},
-                "config overrides": config_overrides or {},
-            },
-            "metrics": {key: metrics[key] for key in REPORTED_METRICS if key in metrics},
-        }
-        save_trained(trainer, tokenizer, Path(output_dir), summary, repo_id=push_to_hub)
-    if push_to_hub and trainer.is_world_process_zero():
-        commit = push_model_dir(output_dir, push_to_hub, private=hub_private)
-        print(f"[hf-attn] pushed {output_dir} to {push_to_hub} at {commit.oid}", flush=True)
-
-
-def train_seq2seq(
-    output_dir, architecture, head, synthetic, task_name, num_train, num_eval, seed, epochs, max_steps, batch_size,
-    learning_rate, config_overrides, task_kwargs, disable_tqdm, save, logging_steps, push_to_hub, hub_private,
-    schedule, warmup_steps, num_beams: int = 4,
-) -> TrainingResult:  # fmt: skip
-    """The sequence-to-sequence branch of `train`: a shared BPE vocabulary over source and target, `Seq2SeqTrainer`
-    with `predict_with_generate` (beam search), held-out BLEU and exact match."""
-    data = synthetic.generator(num_train + num_eval, seed=seed, **(task_kwargs or {}))
-    train_split, eval_split = data.select(range(num_train)), data.select(range(num_train, num_train + num_eval))
+def _train_seq2seq(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask, num_beams: int = 4):
+    """A shared BPE vocabulary over source and target, `Seq2SeqTrainer` with `predict_with_generate` (beam
+    search), held-out BLEU and exact match."""
+    train_split, eval_split = _splits(plan, synthetic)
     texts = list(train_split[synthetic.text_column]) + list(train_split[synthetic.pair_column])
     tokenizer = train_bpe_tokenizer(texts, vocab_size=8000)
 
@@ -289,42 +289,74 @@ def train_seq2seq(
     eval_split = eval_split.map(encode, batched=True, remove_columns=columns)
     longest = max(len(labels) for labels in eval_split["labels"])
 
-    set_seed(seed)
+    set_seed(plan.seed)
     config = architecture.config_class(
-        vocab_size=len(tokenizer), pad_token_id=tokenizer.pad_token_id, bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.bos_token_id,
-        **(config_overrides or {}),
-    )  # fmt: skip
+        vocab_size=len(tokenizer),
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.bos_token_id,
+        **plan.config_overrides,
+    )
     model = head.model_class(config)
     model.generation_config.update(num_beams=num_beams, max_length=longest + 10, length_penalty=0.6)
-    optimisation = (
-        noam_arguments(config.d_model, warmup_steps or 4000)
-        if schedule == "noam"
-        else {"learning_rate": learning_rate, "warmup_steps": warmup_steps, "lr_scheduler_type": "linear"}
-    )
     args = Seq2SeqTrainingArguments(
-        output_dir=str(output_dir), num_train_epochs=epochs, max_steps=max_steps,
-        per_device_train_batch_size=batch_size,
-        per_device_eval_batch_size=max(batch_size, 64), seed=seed, data_seed=seed, logging_steps=logging_steps,
-        save_strategy="no", eval_strategy="no", report_to="none", disable_tqdm=disable_tqdm, dataloader_num_workers=0,
-        use_cpu=not torch.accelerator.is_available(), ddp_find_unused_parameters=False, predict_with_generate=True,
-        generation_num_beams=num_beams, generation_max_length=longest + 10, **optimisation,
-    )  # fmt: skip
+        **_arguments(plan, config),
+        predict_with_generate=True,
+        generation_num_beams=num_beams,
+        generation_max_length=longest + 10,
+    )
     trainer = Seq2SeqTrainer(
-        model=model, args=args, train_dataset=train_split, eval_dataset=eval_split,
-        data_collator=PaddingCollator(tokenizer.pad_token_id), processing_class=tokenizer,
+        model=model,
+        args=args,
+        train_dataset=train_split,
+        eval_dataset=eval_split,
+        data_collator=PaddingCollator(tokenizer.pad_token_id),
+        processing_class=tokenizer,
         compute_metrics=translation_metrics(tokenizer),
-    )  # fmt: skip
+    )
     trainer.train()
     metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
+    _report(trainer, f"held-out exact match {metrics['exact_match']:.4f}, BLEU {metrics['bleu']:.2f}")
+    return trainer, tokenizer, metrics
+
+
+def _report(trainer: Trainer, result: str) -> None:
+    args = trainer.args
     print(
-        f"[hf-attn] rank {args.process_index}/{args.world_size}: {trainer.state.global_step} steps, "
-        f"held-out exact match {metrics['exact_match']:.4f}, BLEU {metrics['bleu']:.2f}",
+        f"[hf-attn] rank {args.process_index}/{args.world_size}: {trainer.state.global_step} steps, {result}",
         flush=True,
     )
-    _finish(trainer, tokenizer, metrics, output_dir, synthetic, task_name, num_train, num_eval, seed, batch_size,
-            args.learning_rate, task_kwargs, config_overrides, save, push_to_hub, hub_private)  # fmt: skip
-    return TrainingResult(model=model, tokenizer=tokenizer, metrics=metrics, trainer=trainer)
+
+
+def _finish(plan: TrainingPlan, synthetic: SyntheticTask, trainer: Trainer, tokenizer, metrics: dict) -> None:
+    """Saves model, tokenizer, training record and card (main process), then pushes if asked."""
+    if plan.save or plan.push_to_hub:
+        summary = {
+            "dataset": {
+                "type": f"hf_attn/{plan.task}",
+                "name": f"{plan.task} (synthetic, hf_attn.data)",
+                "description": (synthetic.generator.__doc__ or "").strip().splitlines()[0],
+            },
+            "settings": {
+                "training examples": plan.num_train,
+                "held-out examples": plan.num_eval,
+                "seed": plan.seed,
+                "steps": trainer.state.global_step,
+                "batch size per process": plan.batch_size,
+                "processes": trainer.args.world_size,
+                "learning rate": trainer.args.learning_rate,
+                "schedule": plan.schedule,
+                "optimizer": str(trainer.args.optim),
+                "task options": plan.task_kwargs,
+                "config overrides": plan.config_overrides,
+            },
+            "metrics": {key: metrics[key] for key in REPORTED_METRICS if key in metrics},
+        }
+        save_trained(trainer, tokenizer, plan.output_dir, summary, repo_id=plan.push_to_hub)
+    if plan.push_to_hub and trainer.is_world_process_zero():
+        commit = push_model_dir(plan.output_dir, plan.push_to_hub, private=plan.hub_private)
+        print(f"[hf-attn] pushed {plan.output_dir} to {plan.push_to_hub} at {commit.oid}", flush=True)
 
 
 def save_trained(
