@@ -193,3 +193,14 @@ def test_unknown_model_type_is_a_clear_value_error(tmp_path):
         AutoConfig.from_pretrained(tmp_path)
     with pytest.raises(ValueError, match="Unknown architecture 'han2'"):
         hf_attn.get_architecture("han2")
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_loading_refuses_pickle(architecture, head, tmp_path):
+    model, _ = build(architecture, head)
+    model.config.save_pretrained(tmp_path)
+    torch.save(model.state_dict(), tmp_path / "pytorch_model.bin")
+    with pytest.raises(OSError, match=r"model\.safetensors"):
+        head.model_class.from_pretrained(tmp_path)
+    with pytest.raises(ValueError, match="safetensors only"):
+        head.model_class.from_pretrained(tmp_path, use_safetensors=False)

@@ -23,7 +23,10 @@ Shape legend: B batch, S source tokens, T target tokens, D d_model, H heads, K =
 
 from __future__ import annotations
 
+import hashlib
 import math
+import os
+import re
 from collections.abc import Callable
 from typing import ClassVar
 
@@ -77,6 +80,74 @@ def sinusoidal_positions(
     if dim % 2:
         table = torch.nn.functional.pad(table, (0, 1))
     return table.to(torch.float32)
+
+
+# Copied from hf_attn.utils.hub_cache.SafetensorsLoadingMixin
+class SafetensorsLoadingMixin:
+    """`from_pretrained` for hf_attn models: safetensors only, and honest about broken downloads.
+
+    - A folder holding only pickle weights is refused (`use_safetensors=False` raises): loading never unpickles.
+    - If loading a Hub model fails, cached weights whose content does not match their hash are evicted and the
+      error says so, so a retry downloads them again instead of trusting a corrupt file.
+    - transformers' generic "can't load" `OSError` gets the root cause of the failure appended.
+
+    Listed before `PreTrainedModel` in a model's bases.
+    """
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):
+        if kwargs.get("use_safetensors") is False:
+            raise ValueError("hf_attn models load safetensors only; pickle checkpoints are never unpickled.")
+        kwargs["use_safetensors"] = True
+        try:
+            return super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
+        except Exception as error:
+            if os.path.isdir(str(pretrained_model_name_or_path)):
+                raise
+            revision, cache_dir = kwargs.get("revision"), kwargs.get("cache_dir")
+            evicted = evict_corrupt_downloads(str(pretrained_model_name_or_path), revision, cache_dir)
+            if evicted:
+                raise OSError(
+                    f"The downloaded {', '.join(evicted)} of {pretrained_model_name_or_path} did not match its "
+                    "hash (corrupted in transit); it was removed from the cache. Retry to download it again."
+                ) from error
+            # transformers' OSError names the files it looked for; the network's reason is at the chain's end.
+            root, depth = error, 0
+            while (root.__cause__ or root.__context__) is not None and depth < 20:
+                root, depth = root.__cause__ or root.__context__, depth + 1
+            if isinstance(error, OSError) and root is not error:
+                raise OSError(f"{error}\nCaused by {type(root).__name__}: {root}") from error
+            raise
+
+
+# Copied from hf_attn.utils.hub_cache.evict_corrupt_downloads
+def evict_corrupt_downloads(repo_id: str, revision: str | None = None, cache_dir: str | None = None) -> list[str]:
+    """Removes cached `*.safetensors` files of `repo_id@revision` whose content does not hash to their etag.
+
+    Returns the names of the evicted files (empty for local folders and repos not in the cache).
+    """
+    from huggingface_hub import try_to_load_from_cache
+
+    config_path = try_to_load_from_cache(repo_id, "config.json", cache_dir=cache_dir, revision=revision)
+    if not isinstance(config_path, str):
+        return []
+    snapshot = os.path.dirname(config_path)
+    evicted = []
+    for name in sorted(os.listdir(snapshot)):
+        path = os.path.join(snapshot, name)
+        blob = os.path.realpath(path)
+        expected = os.path.basename(blob)
+        if not name.endswith(".safetensors") or not re.fullmatch(r"[0-9a-f]{64}", expected):
+            continue  # only LFS files are named by their sha256
+        digest = hashlib.sha256()
+        with open(blob, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+        if digest.hexdigest() != expected:
+            os.remove(path)
+            os.remove(blob)
+            evicted.append(name)
+    return evicted
 
 
 # Copied from hf_attn.layers.validation.check_token_inputs
@@ -396,7 +467,7 @@ class VaswaniEmbedding(nn.Module):
 # ---------------------------------------------------------------------------------------------------------------
 
 
-class VaswaniTransformerPreTrainedModel(PreTrainedModel):
+class VaswaniTransformerPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = VaswaniTransformerConfig
     base_model_prefix = "model"
     main_input_name = "input_ids"
@@ -422,14 +493,6 @@ class VaswaniTransformerPreTrainedModel(PreTrainedModel):
             init.zeros_(module.bias)
         elif isinstance(module, VaswaniTransformerForConditionalGeneration) and module.output_bias is not None:
             init.zeros_(module.output_bias)
-
-    @classmethod
-    def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):
-        """`PreTrainedModel.from_pretrained`, safetensors only: a folder holding only pickle weights is refused."""
-        if kwargs.get("use_safetensors") is False:
-            raise ValueError("hf_attn models load safetensors only; pickle checkpoints are never unpickled.")
-        kwargs["use_safetensors"] = True
-        return super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
 
 
 class VaswaniTransformerEncoder(VaswaniTransformerPreTrainedModel):

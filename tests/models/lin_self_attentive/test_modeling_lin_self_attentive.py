@@ -159,13 +159,3 @@ def test_bad_inputs_are_clear_value_errors(head_class):
         model(good, attention_mask=torch.ones(3, 1), **pair)
     with pytest.raises(ValueError, match=r"outside the vocabulary \[0, 50\)"):
         model(torch.tensor([[5, 50]]), **pair)
-
-
-def test_loading_refuses_pickle(tmp_path):
-    model = LinSelfAttentiveForSequenceClassification(tiny_config(ARCH))
-    model.config.save_pretrained(tmp_path)
-    torch.save(model.state_dict(), tmp_path / "pytorch_model.bin")
-    with pytest.raises(OSError, match=r"model\.safetensors"):
-        LinSelfAttentiveForSequenceClassification.from_pretrained(tmp_path)
-    with pytest.raises(ValueError, match="safetensors only"):
-        LinSelfAttentiveForSequenceClassification.from_pretrained(tmp_path, use_safetensors=False)
