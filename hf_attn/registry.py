@@ -215,11 +215,14 @@ def list_models() -> list[str]:
 
 
 def register_all() -> None:
-    """Registers every config, model and tokenizer with the Auto classes. Idempotent.
+    """Registers every config, model and tokenizer with the Auto classes, and hf_attn's pipelines. Idempotent.
 
     Also marks each class for `register_for_auto_class`, so `save_pretrained` writes `auto_map` and copies the model
     code into the folder: users without hf_attn load it with `trust_remote_code=True`.
     """
+    from .pipelines import register_pipelines
+
+    register_pipelines()
     for architecture in ARCHITECTURES.values():
         config_class = architecture.config_class
         AutoConfig.register(architecture.name, config_class, exist_ok=True)

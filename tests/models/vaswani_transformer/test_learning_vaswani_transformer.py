@@ -5,7 +5,7 @@ from __future__ import annotations
 import datasets
 import pytest
 import transformers
-from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, pipeline
 
 import hf_attn  # noqa: F401
 from hf_attn.data import toy_translation
@@ -53,3 +53,13 @@ def test_saved_model_translates_after_auto_loading(trained):
     translations = tokenizer.batch_decode(model.generate(**inputs), skip_special_tokens=True)
     assert model.generation_config.num_beams == 4
     assert sum(t == r for t, r in zip(translations, examples["target"], strict=True)) >= 7
+
+
+def test_hf_attn_translation_pipeline(trained):
+    """transformers 5 refuses `pipeline("translation")`; `import hf_attn` registers `hf-attn-translation`."""
+    _, output = trained
+    translator = pipeline("hf-attn-translation", model=str(output))
+    examples = toy_translation(4, seed=777)
+    results = translator(list(examples["source"]))
+    assert [r["translation_text"] for r in results] == list(examples["target"])
+    assert translator(examples[0]["source"], num_beams=1)["translation_text"] == examples[0]["target"]
