@@ -63,7 +63,7 @@ class Architecture:
         display_name: how people call it.
         config_class / base_model_class / heads: the classes (the base registers with `AutoModel`).
         paper / original_code: provenance for cards and docs.
-        tokenizer: the tokenizer kind (`word_level`, ...).
+        tokenizer: the tokenizer kind (`word_level`, `bpe`, ...).
         synthetic_task: the task in `hf_attn.data` it learns in tests and the demo.
         attention_fields: output field -> the input mask over its last axis, for every field holding attention
             distributions (a tensor or a tuple of per-layer tensors; rows sum to 1 over unmasked keys). The common
@@ -178,7 +178,7 @@ ARCHITECTURES: dict[str, Architecture] = {
                 ),
             ),
             original_code="https://github.com/tensorflow/tensor2tensor",
-            tokenizer="word_level",
+            tokenizer="bpe",
             synthetic_task="translation",
             attention_fields={
                 "encoder_attentions": "attention_mask",
