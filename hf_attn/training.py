@@ -13,8 +13,10 @@ another to build them; the Trainer shards the batches and averages the gradients
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from typing import Any
 import torch
 from datasets import Dataset
 from transformers import (
+    AutoTokenizer,
     PreTrainedModel,
     PreTrainedTokenizerBase,
     Seq2SeqTrainer,
@@ -207,10 +210,11 @@ def _splits(plan: TrainingPlan, synthetic: SyntheticTask) -> tuple[Dataset, Data
     return data.select(range(plan.num_train)), data.select(range(plan.num_train, plan.num_train + plan.num_eval))
 
 
-def _arguments(plan: TrainingPlan, config) -> dict[str, Any]:
+def _arguments(plan: TrainingPlan, architecture) -> dict[str, Any]:
     """`TrainingArguments` keywords shared by every architecture."""
     if plan.schedule == "noam":
-        optimisation = noam_arguments(config.d_model, plan.warmup_steps or 4000)
+        d_model = architecture.config_class(**plan.config_overrides).d_model
+        optimisation = noam_arguments(d_model, plan.warmup_steps or 4000)
     else:
         optimisation = {"learning_rate": plan.learning_rate, "lr_scheduler_type": "linear"}
         optimisation["warmup_steps"] = plan.warmup_steps
@@ -236,12 +240,28 @@ def _arguments(plan: TrainingPlan, config) -> dict[str, Any]:
     }
 
 
+def _shared_tokenizer(args: TrainingArguments, plan: TrainingPlan, build: Callable[[], PreTrainedTokenizerBase]):
+    """Every process must use the same vocabulary, and the `tokenizers` trainers break frequency ties in hash-map
+    order, which differs between processes: the main process builds the tokenizer, the others load its copy."""
+    if args.world_size == 1:
+        return build()
+    folder = plan.output_dir / "tokenizer"
+    with args.main_process_first(local=False, desc="building the tokenizer"):
+        if args.process_index == 0:
+            tokenizer = build()
+            tokenizer.save_pretrained(folder)
+        else:
+            tokenizer = AutoTokenizer.from_pretrained(folder)
+    return tokenizer
+
+
 def _train_classifier(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask):
+    args = TrainingArguments(**_arguments(plan, architecture))
     train_split, eval_split = _splits(plan, synthetic)
     texts = list(train_split[synthetic.text_column])
     if synthetic.pair_column is not None:
         texts += list(train_split[synthetic.pair_column])
-    tokenizer = train_word_level_tokenizer(texts)
+    tokenizer = _shared_tokenizer(args, plan, lambda: train_word_level_tokenizer(texts))
     train_split = tokenize_dataset(train_split, tokenizer, synthetic.text_column, synthetic.pair_column)
     eval_split = tokenize_dataset(eval_split, tokenizer, synthetic.text_column, synthetic.pair_column)
 
@@ -257,7 +277,7 @@ def _train_classifier(plan: TrainingPlan, architecture, head, synthetic: Synthet
     model = head.model_class(config)
     trainer = Trainer(
         model=model,
-        args=TrainingArguments(**_arguments(plan, config)),
+        args=args,
         train_dataset=train_split,
         eval_dataset=eval_split,
         data_collator=PaddingCollator(tokenizer.pad_token_id),
@@ -268,7 +288,7 @@ def _train_classifier(plan: TrainingPlan, architecture, head, synthetic: Synthet
     metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
     attention_field = next(iter(architecture.attention_fields))
     metrics.update(score_evidence_attention(model, eval_split, synthetic, attention_field))
-    _report(trainer, f"held-out accuracy {metrics['accuracy']:.4f}")
+    _report(trainer, tokenizer, f"held-out accuracy {metrics['accuracy']:.4f}")
     return trainer, tokenizer, metrics
 
 
@@ -276,8 +296,11 @@ def _train_seq2seq(plan: TrainingPlan, architecture, head, synthetic: SyntheticT
     """A shared BPE vocabulary over source and target, `Seq2SeqTrainer` with `predict_with_generate` (beam
     search), held-out BLEU and exact match."""
     train_split, eval_split = _splits(plan, synthetic)
+    args = Seq2SeqTrainingArguments(
+        **_arguments(plan, architecture), predict_with_generate=True, generation_num_beams=num_beams
+    )
     texts = list(train_split[synthetic.text_column]) + list(train_split[synthetic.pair_column])
-    tokenizer = train_bpe_tokenizer(texts, vocab_size=8000)
+    tokenizer = _shared_tokenizer(args, plan, lambda: train_bpe_tokenizer(texts, vocab_size=8000))
 
     def encode(batch: dict[str, list]) -> dict[str, list]:
         encoded = dict(tokenizer(batch[synthetic.text_column]))
@@ -287,7 +310,7 @@ def _train_seq2seq(plan: TrainingPlan, architecture, head, synthetic: SyntheticT
     columns = train_split.column_names
     train_split = train_split.map(encode, batched=True, remove_columns=columns)
     eval_split = eval_split.map(encode, batched=True, remove_columns=columns)
-    longest = max(len(labels) for labels in eval_split["labels"])
+    args.generation_max_length = max(len(labels) for labels in eval_split["labels"]) + 10
 
     set_seed(plan.seed)
     config = architecture.config_class(
@@ -299,13 +322,7 @@ def _train_seq2seq(plan: TrainingPlan, architecture, head, synthetic: SyntheticT
         **plan.config_overrides,
     )
     model = head.model_class(config)
-    model.generation_config.update(num_beams=num_beams, max_length=longest + 10, length_penalty=0.6)
-    args = Seq2SeqTrainingArguments(
-        **_arguments(plan, config),
-        predict_with_generate=True,
-        generation_num_beams=num_beams,
-        generation_max_length=longest + 10,
-    )
+    model.generation_config.update(num_beams=num_beams, max_length=args.generation_max_length, length_penalty=0.6)
     trainer = Seq2SeqTrainer(
         model=model,
         args=args,
@@ -317,14 +334,17 @@ def _train_seq2seq(plan: TrainingPlan, architecture, head, synthetic: SyntheticT
     )
     trainer.train()
     metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
-    _report(trainer, f"held-out exact match {metrics['exact_match']:.4f}, BLEU {metrics['bleu']:.2f}")
+    _report(trainer, tokenizer, f"held-out exact match {metrics['exact_match']:.4f}, BLEU {metrics['bleu']:.2f}")
     return trainer, tokenizer, metrics
 
 
-def _report(trainer: Trainer, result: str) -> None:
+def _report(trainer: Trainer, tokenizer: PreTrainedTokenizerBase, result: str) -> None:
+    """One line per process: its rank, steps, held-out result and a fingerprint of its vocabulary."""
     args = trainer.args
+    vocabulary = hashlib.sha256(json.dumps(sorted(tokenizer.get_vocab().items())).encode()).hexdigest()[:12]
     print(
-        f"[hf-attn] rank {args.process_index}/{args.world_size}: {trainer.state.global_step} steps, {result}",
+        f"[hf-attn] rank {args.process_index}/{args.world_size}: {trainer.state.global_step} steps, {result}, "
+        f"vocabulary {vocabulary}",
         flush=True,
     )
 

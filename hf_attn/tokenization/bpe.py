@@ -7,6 +7,7 @@ Special tokens: `[PAD]` 0, `[UNK]` 1, `[BOS]` 2 (the decoder's start token), `[E
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
@@ -41,6 +42,7 @@ def train_bpe_tokenizer(
         end_of_word_suffix=END_OF_WORD,
     )  # fmt: skip
     tokenizer.train_from_iterator(texts, trainer=trainer)
+    tokenizer.model = _canonical_model(tokenizer)
     eos_id = tokenizer.token_to_id("[EOS]")
     tokenizer.post_processor = processors.TemplateProcessing(
         single="$A [EOS]", pair="$A [EOS] $B [EOS]", special_tokens=[("[EOS]", eos_id)]
@@ -55,3 +57,19 @@ def train_bpe_tokenizer(
         padding_side="right",
         model_input_names=["input_ids", "attention_mask"],
     )
+
+
+def _canonical_model(tokenizer: Tokenizer) -> models.BPE:
+    """The trained BPE model with ids renumbered canonically: special tokens, the base alphabet in sorted order,
+    then merged tokens in merge order.
+
+    The `tokenizers` trainer learns the same merges in every process but numbers tokens in hash-map order, which
+    differs between processes; every process of a distributed run must build the same vocabulary.
+    """
+    model = json.loads(tokenizer.to_str())["model"]
+    merges = [tuple(merge) if isinstance(merge, list) else tuple(merge.split(" ")) for merge in model["merges"]]
+    merged = [left + right for left, right in merges]
+    alphabet = sorted(set(model["vocab"]) - set(SPECIAL_TOKENS) - set(merged))
+    order = [*SPECIAL_TOKENS, *alphabet, *dict.fromkeys(merged)]
+    vocab = {token: index for index, token in enumerate(order)}
+    return models.BPE(vocab=vocab, merges=merges, unk_token="[UNK]", end_of_word_suffix=END_OF_WORD)

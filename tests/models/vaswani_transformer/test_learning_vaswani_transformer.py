@@ -56,10 +56,21 @@ def test_saved_model_translates_after_auto_loading(trained):
 
 
 def test_hf_attn_translation_pipeline(trained):
-    """transformers 5 refuses `pipeline("translation")`; `import hf_attn` registers `hf-attn-translation`."""
+    """transformers 5 refuses `pipeline("translation")`; `import hf_attn` registers `hf-attn-translation`. It must
+    give exactly what `generate` + decode give with the saved generation config."""
     _, output = trained
     translator = pipeline("hf-attn-translation", model=str(output))
-    examples = toy_translation(4, seed=777)
-    results = translator(list(examples["source"]))
-    assert [r["translation_text"] for r in results] == list(examples["target"])
-    assert translator(examples[0]["source"], num_beams=1)["translation_text"] == examples[0]["target"]
+    examples = toy_translation(6, seed=777)
+    sources = list(examples["source"])
+    results = [r["translation_text"] for r in translator(sources)]
+    model, tokenizer = translator.model, translator.tokenizer
+    direct = [
+        tokenizer.decode(model.generate(**tokenizer(source, return_tensors="pt"))[0], skip_special_tokens=True)
+        for source in sources
+    ]
+    assert results == direct
+    assert sum(r == t for r, t in zip(results, examples["target"], strict=True)) >= 4
+    greedy = translator(sources[0], num_beams=1)["translation_text"]
+    assert greedy == tokenizer.decode(
+        model.generate(**tokenizer(sources[0], return_tensors="pt"), num_beams=1)[0], skip_special_tokens=True
+    )
