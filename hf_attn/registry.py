@@ -86,12 +86,6 @@ class Architecture:
     license: str = "apache-2.0"
     tags: tuple[str, ...] = ()
 
-    def head(self, auto_class: str) -> Head:
-        for head in self.heads:
-            if head.auto_class == auto_class:
-                return head
-        raise ValueError(f"{self.name} has no head registered for {auto_class}.")
-
 
 ARCHITECTURES: dict[str, Architecture] = {
     architecture.name: architecture

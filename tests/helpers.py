@@ -10,6 +10,20 @@ import torch
 from hf_attn.registry import ARCHITECTURES, Architecture, Head
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
+
+# Prepended to scripts that run in a fresh interpreter where hf_attn must NOT be importable (remote-code tests):
+# the finder makes `import hf_attn` fail even though the package is installed.
+BLOCK_HF_ATTN = """
+import importlib.abc, sys
+
+class BlockHfAttn(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name == "hf_attn" or name.startswith("hf_attn."):
+            raise ModuleNotFoundError(f"No module named {name!r} (blocked by the test)")
+        return None
+
+sys.meta_path.insert(0, BlockHfAttn())
+"""
 SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import REPO_ROOT
+from tests.helpers import BLOCK_HF_ATTN, REPO_ROOT
 from tests.hub_server import HubServer, validate_card_metadata
 
 ALICE, BOB = "hf_alice_test_token", "hf_bob_test_token"
@@ -42,17 +42,6 @@ COMMON = textwrap.dedent(
 
     def report(**values):
         print("RESULT " + json.dumps(values), flush=True)
-    """
-)
-
-BLOCK_HF_ATTN = textwrap.dedent(
-    """
-    import importlib.abc, sys
-    class BlockHfAttn(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name == "hf_attn" or name.startswith("hf_attn."):
-                raise ModuleNotFoundError(f"No module named {name!r} (blocked by the test)")
-    sys.meta_path.insert(0, BlockHfAttn())
     """
 )
 

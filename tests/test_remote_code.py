@@ -12,20 +12,13 @@ import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from tests.helpers import all_heads, make_inputs, tiny_config
+from tests.helpers import BLOCK_HF_ATTN, all_heads, make_inputs, tiny_config
 
-# Runs in a fresh interpreter. The finder makes `import hf_attn` fail even though the package is installed.
-CHILD = textwrap.dedent(
+# Runs in a fresh interpreter where hf_attn is blocked (tests/helpers.py).
+CHILD = BLOCK_HF_ATTN + textwrap.dedent(
     """
-    import importlib.abc, importlib.util, sys
+    import sys
 
-    class BlockHfAttn(importlib.abc.MetaPathFinder):
-        def find_spec(self, name, path=None, target=None):
-            if name == "hf_attn" or name.startswith("hf_attn."):
-                raise ModuleNotFoundError(f"No module named {name!r} (blocked by the test)")
-            return None
-
-    sys.meta_path.insert(0, BlockHfAttn())
     try:
         import hf_attn  # noqa: F401
     except ModuleNotFoundError:

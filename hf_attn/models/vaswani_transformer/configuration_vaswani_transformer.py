@@ -59,9 +59,6 @@ class VaswaniTransformerConfig(PreTrainedConfig):
             Biases in the attention projections / the feed-forward layers.
         output_bias (`bool`, *optional*, defaults to `False`):
             A bias on the output logits (Marian's `final_logits_bias`).
-        init_std (`float`, *optional*, defaults to 0.02):
-            Not in the paper; embeddings are drawn from N(0, d_model^-0.5) and projections Xavier-uniform, as
-            tensor2tensor does; `init_std` is unused and kept for tools that expect it.
     """
 
     model_type = "vaswani_transformer"
@@ -98,7 +95,6 @@ class VaswaniTransformerConfig(PreTrainedConfig):
     attention_bias: bool = True
     ffn_bias: bool = True
     output_bias: bool = False
-    init_std: float = 0.02
     layer_norm_eps: float = 1e-5
     pad_token_id: int | None = 0
     bos_token_id: int | None = 2
