@@ -3,6 +3,8 @@
 `import hf_attn` registers every architecture with the transformers Auto classes (see `hf_attn.registry`).
 """
 
+from .models.bi_attention import BiAttentionConfig, BiAttentionForDocumentClassification, BiAttentionModel
+from .models.han import HanConfig, HanForDocumentClassification, HanModel
 from .models.lin_self_attentive import (
     LinSelfAttentiveConfig,
     LinSelfAttentiveForPairClassification,
@@ -22,6 +24,12 @@ register_all()
 
 __all__ = [
     "ARCHITECTURES",
+    "BiAttentionConfig",
+    "BiAttentionForDocumentClassification",
+    "BiAttentionModel",
+    "HanConfig",
+    "HanForDocumentClassification",
+    "HanModel",
     "LinSelfAttentiveConfig",
     "LinSelfAttentiveForPairClassification",
     "LinSelfAttentiveForSequenceClassification",

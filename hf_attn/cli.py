@@ -20,7 +20,7 @@ def _list(_: argparse.Namespace) -> None:
     for name, architecture in sorted(ARCHITECTURES.items()):
         paper = architecture.paper
         heads = ", ".join(head.model_class.__name__ for head in architecture.heads)
-        print(f"{name:24s} {architecture.display_name} ({paper.year}, arXiv:{paper.arxiv})\n{'':24s} heads: {heads}")
+        print(f"{name:24s} {architecture.display_name} ({paper.year}, {paper.reference})\n{'':24s} heads: {heads}")
 
 
 def _card(args: argparse.Namespace) -> None:

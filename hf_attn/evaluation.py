@@ -10,9 +10,12 @@ from transformers import EvalPrediction, PreTrainedTokenizerBase
 
 
 def accuracy_metric(prediction: EvalPrediction) -> dict[str, float]:
-    """`compute_metrics` for `Trainer`: accuracy of the argmax of the logits."""
+    """`compute_metrics` for `Trainer`: accuracy of the argmax of the logits over the labelled examples (label
+    -100 marks an unlabelled one)."""
     logits = prediction.predictions[0] if isinstance(prediction.predictions, tuple) else prediction.predictions
-    return {"accuracy": float((np.argmax(logits, axis=-1) == prediction.label_ids).mean())}
+    labelled = prediction.label_ids != -100
+    correct = np.argmax(logits, axis=-1)[labelled] == prediction.label_ids[labelled]
+    return {"accuracy": float(correct.mean()) if correct.size else float("nan")}
 
 
 def evidence_attention_scores(attentions: torch.Tensor, evidence_index: torch.Tensor) -> dict[str, float]:

@@ -12,6 +12,12 @@ from typing import Any
 import transformers
 from transformers import AutoConfig, AutoTokenizer, PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerFast
 
+from .models.bi_attention import (
+    BiAttentionConfig,
+    BiAttentionForDocumentClassification,
+    BiAttentionModel,
+)
+from .models.han import HanConfig, HanForDocumentClassification, HanModel
 from .models.lin_self_attentive import (
     LinSelfAttentiveConfig,
     LinSelfAttentiveForPairClassification,
@@ -23,6 +29,7 @@ from .models.vaswani_transformer import (
     VaswaniTransformerForConditionalGeneration,
     VaswaniTransformerModel,
 )
+from .tokenization.document import DocumentTokenizerFast
 
 
 @dataclass(frozen=True)
@@ -33,12 +40,18 @@ class Paper:
     authors: str
     year: int
     venue: str
-    arxiv: str
+    arxiv: str | None
     bibtex: str
+    link: str | None = None  # where a paper without an arXiv id lives (e.g. the ACL Anthology)
 
     @property
     def url(self) -> str:
-        return f"https://arxiv.org/abs/{self.arxiv}"
+        return f"https://arxiv.org/abs/{self.arxiv}" if self.arxiv else str(self.link)
+
+    @property
+    def reference(self) -> str:
+        """`arXiv:<id>`, or the paper's link."""
+        return f"arXiv:{self.arxiv}" if self.arxiv else self.url
 
 
 @dataclass(frozen=True)
@@ -63,11 +76,14 @@ class Architecture:
         display_name: how people call it.
         config_class / base_model_class / heads: the classes (the base registers with `AutoModel`).
         paper / original_code: provenance for cards and docs.
-        tokenizer: the tokenizer kind (`word_level`, `bpe`, ...).
+        tokenizer: the tokenizer kind (`word_level`, `bpe`, `document`; see `TOKENIZER_CLASSES`).
         synthetic_task: the task in `hf_attn.data` it learns in tests and the demo.
-        attention_fields: output field -> the input mask over its last axis, for every field holding attention
-            distributions (a tensor or a tuple of per-layer tensors; rows sum to 1 over unmasked keys). The common
-            tests check them; the first one is scored against a synthetic task's evidence.
+        attention_fields: output field -> the input mask over its keys, for every field holding attention
+            distributions (a tensor or a tuple of per-layer tensors; rows sum to 1 over unmasked keys, 0 when no key
+            is unmasked). The mask is named as an input (`attention_mask`: keys are its last axis) or, for keys
+            that are sentences of a document, as `attention_mask/sentences` (a sentence is unmasked when any of
+            its words is). The common tests check them; the first one is scored against a synthetic task's
+            evidence.
         tiny_config: keyword arguments of a config small enough for unit tests.
         license / tags: card metadata.
     """
@@ -192,7 +208,119 @@ ARCHITECTURES: dict[str, Architecture] = {
             },
             tags=("transformer", "encoder-decoder", "translation"),
         ),
+        Architecture(
+            name="han",
+            display_name="Hierarchical Attention Network (HAN)",
+            config_class=HanConfig,
+            base_model_class=HanModel,
+            heads=(
+                Head(
+                    HanForDocumentClassification,
+                    "AutoModelForSequenceClassification",
+                    "document",
+                    "text-classification",
+                ),
+            ),
+            paper=Paper(
+                title="Hierarchical Attention Networks for Document Classification",
+                authors="Zichao Yang, Diyi Yang, Chris Dyer, Xiaodong He, Alex Smola, Eduard Hovy",
+                year=2016,
+                venue="NAACL",
+                arxiv=None,
+                link="https://aclanthology.org/N16-1174/",
+                bibtex=(
+                    "@inproceedings{yang2016hierarchical,\n"
+                    "  title     = {Hierarchical Attention Networks for Document Classification},\n"
+                    "  author    = {Yang, Zichao and Yang, Diyi and Dyer, Chris and He, Xiaodong and Smola, Alex and\n"
+                    "               Hovy, Eduard},\n"
+                    "  booktitle = {Proceedings of NAACL-HLT},\n"
+                    "  pages     = {1480--1489},\n"
+                    "  year      = {2016},\n"
+                    "  doi       = {10.18653/v1/N16-1174},\n"
+                    "  url       = {https://aclanthology.org/N16-1174/}\n"
+                    "}"
+                ),
+            ),
+            original_code=None,
+            tokenizer="document",
+            synthetic_task="evidence_documents",
+            attention_fields={
+                "sentence_attentions": "attention_mask/sentences",
+                "word_attentions": "attention_mask",
+            },
+            tiny_config={
+                "vocab_size": 50,
+                "embedding_size": 12,
+                "word_hidden_size": 8,
+                "sentence_hidden_size": 6,
+                "word_attention_size": 10,
+                "sentence_attention_size": 9,
+                "hidden_dropout_prob": 0.1,
+                "num_labels": 3,
+            },
+            tags=("hierarchical-attention", "document-classification", "gru"),
+        ),
+        Architecture(
+            name="bi_attention",
+            display_name="BI-Attention (attention-based bilingual LSTM)",
+            config_class=BiAttentionConfig,
+            base_model_class=BiAttentionModel,
+            heads=(
+                Head(
+                    BiAttentionForDocumentClassification,
+                    "AutoModelForSequenceClassification",
+                    "document_pair",
+                    "text-classification",
+                ),
+            ),
+            paper=Paper(
+                title="Attention-based LSTM Network for Cross-Lingual Sentiment Classification",
+                authors="Xinjie Zhou, Xiaojun Wan, Jianguo Xiao",
+                year=2016,
+                venue="EMNLP",
+                arxiv=None,
+                link="https://aclanthology.org/D16-1024/",
+                bibtex=(
+                    "@inproceedings{zhou2016attention,\n"
+                    "  title     = {Attention-based {LSTM} Network for Cross-Lingual Sentiment Classification},\n"
+                    "  author    = {Zhou, Xinjie and Wan, Xiaojun and Xiao, Jianguo},\n"
+                    "  booktitle = {Proceedings of EMNLP},\n"
+                    "  pages     = {247--256},\n"
+                    "  year      = {2016},\n"
+                    "  doi       = {10.18653/v1/D16-1024},\n"
+                    "  url       = {https://aclanthology.org/D16-1024/}\n"
+                    "}"
+                ),
+            ),
+            original_code=None,
+            tokenizer="document",
+            synthetic_task="bilingual_documents",
+            attention_fields={
+                "sentence_attentions": "attention_mask/sentences",
+                "word_attentions": "attention_mask",
+                "pair_sentence_attentions": "pair_attention_mask/sentences",
+                "pair_word_attentions": "pair_attention_mask",
+            },
+            tiny_config={
+                "vocab_size": 50,
+                "embedding_size": 12,
+                "word_hidden_size": 8,
+                "sentence_hidden_size": 6,
+                "attention_size": 10,
+                "hidden_dropout_prob": 0.1,
+                "num_labels": 3,
+            },
+            tags=("hierarchical-attention", "cross-lingual", "semi-supervised", "lstm"),
+        ),
     ]
+}
+
+
+# Tokenizer kind -> the class `AutoTokenizer` gives for an architecture's folders.
+TOKENIZER_CLASSES: dict[str, type[PreTrainedTokenizerFast]] = {
+    "word_level": PreTrainedTokenizerFast,
+    "bpe": PreTrainedTokenizerFast,
+    "document": DocumentTokenizerFast,
 }
 
 
@@ -221,7 +349,10 @@ def register_all() -> None:
         config_class = architecture.config_class
         AutoConfig.register(architecture.name, config_class, exist_ok=True)
         config_class.register_for_auto_class()
-        AutoTokenizer.register(config_class, tokenizer_class=PreTrainedTokenizerFast, exist_ok=True)
+        tokenizer_class = TOKENIZER_CLASSES[architecture.tokenizer]
+        AutoTokenizer.register(config_class, tokenizer_class=tokenizer_class, exist_ok=True)
+        if tokenizer_class is not PreTrainedTokenizerFast:  # our own class: saved folders carry its code too
+            tokenizer_class.register_for_auto_class("AutoTokenizer")
         for model_class, auto_class in [(architecture.base_model_class, "AutoModel")] + [
             (head.model_class, head.auto_class) for head in architecture.heads if head.auto_class is not None
         ]:

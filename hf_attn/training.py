@@ -39,7 +39,7 @@ from .data import PaddingCollator, SyntheticTask, get_synthetic_task, tokenize_d
 from .evaluation import accuracy_metric, evidence_attention_scores, translation_metrics
 from .hub import push_model_dir
 from .registry import get_architecture
-from .tokenization import train_bpe_tokenizer, train_word_level_tokenizer
+from .tokenization import train_bpe_tokenizer, train_document_tokenizer, train_word_level_tokenizer
 
 # Held-out metrics recorded with a trained model (and shown on its card).
 REPORTED_METRICS = ("accuracy", "hit_rate", "evidence_mass", "best_hop_evidence_mass", "bleu", "exact_match")
@@ -110,7 +110,9 @@ def score_evidence_attention(
         rows = dataset.select(range(start, min(start + batch_size, len(dataset))))
         batch = collator([{name: row[name] for name in [*input_names, task.evidence_column]} for row in rows])
         output = model(**{name: batch[name].to(model.device) for name in input_names})
-        attention = getattr(output, attention_field).float().cpu()  # (B, R, T)
+        attention = getattr(output, attention_field).float().cpu()  # (B, R, T), or (B, S) over sentences
+        if attention.dim() == 2:
+            attention = attention[:, None, :]
         # Batches pad to different lengths: right-pad every batch's attention to the longest of the dataset.
         attentions.append(attention)
         evidence.append(batch[task.evidence_column])
@@ -206,6 +208,12 @@ def train(
 
 
 def _splits(plan: TrainingPlan, synthetic: SyntheticTask) -> tuple[Dataset, Dataset]:
+    """The training and held-out splits: one generator call cut in two, or, for a task whose held-out split is
+    drawn differently (`held_out_kwargs`), a second call with those options and another seed."""
+    if synthetic.held_out_kwargs is not None:
+        train_split = synthetic.generator(plan.num_train, seed=plan.seed, **plan.task_kwargs)
+        held_out = {**plan.task_kwargs, **synthetic.held_out_kwargs}
+        return train_split, synthetic.generator(plan.num_eval, seed=plan.seed + 1_000_003, **held_out)
     data = synthetic.generator(plan.num_train + plan.num_eval, seed=plan.seed, **plan.task_kwargs)
     return data.select(range(plan.num_train)), data.select(range(plan.num_train, plan.num_train + plan.num_eval))
 
@@ -261,7 +269,8 @@ def _train_classifier(plan: TrainingPlan, architecture, head, synthetic: Synthet
     texts = list(train_split[synthetic.text_column])
     if synthetic.pair_column is not None:
         texts += list(train_split[synthetic.pair_column])
-    tokenizer = _shared_tokenizer(args, plan, lambda: train_word_level_tokenizer(texts))
+    build = train_document_tokenizer if architecture.tokenizer == "document" else train_word_level_tokenizer
+    tokenizer = _shared_tokenizer(args, plan, lambda: build(texts))
     train_split = tokenize_dataset(train_split, tokenizer, synthetic.text_column, synthetic.pair_column)
     eval_split = tokenize_dataset(eval_split, tokenizer, synthetic.text_column, synthetic.pair_column)
 

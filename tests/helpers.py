@@ -58,13 +58,43 @@ def _token_ids(config, lengths: list[int], generator: torch.Generator) -> tuple[
     return ids.masked_fill(mask == 0, pad), mask
 
 
+def document_sentence_lengths(length: int) -> list[int]:
+    """The sentence lengths of a test document of "length" n: up to 3 sentences of varied lengths (n, n−1, n−2,
+    rotated so the longest is not always first); n = 0 is an empty document."""
+    sentences = [length - k for k in range(min(3, length))]
+    return sentences[1:] + sentences[:1]
+
+
+def _document_ids(config, lengths: list[int], generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random documents `(B, S, T)` whose sentence lengths follow `document_sentence_lengths`, and their mask."""
+    documents = [document_sentence_lengths(n) for n in lengths]
+    sentences = max([len(document) for document in documents] + [1])
+    words = max([n for document in documents for n in document] + [1])
+    pad = config.pad_token_id if config.pad_token_id is not None else 0
+    ids = torch.randint(0, config.vocab_size - 1, (len(lengths), sentences, words), generator=generator)
+    ids = ids + (ids >= pad).long()
+    mask = torch.zeros_like(ids)
+    for b, document in enumerate(documents):
+        for s, n in enumerate(document):
+            mask[b, s, :n] = 1
+    return ids.masked_fill(mask == 0, pad), mask
+
+
 def make_inputs(head: Head, config, lengths: list[int], seed: int = 0, pair_lengths: list[int] | None = None):
-    """Model inputs for `head.inputs` with the given per-example lengths (a 0 length is an all-padding row);
-    `pair_lengths` sets the second sequence's lengths (the hypothesis of a pair, the target of a seq2seq)."""
+    """Model inputs for `head.inputs` with the given per-example lengths (a 0 length is an all-padding row; for
+    documents a length sets the sentences, see `document_sentence_lengths`); `pair_lengths` sets the second
+    sequence's lengths (the hypothesis of a pair, the target of a seq2seq, the second view of a document pair)."""
     generator = torch.Generator().manual_seed(seed)
+    second = pair_lengths or [max(n, 1) for n in reversed(lengths)]
+    if head.inputs in ("document", "document_pair"):
+        input_ids, attention_mask = _document_ids(config, lengths, generator)
+        inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
+        if head.inputs == "document_pair":
+            pair_ids, pair_mask = _document_ids(config, second, generator)
+            inputs.update(pair_input_ids=pair_ids, pair_attention_mask=pair_mask)
+        return inputs
     input_ids, attention_mask = _token_ids(config, lengths, generator)
     inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
-    second = pair_lengths or [max(n, 1) for n in reversed(lengths)]
     if head.inputs == "sentence_pair":
         pair_ids, pair_mask = _token_ids(config, second, generator)
         inputs.update(pair_input_ids=pair_ids, pair_attention_mask=pair_mask)
@@ -94,16 +124,24 @@ def logits_shape(head: Head, config, inputs: dict[str, torch.Tensor]) -> tuple[i
     return (batch_size, config.num_labels)
 
 
+def key_mask(inputs: dict[str, torch.Tensor], spec: str) -> torch.Tensor:
+    """The mask over an attention's keys, from the registry's spec: an input mask's name (keys = its last axis), or
+    `<mask>/sentences` (keys = sentences; a sentence counts when any of its words does)."""
+    name, _, level = spec.partition("/")
+    mask = inputs[name].bool()
+    return mask.any(dim=-1) if level == "sentences" else mask
+
+
 def attention_maps(architecture, output, inputs) -> list[tuple[str, torch.Tensor, torch.Tensor]]:
-    """Every attention distribution a head returned, as (field, weights `(B, …, Q|R, K)`, key mask `(B, K)`);
+    """Every attention distribution a head returned, as (field, weights `(B, …, Q|R, K)`, key mask `(B, …, K)`);
     per-layer tuples are flattened."""
     maps = []
-    for field, mask_name in architecture.attention_fields.items():
+    for field, spec in architecture.attention_fields.items():
         value = getattr(output, field, None)
         if value is None:
             continue
         for index, weights in enumerate(value if isinstance(value, tuple) else (value,)):
-            maps.append((f"{field}[{index}]", weights, inputs[mask_name].bool()))
+            maps.append((f"{field}[{index}]", weights, key_mask(inputs, spec)))
     return maps
 
 
@@ -112,10 +150,17 @@ def trim_like(batched: torch.Tensor, index: int, alone: torch.Tensor) -> torch.T
     return batched[index : index + 1][tuple(slice(0, size) for size in alone.shape)]
 
 
-def select_example(inputs: dict[str, torch.Tensor], index: int, lengths: dict[str, int]) -> dict[str, torch.Tensor]:
-    """Example `index` of a batch, trimmed to its own length per sequence (`lengths` keyed by the ids' name)."""
+def select_example(inputs: dict[str, torch.Tensor], index: int) -> dict[str, torch.Tensor]:
+    """Example `index` of a batch, trimmed on every axis to the extent of its own mask (its longest sequence; for
+    documents also its last sentence), as if it had been padded alone."""
     single = {}
     for name, tensor in inputs.items():
-        ids_name = name.replace("attention_mask", "input_ids")
-        single[name] = tensor[index : index + 1, : lengths[ids_name]]
+        mask = inputs[name.replace("input_ids", "attention_mask")][index].bool()
+        extents = []
+        for axis in range(mask.dim()):
+            used = (
+                mask.any(dim=tuple(other for other in range(mask.dim()) if other != axis)) if mask.dim() > 1 else mask
+            )
+            extents.append(int(used.nonzero().max()) + 1 if used.any() else 1)
+        single[name] = tensor[index : index + 1][(slice(None), *(slice(0, extent) for extent in extents))]
     return single

@@ -15,7 +15,7 @@ def test_list_prints_every_architecture(capsys):
     main(["list"])
     out = capsys.readouterr().out
     for name, architecture in ARCHITECTURES.items():
-        assert name in out and architecture.paper.arxiv in out
+        assert name in out and architecture.paper.reference in out
 
 
 def test_train_rejects_bad_options(tmp_path):

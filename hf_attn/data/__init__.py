@@ -1,6 +1,6 @@
 """Synthetic tasks whose evidence is known (so attention can be scored), and collators."""
 
-from .collators import PaddingCollator, tokenize_dataset
+from .collators import PaddingCollator, pad_nested, tokenize_dataset
 from .synthetic import (
     CUE_SENTIMENT_LABELS,
     NEGATIVE_CUES,
@@ -8,8 +8,10 @@ from .synthetic import (
     POSITIVE_CUES,
     SYNTHETIC_TASKS,
     SyntheticTask,
+    bilingual_evidence_documents,
     cue_word_pairs,
     cue_word_sentiment,
+    evidence_documents,
     get_synthetic_task,
     toy_translation,
 )
@@ -22,9 +24,12 @@ __all__ = [
     "SYNTHETIC_TASKS",
     "PaddingCollator",
     "SyntheticTask",
+    "bilingual_evidence_documents",
     "cue_word_pairs",
     "cue_word_sentiment",
+    "evidence_documents",
     "get_synthetic_task",
+    "pad_nested",
     "tokenize_dataset",
     "toy_translation",
 ]

@@ -37,8 +37,9 @@ class PaddingCollator:
     `labels` with -100 (ignored by the loss) to the longest in the batch; numeric fields become tensors, strings
     are dropped. A `label` field becomes `labels`, as in transformers' own collators.
 
-    Works for sentences (`input_ids`), pairs (`input_ids` + `pair_input_ids`, padded independently) and
-    sequence-to-sequence examples (`input_ids`, `decoder_input_ids`, token `labels`).
+    Works for sentences (`input_ids`), pairs (`input_ids` + `pair_input_ids`, padded independently),
+    sequence-to-sequence examples (`input_ids`, `decoder_input_ids`, token `labels`) and documents (nested lists
+    sentences -> words, padded at both levels to `(B, S, T)`).
     """
 
     def __init__(self, pad_token_id: int = 0) -> None:
@@ -54,9 +55,31 @@ class PaddingCollator:
                 or (key in ("labels", "label") and isinstance(values[0], list | tuple))
             ):
                 pad = self.pad_token_id if key.endswith("input_ids") else -100 if key.startswith("label") else 0
-                longest = max(len(value) for value in values)
-                padded = torch.tensor([list(value) + [pad] * (longest - len(value)) for value in values])
-                batch["labels" if key == "label" else key] = padded
+                batch["labels" if key == "label" else key] = pad_nested(values, pad)
             elif isinstance(values[0], bool | int | float) or torch.is_tensor(values[0]):
                 batch["labels" if key == "label" else key] = torch.tensor(values)
         return batch
+
+
+def pad_nested(values: Sequence[Any], pad: int) -> torch.Tensor:
+    """Right-pads nested lists of ints (any depth, ragged at every level) into one tensor: `[[1, 2], [3]]` ->
+    `(2, 2)`, documents `[[[1, 2], [3]], [[4]]]` -> `(2, 2, 2)`. Every padded axis is at least 1 long."""
+    shape = [len(values)]
+    level = list(values)
+    while level and isinstance(level[0], list | tuple):
+        shape.append(max([len(item) for item in level] + [1]))
+        level = [element for item in level for element in item]
+    if len(shape) == 1:
+        shape.append(1)  # a batch of empty rows
+    padded = torch.full(shape, pad, dtype=torch.long)
+
+    def fill(target: torch.Tensor, value: Sequence[Any]) -> None:
+        if value and isinstance(value[0], list | tuple):
+            for index, item in enumerate(value):
+                fill(target[index], item)
+        elif value:
+            target[: len(value)] = torch.tensor(value, dtype=torch.long)
+
+    for index, value in enumerate(values):
+        fill(padded[index], value)
+    return padded

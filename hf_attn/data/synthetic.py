@@ -4,6 +4,10 @@
 position ("it took an hour a wonderful meal after that"); the cue decides the label, "not" right before it flips
 the label. `cue_index` is the cue's word position, so an attention map can be scored against it.
 
+`evidence_documents`: documents of filler sentences with ONE evidence sentence (a cue clause) at a random position,
+for hierarchical models; `bilingual_evidence_documents`: the same as parallel documents in two "languages", few
+labelled, many unlabelled, for cross-lingual semi-supervised training.
+
 `cue_word_pairs`: an entailment-like sentence-pair task. The premise lists a few coloured objects ("the red cat and
 the blue box ..."), the hypothesis claims one colour ("the cat is red"): entailment when the premise agrees,
 contradiction when it gives the object another colour, neutral when the object is absent.
@@ -200,6 +204,127 @@ def toy_translation(num_examples: int, seed: int = 0, max_clauses: int = 2) -> D
     return Dataset.from_dict(rows)
 
 
+def _evidence_document(
+    rng: random.Random, min_sentences: int, max_sentences: int, negation_probability: float
+) -> tuple[list[list[str]], int, int, int, bool]:
+    """Filler sentences around one evidence sentence: (sentences as word lists, label, evidence sentence index,
+    cue word index inside it, whether the cue is negated)."""
+    positive = rng.random() < 0.5
+    negated = rng.random() < negation_probability
+    clause = rng.choice(_CUE_CLAUSES).format(
+        subject=rng.choice(_SUBJECTS),
+        verb=rng.choice(_VERBS),
+        noun=rng.choice(_NOUNS),
+        neg=f"{NEGATION} " if negated else "",
+        cue="\0",
+    )
+    evidence = _words(clause)
+    cue_index = evidence.index("\0")
+    evidence[cue_index] = rng.choice(POSITIVE_CUES if positive else NEGATIVE_CUES)
+    sentences = [
+        [word for _ in range(rng.randint(1, 2)) for word in _words(rng.choice(_FILLER_PHRASES))]
+        for _ in range(rng.randint(min_sentences, max_sentences) - 1)
+    ]
+    evidence_sentence = rng.randint(0, len(sentences))
+    sentences.insert(evidence_sentence, evidence)
+    sentences = [[*sentence, "."] for sentence in sentences]
+    return sentences, int(positive != negated), evidence_sentence, cue_index, negated
+
+
+def evidence_documents(
+    num_examples: int,
+    seed: int = 0,
+    min_sentences: int = 3,
+    max_sentences: int = 8,
+    negation_probability: float = 0.1,
+) -> Dataset:
+    """Documents whose sentiment is decided by ONE evidence sentence among neutral filler sentences (HAN).
+
+    The evidence sentence is a cue clause of `cue_word_sentiment` ("the food was not great ."); the fillers are one
+    or two neutral phrases each ("we paid at the counter and then we left ."). The evidence sentence's position is
+    random. Every sentence ends with " .", so the document tokenizer splits sentences exactly where they were built.
+
+    Columns: `text` (str), `label` (int, 1 = positive), `evidence_sentence` (its index among the sentences),
+    `cue_index` (the cue's word position inside that sentence), `negated` (bool).
+    """
+    rng = random.Random(seed)
+    rows: dict[str, list] = {"text": [], "label": [], "evidence_sentence": [], "cue_index": [], "negated": []}
+    for _ in range(num_examples):
+        sentences, label, evidence_sentence, cue_index, negated = _evidence_document(
+            rng, min_sentences, max_sentences, negation_probability
+        )
+        rows["text"].append(" ".join(word for sentence in sentences for word in sentence))
+        rows["label"].append(label)
+        rows["evidence_sentence"].append(evidence_sentence)
+        rows["cue_index"].append(cue_index)
+        rows["negated"].append(negated)
+    return Dataset.from_dict(rows)
+
+
+# The second "language" of `bilingual_evidence_documents`: every word is spelt backwards with a suffix, and each
+# sentence swaps its words pairwise (w1 w2 w3 w4 -> w2' w1' w4' w3'). A word the "machine translation" fails on
+# is left out.
+
+
+def _pseudo_translate(sentence: list[str], failed_word: int | None = None) -> list[str]:
+    words = [word for index, word in enumerate(sentence) if index != failed_word]
+    words = [word[::-1] + "u" if word.isalpha() else word for word in words]
+    body, end = (words[:-1], words[-1:]) if words and not words[-1].isalpha() else (words, [])
+    for index in range(0, len(body) - 1, 2):
+        body[index], body[index + 1] = body[index + 1], body[index]
+    return body + end
+
+
+def bilingual_evidence_documents(
+    num_examples: int,
+    seed: int = 0,
+    labelled_fraction: float = 0.05,
+    source_cue_drop: float = 0.0,
+    target_cue_drop: float = 0.5,
+    min_sentences: int = 3,
+    max_sentences: int = 6,
+    negation_probability: float = 0.0,
+) -> Dataset:
+    """Parallel documents in two "languages" for cross-lingual, semi-supervised classification (BI-Attention).
+
+    `text` is an `evidence_documents` document, `translation` its rendering in a second language (word mapping plus
+    local reordering, see `_pseudo_translate`). Only `labelled_fraction` of the pairs carry their label; the others
+    have label -100 (ignored by the cross-entropy, still used by the bilingual distance of the loss).
+
+    The imperfect "machine translation" of the paper's setting is simulated on the labelled pairs only: with
+    probability `target_cue_drop` the translation loses the cue (the word is left out), with probability
+    `source_cue_drop` the source text does. Unlabelled pairs are parallel text, translated correctly. The default
+    split is the paper's training side (labelled source documents, translated); the held-out split of the task
+    swaps the drops (`source_cue_drop=1, target_cue_drop=0`): documents written in the second language whose
+    translation into the first lost the cue, so the classifier must read the second view. The few labels alone
+    teach it poorly (a classifier fit on them leans on the first view, which always had the cue); the bilingual
+    term teaches it from the unlabelled pairs.
+
+    Columns: `text`, `translation` (str), `label` (int, -100 when unlabelled), `labelled` (bool),
+    `evidence_sentence` (int).
+    """
+    rng = random.Random(seed)
+    rows: dict[str, list] = {"text": [], "translation": [], "label": [], "labelled": [], "evidence_sentence": []}
+    for _ in range(num_examples):
+        sentences, label, evidence_sentence, cue_index, _ = _evidence_document(
+            rng, min_sentences, max_sentences, negation_probability
+        )
+        labelled = rng.random() < labelled_fraction
+        drop_source = labelled and rng.random() < source_cue_drop
+        drop_target = labelled and rng.random() < target_cue_drop
+        source, target = [], []
+        for index, sentence in enumerate(sentences):
+            is_evidence = index == evidence_sentence
+            source += [word for i, word in enumerate(sentence) if not (is_evidence and drop_source and i == cue_index)]
+            target += _pseudo_translate(sentence, cue_index if is_evidence and drop_target else None)
+        rows["text"].append(" ".join(source))
+        rows["translation"].append(" ".join(target))
+        rows["label"].append(label if labelled else -100)
+        rows["labelled"].append(labelled)
+        rows["evidence_sentence"].append(evidence_sentence)
+    return Dataset.from_dict(rows)
+
+
 @dataclass(frozen=True)
 class SyntheticTask:
     """A generator with what a trainer needs to know about its columns.
@@ -209,7 +334,10 @@ class SyntheticTask:
         labels: label names, index = label id.
         inputs: the input shape (`sentence`, `sentence_pair`), matched against the registry's heads.
         text_column / pair_column: the text fields (for `seq2seq`: the source and the target).
-        evidence_column: word position of the label's evidence in `text_column` (-1: none), for attention scoring.
+        evidence_column: position of the label's evidence in `text_column` (-1: none), for attention scoring: a
+            word position for sentences, a sentence index for documents.
+        held_out_kwargs: generator options of the held-out split, when it is drawn differently from the training
+            split (a separate generator call with another seed); `None`: one call, split in two.
     """
 
     generator: Callable[..., Dataset]
@@ -218,6 +346,7 @@ class SyntheticTask:
     text_column: str
     pair_column: str | None = None
     evidence_column: str | None = None
+    held_out_kwargs: dict | None = None
 
 
 SYNTHETIC_TASKS: dict[str, SyntheticTask] = {
@@ -226,11 +355,23 @@ SYNTHETIC_TASKS: dict[str, SyntheticTask] = {
         cue_word_pairs, PAIR_LABELS, "sentence_pair", "premise", "hypothesis", "evidence_index"
     ),
     "translation": SyntheticTask(toy_translation, [], "seq2seq", "source", "target"),
+    "evidence_documents": SyntheticTask(
+        evidence_documents, CUE_SENTIMENT_LABELS, "document", "text", None, "evidence_sentence"
+    ),
+    "bilingual_documents": SyntheticTask(
+        bilingual_evidence_documents,
+        CUE_SENTIMENT_LABELS,
+        "document_pair",
+        "text",
+        "translation",
+        "evidence_sentence",
+        held_out_kwargs={"labelled_fraction": 1.0, "source_cue_drop": 1.0, "target_cue_drop": 0.0},
+    ),
 }
 
 
 def get_synthetic_task(name: str) -> SyntheticTask:
-    """The task descriptor by name (`cue_sentiment`, `cue_pairs`), with a clear error for unknown names."""
+    """The task descriptor by name (a key of `SYNTHETIC_TASKS`), with a clear error for unknown names."""
     if name not in SYNTHETIC_TASKS:
         raise ValueError(f"Unknown synthetic task {name!r}; known: {', '.join(sorted(SYNTHETIC_TASKS))}.")
     return SYNTHETIC_TASKS[name]

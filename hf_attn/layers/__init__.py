@@ -2,9 +2,20 @@
 model's code is self-contained for ``trust_remote_code``; ``python -m hf_attn.utils.copies`` keeps the copies exact."""
 
 from .attention import AdditiveAttentionPooling
+from .hierarchy import run_rnn_over_sentences, run_rnn_skipping_masked
+from .losses import classification_loss
 from .masking import masked_softmax
 from .positions import sinusoidal_positions
 from .rnn import PackedBiRNN
 from .validation import check_token_inputs
 
-__all__ = ["AdditiveAttentionPooling", "PackedBiRNN", "check_token_inputs", "masked_softmax", "sinusoidal_positions"]
+__all__ = [
+    "AdditiveAttentionPooling",
+    "PackedBiRNN",
+    "check_token_inputs",
+    "classification_loss",
+    "masked_softmax",
+    "run_rnn_over_sentences",
+    "run_rnn_skipping_masked",
+    "sinusoidal_positions",
+]

@@ -34,6 +34,12 @@ class PackedBiRNN(nn.Module):
             raise ValueError("PackedBiRNN expects an RNN built with batch_first=True.")
         self.rnn = rnn
 
+    @property
+    def output_size(self) -> int:
+        """``K·H``: features per position of the outputs."""
+        hidden = getattr(self.rnn, "proj_size", 0) or self.rnn.hidden_size
+        return hidden * (2 if self.rnn.bidirectional else 1)
+
     def forward(
         self, inputs: torch.Tensor, attention_mask: torch.Tensor | None = None, pack: bool = True
     ) -> torch.Tensor:

@@ -8,9 +8,12 @@ sentence: token t of the encoding is word t of the text, which keeps attention m
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
+
+from .document import DocumentTokenizerFast
 
 PAD_TOKEN = "[PAD]"
 UNK_TOKEN = "[UNK]"
@@ -28,15 +31,21 @@ def _word_level_pipeline(model: models.WordLevel, lowercase: bool) -> Tokenizer:
 
 
 def _wrap(
-    tokenizer: Tokenizer, pad_token: str, unk_token: str | None, model_max_length: int
+    tokenizer: Tokenizer,
+    pad_token: str,
+    unk_token: str | None,
+    model_max_length: int,
+    tokenizer_class: type[PreTrainedTokenizerFast] = PreTrainedTokenizerFast,
+    **kwargs: Any,
 ) -> PreTrainedTokenizerFast:
-    return PreTrainedTokenizerFast(
+    return tokenizer_class(
         tokenizer_object=tokenizer,
         pad_token=pad_token,
         unk_token=unk_token,
         model_max_length=model_max_length,
         padding_side="right",
         model_input_names=["input_ids", "attention_mask"],
+        **kwargs,
     )
 
 
@@ -87,3 +96,27 @@ def build_word_level_tokenizer(
             raise ValueError(f"{role} {token!r} is not in the vocabulary.")
     tokenizer = _word_level_pipeline(models.WordLevel(vocab=vocab, unk_token=unk_token), lowercase)
     return _wrap(tokenizer, pad_token, unk_token, model_max_length)
+
+
+def train_document_tokenizer(
+    documents: Iterable[str],
+    max_sentences: int | None = None,
+    max_words_per_sentence: int | None = None,
+    vocab_size: int = 30000,
+    min_frequency: int = 1,
+    lowercase: bool = True,
+) -> DocumentTokenizerFast:
+    """A word-level vocabulary trained on ``documents`` (as `train_word_level_tokenizer`: `[PAD]` 0, `[UNK]` 1), in
+    a `DocumentTokenizerFast` that returns `(documents, sentences, words)` ids, truncated to the given limits."""
+    words = train_word_level_tokenizer(
+        documents, vocab_size=vocab_size, min_frequency=min_frequency, lowercase=lowercase
+    )
+    return _wrap(
+        words.backend_tokenizer,
+        PAD_TOKEN,
+        UNK_TOKEN,
+        words.model_max_length,
+        tokenizer_class=DocumentTokenizerFast,
+        max_sentences=max_sentences,
+        max_words_per_sentence=max_words_per_sentence,
+    )

@@ -35,7 +35,7 @@ from typing import ClassVar
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
-from transformers import PreTrainedModel
+from transformers import PreTrainedConfig, PreTrainedModel
 from transformers import initialization as init
 from transformers.utils import ModelOutput
 
@@ -203,6 +203,12 @@ class PackedBiRNN(nn.Module):
         if not rnn.batch_first:
             raise ValueError("PackedBiRNN expects an RNN built with batch_first=True.")
         self.rnn = rnn
+
+    @property
+    def output_size(self) -> int:
+        """``K·H``: features per position of the outputs."""
+        hidden = getattr(self.rnn, "proj_size", 0) or self.rnn.hidden_size
+        return hidden * (2 if self.rnn.bidirectional else 1)
 
     def forward(
         self, inputs: torch.Tensor, attention_mask: torch.Tensor | None = None, pack: bool = True
@@ -411,7 +417,8 @@ def flatten_sentence_embedding(sentence_embedding: torch.Tensor, flatten_order: 
     return sentence_embedding.reshape(sentence_embedding.size(0), -1)
 
 
-def classification_loss(config: LinSelfAttentiveConfig, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+# Copied from hf_attn.layers.losses.classification_loss
+def classification_loss(config: PreTrainedConfig, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """The task loss by `config.problem_type` (inferred from `num_labels` and the labels' dtype, as transformers)."""
     if config.problem_type is None:
         if config.num_labels == 1:

@@ -1,0 +1,56 @@
+"""Recurrent encoders over documents (sentences of words), batched the fast way.
+
+A hierarchical model reads every sentence of every document with the same word-level RNN. Looping over documents,
+or over sentence positions, runs the recurrence many times on small batches; padding every document to the
+longest one runs it over empty sentences. Here every non-empty sentence of the batch goes through ONE packed RNN
+call, empty ones are skipped, and the outputs land back in their `(B, S, T)` slots.
+
+Masks may have holes (a padded sentence between real ones, a masked word inside a sentence): masked items are
+skipped, so the recurrence sees exactly the unmasked ones in order, and outputs at masked items are zero.
+
+Shape legend: B documents, S sentences, T words, N non-empty sentences of the batch, D input features, K·H RNN
+output features (directions × hidden units).
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .rnn import PackedBiRNN
+
+
+def run_rnn_skipping_masked(rnn: PackedBiRNN, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Runs `rnn` over the unmasked items of each row of `inputs (B, L, D)`, in order, as one packed call.
+
+    Unmasked items are first moved to the front of their row (a stable sort keeps their order), the RNN runs packed
+    by their counts, and the outputs are moved back. A row without unmasked items gives zeros.
+
+    Returns `(B, L, K·H)`, zero at masked items.
+    """
+    if inputs.size(0) == 0:  # nothing to run (packing needs at least one sequence)
+        return inputs.new_zeros(*inputs.shape[:2], rnn.output_size)
+    mask = mask.to(torch.bool)
+    lengths = mask.sum(dim=-1)
+    positions = torch.arange(mask.size(-1), device=mask.device)
+    if torch.equal(mask, positions < lengths[:, None]):  # already right-padded: the common case, no reordering
+        return rnn(inputs, mask)
+    order = torch.sort((~mask).to(torch.int8), dim=-1, stable=True).indices  # unmasked first, in order, (B, L)
+    aligned = rnn(inputs.gather(1, order[..., None].expand_as(inputs)), positions < lengths[:, None])
+    # Scatter back: aligned slot j of a row holds item order[j]; its padded slots hold zeros for the masked items.
+    return torch.zeros_like(aligned).scatter(1, order[..., None].expand_as(aligned), aligned)
+
+
+def run_rnn_over_sentences(rnn: PackedBiRNN, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Runs `rnn` over the words of every sentence of `inputs (B, S, T, D)` in ONE packed call.
+
+    Only the N sentences with at least one unmasked word enter the RNN; the outputs are scattered back to their
+    `(B, S)` slots. Returns `(B, S, T, K·H)`, zero at masked words and empty sentences.
+    """
+    batch, sentences, words, features = inputs.shape
+    flat_mask = mask.reshape(batch * sentences, words).to(torch.bool)
+    nonempty = flat_mask.any(dim=-1).nonzero().squeeze(-1)  # (N,)
+    encoded = run_rnn_skipping_masked(
+        rnn, inputs.reshape(batch * sentences, words, features)[nonempty], flat_mask[nonempty]
+    )  # (N, T, K·H)
+    outputs = encoded.new_zeros(batch * sentences, words, encoded.size(-1)).index_copy(0, nonempty, encoded)
+    return outputs.view(batch, sentences, words, -1)

@@ -1,0 +1,134 @@
+"""A document tokenizer for hierarchical models (HAN, BI-Attention): text -> sentences -> words.
+
+`DocumentTokenizerFast` is the word-level tokenizer (`hf_attn.tokenization.word_level`) with one more level: a
+document is split into sentences (after `.`, `!` or `?` followed by whitespace, and at line breaks), every sentence
+into word ids, and a batch comes out as `input_ids (B, S, T)` and `attention_mask (B, S, T)`:
+
+    tokenizer = train_document_tokenizer(documents, max_sentences=15, max_words_per_sentence=30)
+    batch = tokenizer(["The food was great. We left at nine.", "Awful."], return_tensors="pt")
+    batch["input_ids"].shape  # (2, 2, 4): 2 documents, up to 2 sentences, up to 4 words
+
+Documents may also come pre-split, as lists of sentences. Empty sentences are dropped; an empty document keeps
+zero sentences (one all-padding row once padded). Without `return_tensors` and `padding`, the result is nested
+lists (documents -> sentences -> ids) for `datasets.map`; `hf_attn.data.PaddingCollator` pads both levels per
+batch. `max_sentences` / `max_words_per_sentence` (set at construction, overridable per call) truncate.
+
+The class is self-contained (it imports only transformers), is registered with `AutoTokenizer` by `import hf_attn`,
+and is copied next to a saved model for `trust_remote_code` users.
+
+Shape legend: B documents, S sentences per document, T words per sentence.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import torch
+from transformers import BatchEncoding, PreTrainedTokenizerFast
+
+# A sentence ends at ., ! or ? followed by whitespace (the mark stays with its sentence), or at a line break.
+SENTENCE_BOUNDARY = r"(?<=[.!?])\s+|\s*\n\s*"
+
+Document = str | Sequence[str]
+
+
+class DocumentTokenizerFast(PreTrainedTokenizerFast):
+    """Splits documents into sentences and sentences into word ids: `(B, S, T)` ids and mask.
+
+    Args (besides `PreTrainedTokenizerFast`'s):
+        max_sentences: keep at most this many sentences per document (the first ones); `None`: all.
+        max_words_per_sentence: keep at most this many words per sentence; `None`: all.
+        sentence_boundary: the regular expression sentences are split at.
+    """
+
+    model_input_names = ["input_ids", "attention_mask"]  # noqa: RUF012 (transformers declares it so)
+
+    def __init__(
+        self,
+        *args: Any,
+        max_sentences: int | None = None,
+        max_words_per_sentence: int | None = None,
+        sentence_boundary: str = SENTENCE_BOUNDARY,
+        **kwargs: Any,
+    ) -> None:
+        kwargs.setdefault("padding_side", "right")
+        super().__init__(
+            *args,
+            max_sentences=max_sentences,
+            max_words_per_sentence=max_words_per_sentence,
+            sentence_boundary=sentence_boundary,
+            **kwargs,
+        )
+        self.max_sentences = max_sentences
+        self.max_words_per_sentence = max_words_per_sentence
+        self.sentence_boundary = sentence_boundary
+
+    def split_sentences(self, document: Document) -> list[str]:
+        """The non-empty sentences of `document` (a text, or already a list of sentences)."""
+        sentences = re.split(self.sentence_boundary, document) if isinstance(document, str) else list(document)
+        return [sentence.strip() for sentence in sentences if sentence and sentence.strip()]
+
+    def __call__(
+        self,
+        documents: Document | Sequence[Document],
+        max_sentences: int | None = None,
+        max_words_per_sentence: int | None = None,
+        padding: bool | str = False,
+        truncation: bool | str | None = None,
+        return_tensors: str | None = None,
+        **kwargs: Any,
+    ) -> BatchEncoding:
+        """Tokenises one document (a string, or a list of sentence strings via `is_split_into_sentences=True`) or a
+        batch of documents (a list of strings, or a list of lists of sentences).
+
+        `padding` (or any `return_tensors`) pads to `(B, S, T)` with `pad_token_id` and mask 0; at least one
+        sentence of one word, so an empty document is a single all-padding row. `truncation=False` turns the
+        instance's limits off; limits passed to the call always apply.
+        """
+        is_split = kwargs.pop("is_split_into_sentences", False)
+        single = isinstance(documents, str) or (is_split and documents and isinstance(documents[0], str))
+        batch = [documents] if single else list(documents)
+        if truncation is False:
+            limits = (max_sentences, max_words_per_sentence)
+        else:
+            limits = (max_sentences or self.max_sentences, max_words_per_sentence or self.max_words_per_sentence)
+        ids = self.encode_documents(batch, *limits)
+        masks = [[[1] * len(sentence) for sentence in document] for document in ids]
+        if padding or return_tensors is not None:
+            ids, masks = pad_documents(ids, self.pad_token_id), pad_documents(masks, 0)
+            if return_tensors is None:
+                ids, masks = ids.tolist(), masks.tolist()
+            elif return_tensors != "pt":
+                raise ValueError(f"DocumentTokenizerFast returns PyTorch tensors only, got {return_tensors!r}.")
+        elif single:
+            ids, masks = ids[0], masks[0]
+        return BatchEncoding({"input_ids": ids, "attention_mask": masks})
+
+    def encode_documents(
+        self, documents: Iterable[Document], max_sentences: int | None = None, max_words: int | None = None
+    ) -> list[list[list[int]]]:
+        """Unpadded ids, documents -> sentences -> words; every sentence of the batch in one backend call."""
+        split = [self.split_sentences(document)[:max_sentences] for document in documents]
+        flat = [sentence for sentences in split for sentence in sentences]
+        encodings = self.backend_tokenizer.encode_batch(flat, add_special_tokens=False) if flat else []
+        words = iter([encoding.ids[:max_words] for encoding in encodings])
+        return [[next(words) for _ in sentences] for sentences in split]
+
+    def decode_document(self, input_ids: torch.Tensor | Sequence[Sequence[int]]) -> list[str]:
+        """The sentences of one document's `(S, T)` ids as text (padding dropped)."""
+        rows = input_ids.tolist() if isinstance(input_ids, torch.Tensor) else input_ids
+        sentences = [self.decode([i for i in row if i != self.pad_token_id]) for row in rows]
+        return [sentence for sentence in sentences if sentence]
+
+
+def pad_documents(documents: Sequence[Sequence[Sequence[int]]], pad: int) -> torch.Tensor:
+    """Right-pads documents -> sentences -> values to a `(B, S, T)` tensor (S, T at least 1)."""
+    sentences = max([len(document) for document in documents] + [1])
+    words = max([len(sentence) for document in documents for sentence in document] + [1])
+    padded = torch.full((len(documents), sentences, words), pad, dtype=torch.long)
+    for b, document in enumerate(documents):
+        for s, sentence in enumerate(document):
+            padded[b, s, : len(sentence)] = torch.tensor(sentence, dtype=torch.long)
+    return padded
