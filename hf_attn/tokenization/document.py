@@ -45,25 +45,21 @@ class DocumentTokenizerFast(PreTrainedTokenizerFast):
 
     model_input_names = ["input_ids", "attention_mask"]  # noqa: RUF012 (transformers declares it so)
 
-    def __init__(
-        self,
-        *args: Any,
-        max_sentences: int | None = None,
-        max_words_per_sentence: int | None = None,
-        sentence_boundary: str = SENTENCE_BOUNDARY,
-        **kwargs: Any,
-    ) -> None:
-        kwargs.setdefault("padding_side", "right")
-        super().__init__(
-            *args,
-            max_sentences=max_sentences,
-            max_words_per_sentence=max_words_per_sentence,
-            sentence_boundary=sentence_boundary,
-            **kwargs,
-        )
-        self.max_sentences = max_sentences
-        self.max_words_per_sentence = max_words_per_sentence
-        self.sentence_boundary = sentence_boundary
+    # No `__init__` of our own: transformers 5 loads `tokenizer.json` as-is only for classes without one (others
+    # are rebuilt from their vocabulary, losing the word-level pipeline). The options live in `init_kwargs`, which
+    # `save_pretrained` writes to `tokenizer_config.json`.
+
+    @property
+    def max_sentences(self) -> int | None:
+        return self.init_kwargs.get("max_sentences")
+
+    @property
+    def max_words_per_sentence(self) -> int | None:
+        return self.init_kwargs.get("max_words_per_sentence")
+
+    @property
+    def sentence_boundary(self) -> str:
+        return self.init_kwargs.get("sentence_boundary") or SENTENCE_BOUNDARY
 
     def split_sentences(self, document: Document) -> list[str]:
         """The non-empty sentences of `document` (a text, or already a list of sentences)."""
