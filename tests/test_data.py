@@ -6,10 +6,13 @@ from hf_attn.data import (
     NEGATIVE_CUES,
     POSITIVE_CUES,
     PaddingCollator,
+    bilingual_evidence_documents,
     cue_word_pairs,
     cue_word_sentiment,
+    evidence_documents,
     get_synthetic_task,
 )
+from hf_attn.data.synthetic import _pseudo_translate
 
 
 def test_cue_sentiment_is_deterministic_and_seed_dependent():
@@ -69,6 +72,67 @@ def test_padding_collator_pads_sentences_and_pairs_independently():
     assert batch["attention_mask"].tolist() == [[1, 1, 1], [1, 0, 0]]
     assert batch["pair_input_ids"].tolist() == [[8, 0], [4, 3]]
     assert torch.equal(batch["labels"], torch.tensor([1, 0]))
+
+
+def _sentences(text: str) -> list[list[str]]:
+    """Word lists, each ending at a "." word (as the document tokenizer splits them)."""
+    sentences, current = [], []
+    for word in text.split():
+        current.append(word)
+        if word == ".":
+            sentences.append(current)
+            current = []
+    return sentences
+
+
+def test_evidence_documents_hold_one_cue_in_the_evidence_sentence():
+    data = evidence_documents(300, seed=2)
+    assert data.to_dict() == evidence_documents(300, seed=2).to_dict()
+    positions = set()
+    for row in data:
+        sentences = _sentences(row["text"])
+        cues = [(i, j) for i, s in enumerate(sentences) for j, w in enumerate(s) if w in POSITIVE_CUES + NEGATIVE_CUES]
+        assert cues == [(row["evidence_sentence"], row["cue_index"])]  # the only cue, where the row says
+        cue = sentences[row["evidence_sentence"]][row["cue_index"]]
+        assert row["label"] == int((cue in POSITIVE_CUES) != row["negated"])
+        assert 3 <= len(sentences) <= 8
+        positions.add(row["evidence_sentence"])
+    assert positions == set(range(8))  # the evidence sentence moves through every position
+
+
+def test_bilingual_documents_translate_word_by_word_and_mark_unlabelled_pairs():
+    assert _pseudo_translate(["the", "food", "was", "good", "."]) == ["doofu", "ehtu", "doogu", "sawu", "."]
+    assert _pseudo_translate(["the", "food", "was", "good", "."], failed_word=3) == ["doofu", "ehtu", "sawu", "."]
+    data = bilingual_evidence_documents(400, seed=1, labelled_fraction=0.25, target_cue_drop=1.0)
+    labelled = [row for row in data if row["labelled"]]
+    assert 60 < len(labelled) < 140 and all(row["label"] == -100 for row in data if not row["labelled"])
+    for row in data:
+        source, target = _sentences(row["text"]), _sentences(row["translation"])
+        assert len(source) == len(target)
+        evidence = row["evidence_sentence"]
+        for index, (sentence, translation) in enumerate(zip(source, target, strict=True)):
+            failed = row["labelled"] and index == evidence  # target_cue_drop=1: labelled translations lose the cue
+            if not failed:
+                assert translation == _pseudo_translate(sentence)
+            else:
+                assert len(translation) == len(sentence) - 1
+    held_out = bilingual_evidence_documents(50, seed=2, **get_synthetic_task("bilingual_documents").held_out_kwargs)
+    for row in held_out:  # the held-out first view never has the cue, the second always does
+        assert row["labelled"] and not any(w in POSITIVE_CUES + NEGATIVE_CUES for w in row["text"].split())
+        cue_words = [w[:-1][::-1] for w in row["translation"].split() if w[:-1][::-1] in POSITIVE_CUES + NEGATIVE_CUES]
+        assert len(cue_words) == 1
+
+
+def test_padding_collator_pads_documents_at_both_levels():
+    features = [
+        {"input_ids": [[5, 6], [7]], "attention_mask": [[1, 1], [1]], "label": 1},
+        {"input_ids": [[9, 8, 7]], "attention_mask": [[1, 1, 1]], "label": -100},
+        {"input_ids": [], "attention_mask": [], "label": 0},
+    ]
+    batch = PaddingCollator(pad_token_id=0)(features)
+    assert batch["input_ids"].tolist() == [[[5, 6, 0], [7, 0, 0]], [[9, 8, 7], [0, 0, 0]], [[0, 0, 0], [0, 0, 0]]]
+    assert batch["attention_mask"].sum(dim=(1, 2)).tolist() == [3, 3, 0]
+    assert batch["labels"].tolist() == [1, -100, 0]
 
 
 def test_unknown_task_is_a_clear_error():
