@@ -295,11 +295,12 @@ ARCHITECTURES: dict[str, Architecture] = {
             original_code=None,
             tokenizer="document",
             synthetic_task="bilingual_documents",
+            # The second view first: on the task's held-out split only it carries the evidence sentence.
             attention_fields={
-                "sentence_attentions": "attention_mask/sentences",
-                "word_attentions": "attention_mask",
                 "pair_sentence_attentions": "pair_attention_mask/sentences",
                 "pair_word_attentions": "pair_attention_mask",
+                "sentence_attentions": "attention_mask/sentences",
+                "word_attentions": "attention_mask",
             },
             tiny_config={
                 "vocab_size": 50,
