@@ -78,6 +78,19 @@ def _words(phrase: str) -> list[str]:
     return phrase.split()
 
 
+def _cue_clause(rng: random.Random, negated: bool) -> tuple[list[str], int]:
+    """A random cue clause as words, with a placeholder where the cue goes, and the placeholder's position."""
+    clause = rng.choice(_CUE_CLAUSES).format(
+        subject=rng.choice(_SUBJECTS),
+        verb=rng.choice(_VERBS),
+        noun=rng.choice(_NOUNS),
+        neg=f"{NEGATION} " if negated else "",
+        cue="\0",  # a placeholder word that the split finds
+    )
+    words = _words(clause)
+    return words, words.index("\0")
+
+
 def cue_word_sentiment(
     num_examples: int,
     seed: int = 0,
@@ -104,19 +117,12 @@ def cue_word_sentiment(
         positive = rng.random() < 0.5
         negated = rng.random() < negation_probability
         cue = rng.choice(POSITIVE_CUES if positive else NEGATIVE_CUES)
-        clause = rng.choice(_CUE_CLAUSES).format(
-            subject=rng.choice(_SUBJECTS),
-            verb=rng.choice(_VERBS),
-            noun=rng.choice(_NOUNS),
-            neg=f"{NEGATION} " if negated else "",
-            cue="\0",  # a placeholder word that the split below finds
-        )
-        clause_words = _words(clause)
+        clause_words, clause_cue_index = _cue_clause(rng, negated)
         fillers = [_words(rng.choice(_FILLER_PHRASES)) for _ in range(rng.randint(min_phrases, max_phrases))]
         split = rng.randint(0, len(fillers))
         before = [word for phrase in fillers[:split] for word in phrase]
         after = [word for phrase in fillers[split:] for word in phrase]
-        cue_index = len(before) + clause_words.index("\0")
+        cue_index = len(before) + clause_cue_index
         words = [*before, *clause_words, *after]
         words[cue_index] = cue
         rows["text"].append(" ".join(words))
@@ -211,15 +217,7 @@ def _evidence_document(
     cue word index inside it, whether the cue is negated)."""
     positive = rng.random() < 0.5
     negated = rng.random() < negation_probability
-    clause = rng.choice(_CUE_CLAUSES).format(
-        subject=rng.choice(_SUBJECTS),
-        verb=rng.choice(_VERBS),
-        noun=rng.choice(_NOUNS),
-        neg=f"{NEGATION} " if negated else "",
-        cue="\0",
-    )
-    evidence = _words(clause)
-    cue_index = evidence.index("\0")
+    evidence, cue_index = _cue_clause(rng, negated)
     evidence[cue_index] = rng.choice(POSITIVE_CUES if positive else NEGATIVE_CUES)
     sentences = [
         [word for _ in range(rng.randint(1, 2)) for word in _words(rng.choice(_FILLER_PHRASES))]
