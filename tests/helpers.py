@@ -65,19 +65,26 @@ def document_sentence_lengths(length: int) -> list[int]:
     return sentences[1:] + sentences[:1]
 
 
-def _document_ids(config, lengths: list[int], generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """Random documents `(B, S, T)` whose sentence lengths follow `document_sentence_lengths`, and their mask."""
-    documents = [document_sentence_lengths(n) for n in lengths]
-    sentences = max([len(document) for document in documents] + [1])
-    words = max([n for document in documents for n in document] + [1])
-    pad = config.pad_token_id if config.pad_token_id is not None else 0
-    ids = torch.randint(0, config.vocab_size - 1, (len(lengths), sentences, words), generator=generator)
-    ids = ids + (ids >= pad).long()
-    mask = torch.zeros_like(ids)
-    for b, document in enumerate(documents):
+def documents(
+    sentence_lengths: list[list[int]], vocab_size: int, pad_token_id: int = 0, generator: torch.Generator | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random right-padded documents `(B, S, T)` (ids avoid the padding id) and their mask, from each document's
+    sentence lengths (0 = an empty sentence)."""
+    sentences = max([len(document) for document in sentence_lengths] + [1])
+    words = max([n for document in sentence_lengths for n in document] + [1])
+    mask = torch.zeros(len(sentence_lengths), sentences, words, dtype=torch.long)
+    for b, document in enumerate(sentence_lengths):
         for s, n in enumerate(document):
             mask[b, s, :n] = 1
-    return ids.masked_fill(mask == 0, pad), mask
+    ids = torch.randint(0, vocab_size - 1, mask.shape, generator=generator)
+    ids = ids + (ids >= pad_token_id).long()  # skip the pad id
+    return ids.masked_fill(mask == 0, pad_token_id), mask
+
+
+def _document_ids(config, lengths: list[int], generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random documents whose sentence lengths follow `document_sentence_lengths`, and their mask."""
+    pad = config.pad_token_id if config.pad_token_id is not None else 0
+    return documents([document_sentence_lengths(n) for n in lengths], config.vocab_size, pad, generator)
 
 
 def make_inputs(head: Head, config, lengths: list[int], seed: int = 0, pair_lengths: list[int] | None = None):

@@ -57,6 +57,10 @@ def test_additive_attention_pooling_matches_the_equations():
     assert torch.equal(weights[1, :, 2:], torch.zeros(3, 2))
     torch.testing.assert_close(pooled[1], alpha @ hidden[1, :2])
     assert pooled.shape == (2, 3, 6) and weights.shape == (2, 3, 4)
+    values = torch.randn(2, 4, 2)  # scored by `hidden`, pooled from other features
+    pooled_values, same_weights = pooling(hidden, mask, values=values)
+    torch.testing.assert_close(same_weights, weights)
+    torch.testing.assert_close(pooled_values[1], alpha @ values[1, :2])
 
 
 def test_additive_attention_pooling_additive_mask_matches_exact_mask_except_on_empty_rows():

@@ -1,6 +1,6 @@
 """Synthetic tasks whose evidence is known (so attention can be scored), and collators."""
 
-from .collators import PaddingCollator, pad_nested, tokenize_dataset
+from .collators import PaddingCollator, tokenize_dataset
 from .synthetic import (
     CUE_SENTIMENT_LABELS,
     NEGATIVE_CUES,
@@ -29,7 +29,6 @@ __all__ = [
     "cue_word_sentiment",
     "evidence_documents",
     "get_synthetic_task",
-    "pad_nested",
     "tokenize_dataset",
     "toy_translation",
 ]

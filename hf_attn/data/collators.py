@@ -9,6 +9,8 @@ import torch
 from datasets import Dataset
 from transformers import PreTrainedTokenizerBase
 
+from ..tokenization.document import pad_nested
+
 
 def tokenize_dataset(
     dataset: Dataset,
@@ -59,27 +61,3 @@ class PaddingCollator:
             elif isinstance(values[0], bool | int | float) or torch.is_tensor(values[0]):
                 batch["labels" if key == "label" else key] = torch.tensor(values)
         return batch
-
-
-def pad_nested(values: Sequence[Any], pad: int) -> torch.Tensor:
-    """Right-pads nested lists of ints (any depth, ragged at every level) into one tensor: `[[1, 2], [3]]` ->
-    `(2, 2)`, documents `[[[1, 2], [3]], [[4]]]` -> `(2, 2, 2)`. Every padded axis is at least 1 long."""
-    shape = [len(values)]
-    level = list(values)
-    while level and isinstance(level[0], list | tuple):
-        shape.append(max([len(item) for item in level] + [1]))
-        level = [element for item in level for element in item]
-    if len(shape) == 1:
-        shape.append(1)  # a batch of empty rows
-    padded = torch.full(shape, pad, dtype=torch.long)
-
-    def fill(target: torch.Tensor, value: Sequence[Any]) -> None:
-        if value and isinstance(value[0], list | tuple):
-            for index, item in enumerate(value):
-                fill(target[index], item)
-        elif value:
-            target[: len(value)] = torch.tensor(value, dtype=torch.long)
-
-    for index, value in enumerate(values):
-        fill(padded[index], value)
-    return padded

@@ -36,7 +36,10 @@ class AdditiveAttentionPooling(nn.Module):
     at zero, so every hop starts uniform: there a penalty on the attention (Lin et al.'s P) has no gradient, and
     the task loss decides where the hops go before anything else can lock them onto arbitrary tokens.
 
-    Returns from ``forward``: ``(pooled (B, R, D), weights (B, R, T))``.
+    ``forward(hidden_states, attention_mask=None, values=None)`` scores ``hidden_states`` and pools ``values``
+    (default: ``hidden_states``; BI-Attention scores sentences from more features than it pools).
+
+    Returns from ``forward``: ``(pooled (B, R, D'), weights (B, R, T))``, ``D'`` the features of the pooled values.
     """
 
     def __init__(
@@ -55,7 +58,10 @@ class AdditiveAttentionPooling(nn.Module):
         self.additive_mask_value = additive_mask_value
 
     def forward(
-        self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None = None
+        self,
+        hidden_states: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        values: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         keys = torch.tanh(self.projection(self.dropout(hidden_states)))  # u_t, (B, T, A)
         scores = torch.matmul(self.context, keys.transpose(1, 2))  # e = w_rᵀ u_t, (B, R, T)
@@ -64,5 +70,5 @@ class AdditiveAttentionPooling(nn.Module):
             weights = torch.softmax(scores + self.additive_mask_value * (~mask).to(scores.dtype), dim=-1)
         else:
             weights = masked_softmax(scores, mask, dim=-1)
-        pooled = torch.bmm(weights, hidden_states)  # (B, R, D)
+        pooled = torch.bmm(weights, hidden_states if values is None else values)  # (B, R, D')
         return pooled, weights

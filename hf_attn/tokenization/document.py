@@ -93,7 +93,7 @@ class DocumentTokenizerFast(PreTrainedTokenizerFast):
         ids = self.encode_documents(batch, *limits)
         masks = [[[1] * len(sentence) for sentence in document] for document in ids]
         if padding or return_tensors is not None:
-            ids, masks = pad_documents(ids, self.pad_token_id), pad_documents(masks, 0)
+            ids, masks = pad_nested(ids, self.pad_token_id, min_dims=3), pad_nested(masks, 0, min_dims=3)
             if return_tensors is None:
                 ids, masks = ids.tolist(), masks.tolist()
             elif return_tensors != "pt":
@@ -119,12 +119,25 @@ class DocumentTokenizerFast(PreTrainedTokenizerFast):
         return [sentence for sentence in sentences if sentence]
 
 
-def pad_documents(documents: Sequence[Sequence[Sequence[int]]], pad: int) -> torch.Tensor:
-    """Right-pads documents -> sentences -> values to a `(B, S, T)` tensor (S, T at least 1)."""
-    sentences = max([len(document) for document in documents] + [1])
-    words = max([len(sentence) for document in documents for sentence in document] + [1])
-    padded = torch.full((len(documents), sentences, words), pad, dtype=torch.long)
-    for b, document in enumerate(documents):
-        for s, sentence in enumerate(document):
-            padded[b, s, : len(sentence)] = torch.tensor(sentence, dtype=torch.long)
+def pad_nested(values: Sequence[Any], pad: int, min_dims: int = 2) -> torch.Tensor:
+    """Right-pads nested lists of ints (any depth, ragged at every level) into one tensor: `[[1, 2], [3]]` ->
+    `(2, 2)`, documents `[[[1, 2], [3]], [[4]]]` -> `(2, 2, 2)`. Every padded axis is at least 1 long, and the
+    result has at least `min_dims` axes (a batch of empty documents still pads to `(B, 1, 1)` with `min_dims=3`)."""
+    shape = [len(values)]
+    level = list(values)
+    while level and isinstance(level[0], list | tuple):
+        shape.append(max([len(item) for item in level] + [1]))
+        level = [element for item in level for element in item]
+    shape += [1] * (min_dims - len(shape))
+    padded = torch.full(shape, pad, dtype=torch.long)
+
+    def fill(target: torch.Tensor, value: Sequence[Any]) -> None:
+        if value and isinstance(value[0], list | tuple):
+            for index, item in enumerate(value):
+                fill(target[index], item)
+        elif value:
+            target[: len(value)] = torch.tensor(value, dtype=torch.long)
+
+    for index, value in enumerate(values):
+        fill(padded[index], value)
     return padded

@@ -138,7 +138,10 @@ class AdditiveAttentionPooling(nn.Module):
     at zero, so every hop starts uniform: there a penalty on the attention (Lin et al.'s P) has no gradient, and
     the task loss decides where the hops go before anything else can lock them onto arbitrary tokens.
 
-    Returns from ``forward``: ``(pooled (B, R, D), weights (B, R, T))``.
+    ``forward(hidden_states, attention_mask=None, values=None)`` scores ``hidden_states`` and pools ``values``
+    (default: ``hidden_states``; BI-Attention scores sentences from more features than it pools).
+
+    Returns from ``forward``: ``(pooled (B, R, D'), weights (B, R, T))``, ``D'`` the features of the pooled values.
     """
 
     def __init__(
@@ -157,7 +160,10 @@ class AdditiveAttentionPooling(nn.Module):
         self.additive_mask_value = additive_mask_value
 
     def forward(
-        self, hidden_states: torch.Tensor, attention_mask: torch.Tensor | None = None
+        self,
+        hidden_states: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        values: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         keys = torch.tanh(self.projection(self.dropout(hidden_states)))  # u_t, (B, T, A)
         scores = torch.matmul(self.context, keys.transpose(1, 2))  # e = w_rᵀ u_t, (B, R, T)
@@ -166,7 +172,7 @@ class AdditiveAttentionPooling(nn.Module):
             weights = torch.softmax(scores + self.additive_mask_value * (~mask).to(scores.dtype), dim=-1)
         else:
             weights = masked_softmax(scores, mask, dim=-1)
-        pooled = torch.bmm(weights, hidden_states)  # (B, R, D)
+        pooled = torch.bmm(weights, hidden_states if values is None else values)  # (B, R, D')
         return pooled, weights
 
 
@@ -423,18 +429,17 @@ class BiAttentionDocumentEncoder(nn.Module):
         batch, sentences, words = input_ids.shape
         embeddings = self.dropout(self.embeddings(input_ids))  # w_ij, (B, S, T, E)
         word_states = run_rnn_over_sentences(self.word_encoder, embeddings, mask)  # [→h; ←h], (B, S, T, 2Hw)
-        # e_ij = [w_ij; →h_ij; ←h_ij], zero at padded words (so that pads add nothing below).
-        words_repr = torch.cat([embeddings, word_states], dim=-1) * mask[..., None].to(embeddings.dtype)
-        flat_words = words_repr.view(batch * sentences, words, -1)
-        _, word_attentions = self.word_attention(flat_words, mask.view(batch * sentences, words))  # (B·S, 1, T)
-        # s_i = Σ_j a_ij e_ij: pooled from the word representations themselves (the pooling above scores them).
-        sentence_vectors = torch.bmm(word_attentions, flat_words).view(batch, sentences, -1)  # (B, S, D)
+        # e_ij = [w_ij; →h_ij; ←h_ij]; padded words get zero attention, so they add nothing to s_i.
+        flat_words = torch.cat([embeddings, word_states], dim=-1).view(batch * sentences, words, -1)
+        # a_ij and s_i = Σ_j a_ij e_ij: (B·S, 1, D), (B·S, 1, T)
+        sentence_vectors, word_attentions = self.word_attention(flat_words, mask.view(batch * sentences, words))
+        sentence_vectors = sentence_vectors.view(batch, sentences, -1)  # (B, S, D)
         sentence_mask = mask.any(dim=-1)  # (B, S)
         sentence_states = run_rnn_skipping_masked(self.sentence_encoder, sentence_vectors, sentence_mask)
         scored = torch.cat([sentence_vectors, sentence_states], dim=-1)  # [s_i; →g_i; ←g_i], (B, S, D + 2Hs)
-        _, sentence_attentions = self.sentence_attention(scored, sentence_mask)  # A_i, (B, 1, S)
-        document = torch.bmm(sentence_attentions, sentence_vectors).squeeze(1)  # r = Σ_i A_i s_i, (B, D)
-        return document, word_attentions.view(batch, sentences, words), sentence_attentions.squeeze(1)
+        # A_i from [s_i; →g_i; ←g_i], pooling s_i alone: r = Σ_i A_i s_i, (B, 1, D), A: (B, 1, S)
+        document, sentence_attentions = self.sentence_attention(scored, sentence_mask, values=sentence_vectors)
+        return document.squeeze(1), word_attentions.view(batch, sentences, words), sentence_attentions.squeeze(1)
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -10,6 +10,7 @@ import torch
 
 from hf_attn import HanConfig, HanForDocumentClassification, HanModel
 from tests.helpers import REPO_ROOT
+from tests.helpers import documents as make_documents
 
 CONFIG = {"vocab_size": 40, "embedding_size": 8, "word_hidden_size": 5, "sentence_hidden_size": 4,
           "word_attention_size": 6, "sentence_attention_size": 7, "num_labels": 3}  # fmt: skip
@@ -29,14 +30,7 @@ def model(**overrides) -> HanForDocumentClassification:
 
 def documents(sentence_lengths: list[list[int]], seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
     """`(B, S, T)` ids and mask for documents given as lists of sentence lengths (0 = an empty sentence)."""
-    sentences = max([len(document) for document in sentence_lengths] + [1])
-    words = max([n for document in sentence_lengths for n in document] + [1])
-    mask = torch.zeros(len(sentence_lengths), sentences, words, dtype=torch.long)
-    for b, document in enumerate(sentence_lengths):
-        for s, n in enumerate(document):
-            mask[b, s, :n] = 1
-    ids = torch.randint(1, CONFIG["vocab_size"], mask.shape, generator=torch.Generator().manual_seed(seed))
-    return ids * mask, mask
+    return make_documents(sentence_lengths, CONFIG["vocab_size"], generator=torch.Generator().manual_seed(seed))
 
 
 @pytest.mark.parametrize("rnn_type", ["gru", "lstm"])
