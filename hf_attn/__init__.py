@@ -4,6 +4,13 @@
 """
 
 from .models.bi_attention import BiAttentionConfig, BiAttentionForDocumentClassification, BiAttentionModel
+from .models.elmo import (
+    ElmoConfig,
+    ElmoForBidirectionalLanguageModeling,
+    ElmoForSequenceClassification,
+    ElmoForTokenClassification,
+    ElmoModel,
+)
 from .models.han import HanConfig, HanForDocumentClassification, HanModel
 from .models.lin_self_attentive import (
     LinSelfAttentiveConfig,
@@ -27,6 +34,11 @@ __all__ = [
     "BiAttentionConfig",
     "BiAttentionForDocumentClassification",
     "BiAttentionModel",
+    "ElmoConfig",
+    "ElmoForBidirectionalLanguageModeling",
+    "ElmoForSequenceClassification",
+    "ElmoForTokenClassification",
+    "ElmoModel",
     "HanConfig",
     "HanForDocumentClassification",
     "HanModel",

@@ -17,6 +17,13 @@ from .models.bi_attention import (
     BiAttentionForDocumentClassification,
     BiAttentionModel,
 )
+from .models.elmo import (
+    ElmoConfig,
+    ElmoForBidirectionalLanguageModeling,
+    ElmoForSequenceClassification,
+    ElmoForTokenClassification,
+    ElmoModel,
+)
 from .models.han import HanConfig, HanForDocumentClassification, HanModel
 from .models.lin_self_attentive import (
     LinSelfAttentiveConfig,
@@ -30,6 +37,7 @@ from .models.vaswani_transformer import (
     VaswaniTransformerModel,
 )
 from .tokenization.document import DocumentTokenizerFast
+from .tokenization.elmo import ElmoCharacterTokenizerFast
 
 
 @dataclass(frozen=True)
@@ -57,14 +65,17 @@ class Paper:
 @dataclass(frozen=True)
 class Head:
     """A model class with the transformers Auto class it registers under (`None`: no Auto class fits, e.g. sentence
-    pairs), the input shape it takes (`sentence`, `sentence_pair`, `seq2seq`, ... as in DESIGN §5), and the
-    forward arguments that make it return its attention maps."""
+    pairs), the input shape it takes (`sentence`, `sentence_pair`, `seq2seq`, `characters`, ... as in DESIGN §5),
+    the forward arguments that make it return its attention maps, and what its `labels` are: `class` (one class
+    id per example, `(B,)`), `token_class` (a class id per token, `(B, T)`) or `token_vocab` (a vocabulary id per
+    token, `(B, T)`: language models, seq2seq targets)."""
 
     model_class: type[PreTrainedModel]
     auto_class: str | None
     inputs: str
     pipeline_tag: str | None = None
     attention_kwargs: dict[str, Any] = field(default_factory=dict)
+    labels: str = "class"
 
 
 @dataclass(frozen=True)
@@ -76,7 +87,7 @@ class Architecture:
         display_name: how people call it.
         config_class / base_model_class / heads: the classes (the base registers with `AutoModel`).
         paper / original_code: provenance for cards and docs.
-        tokenizer: the tokenizer kind (`word_level`, `bpe`, `document`; see `TOKENIZER_CLASSES`).
+        tokenizer: the tokenizer kind (`word_level`, `bpe`, `document`, `characters`; see `TOKENIZER_CLASSES`).
         synthetic_task: the task in `hf_attn.data` it learns in tests and the demo.
         attention_fields: output field -> the input mask over its keys, for every field holding attention
             distributions (a tensor or a tuple of per-layer tensors; rows sum to 1 over unmasked keys, 0 when no key
@@ -167,6 +178,7 @@ ARCHITECTURES: dict[str, Architecture] = {
                     "seq2seq",
                     "translation",
                     attention_kwargs={"output_attentions": True},
+                    labels="token_vocab",
                 ),
             ),
             paper=Paper(
@@ -313,6 +325,70 @@ ARCHITECTURES: dict[str, Architecture] = {
             },
             tags=("hierarchical-attention", "cross-lingual", "semi-supervised", "lstm"),
         ),
+        Architecture(
+            name="elmo",
+            display_name="ELMo (deep contextualized word representations)",
+            config_class=ElmoConfig,
+            base_model_class=ElmoModel,
+            heads=(
+                Head(
+                    ElmoForTokenClassification,
+                    "AutoModelForTokenClassification",
+                    "characters",
+                    "token-classification",
+                    labels="token_class",
+                ),
+                Head(
+                    ElmoForSequenceClassification,
+                    "AutoModelForSequenceClassification",
+                    "characters",
+                    "text-classification",
+                ),
+                Head(
+                    ElmoForBidirectionalLanguageModeling, "AutoModelForPreTraining", "characters", labels="token_vocab"
+                ),
+            ),
+            paper=Paper(
+                title="Deep contextualized word representations",
+                authors="Matthew E. Peters, Mark Neumann, Mohit Iyyer, Matt Gardner, Christopher Clark, Kenton Lee, "
+                "Luke Zettlemoyer",
+                year=2018,
+                venue="NAACL",
+                arxiv="1802.05365",
+                bibtex=(
+                    "@inproceedings{peters2018deep,\n"
+                    "  title     = {Deep Contextualized Word Representations},\n"
+                    "  author    = {Peters, Matthew E. and Neumann, Mark and Iyyer, Mohit and Gardner, Matt and\n"
+                    "               Clark, Christopher and Lee, Kenton and Zettlemoyer, Luke},\n"
+                    "  booktitle = {Proceedings of NAACL-HLT},\n"
+                    "  pages     = {2227--2237},\n"
+                    "  year      = {2018},\n"
+                    "  doi       = {10.18653/v1/N18-1202},\n"
+                    "  url       = {https://arxiv.org/abs/1802.05365}\n"
+                    "}"
+                ),
+            ),
+            original_code="https://github.com/allenai/bilm-tf",
+            tokenizer="characters",
+            synthetic_task="ambiguous_tagging",
+            attention_fields={},  # ELMo has no attention; its scalar mix weighs layers, not tokens
+            tiny_config={
+                "character_embedding_size": 4,
+                "filters": [[1, 4], [2, 6], [3, 7]],
+                "num_highway_layers": 1,
+                "projection_dim": 8,
+                "hidden_size": 12,
+                "num_hidden_layers": 2,
+                "cell_clip": 3.0,
+                "proj_clip": 2.5,
+                "dropout": 0.1,
+                "vocab_size": 30,
+                "task_hidden_size": 5,
+                "elmo_dropout": 0.2,
+                "num_labels": 3,
+            },
+            tags=("elmo", "bilm", "character-cnn", "contextual-embeddings", "lstm"),
+        ),
     ]
 }
 
@@ -322,6 +398,7 @@ TOKENIZER_CLASSES: dict[str, type[PreTrainedTokenizerFast]] = {
     "word_level": PreTrainedTokenizerFast,
     "bpe": PreTrainedTokenizerFast,
     "document": DocumentTokenizerFast,
+    "characters": ElmoCharacterTokenizerFast,
 }
 
 

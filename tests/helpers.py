@@ -87,6 +87,21 @@ def _document_ids(config, lengths: list[int], generator: torch.Generator) -> tup
     return documents([document_sentence_lengths(n) for n in lengths], config.vocab_size, pad, generator)
 
 
+def _character_ids(config, lengths: list[int], generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """ELMo inputs: `n` random words (1–8 random bytes each) between `<S>` and `</S>`, as the tokenizer builds
+    them, `(B, n + 2, C)` character ids; a length of 0 is an all-padding row (no boundaries either)."""
+    from hf_attn.tokenization.elmo import build_elmo_tokenizer
+
+    tokenizer = build_elmo_tokenizer(max_characters_per_token=config.max_characters_per_token)
+    sentences = []
+    for n in lengths:
+        sizes = torch.randint(1, 9, (n,), generator=generator).tolist()
+        words = [bytes(torch.randint(97, 123, (size,), generator=generator).tolist()).decode() for size in sizes]
+        sentences.append(words)
+    encoded = tokenizer(sentences, is_split_into_words=True, return_tensors="pt")
+    return encoded["input_ids"], encoded["attention_mask"]
+
+
 def make_inputs(head: Head, config, lengths: list[int], seed: int = 0, pair_lengths: list[int] | None = None):
     """Model inputs for `head.inputs` with the given per-example lengths (a 0 length is an all-padding row; for
     documents a length sets the sentences, see `document_sentence_lengths`); `pair_lengths` sets the second
@@ -100,6 +115,9 @@ def make_inputs(head: Head, config, lengths: list[int], seed: int = 0, pair_leng
             pair_ids, pair_mask = _document_ids(config, second, generator)
             inputs.update(pair_input_ids=pair_ids, pair_attention_mask=pair_mask)
         return inputs
+    if head.inputs == "characters":
+        input_ids, attention_mask = _character_ids(config, lengths, generator)
+        return {"input_ids": input_ids, "attention_mask": attention_mask}
     input_ids, attention_mask = _token_ids(config, lengths, generator)
     inputs = {"input_ids": input_ids, "attention_mask": attention_mask}
     if head.inputs == "sentence_pair":
@@ -114,21 +132,23 @@ def make_inputs(head: Head, config, lengths: list[int], seed: int = 0, pair_leng
 
 
 def make_labels(head: Head, config, inputs: dict[str, torch.Tensor], seed: int = 0) -> torch.Tensor:
-    """Class ids `(B,)` for classifiers; target token ids `(B, T)` (-100 at padding) for seq2seq heads."""
+    """By `head.labels`: class ids `(B,)`; or a class id (`token_class`) or vocabulary id (`token_vocab`) per token,
+    `(B, T)` with -100 at padding (the target side for seq2seq heads)."""
     generator = torch.Generator().manual_seed(seed + 1)
     batch_size = inputs["input_ids"].size(0)
-    if head.inputs == "seq2seq":
-        mask = inputs["decoder_attention_mask"]
-        labels = torch.randint(1, config.vocab_size, mask.shape, generator=generator)
-        return labels.masked_fill(mask == 0, -100)
-    return torch.randint(0, config.num_labels, (batch_size,), generator=generator)
+    if head.labels == "class":
+        return torch.randint(0, config.num_labels, (batch_size,), generator=generator)
+    mask = inputs["decoder_attention_mask" if head.inputs == "seq2seq" else "attention_mask"]
+    low, high = (1, config.vocab_size) if head.labels == "token_vocab" else (0, config.num_labels)
+    return torch.randint(low, high, mask.shape, generator=generator).masked_fill(mask == 0, -100)
 
 
 def logits_shape(head: Head, config, inputs: dict[str, torch.Tensor]) -> tuple[int, ...]:
     batch_size = inputs["input_ids"].size(0)
-    if head.inputs == "seq2seq":
-        return (batch_size, inputs["decoder_input_ids"].size(1), config.vocab_size)
-    return (batch_size, config.num_labels)
+    if head.labels == "class":
+        return (batch_size, config.num_labels)
+    tokens = inputs["decoder_input_ids" if head.inputs == "seq2seq" else "input_ids"].size(1)
+    return (batch_size, tokens, config.vocab_size if head.labels == "token_vocab" else config.num_labels)
 
 
 def key_mask(inputs: dict[str, torch.Tensor], spec: str) -> torch.Tensor:

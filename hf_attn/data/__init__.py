@@ -2,12 +2,15 @@
 
 from .collators import PaddingCollator, tokenize_dataset
 from .synthetic import (
+    AMBIGUOUS_WORDS,
     CUE_SENTIMENT_LABELS,
     NEGATIVE_CUES,
     PAIR_LABELS,
     POSITIVE_CUES,
     SYNTHETIC_TASKS,
+    TAGS,
     SyntheticTask,
+    ambiguous_word_tagging,
     bilingual_evidence_documents,
     cue_word_pairs,
     cue_word_sentiment,
@@ -17,13 +20,16 @@ from .synthetic import (
 )
 
 __all__ = [
+    "AMBIGUOUS_WORDS",
     "CUE_SENTIMENT_LABELS",
     "NEGATIVE_CUES",
     "PAIR_LABELS",
     "POSITIVE_CUES",
     "SYNTHETIC_TASKS",
+    "TAGS",
     "PaddingCollator",
     "SyntheticTask",
+    "ambiguous_word_tagging",
     "bilingual_evidence_documents",
     "cue_word_pairs",
     "cue_word_sentiment",

@@ -323,6 +323,69 @@ def bilingual_evidence_documents(
     return Dataset.from_dict(rows)
 
 
+TAGS = ["DET", "ADJ", "NOUN", "VERB", "PRON", "ADP"]
+_TAG_WORDS = {
+    "DET": ["the", "a", "every", "this", "that"],
+    "ADJ": ["old", "small", "red", "quiet", "happy", "tall"],
+    "NOUN": ["dog", "cat", "man", "girl", "teacher", "city", "river", "horse", "friend"],
+    "VERB": ["sees", "likes", "finds", "follows", "meets", "helps", "calls"],
+    "PRON": ["they", "we", "you", "people"],
+    "ADP": ["near", "with", "behind", "under"],
+}
+# Each of these is a noun after a determiner or an adjective ("the old watch") and a verb after a subject ("they
+# watch the dog"): only the context tells which.
+AMBIGUOUS_WORDS = ["watch", "duck", "fish", "park", "train", "book", "light", "play", "ring", "drink"]
+
+
+def _tagged_noun_phrase(rng: random.Random, noun: str | None = None) -> list[tuple[str, str]]:
+    words = [(rng.choice(_TAG_WORDS["DET"]), "DET")]
+    if rng.random() < 0.4:
+        words.append((rng.choice(_TAG_WORDS["ADJ"]), "ADJ"))
+    return [*words, (noun or rng.choice(_TAG_WORDS["NOUN"]), "NOUN")]
+
+
+def ambiguous_word_tagging(num_examples: int, seed: int = 0, pp_probability: float = 0.4) -> Dataset:
+    """Part-of-speech tagging where one word of every sentence needs its context (for ELMo, and biLM pretraining).
+
+    Sentences follow `SUBJECT VERB OBJECT (ADP OBJECT)?` with SUBJECT a pronoun or `DET ADJ? NOUN`. Exactly one word
+    per sentence is ambiguous ("watch", "duck", ...): with probability ½ it is the verb ("they watch the dog"),
+    otherwise the noun of a random noun phrase ("the old watch sees a cat"). Every ambiguous word is a noun or a
+    verb equally often, so a tagger that looks at the word alone gets about half of them right; its left
+    neighbour decides (a determiner or an adjective: noun; a subject: verb).
+
+    Columns: `text` (str, words separated by single spaces), `tags` (list of tag ids into `TAGS`, one per word),
+    `ambiguous_index` (the ambiguous word's position), `ambiguous_is_verb` (bool).
+    """
+    rng = random.Random(seed)
+    rows: dict[str, list] = {"text": [], "tags": [], "ambiguous_index": [], "ambiguous_is_verb": []}
+    for _ in range(num_examples):
+        word, as_verb = rng.choice(AMBIGUOUS_WORDS), rng.random() < 0.5
+        with_pp = rng.random() < pp_probability
+        noun_slots = 2 + int(with_pp)  # subject (unless a pronoun), object, the prepositional object
+        pronoun_subject = rng.random() < 0.3
+        ambiguous_slot = None if as_verb else rng.randrange(int(pronoun_subject), noun_slots)
+        subject = (
+            [(rng.choice(_TAG_WORDS["PRON"]), "PRON")]
+            if pronoun_subject
+            else _tagged_noun_phrase(rng, word if ambiguous_slot == 0 else None)
+        )
+        verb = [(word if as_verb else rng.choice(_TAG_WORDS["VERB"]), "VERB")]
+        sentence = subject + verb + _tagged_noun_phrase(rng, word if ambiguous_slot == 1 else None)
+        if with_pp:
+            sentence += [(rng.choice(_TAG_WORDS["ADP"]), "ADP")]
+            sentence += _tagged_noun_phrase(rng, word if ambiguous_slot == 2 else None)
+        position = (
+            len(subject)
+            if as_verb
+            else [i for i, (_, tag) in enumerate(sentence) if tag == "NOUN"][ambiguous_slot - int(pronoun_subject)]
+        )
+        rows["text"].append(" ".join(w for w, _ in sentence))
+        rows["tags"].append([TAGS.index(tag) for _, tag in sentence])
+        rows["ambiguous_index"].append(position)
+        rows["ambiguous_is_verb"].append(as_verb)
+    return Dataset.from_dict(rows)
+
+
 @dataclass(frozen=True)
 class SyntheticTask:
     """A generator with what a trainer needs to know about its columns.
@@ -336,6 +399,7 @@ class SyntheticTask:
             word position for sentences, a sentence index for documents.
         held_out_kwargs: generator options of the held-out split, when it is drawn differently from the training
             split (a separate generator call with another seed); `None`: one call, split in two.
+        label_column: the labels (a class id per example, or per word for tagging tasks).
     """
 
     generator: Callable[..., Dataset]
@@ -345,6 +409,7 @@ class SyntheticTask:
     pair_column: str | None = None
     evidence_column: str | None = None
     held_out_kwargs: dict | None = None
+    label_column: str = "label"
 
 
 SYNTHETIC_TASKS: dict[str, SyntheticTask] = {
@@ -364,6 +429,9 @@ SYNTHETIC_TASKS: dict[str, SyntheticTask] = {
         "translation",
         "evidence_sentence",
         held_out_kwargs={"labelled_fraction": 1.0, "source_cue_drop": 1.0, "target_cue_drop": 0.0},
+    ),
+    "ambiguous_tagging": SyntheticTask(
+        ambiguous_word_tagging, TAGS, "characters", "text", None, "ambiguous_index", label_column="tags"
     ),
 }
 

@@ -2,13 +2,18 @@
 
 from .bpe import train_bpe_tokenizer
 from .document import DocumentTokenizerFast, pad_nested
+from .elmo import ElmoCharacterTokenizerFast, build_elmo_tokenizer, read_bilm_tf_vocabulary, train_elmo_tokenizer
 from .word_level import build_word_level_tokenizer, train_document_tokenizer, train_word_level_tokenizer
 
 __all__ = [
     "DocumentTokenizerFast",
+    "ElmoCharacterTokenizerFast",
+    "build_elmo_tokenizer",
     "build_word_level_tokenizer",
     "pad_nested",
+    "read_bilm_tf_vocabulary",
     "train_bpe_tokenizer",
     "train_document_tokenizer",
+    "train_elmo_tokenizer",
     "train_word_level_tokenizer",
 ]

@@ -1,0 +1,830 @@
+"""Deep contextualized word representations (ELMo).
+
+Matthew E. Peters, Mark Neumann, Mohit Iyyer, Matt Gardner, Christopher Clark, Kenton Lee, Luke Zettlemoyer.
+NAACL 2018. arXiv:1802.05365. Original code: https://github.com/allenai/bilm-tf (TensorFlow 1).
+
+A bidirectional language model over characters (§3.1, §3.4). Each token t_k is read as characters: a character
+CNN with max-pooling over positions, highway layers and a linear projection give a context-free token vector x_k.
+A forward LSTM stack reads x_1..x_N left to right to predict the next token, p(t_k | t_1..t_{k−1}) (eq. 1), a
+separate backward stack reads right to left to predict the previous one (eq. 2); both share the token encoder and
+the softmax and are trained jointly (eq. 3). Every LSTM layer has 4096 cells projected to 512 with clipping, and a
+residual connection from the second layer on. A task sees the 2L+1 representations R_k = {x_k, →h_kj, ←h_kj}
+= {h_kj | j = 0..L} with h_k0 = [x_k; x_k] and h_kj = [→h_kj; ←h_kj] (eq. 1 of §3.2), collapsed by a learned
+scalar mix ELMo_k = γ Σ_j s_j h_kj with s = softmax(w) (eq. 1 of §3.2).
+
+What differs from bilm-tf:
+- Stateless by default: every call starts from zero states, so a sentence's vectors do not depend on the
+  sentences the model saw before. `config.stateful=True` (or `model.stateful = True`) carries the final states to
+  the next call row by row, exactly as the original does (`reset_states()` starts over).
+- Tokens of a padded position never enter the char CNN (only real tokens are encoded), and every output is zero
+  at padded positions, including layer 0 (bilm-tf leaves x_k of padded slots non-zero).
+- TF's constant forget-gate bias of +1 is folded into the LSTM bias (the converter adds it; a fresh model
+  initialises it so), and the gates are stored in PyTorch's order (i, f, g, o) instead of TF's (i, j, f, o).
+- The highway layer is written as in Srivastava et al.: y = t ⊙ relu(W_H x + b_H) + (1 − t) ⊙ x with the gate
+  t = σ(W_T x + b_T). bilm-tf calls the gate weights `W_carry` although they weigh the transformed path.
+- The task heads (scalar mix, optional task BiLSTM, classifier) follow §3.2 and AllenNLP's usage; the regulariser
+  λ‖w‖² on the mix weights is left to the optimiser's weight decay.
+
+Speed: the char CNN runs once over all real tokens of the batch; the LSTM input projections of all time steps are
+one matmul per layer; both directions advance together (their weights are stacked on a leading direction axis,
+one batched matmul per step for the gates and one for the projection); gates are activated in two fused calls.
+The recurrence itself is the only per-step Python work.
+
+Shape legend: B sentences, T tokens per sentence (the `<S>`/`</S>` boundaries included), C characters per token,
+E character embedding size, F Σ filters, P projection (token embedding and LSTM output), H LSTM cells, L LSTM layers,
+V words of the language-model softmax, N labels.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import ClassVar
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+from transformers import PreTrainedConfig, PreTrainedModel
+from transformers import initialization as init
+from transformers.utils import ModelOutput
+
+from .configuration_elmo import ElmoConfig
+
+# ---------------------------------------------------------------------------------------------------------------
+# Outputs
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class ElmoModelOutput(ModelOutput):
+    """
+    Args:
+        last_hidden_state (`torch.FloatTensor` of shape `(B, T, 2P)`): h_kL = [→h_kL; ←h_kL], the top layer.
+        hidden_states (`tuple(torch.FloatTensor)`, L + 1 tensors of shape `(B, T, 2P)`): every layer h_kj,
+            j = 0..L; layer 0 is the token embedding duplicated for both directions, [x_k; x_k]. Always returned:
+            a task mixes them (`ElmoScalarMix`).
+        token_embeddings (`torch.FloatTensor` of shape `(B, T, P)`): x_k, the context-free token vectors.
+        attention_mask (`torch.BoolTensor` of shape `(B, T)`): which positions hold a token (boundaries included);
+            every output is zero elsewhere.
+    """
+
+    last_hidden_state: torch.FloatTensor | None = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
+    token_embeddings: torch.FloatTensor | None = None
+    attention_mask: torch.BoolTensor | None = None
+
+
+@dataclass
+class ElmoLanguageModelingOutput(ModelOutput):
+    """
+    Args:
+        loss (`torch.FloatTensor` of shape `()`, *optional*): ½ (forward + backward) mean token cross-entropy
+            (eq. 3 of §3.1, as bilm-tf averages the two directions), when `labels` are given.
+        logits (`torch.FloatTensor` of shape `(B, T, V)`): the forward LM's scores at position k for token k + 1.
+        backward_logits (`torch.FloatTensor` of shape `(B, T, V)`): the backward LM's scores at k for token k − 1.
+        hidden_states (`tuple(torch.FloatTensor)`): the biLM's layers, as `ElmoModelOutput.hidden_states`.
+    """
+
+    loss: torch.FloatTensor | None = None
+    logits: torch.FloatTensor | None = None
+    backward_logits: torch.FloatTensor | None = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
+
+
+@dataclass
+class ElmoClassifierOutput(ModelOutput):
+    """
+    Args:
+        loss (`torch.FloatTensor` of shape `()`, *optional*): the task loss, when `labels` are given.
+        logits (`torch.FloatTensor` of shape `(B, N)` or `(B, T, N)`): class scores per sentence or per token.
+        elmo_representations (`torch.FloatTensor` of shape `(B, T, 2P)`): ELMo_k = γ Σ_j s_j h_kj.
+        attention_mask (`torch.BoolTensor` of shape `(B, T)`): the token mask.
+    """
+
+    loss: torch.FloatTensor | None = None
+    logits: torch.FloatTensor | None = None
+    elmo_representations: torch.FloatTensor | None = None
+    attention_mask: torch.BoolTensor | None = None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Primitives, copied from hf_attn.layers and hf_attn.utils so that this file is self-contained for trust_remote_code
+# ---------------------------------------------------------------------------------------------------------------
+
+
+# Copied from hf_attn.layers.rnn.PackedBiRNN
+class PackedBiRNN(nn.Module):
+    """Runs a batch-first ``nn.LSTM``/``nn.GRU``/``nn.RNN`` over right-padded inputs, packed by their lengths.
+
+    ``pack_padded_sequence(enforce_sorted=False)`` sorts by length and restores the batch order on the way out.
+    Outputs at padded positions are zero; an all-padding row yields zeros (it runs one step internally, since
+    packing needs lengths ≥ 1, and that step is discarded).
+
+    Args:
+        rnn: the recurrent module; must be built with ``batch_first=True``.
+
+    ``forward(inputs (B, T, D), attention_mask (B, T) | None, pack=True) -> (B, T, K·H)``. With ``pack=False`` (or
+    no mask) the RNN runs over every position, pads included, as several original implementations do.
+    """
+
+    def __init__(self, rnn: nn.RNNBase) -> None:
+        super().__init__()
+        if not rnn.batch_first:
+            raise ValueError("PackedBiRNN expects an RNN built with batch_first=True.")
+        self.rnn = rnn
+
+    @property
+    def output_size(self) -> int:
+        """``K·H``: features per position of the outputs."""
+        hidden = getattr(self.rnn, "proj_size", 0) or self.rnn.hidden_size
+        return hidden * (2 if self.rnn.bidirectional else 1)
+
+    def forward(
+        self, inputs: torch.Tensor, attention_mask: torch.Tensor | None = None, pack: bool = True
+    ) -> torch.Tensor:
+        if attention_mask is None or not pack:
+            return self.rnn(inputs)[0]
+        mask = attention_mask.to(torch.bool)
+        lengths = mask.sum(dim=-1)
+        positions = torch.arange(mask.size(-1), device=mask.device)
+        if not torch.equal(mask, positions[None, :] < lengths[:, None]):
+            raise ValueError(
+                "PackedBiRNN needs right-padded inputs (attention_mask of the form 1…1 0…0); "
+                "use a tokenizer with padding_side='right'."
+            )
+        packed = pack_padded_sequence(inputs, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
+        outputs, _ = self.rnn(packed)
+        outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=inputs.size(1))
+        return outputs * (lengths > 0)[:, None, None].to(outputs.dtype)
+
+
+# Copied from hf_attn.layers.losses.classification_loss
+def classification_loss(config: PreTrainedConfig, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """The task loss by `config.problem_type` (inferred from `num_labels` and the labels' dtype, as transformers)."""
+    if config.problem_type is None:
+        if config.num_labels == 1:
+            config.problem_type = "regression"
+        elif labels.dtype in (torch.long, torch.int):
+            config.problem_type = "single_label_classification"
+        else:
+            config.problem_type = "multi_label_classification"
+    if config.problem_type == "regression":
+        return nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).view(-1))
+    if config.problem_type == "single_label_classification":
+        return nn.functional.cross_entropy(logits.view(-1, config.num_labels), labels.view(-1))
+    return nn.functional.binary_cross_entropy_with_logits(logits, labels.to(logits.dtype))
+
+
+# Copied from hf_attn.utils.hub_cache.SafetensorsLoadingMixin
+class SafetensorsLoadingMixin:
+    """`from_pretrained` for hf_attn models: safetensors only, and honest about broken downloads.
+
+    - A folder holding only pickle weights is refused (`use_safetensors=False` raises): loading never unpickles.
+    - If loading a Hub model fails, cached weights whose content does not match their hash are evicted and the
+      error says so, so a retry downloads them again instead of trusting a corrupt file.
+    - transformers' generic "can't load" `OSError` gets the root cause of the failure appended.
+
+    Listed before `PreTrainedModel` in a model's bases.
+    """
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):
+        if kwargs.get("use_safetensors") is False:
+            raise ValueError("hf_attn models load safetensors only; pickle checkpoints are never unpickled.")
+        kwargs["use_safetensors"] = True
+        try:
+            return super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
+        except Exception as error:
+            if os.path.isdir(str(pretrained_model_name_or_path)):
+                raise
+            revision, cache_dir = kwargs.get("revision"), kwargs.get("cache_dir")
+            evicted = evict_corrupt_downloads(str(pretrained_model_name_or_path), revision, cache_dir)
+            if evicted:
+                raise OSError(
+                    f"The downloaded {', '.join(evicted)} of {pretrained_model_name_or_path} did not match its "
+                    "hash (corrupted in transit); it was removed from the cache. Retry to download it again."
+                ) from error
+            # transformers' OSError names the files it looked for; the network's reason is at the chain's end.
+            root, depth = error, 0
+            while (root.__cause__ or root.__context__) is not None and depth < 20:
+                root, depth = root.__cause__ or root.__context__, depth + 1
+            if isinstance(error, OSError) and root is not error:
+                raise OSError(f"{error}\nCaused by {type(root).__name__}: {root}") from error
+            raise
+
+
+# Copied from hf_attn.utils.hub_cache.evict_corrupt_downloads
+def evict_corrupt_downloads(repo_id: str, revision: str | None = None, cache_dir: str | None = None) -> list[str]:
+    """Removes cached `*.safetensors` files of `repo_id@revision` whose content does not hash to their etag.
+
+    Returns the names of the evicted files (empty for local folders and repos not in the cache).
+    """
+    from huggingface_hub import try_to_load_from_cache
+
+    config_path = try_to_load_from_cache(repo_id, "config.json", cache_dir=cache_dir, revision=revision)
+    if not isinstance(config_path, str):
+        return []
+    snapshot = os.path.dirname(config_path)
+    evicted = []
+    for name in sorted(os.listdir(snapshot)):
+        path = os.path.join(snapshot, name)
+        blob = os.path.realpath(path)
+        expected = os.path.basename(blob)
+        if not name.endswith(".safetensors") or not re.fullmatch(r"[0-9a-f]{64}", expected):
+            continue  # only LFS files are named by their sha256
+        digest = hashlib.sha256()
+        with open(blob, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+        if digest.hexdigest() != expected:
+            os.remove(path)
+            os.remove(blob)
+            evicted.append(name)
+    return evicted
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Inputs
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def check_character_inputs(
+    input_ids: torch.Tensor, attention_mask: torch.Tensor | None, config: ElmoConfig
+) -> torch.Tensor:
+    """Validates `(B, T, C)` character ids and returns the boolean token mask `(B, T)` (derived when omitted: a
+    position holds a token when any of its character ids is non-zero). Raises `ValueError` for anything else."""
+    if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 3:
+        shape = tuple(input_ids.shape) if isinstance(input_ids, torch.Tensor) else type(input_ids).__name__
+        raise ValueError(
+            f"`input_ids` must be character ids of shape (batch, tokens, {config.max_characters_per_token}) as "
+            f"ElmoCharacterTokenizerFast returns them, got {shape}."
+        )
+    if input_ids.size(-1) != config.max_characters_per_token:
+        raise ValueError(
+            f"`input_ids` has {input_ids.size(-1)} characters per token; this model reads "
+            f"{config.max_characters_per_token} (config.max_characters_per_token)."
+        )
+    if input_ids.dtype not in (torch.long, torch.int, torch.int16, torch.uint8):
+        raise ValueError(f"`input_ids` must be integer character ids, got dtype {input_ids.dtype}.")
+    if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= config.n_characters):
+        raise ValueError(
+            f"character ids must lie in [0, {config.n_characters}), got values in "
+            f"[{int(input_ids.min())}, {int(input_ids.max())}]."
+        )
+    if attention_mask is None:
+        mask = (input_ids > 0).any(dim=-1)
+    else:
+        if tuple(attention_mask.shape) != tuple(input_ids.shape[:2]):
+            raise ValueError(
+                f"`attention_mask` must have shape (batch, tokens) = {tuple(input_ids.shape[:2])}, got "
+                f"{tuple(attention_mask.shape)}."
+            )
+        mask = attention_mask.to(torch.bool)
+    lengths = mask.sum(dim=-1)
+    if not torch.equal(mask, torch.arange(mask.size(1), device=mask.device)[None, :] < lengths[:, None]):
+        raise ValueError(
+            "ELMo needs right-padded sentences (an attention_mask of the form 1…1 0…0), as the tokenizer pads them."
+        )
+    return mask
+
+
+def remove_sentence_boundaries(
+    tensor: torch.Tensor, attention_mask: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Drops the `<S>` and `</S>` positions of every sentence: `(B, T, ...)` -> `(B, T − 2, ...)` and the new mask.
+
+    Each sentence loses its first and its last real token; padding stays at the end (zeros).
+    """
+    mask = attention_mask.to(torch.bool)
+    lengths = (mask.sum(dim=1) - 2).clamp(min=0)
+    new_mask = torch.arange(max(tensor.size(1) - 2, 0), device=mask.device)[None, :] < lengths[:, None]
+    trimmed = tensor[:, 1:-1] if tensor.size(1) > 2 else tensor[:, :0]
+    keep = new_mask.reshape(*new_mask.shape, *[1] * (trimmed.dim() - 2))
+    return trimmed * keep.to(trimmed.dtype), new_mask
+
+
+def reverse_padded(tensor: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Reverses every row's first `lengths[b]` positions along axis 1 and leaves its padding in place (TF's
+    `reverse_sequence`); applying it twice is the identity. `tensor`: `(B, T, ...)`."""
+    positions = torch.arange(tensor.size(1), device=tensor.device)[None, :]
+    index = torch.where(positions < lengths[:, None], lengths[:, None] - 1 - positions, positions)
+    return tensor.gather(1, index.reshape(*index.shape, *[1] * (tensor.dim() - 2)).expand_as(tensor))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The biLM
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class ElmoHighway(nn.Module):
+    """One highway layer (Srivastava et al., 2015): y = t ⊙ relu(W_H x + b_H) + (1 − t) ⊙ x, t = σ(W_T x + b_T).
+
+    bilm-tf's `W_transform`/`b_transform` are W_H/b_H and its `W_carry`/`b_carry` are W_T/b_T (its "carry" gate
+    weighs the transformed path).
+    """
+
+    def __init__(self, size: int) -> None:
+        super().__init__()
+        self.transform = nn.Linear(size, size)  # W_H, b_H
+        self.gate = nn.Linear(size, size)  # W_T, b_T
+
+    def forward(self, hidden: torch.Tensor) -> torch.Tensor:
+        gate = torch.sigmoid(self.gate(hidden))
+        return gate * torch.relu(self.transform(hidden)) + (1.0 - gate) * hidden
+
+
+class ElmoCharacterEncoder(nn.Module):
+    """x_k from the characters of t_k (§3.4 / Józefowicz et al. 2016): embed characters, convolve with every filter
+    width, max over positions, activation, highway layers, projection to P.
+
+    `forward(input_ids (B, T, C), mask (B, T)) -> (B, T, P)`; zero at padded positions, which are never encoded.
+    """
+
+    def __init__(self, config: ElmoConfig) -> None:
+        super().__init__()
+        self.character_embeddings = nn.Embedding(config.n_characters, config.character_embedding_size, padding_idx=0)
+        self.convolutions = nn.ModuleList(
+            nn.Conv1d(config.character_embedding_size, number, width) for width, number in config.filters
+        )
+        self.activation = torch.relu if config.activation == "relu" else torch.tanh
+        self.highways = nn.ModuleList(ElmoHighway(config.num_filters) for _ in range(config.num_highway_layers))
+        # bilm-tf projects only when the filters do not already give P features (its `use_proj`).
+        self.projection = (
+            nn.Linear(config.num_filters, config.projection_dim)
+            if config.num_filters != config.projection_dim
+            else None
+        )
+
+    def forward(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        tokens = input_ids[mask]  # (N, C): the real tokens of the whole batch
+        characters = self.character_embeddings(tokens).transpose(1, 2)  # (N, E, C)
+        # Max over the valid positions of each width, then the activation (bilm-tf's order; equal for relu).
+        features = torch.cat([self.activation(conv(characters).amax(dim=-1)) for conv in self.convolutions], dim=-1)
+        for highway in self.highways:
+            features = highway(features)  # (N, F)
+        if self.projection is not None:
+            features = self.projection(features)  # (N, P)
+        embeddings = features.new_zeros(*mask.shape, features.size(-1))
+        embeddings[mask] = features
+        return embeddings
+
+
+class ElmoLstmLayer(nn.Module):
+    """One LSTM layer of the biLM for both directions at once (index 0 forward, 1 backward on the leading axis).
+
+    The cell is TF1's `LSTMCell(num_proj=P, cell_clip, proj_clip)` without peepholes, per step t:
+        [i, f, g, o] = W_ih x_t + W_hh m_{t−1} + b
+        c_t = clip(σ(f) ⊙ c_{t−1} + σ(i) ⊙ tanh(g), cell_clip)
+        m_t = clip(W_proj (σ(o) ⊙ tanh(c_t)), proj_clip)      (no projection and no clip when P = H)
+    With `residual`, the caller adds x_t to m_t for the layer's output (TF's `ResidualWrapper`); the recurrent
+    state stays m_t.
+
+    Parameters: `weight_ih (2, 4H, D)`, `weight_hh (2, 4H, P)`, `bias (2, 4H)` (TF's forget bias +1 included), and
+    `weight_proj (2, P, H)` when P < H; gates in PyTorch's order i, f, g, o.
+
+    `forward(inputs (2, B, T, D), state (c (2, B, H), m (2, B, P)))` -> `(m (2, B, T, P), cells (T, 2, B, H) or
+    None)`: the backward direction's inputs come already reversed. Positions past a row's length are computed
+    and must be discarded by the caller (they never influence earlier positions); `return_cells` keeps c_t of every
+    step so the caller can pick each row's final state.
+    """
+
+    def __init__(self, input_size: int, config: ElmoConfig, residual: bool) -> None:
+        super().__init__()
+        hidden, projection = config.hidden_size, min(config.projection_dim, config.hidden_size)
+        self.hidden_size, self.output_size, self.residual = hidden, projection, residual
+        self.cell_clip, self.proj_clip = config.cell_clip, config.proj_clip
+        self.weight_ih = nn.Parameter(torch.empty(2, 4 * hidden, input_size))
+        self.weight_hh = nn.Parameter(torch.empty(2, 4 * hidden, projection))
+        self.bias = nn.Parameter(torch.empty(2, 4 * hidden))
+        self.weight_proj = nn.Parameter(torch.empty(2, projection, hidden)) if projection < hidden else None
+
+    def forward(
+        self, inputs: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor], return_cells: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        directions, batch, steps, _ = inputs.shape
+        hidden = self.hidden_size
+        # W_ih x_t + b for all steps at once: one batched matmul per layer, (2, B, T, 4H).
+        flat = inputs.reshape(directions, batch * steps, -1)
+        projected = torch.baddbmm(self.bias[:, None, :], flat, self.weight_ih.transpose(1, 2))
+        projected = projected.view(directions, batch, steps, 4 * hidden)
+        weight_hh = self.weight_hh.transpose(1, 2)  # (2, P, 4H)
+        weight_proj = self.weight_proj.transpose(1, 2) if self.weight_proj is not None else None  # (2, H, P)
+        cell, output = state
+        outputs, cells = [], []
+        for step in range(steps):
+            gates = torch.baddbmm(projected[:, :, step], output, weight_hh)  # (2, B, 4H)
+            # Two fused activations: σ over all four gates (g's σ is unused) and tanh over g.
+            sigmoids = torch.sigmoid(gates)
+            cell = sigmoids[..., hidden : 2 * hidden] * cell + sigmoids[..., :hidden] * torch.tanh(
+                gates[..., 2 * hidden : 3 * hidden]
+            )
+            if self.cell_clip is not None:
+                cell = cell.clamp(-self.cell_clip, self.cell_clip)
+            output = sigmoids[..., 3 * hidden :] * torch.tanh(cell)  # (2, B, H)
+            if weight_proj is not None:
+                output = torch.bmm(output, weight_proj)  # (2, B, P)
+                if self.proj_clip is not None:
+                    output = output.clamp(-self.proj_clip, self.proj_clip)
+            outputs.append(output)
+            if return_cells:
+                cells.append(cell)
+        stacked = torch.stack(outputs, dim=2) if outputs else inputs.new_zeros(directions, batch, 0, self.output_size)
+        return stacked, (torch.stack(cells) if return_cells and cells else None)
+
+
+class ElmoBiLm(nn.Module):
+    """The forward and backward LSTM stacks over x_1..x_T (§3.1), with the states the original carries over.
+
+    `forward(embeddings (B, T, P), mask (B, T), stateful)` -> per layer `(B, T, 2P)` = [→h_kj; ←h_kj], zero at
+    padding. The backward stack reads each sentence reversed (its padding stays at the end), so both stacks run
+    the same loop; its outputs are reversed back.
+    """
+
+    def __init__(self, config: ElmoConfig) -> None:
+        super().__init__()
+        output_size = min(config.projection_dim, config.hidden_size)
+        self.layers = nn.ModuleList(
+            ElmoLstmLayer(
+                config.projection_dim if index == 0 else output_size,
+                config,
+                residual=config.use_skip_connections and index > 0,  # none from x_k into the first layer
+            )
+            for index in range(config.num_hidden_layers)
+        )
+        self.dropout = nn.Dropout(config.dropout)
+        # Stateful mode: per layer (c (2, B_max, H), m (2, B_max, P)), detached; rows beyond a batch are kept.
+        self._states: list[tuple[torch.Tensor, torch.Tensor]] | None = None
+
+    def reset_states(self) -> None:
+        self._states = None
+
+    def _initial_states(self, batch: int, reference: torch.Tensor, stateful: bool):
+        zeros = [
+            (reference.new_zeros(2, batch, layer.hidden_size), reference.new_zeros(2, batch, layer.output_size))
+            for layer in self.layers
+        ]
+        if not stateful or self._states is None:
+            return zeros
+        initial = []
+        for (cell, output), (zero_cell, zero_output) in zip(self._states, zeros, strict=True):
+            rows = min(batch, cell.size(1))
+            initial.append(
+                (
+                    torch.cat([cell[:, :rows].to(reference), zero_cell[:, rows:]], dim=1),
+                    torch.cat([output[:, :rows].to(reference), zero_output[:, rows:]], dim=1),
+                )
+            )
+        return initial
+
+    def _store_states(self, finals: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
+        """Keeps the batch's final states in rows [0, B) of the state buffers (rows beyond B untouched)."""
+        if self._states is None:
+            self._states = [(cell.detach(), output.detach()) for cell, output in finals]
+            return
+        stored = []
+        for (old_cell, old_output), (cell, output) in zip(self._states, finals, strict=True):
+            batch = cell.size(1)
+            stored.append(
+                (
+                    torch.cat([cell.detach(), old_cell[:, batch:].to(cell)], dim=1),
+                    torch.cat([output.detach(), old_output[:, batch:].to(output)], dim=1),
+                )
+            )
+        self._states = stored
+
+    def forward(self, embeddings: torch.Tensor, mask: torch.Tensor, stateful: bool = False) -> list[torch.Tensor]:
+        batch = embeddings.size(0)
+        lengths = mask.sum(dim=1)
+        keep = mask[None, :, :, None].to(embeddings.dtype)  # (1, B, T, 1)
+        # (2, B, T, P): the forward stack reads x_1..x_n, the backward stack x_n..x_1.
+        inputs = torch.stack([embeddings, reverse_padded(embeddings, lengths)])
+        states = self._initial_states(batch, embeddings, stateful)
+        last = (lengths - 1).clamp(min=0)  # each row's last real step
+        layers, finals = [], []
+        for layer, state in zip(self.layers, states, strict=True):
+            inputs = self.dropout(inputs)  # bilm-tf's DropoutWrapper(input_keep_prob) around the residual cell
+            memory, cells = layer(inputs, state, return_cells=stateful)  # m_t, (2, B, T, P)
+            if stateful:
+                finals.append(self._final_state(memory, cells, state, last, lengths))
+            outputs = (memory + inputs if layer.residual else memory) * keep  # positions past a length discarded
+            layers.append(torch.cat([outputs[0], reverse_padded(outputs[1], lengths)], dim=-1))  # (B, T, 2P)
+            inputs = outputs
+        if stateful:
+            self._store_states(finals)
+        return layers
+
+    @staticmethod
+    def _final_state(memory, cells, state, last, lengths) -> tuple[torch.Tensor, torch.Tensor]:
+        """(c, m) after each row's last real token (the initial state for an empty row), as TF's `dynamic_rnn`
+        returns them with `sequence_length`. `memory`: m_t before any residual, `(2, B, T, P)`."""
+        rows = torch.arange(memory.size(1), device=memory.device)
+        has_tokens = (lengths > 0)[None, :, None]
+        cell = cells[last, :, rows].transpose(0, 1)  # (2, B, H)
+        return torch.where(has_tokens, cell, state[0]), torch.where(has_tokens, memory[:, rows, last], state[1])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Models
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class ElmoPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
+    config_class = ElmoConfig
+    base_model_prefix = "elmo"
+    main_input_name = "input_ids"
+    _no_split_modules: ClassVar[list[str]] = []
+    supports_gradient_checkpointing = False
+    accepts_loss_kwargs = False
+
+    @torch.no_grad()
+    def _init_weights(self, module: nn.Module) -> None:
+        """bilm-tf's initialisers: character embeddings ~ U(−1, 1) (padding row 0); relu convolutions ~
+        U(−range, range), tanh ones ~ N(0, 1/(width·E)); highway and projection weights ~ N(0, 1/fan_in) with the
+        gate bias at −2 (mostly carry at the start); LSTM kernels Glorot-uniform over TF's (D + P, 4H) kernel,
+        biases 0 but the forget gate's +1; the softmax ~ N(0, 1/P); the scalar mix uniform (w = 0, γ = 1)."""
+        config = self.config
+        if isinstance(module, nn.Embedding):
+            init.uniform_(module.weight, -1.0, 1.0)
+            if module.padding_idx is not None and not getattr(module.weight, "_is_hf_initialized", False):
+                init.zeros_(module.weight[module.padding_idx])
+        elif isinstance(module, nn.Conv1d):
+            if config.activation == "relu":
+                init.uniform_(module.weight, -config.initializer_range, config.initializer_range)
+            else:
+                init.normal_(module.weight, 0.0, (module.kernel_size[0] * module.in_channels) ** -0.5)
+            init.zeros_(module.bias)
+        elif isinstance(module, ElmoHighway):
+            size = module.gate.in_features
+            init.normal_(module.transform.weight, 0.0, size**-0.5)
+            init.zeros_(module.transform.bias)
+            init.normal_(module.gate.weight, 0.0, size**-0.5)
+            init.constant_(module.gate.bias, -2.0)
+        elif isinstance(module, ElmoLstmLayer):
+            hidden = module.hidden_size
+            bound = (6.0 / (module.weight_ih.size(2) + module.weight_hh.size(2) + 4 * hidden)) ** 0.5
+            init.uniform_(module.weight_ih, -bound, bound)
+            init.uniform_(module.weight_hh, -bound, bound)
+            bias = torch.zeros_like(module.bias)
+            bias[:, hidden : 2 * hidden] = 1.0  # TF's forget_bias
+            init.copy_(module.bias, bias)
+            if module.weight_proj is not None:
+                bound = (6.0 / (hidden + module.output_size)) ** 0.5
+                init.uniform_(module.weight_proj, -bound, bound)
+        elif isinstance(module, ElmoScalarMix):
+            init.zeros_(module.scalar_weights)
+            init.ones_(module.gamma)
+        elif isinstance(module, nn.Linear):  # projections, softmax, classifiers
+            init.normal_(module.weight, 0.0, module.in_features**-0.5)
+            if module.bias is not None:
+                init.zeros_(module.bias)
+        elif isinstance(module, nn.RNNBase):  # the task heads' BiLSTM
+            bound = module.hidden_size**-0.5
+            for parameter in module.parameters():
+                init.uniform_(parameter, -bound, bound)
+
+
+class ElmoModel(ElmoPreTrainedModel):
+    """The biLM: characters -> x_k -> L forward and L backward LSTM layers; returns every layer h_kj (j = 0..L).
+
+    Stateless unless `config.stateful` (or the `stateful` attribute) is set; then each call starts from the final
+    states of the previous one, row by row, like bilm-tf (`reset_states()` goes back to zero states).
+    """
+
+    def __init__(self, config: ElmoConfig) -> None:
+        super().__init__(config)
+        self.character_encoder = ElmoCharacterEncoder(config)
+        self.bilm = ElmoBiLm(config)
+        self.stateful = config.stateful
+        self.post_init()
+
+    def reset_states(self) -> None:
+        """Forgets the states carried over in stateful mode."""
+        self.bilm.reset_states()
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+    ) -> ElmoModelOutput | tuple:
+        r"""
+        Args:
+            input_ids (`torch.LongTensor` of shape `(B, T, C)`): character ids per token, as
+                `ElmoCharacterTokenizerFast` returns them (sentence boundaries included).
+            attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding (right
+                padding only); derived from the character ids when omitted.
+            output_hidden_states: accepted for API compatibility; ELMo always returns its layers.
+        """
+        mask = check_character_inputs(input_ids, attention_mask, self.config)
+        token_embeddings = self.character_encoder(input_ids, mask)  # x_k, (B, T, P)
+        layers = self.bilm(token_embeddings, mask, stateful=self.stateful)  # h_kj for j = 1..L
+        hidden_states = (torch.cat([token_embeddings, token_embeddings], dim=-1), *layers)  # h_k0 = [x_k; x_k]
+        output = ElmoModelOutput(
+            last_hidden_state=hidden_states[-1],
+            hidden_states=hidden_states,
+            token_embeddings=token_embeddings,
+            attention_mask=mask,
+        )
+        return output if return_dict is not False else output.to_tuple()
+
+
+def _mean_token_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy over the targets that are not -100 (0, not NaN, when there is none)."""
+    total = nn.functional.cross_entropy(
+        logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-100, reduction="sum"
+    )
+    return total / (targets != -100).sum().clamp(min=1)
+
+
+class ElmoForBidirectionalLanguageModeling(ElmoPreTrainedModel):
+    """The biLM with its softmax, trained as §3.1: maximise Σ_k log p(t_k | t_<k) + log p(t_k | t_>k) (eq. 3),
+    one softmax Θ_s shared by the two directions, fed the top layer of each.
+
+    `labels (B, T)` are the word ids of the same positions as `input_ids` (boundaries included, -100 for padding
+    or unknown words), e.g. `tokenizer(..., return_token_ids=True)["token_ids"]`: the forward LM at k predicts
+    labels[k + 1], the backward LM labels[k − 1]. Perplexity = exp(loss).
+    """
+
+    def __init__(self, config: ElmoConfig) -> None:
+        super().__init__(config)
+        if config.vocab_size < 1:
+            raise ValueError("ElmoForBidirectionalLanguageModeling needs `config.vocab_size` (the softmax's words).")
+        self.elmo = ElmoModel(config)
+        self.dropout = nn.Dropout(config.dropout)
+        self.softmax = nn.Linear(min(config.projection_dim, config.hidden_size), config.vocab_size)  # Θ_s
+        self.post_init()
+
+    def get_output_embeddings(self) -> nn.Linear:
+        return self.softmax
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        labels: torch.LongTensor | None = None,
+        return_dict: bool | None = None,
+    ) -> ElmoLanguageModelingOutput | tuple:
+        r"""
+        Args:
+            input_ids (`torch.LongTensor` of shape `(B, T, C)`): character ids.
+            attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): the token mask.
+            labels (`torch.LongTensor` of shape `(B, T)`, *optional*): word ids at the same positions (-100 is
+                ignored).
+        """
+        encoded = self.elmo(input_ids, attention_mask=attention_mask)
+        forward_states, backward_states = self.dropout(encoded.last_hidden_state).chunk(2, dim=-1)
+        logits, backward_logits = self.softmax(forward_states), self.softmax(backward_states)  # (B, T, V)
+        loss = None
+        if labels is not None:
+            if labels.shape != input_ids.shape[:2]:
+                raise ValueError(f"`labels` must have shape {tuple(input_ids.shape[:2])}, got {tuple(labels.shape)}.")
+            forward_loss = _mean_token_cross_entropy(logits[:, :-1], labels[:, 1:])
+            backward_loss = _mean_token_cross_entropy(backward_logits[:, 1:], labels[:, :-1])
+            loss = 0.5 * (forward_loss + backward_loss)  # bilm-tf's total loss
+        output = ElmoLanguageModelingOutput(
+            loss=loss, logits=logits, backward_logits=backward_logits, hidden_states=encoded.hidden_states
+        )
+        return output if return_dict is not False else output.to_tuple()
+
+
+class ElmoScalarMix(nn.Module):
+    """ELMo_k^task = γ^task Σ_j s_j^task h_kj with s^task = softmax(w) (eq. 1 of §3.2), over the L + 1 layers.
+
+    Parameters: `scalar_weights` w `(L + 1,)` (0 at the start: an equal mix) and `gamma` γ `(1,)` (1 at the start).
+    """
+
+    def __init__(self, num_layers: int) -> None:
+        super().__init__()
+        self.scalar_weights = nn.Parameter(torch.zeros(num_layers))
+        self.gamma = nn.Parameter(torch.ones(1))
+
+    def forward(self, layers: Sequence[torch.Tensor]) -> torch.Tensor:
+        weights = torch.softmax(self.scalar_weights, dim=0)
+        return self.gamma * sum(weight * layer for weight, layer in zip(weights, layers, strict=True))
+
+
+class _ElmoTaskModel(ElmoPreTrainedModel):
+    """Shared by the task heads: the biLM (frozen unless `config.freeze_elmo` is False; kept in eval mode then, so
+    its dropout stays off), the scalar mix, dropout, and the optional task BiLSTM."""
+
+    def __init__(self, config: ElmoConfig) -> None:
+        super().__init__(config)
+        self.elmo = ElmoModel(config)
+        self.scalar_mix = ElmoScalarMix(config.num_hidden_layers + 1)
+        self.dropout = nn.Dropout(config.elmo_dropout)
+        features = 2 * min(config.projection_dim, config.hidden_size)
+        self.task_encoder = None
+        if config.task_hidden_size:
+            lstm = nn.LSTM(features, config.task_hidden_size, batch_first=True, bidirectional=True)
+            self.task_encoder = PackedBiRNN(lstm)
+            features = self.task_encoder.output_size
+        self.feature_size = features
+
+    def _freeze(self) -> None:
+        if self.config.freeze_elmo:
+            self.elmo.requires_grad_(False)
+
+    def train(self, mode: bool = True):
+        super().train(mode)
+        if self.config.freeze_elmo:
+            self._freeze()  # again: `from_pretrained` hands back parameters that require gradients
+            self.elmo.eval()
+        return self
+
+    def _features(self, input_ids, attention_mask) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(task features (B, T, D), ELMo_k (B, T, 2P), mask (B, T))."""
+        # A frozen biLM is a feature extractor: no graph is built through it, whatever `requires_grad` says.
+        with torch.set_grad_enabled(torch.is_grad_enabled() and not self.config.freeze_elmo):
+            encoded = self.elmo(input_ids, attention_mask=attention_mask)
+        representation = self.scalar_mix(encoded.hidden_states)  # (B, T, 2P)
+        features = self.dropout(representation)
+        if self.task_encoder is not None:
+            features = self.task_encoder(features, encoded.attention_mask)
+        return features, representation, encoded.attention_mask
+
+
+class ElmoForSequenceClassification(_ElmoTaskModel):
+    """ELMo features -> (task BiLSTM) -> [masked mean; masked max] over the tokens -> linear classifier."""
+
+    def __init__(self, config: ElmoConfig) -> None:
+        super().__init__(config)
+        self.classifier = nn.Linear(2 * self.feature_size, config.num_labels)
+        self.post_init()
+        self._freeze()
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        return_dict: bool | None = None,
+    ) -> ElmoClassifierOutput | tuple:
+        r"""
+        Args:
+            input_ids (`torch.LongTensor` of shape `(B, T, C)`): character ids.
+            attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): the token mask.
+            labels (`torch.Tensor` of shape `(B,)`, *optional*): class ids (or regression / multi-hot targets by
+                `config.problem_type`).
+        """
+        features, representation, mask = self._features(input_ids, attention_mask)
+        keep = mask[..., None].to(features.dtype)
+        mean = (features * keep).sum(dim=1) / keep.sum(dim=1).clamp(min=1)
+        maximum = features.masked_fill(~mask[..., None], torch.finfo(features.dtype).min).amax(dim=1)
+        maximum = maximum * mask.any(dim=1, keepdim=True).to(features.dtype)  # an empty sentence pools to 0
+        logits = self.classifier(torch.cat([mean, maximum], dim=-1))  # (B, N)
+        loss = classification_loss(self.config, logits, labels) if labels is not None else None
+        output = ElmoClassifierOutput(
+            loss=loss, logits=logits, elmo_representations=representation, attention_mask=mask
+        )
+        return output if return_dict is not False else output.to_tuple()
+
+
+class ElmoForTokenClassification(_ElmoTaskModel):
+    """ELMo features -> (task BiLSTM) -> a linear classifier per token (tagging, as the paper's NER/SRL models)."""
+
+    def __init__(self, config: ElmoConfig) -> None:
+        super().__init__(config)
+        self.classifier = nn.Linear(self.feature_size, config.num_labels)
+        self.post_init()
+        self._freeze()
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        labels: torch.LongTensor | None = None,
+        return_dict: bool | None = None,
+    ) -> ElmoClassifierOutput | tuple:
+        r"""
+        Args:
+            input_ids (`torch.LongTensor` of shape `(B, T, C)`): character ids.
+            attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): the token mask.
+            labels (`torch.LongTensor` of shape `(B, T)`, *optional*): a class id per position; -100 (padding, the
+                `<S>`/`</S>` boundaries) is ignored.
+        """
+        features, representation, mask = self._features(input_ids, attention_mask)
+        logits = self.classifier(features) * mask[..., None].to(features.dtype)  # (B, T, N)
+        loss = None
+        if labels is not None:
+            if labels.shape != mask.shape:
+                raise ValueError(f"`labels` must have shape {tuple(mask.shape)}, got {tuple(labels.shape)}.")
+            loss = _mean_token_cross_entropy(logits, labels.masked_fill(~mask, -100))
+        output = ElmoClassifierOutput(
+            loss=loss, logits=logits, elmo_representations=representation, attention_mask=mask
+        )
+        return output if return_dict is not False else output.to_tuple()
+
+
+__all__ = [
+    "ElmoForBidirectionalLanguageModeling",
+    "ElmoForSequenceClassification",
+    "ElmoForTokenClassification",
+    "ElmoModel",
+    "ElmoPreTrainedModel",
+    "ElmoScalarMix",
+    "remove_sentence_boundaries",
+]
