@@ -39,10 +39,24 @@ from .data import PaddingCollator, SyntheticTask, get_synthetic_task, tokenize_d
 from .evaluation import accuracy_metric, evidence_attention_scores, translation_metrics
 from .hub import push_model_dir
 from .registry import get_architecture
-from .tokenization import train_bpe_tokenizer, train_document_tokenizer, train_word_level_tokenizer
+from .tokenization import (
+    train_bpe_tokenizer,
+    train_document_tokenizer,
+    train_elmo_tokenizer,
+    train_word_level_tokenizer,
+)
 
 # Held-out metrics recorded with a trained model (and shown on its card).
-REPORTED_METRICS = ("accuracy", "hit_rate", "evidence_mass", "best_hop_evidence_mass", "bleu", "exact_match")
+REPORTED_METRICS = (
+    "accuracy",
+    "hit_rate",
+    "evidence_mass",
+    "best_hop_evidence_mass",
+    "bleu",
+    "exact_match",
+    "ambiguous_accuracy",
+    "perplexity",
+)
 
 
 def noam_learning_rate(d_model: int, warmup_steps: int, factor: float = 1.0) -> float:
@@ -201,7 +215,7 @@ def train(
     heads = [head for head in architecture.heads if head.inputs == synthetic.inputs]
     if not heads:
         raise ValueError(f"{arch} has no head for {synthetic.inputs!r} inputs.")
-    steps = _train_seq2seq if synthetic.inputs == "seq2seq" else _train_classifier
+    steps = {"seq2seq": _train_seq2seq, "characters": _train_elmo}.get(synthetic.inputs, _train_classifier)
     trainer, tokenizer, metrics = steps(plan, architecture, heads[0], synthetic)
     _finish(plan, synthetic, trainer, tokenizer, metrics)
     return TrainingResult(model=trainer.model, tokenizer=tokenizer, metrics=metrics, trainer=trainer)
@@ -345,6 +359,90 @@ def _train_seq2seq(plan: TrainingPlan, architecture, head, synthetic: SyntheticT
     metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
     _report(trainer, tokenizer, f"held-out exact match {metrics['exact_match']:.4f}, BLEU {metrics['bleu']:.2f}")
     return trainer, tokenizer, metrics
+
+
+def _train_elmo(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask):
+    """ELMo's two stages (§3 of the paper): (1) the biLM learns the task's texts as a bidirectional language model
+    (`ElmoForBidirectionalLanguageModeling`; held-out perplexity before and after); (2) the tagger `head` reads the
+    frozen biLM through a learned scalar mix. Reports token accuracy and the accuracy on the words whose tag only
+    their context decides (`synthetic.evidence_column`)."""
+    from .models.elmo import ElmoForBidirectionalLanguageModeling
+
+    args = TrainingArguments(**_arguments(plan, architecture))
+    lm_args = TrainingArguments(**{**_arguments(plan, architecture), "prediction_loss_only": True})
+    train_split, eval_split = _splits(plan, synthetic)
+    texts = list(train_split[synthetic.text_column])
+    tokenizer = _shared_tokenizer(args, plan, lambda: train_elmo_tokenizer(texts))
+    columns = train_split.column_names
+
+    def encode_words(batch: dict[str, list]) -> dict[str, list]:
+        encoded = dict(tokenizer(batch[synthetic.text_column], return_token_ids=True))
+        encoded["labels"] = encoded.pop("token_ids")  # the words themselves: the biLM's targets
+        return encoded
+
+    def encode_tags(batch: dict[str, list]) -> dict[str, list]:
+        encoded = dict(tokenizer(batch[synthetic.text_column]))
+        encoded["labels"] = [[-100, *tags, -100] for tags in batch[synthetic.label_column]]  # no tag for <S>, </S>
+        return encoded
+
+    set_seed(plan.seed)
+    config = architecture.config_class(
+        vocab_size=len(tokenizer),
+        num_labels=len(synthetic.labels),
+        id2label=dict(enumerate(synthetic.labels)),
+        label2id={label: index for index, label in enumerate(synthetic.labels)},
+        **plan.config_overrides,
+    )
+    language_model = ElmoForBidirectionalLanguageModeling(config)
+    lm_trainer = Trainer(
+        model=language_model,
+        args=lm_args,
+        train_dataset=train_split.map(encode_words, batched=True, remove_columns=columns),
+        eval_dataset=eval_split.map(encode_words, batched=True, remove_columns=columns),
+        data_collator=PaddingCollator(0),
+    )
+    perplexity_before = math.exp(lm_trainer.evaluate()["eval_loss"])
+    lm_trainer.train()
+    perplexity = math.exp(lm_trainer.evaluate()["eval_loss"])
+    _report(lm_trainer, tokenizer, f"biLM held-out perplexity {perplexity_before:.2f} -> {perplexity:.2f}")
+
+    set_seed(plan.seed)
+    model = head.model_class(config)
+    model.elmo.load_state_dict(language_model.elmo.state_dict())
+    tag_eval = eval_split.map(encode_tags, batched=True)
+    trainer = Trainer(
+        model=model,
+        args=args,
+        train_dataset=train_split.map(encode_tags, batched=True, remove_columns=columns),
+        eval_dataset=tag_eval.remove_columns(columns),
+        data_collator=PaddingCollator(0),
+        processing_class=tokenizer,
+        compute_metrics=accuracy_metric,
+    )
+    trainer.train()
+    metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
+    metrics.update(perplexity_before_lm_training=perplexity_before, perplexity=perplexity)
+    if synthetic.evidence_column is not None:
+        metrics["ambiguous_accuracy"] = _accuracy_at(model, tag_eval, synthetic.evidence_column, offset=1)
+    _report(trainer, tokenizer, f"held-out accuracy {metrics['accuracy']:.4f}")
+    return trainer, tokenizer, metrics
+
+
+@torch.no_grad()
+def _accuracy_at(model: PreTrainedModel, dataset: Dataset, position_column: str, offset: int = 0) -> float:
+    """Token-classification accuracy at one position per example (`position_column` + `offset`)."""
+    model.eval()
+    collator = PaddingCollator(0)
+    correct = []
+    for start in range(0, len(dataset), 64):
+        rows = dataset.select(range(start, min(start + 64, len(dataset))))
+        batch = collator([{"input_ids": r["input_ids"], "attention_mask": r["attention_mask"]} for r in rows])
+        logits = model(**{name: tensor.to(model.device) for name, tensor in batch.items()}).logits
+        positions = torch.tensor(rows[position_column], device=logits.device) + offset
+        predicted = logits[torch.arange(len(rows), device=logits.device), positions].argmax(dim=-1)
+        labels = torch.tensor([r["labels"][p] for r, p in zip(rows, positions.tolist(), strict=True)])
+        correct.append(predicted.cpu() == labels)
+    return torch.cat(correct).float().mean().item()
 
 
 def _report(trainer: Trainer, tokenizer: PreTrainedTokenizerBase, result: str) -> None:

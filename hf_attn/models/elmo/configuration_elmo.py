@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from huggingface_hub.dataclasses import strict
+from huggingface_hub.errors import StrictDataclassError
 from transformers import PreTrainedConfig
 
 # The char CNN of the released ELMo models (§3.2 and bilm-tf's README): (width, number of filters).
@@ -196,7 +197,7 @@ class ElmoConfig(PreTrainedConfig):
             )
         try:
             return cls(**{**values, **kwargs})
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError, StrictDataclassError) as error:
             raise ValueError(f"options.json does not describe a valid ELMo: {error}") from error
 
 
