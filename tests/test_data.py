@@ -140,3 +140,22 @@ def test_unknown_task_is_a_clear_error():
 
     with pytest.raises(ValueError, match="Unknown synthetic task 'nope'"):
         get_synthetic_task("nope")
+
+
+def test_ambiguous_tagging_needs_context_and_tags_every_word():
+    from hf_attn.data import AMBIGUOUS_WORDS, TAGS, ambiguous_word_tagging
+
+    data = ambiguous_word_tagging(400, seed=3)
+    assert data["text"] == ambiguous_word_tagging(400, seed=3)["text"]
+    assert data["text"] != ambiguous_word_tagging(400, seed=4)["text"]
+    for row in data:
+        words, tags = row["text"].split(), [TAGS[t] for t in row["tags"]]
+        assert len(words) == len(tags)
+        position = row["ambiguous_index"]
+        assert words[position] in AMBIGUOUS_WORDS
+        assert sum(word in AMBIGUOUS_WORDS for word in words) == 1  # exactly one ambiguous word
+        assert tags[position] == ("VERB" if row["ambiguous_is_verb"] else "NOUN")
+        # Its left neighbour decides: a subject before a verb, a determiner or an adjective before a noun.
+        assert tags[position - 1] in (("NOUN", "PRON") if row["ambiguous_is_verb"] else ("DET", "ADJ"))
+    verbs = sum(data["ambiguous_is_verb"])
+    assert 0.4 < verbs / len(data) < 0.6

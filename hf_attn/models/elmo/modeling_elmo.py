@@ -409,21 +409,21 @@ class ElmoLstmLayer(nn.Module):
         # W_ih x_t + b for all steps at once: one batched matmul per layer, (2, B, T, 4H).
         flat = inputs.reshape(directions, batch * steps, -1)
         projected = torch.baddbmm(self.bias[:, None, :], flat, self.weight_ih.transpose(1, 2))
-        projected = projected.view(directions, batch, steps, 4 * hidden)
+        # unbind, not projected[:, :, t]: the backward of T indexings would fill T zero tensors of the full size.
+        per_step = projected.view(directions, batch, steps, 4 * hidden).unbind(dim=2)
         weight_hh = self.weight_hh.transpose(1, 2)  # (2, P, 4H)
         weight_proj = self.weight_proj.transpose(1, 2) if self.weight_proj is not None else None  # (2, H, P)
         cell, output = state
         outputs, cells = [], []
-        for step in range(steps):
-            gates = torch.baddbmm(projected[:, :, step], output, weight_hh)  # (2, B, 4H)
-            # Two fused activations: σ over all four gates (g's σ is unused) and tanh over g.
-            sigmoids = torch.sigmoid(gates)
-            cell = sigmoids[..., hidden : 2 * hidden] * cell + sigmoids[..., :hidden] * torch.tanh(
-                gates[..., 2 * hidden : 3 * hidden]
-            )
+        for projected_step in per_step:
+            gates = torch.baddbmm(projected_step, output, weight_hh)  # (2, B, 4H)
+            # chunk, not slices: its backward is one concatenation, where each slice's would fill a (2, B, 4H) zero
+            # tensor per step.
+            input_gate, forget_gate, candidate, output_gate = gates.chunk(4, dim=-1)
+            cell = torch.sigmoid(forget_gate) * cell + torch.sigmoid(input_gate) * torch.tanh(candidate)
             if self.cell_clip is not None:
                 cell = cell.clamp(-self.cell_clip, self.cell_clip)
-            output = sigmoids[..., 3 * hidden :] * torch.tanh(cell)  # (2, B, H)
+            output = torch.sigmoid(output_gate) * torch.tanh(cell)  # (2, B, H)
             if weight_proj is not None:
                 output = torch.bmm(output, weight_proj)  # (2, B, P)
                 if self.proj_clip is not None:
