@@ -110,6 +110,8 @@ def render_model_card(model_dir: str | Path, repo_id: str | None = None, base_mo
     return ModelCard.from_template(
         card_data,
         template_str=template_text(architecture),
+        # Given again: with eval results, `card_data` moves `model_name` into the model-index and the heading lost it.
+        model_name=name,
         repo_id=repo_id or str(model_dir),
         model_class=class_name,
         auto_class=head.auto_class if head else "AutoModel",

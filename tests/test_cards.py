@@ -49,6 +49,7 @@ def test_card_renders_parses_and_validates(architecture, head, tmp_path):
     assert {(r.metric_type, r.metric_value) for r in results} == set(TRAINING["metrics"].items())
     text = card.text
     assert "{{" not in text and "}}" not in text
+    assert "\n# alice/model\n" in f"\n{text}"  # the heading keeps the name when the model-index takes it
     assert architecture.paper.bibtex in text and architecture.paper.url in text
     assert "trust_remote_code=True" in text and head.model_class.__name__ in text
     assert "sha256" in text and "1.20e-07" in text and "hit_rate" in text

@@ -262,3 +262,19 @@ def test_bad_inputs_are_clear_value_errors(mutate, message):
 def test_bad_configs_are_refused(overrides, message):
     with pytest.raises(Exception, match=message):
         tiny(**overrides)
+
+
+def test_text_classification_and_feature_extraction_pipelines(tmp_path):
+    from transformers import pipeline
+
+    config = tiny(id2label={0: "neg", 1: "neu", 2: "pos"}, label2id={"neg": 0, "neu": 1, "pos": 2})
+    model = ElmoForSequenceClassification(config).eval()
+    model.save_pretrained(tmp_path)
+    build_elmo_tokenizer().save_pretrained(tmp_path)
+    classify = pipeline("text-classification", model=str(tmp_path))
+    predictions = classify(["the cat sat", "a dog"])
+    expected = model(**batch(["the cat sat", "a dog"])).logits.softmax(-1)
+    assert [p["label"] for p in predictions] == [config.id2label[int(i)] for i in expected.argmax(-1)]
+    torch.testing.assert_close(torch.tensor([p["score"] for p in predictions]), expected.max(-1).values)
+    features = pipeline("feature-extraction", model=ElmoModel(tiny()).eval(), tokenizer=build_elmo_tokenizer())
+    assert torch.tensor(features("a b c")).shape == (1, 5, 2 * tiny().projection_dim)
