@@ -423,13 +423,13 @@ def _train_elmo(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask
     metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
     metrics.update(perplexity_before_lm_training=perplexity_before, perplexity=perplexity)
     if synthetic.evidence_column is not None:
-        metrics["ambiguous_accuracy"] = _accuracy_at(model, tag_eval, synthetic.evidence_column, offset=1)
+        metrics["ambiguous_accuracy"] = token_accuracy_at(model, tag_eval, synthetic.evidence_column, offset=1)
     _report(trainer, tokenizer, f"held-out accuracy {metrics['accuracy']:.4f}")
     return trainer, tokenizer, metrics
 
 
 @torch.no_grad()
-def _accuracy_at(model: PreTrainedModel, dataset: Dataset, position_column: str, offset: int = 0) -> float:
+def token_accuracy_at(model: PreTrainedModel, dataset: Dataset, position_column: str, offset: int = 0) -> float:
     """Token-classification accuracy at one position per example (`position_column` + `offset`)."""
     model.eval()
     collator = PaddingCollator(0)

@@ -8,10 +8,12 @@ from collections import Counter, defaultdict
 import datasets
 import pytest
 import transformers
-from transformers import AutoModelForTokenClassification, AutoTokenizer
+from transformers import AutoModelForTokenClassification, AutoTokenizer, Trainer, TrainingArguments, set_seed
 
-from hf_attn.data import TAGS, ambiguous_word_tagging
-from hf_attn.training import train
+from hf_attn import ElmoConfig, ElmoForTokenClassification
+from hf_attn.data import TAGS, PaddingCollator, ambiguous_word_tagging
+from hf_attn.tokenization import train_elmo_tokenizer
+from hf_attn.training import token_accuracy_at, train
 
 CONFIG = {"character_embedding_size": 8, "filters": [[1, 16], [2, 16], [3, 32]], "projection_dim": 32,
           "hidden_size": 64, "num_hidden_layers": 2, "dropout": 0.0, "elmo_dropout": 0.0}  # fmt: skip
@@ -56,12 +58,38 @@ def context_free_ceiling(seed: int) -> float:
     return sum(hits) / len(hits)
 
 
+def tagger_on_an_untrained_bilm(seed: int, tmp_path) -> float:
+    """The control: the same tagger and training, on a frozen biLM that never saw the corpus."""
+    data = ambiguous_word_tagging(2500, seed=seed)
+    train_split, held_out = data.select(range(2000)), data.select(range(2000, 2500))
+    tokenizer = train_elmo_tokenizer(train_split["text"])
+
+    def encode(batch):
+        encoded = dict(tokenizer(batch["text"]))
+        encoded["labels"] = [[-100, *tags, -100] for tags in batch["tags"]]
+        return encoded
+
+    set_seed(seed)
+    model = ElmoForTokenClassification(ElmoConfig(vocab_size=len(tokenizer), num_labels=len(TAGS), **CONFIG))
+    args = TrainingArguments(str(tmp_path / "control"), num_train_epochs=4, per_device_train_batch_size=32,
+                             learning_rate=5e-3, report_to="none", save_strategy="no", disable_tqdm=True,
+                             use_cpu=True, logging_steps=10**9, seed=seed)  # fmt: skip
+    columns = train_split.column_names
+    train_split = train_split.map(encode, batched=True, remove_columns=columns)
+    Trainer(model=model, args=args, train_dataset=train_split, data_collator=PaddingCollator(0)).train()
+    return token_accuracy_at(model, held_out.map(encode, batched=True), "ambiguous_index", offset=1)
+
+
 def test_bilm_learns_the_corpus_and_its_features_disambiguate_words_by_context(tmp_path):
     metrics = run(tmp_path, seed=0, save=True)
     assert metrics["perplexity"] * 3 <= metrics["perplexity_before_lm_training"]
     ceiling = context_free_ceiling(seed=0)
     assert ceiling < 0.6  # the task needs context
     assert metrics["ambiguous_accuracy"] >= 0.95 and metrics["accuracy"] >= 0.98
+    # What the tagger reads comes from language modelling: on an untrained biLM it stays near chance.
+    control = tagger_on_an_untrained_bilm(0, tmp_path)
+    print(f"tagger on an untrained biLM: ambiguous words {control:.4f}")
+    assert control <= 0.7
     # The saved tagger (biLM inside) reloads with the Auto classes and tags a new sentence in context.
     model = AutoModelForTokenClassification.from_pretrained(tmp_path).eval()
     tokenizer = AutoTokenizer.from_pretrained(tmp_path)
