@@ -244,3 +244,84 @@ def test_converter_refuses_weights_of_another_model(tmp_path):
     )  # fmt: skip
     assert result.returncode != 0 and "RNN_0/RNN/MultiRNNCell/Cell0/LSTMCell/W_0" in result.stderr
     assert not (tmp_path / "out" / "model.safetensors").exists()
+
+
+def _random_bilm_tf_dump(options: dict, path, seed: int = 0) -> dict[str, np.ndarray]:
+    """A bilm-tf weight dump with random values, in the layout `options` implies (for shapes the fixture lacks)."""
+    rng = np.random.default_rng(seed)
+    char_cnn, lstm = options["char_cnn"], options["lstm"]
+    embed, projection, hidden = char_cnn["embedding"]["dim"], lstm["projection_dim"], lstm["dim"]
+    filters = sum(number for _, number in char_cnn["filters"])
+    output = min(projection, hidden)
+    shapes = {"char_embed": (261, embed)}
+    for i, (width, number) in enumerate(char_cnn["filters"]):
+        shapes |= {f"CNN/W_cnn_{i}": (1, width, embed, number), f"CNN/b_cnn_{i}": (number,)}
+    for k in range(char_cnn.get("n_highway", 0)):
+        for name in ("carry", "transform"):
+            shapes |= {f"CNN_high_{k}/W_{name}": (filters, filters), f"CNN_high_{k}/b_{name}": (filters,)}
+    if filters != projection:
+        shapes |= {"CNN_proj/W_proj": (filters, projection), "CNN_proj/b_proj": (projection,)}
+    for direction in (0, 1):
+        for layer in range(lstm["n_layers"]):
+            cell = f"RNN_{direction}/RNN/MultiRNNCell/Cell{layer}/LSTMCell/"
+            inputs = projection if layer == 0 else output
+            shapes |= {cell + "W_0": (inputs + output, 4 * hidden), cell + "B": (4 * hidden,)}
+            if output < hidden:
+                shapes[cell + "W_P_0"] = (hidden, output)
+    arrays = {name: (0.3 * rng.standard_normal(shape)).astype("float32") for name, shape in shapes.items()}
+    with h5py.File(path, "w") as handle:
+        for name, array in arrays.items():
+            handle[name] = array
+    return arrays
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        # No LSTM projection (P = H), no highway, no CNN projection (Σ filters = P), tanh, no residual, 1 layer.
+        {"lstm": {"dim": 16, "projection_dim": 16, "n_layers": 1, "use_skip_connections": False},
+         "char_cnn": {"embedding": {"dim": 3}, "filters": [[1, 8], [2, 8]], "n_characters": 261,
+                      "max_characters_per_token": 20, "activation": "tanh"}},
+        # Three layers with residuals, one highway, projection, clips.
+        {"lstm": {"dim": 24, "projection_dim": 6, "n_layers": 3, "cell_clip": 1, "proj_clip": 0.5,
+                  "use_skip_connections": True},
+         "char_cnn": {"embedding": {"dim": 4}, "filters": [[1, 4], [3, 5]], "n_highway": 1, "n_characters": 262,
+                      "max_characters_per_token": 50, "activation": "relu"}},
+    ],
+)  # fmt: skip
+def test_other_bilm_tf_layouts_convert_with_the_documented_mapping(tmp_path, options):
+    (tmp_path / "options.json").write_text(json.dumps(options))
+    arrays = _random_bilm_tf_dump(options, tmp_path / "weights.hdf5")
+    model, tokenizer = converter.convert(tmp_path / "options.json", tmp_path / "weights.hdf5", tmp_path / "out")
+    config, hidden = model.config, options["lstm"]["dim"]
+    assert config.max_characters_per_token == tokenizer.max_characters_per_token
+    assert (model.character_encoder.projection is None) == (config.num_filters == config.projection_dim)
+    # Spot-check the mapping on the last layer's backward cell: W_0 splits into input/recurrent parts, gates
+    # (i, j, f, o) -> (i, f, j, o), the forget bias gets +1, W_P_0 is transposed.
+    layer = config.num_hidden_layers - 1
+    cell = f"RNN_1/RNN/MultiRNNCell/Cell{layer}/LSTMCell/"
+    i, j, f, o = np.split(arrays[cell + "W_0"].T, 4)
+    kernel = np.concatenate([i, f, j, o])
+    inputs = model.bilm.layers[layer].weight_ih.shape[2]
+    np.testing.assert_array_equal(model.bilm.layers[layer].weight_ih[1].detach().numpy(), kernel[:, :inputs])
+    np.testing.assert_array_equal(model.bilm.layers[layer].weight_hh[1].detach().numpy(), kernel[:, inputs:])
+    b_i, b_j, b_f, b_o = np.split(arrays[cell + "B"], 4)
+    np.testing.assert_array_equal(
+        model.bilm.layers[layer].bias[1].detach().numpy(), np.concatenate([b_i, b_f + 1, b_j, b_o])
+    )
+    if cell + "W_P_0" in arrays:
+        np.testing.assert_array_equal(
+            model.bilm.layers[layer].weight_proj[1].detach().numpy(), arrays[cell + "W_P_0"].T
+        )
+    else:
+        assert model.bilm.layers[layer].weight_proj is None
+    with torch.no_grad():
+        output = model(**tokenizer(["a few words", "x"], return_tensors="pt"))
+    assert len(output.hidden_states) == config.num_hidden_layers + 1
+    assert all(torch.isfinite(h).all() for h in output.hidden_states)
+    if options["lstm"].get("proj_clip") and config.projection_dim < hidden:
+        top_memory = output.hidden_states[1]  # first layer: no residual, so m_t itself
+        assert top_memory.abs().max() <= options["lstm"]["proj_clip"]
+    reloaded = AutoModel.from_pretrained(tmp_path / "out")
+    for name, tensor in model.state_dict().items():
+        assert torch.equal(reloaded.state_dict()[name], tensor), name
