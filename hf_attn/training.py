@@ -262,6 +262,16 @@ def _arguments(plan: TrainingPlan, architecture) -> dict[str, Any]:
     }
 
 
+def _label_fields(synthetic: SyntheticTask) -> dict[str, Any]:
+    """The config fields that name a classification task's labels."""
+    labels = synthetic.labels
+    return {
+        "num_labels": len(labels),
+        "id2label": dict(enumerate(labels)),
+        "label2id": {label: index for index, label in enumerate(labels)},
+    }
+
+
 def _shared_tokenizer(args: TrainingArguments, plan: TrainingPlan, build: Callable[[], PreTrainedTokenizerBase]):
     """Every process must use the same vocabulary, and the `tokenizers` trainers break frequency ties in hash-map
     order, which differs between processes: the main process builds the tokenizer, the others load its copy."""
@@ -292,9 +302,7 @@ def _train_classifier(plan: TrainingPlan, architecture, head, synthetic: Synthet
     config = architecture.config_class(
         vocab_size=len(tokenizer),
         pad_token_id=tokenizer.pad_token_id,
-        num_labels=len(synthetic.labels),
-        id2label=dict(enumerate(synthetic.labels)),
-        label2id={label: index for index, label in enumerate(synthetic.labels)},
+        **_label_fields(synthetic),
         **plan.config_overrides,
     )
     model = head.model_class(config)
@@ -368,8 +376,9 @@ def _train_elmo(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask
     their context decides (`synthetic.evidence_column`)."""
     from .models.elmo import ElmoForBidirectionalLanguageModeling
 
-    args = TrainingArguments(**_arguments(plan, architecture))
-    lm_args = TrainingArguments(**{**_arguments(plan, architecture), "prediction_loss_only": True})
+    arguments = _arguments(plan, architecture)
+    args = TrainingArguments(**arguments)
+    lm_args = TrainingArguments(**arguments, prediction_loss_only=True)
     train_split, eval_split = _splits(plan, synthetic)
     texts = list(train_split[synthetic.text_column])
     tokenizer = _shared_tokenizer(args, plan, lambda: train_elmo_tokenizer(texts))
@@ -386,13 +395,7 @@ def _train_elmo(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask
         return encoded
 
     set_seed(plan.seed)
-    config = architecture.config_class(
-        vocab_size=len(tokenizer),
-        num_labels=len(synthetic.labels),
-        id2label=dict(enumerate(synthetic.labels)),
-        label2id={label: index for index, label in enumerate(synthetic.labels)},
-        **plan.config_overrides,
-    )
+    config = architecture.config_class(vocab_size=len(tokenizer), **_label_fields(synthetic), **plan.config_overrides)
     language_model = ElmoForBidirectionalLanguageModeling(config)
     lm_trainer = Trainer(
         model=language_model,

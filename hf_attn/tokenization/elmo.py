@@ -147,7 +147,9 @@ class ElmoCharacterTokenizerFast(PreTrainedTokenizerFast):
             encoded = {name: value[0] for name, value in encoded.items()}
         return BatchEncoding(encoded)
 
-    def sentence_tokens(self, sentence: str | Sequence[str], add_special_tokens: bool = True, limit=None) -> list[str]:
+    def sentence_tokens(
+        self, sentence: str | Sequence[str], add_special_tokens: bool = True, limit: int | None = None
+    ) -> list[str]:
         """The tokens of one sentence as the model sees them (boundaries added, truncated to `limit`)."""
         words = self.split_words(sentence) if isinstance(sentence, str) else list(sentence)
         tokens = [BOS_TOKEN, *words, EOS_TOKEN] if add_special_tokens and words else words

@@ -179,11 +179,10 @@ class ElmoConfig(PreTrainedConfig):
             "use_skip_connections": get("lstm", "use_skip_connections", default=False),
             "dropout": get("dropout", default=0.1),
         }
-        for key, value in values.items():
-            if key in ("cell_clip", "proj_clip", "dropout", "activation", "filters", "use_skip_connections"):
-                continue
-            if not isinstance(value, int) or isinstance(value, bool):
-                raise ValueError(f"options.json: `{key}` must be an integer, got {value!r}.")
+        for key in ("n_characters", "max_characters_per_token", "character_embedding_size", "num_highway_layers",
+                    "projection_dim", "hidden_size", "num_hidden_layers"):  # fmt: skip
+            if not isinstance(values[key], int) or isinstance(values[key], bool):
+                raise ValueError(f"options.json: `{key}` must be an integer, got {values[key]!r}.")
         if values["n_characters"] == 261:
             # bilm-tf trains with 261 characters and adds the padding row for inference (its README).
             values["n_characters"] = 262

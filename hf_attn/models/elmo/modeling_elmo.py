@@ -161,6 +161,56 @@ class PackedBiRNN(nn.Module):
         return outputs * (lengths > 0)[:, None, None].to(outputs.dtype)
 
 
+# Copied from hf_attn.layers.validation.check_token_inputs
+def check_token_inputs(
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    vocab_size: int,
+    pad_token_id: int | None = None,
+    shape: str = "(batch, tokens)",
+    name: str = "input_ids",
+) -> torch.Tensor:
+    """Validates token ids and their mask; returns the mask as a boolean tensor.
+
+    Args:
+        input_ids: integer token ids whose rank is the number of names in ``shape``.
+        attention_mask: 1 for real tokens, 0 for padding, same shape as ``input_ids``; ``None`` derives it from
+            ``pad_token_id`` (every position is real when that is ``None`` too).
+        vocab_size: ids must lie in ``[0, vocab_size)``.
+        pad_token_id: the padding id used when no mask is given.
+        shape: the expected shape, e.g. ``"(batch, tokens)"``; its rank is checked and it is quoted in errors.
+        name: the argument's name, quoted in errors.
+    """
+    rank = shape.count(",") + 1
+    if not isinstance(input_ids, torch.Tensor):
+        raise ValueError(f"`{name}` must be a torch.Tensor of shape {shape}, got {type(input_ids).__name__}.")
+    if input_ids.dim() != rank:
+        raise ValueError(
+            f"`{name}` must have {rank} dimensions {shape}, got shape {tuple(input_ids.shape)} "
+            f"({input_ids.dim()} dimensions)."
+        )
+    if input_ids.is_floating_point() or input_ids.is_complex():
+        raise ValueError(f"`{name}` must hold integer token ids, got dtype {input_ids.dtype}.")
+    if input_ids.numel() > 0:
+        smallest, largest = int(input_ids.min()), int(input_ids.max())
+        if smallest < 0 or largest >= vocab_size:
+            raise ValueError(
+                f"`{name}` holds token ids outside the vocabulary [0, {vocab_size}): min {smallest}, max {largest}. "
+                "Was the tokenizer built for this model?"
+            )
+    mask_name = name.replace("input_ids", "attention_mask")
+    if attention_mask is None:
+        if pad_token_id is None:
+            return torch.ones_like(input_ids, dtype=torch.bool)
+        return input_ids != pad_token_id
+    if attention_mask.shape != input_ids.shape:
+        raise ValueError(
+            f"`{mask_name}` must have the same shape as `{name}` {shape}: got {tuple(attention_mask.shape)} "
+            f"for a `{name}` of shape {tuple(input_ids.shape)}."
+        )
+    return attention_mask.to(torch.bool)
+
+
 # Copied from hf_attn.layers.losses.classification_loss
 def classification_loss(config: PreTrainedConfig, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """The task loss by `config.problem_type` (inferred from `num_labels` and the labels' dtype, as transformers)."""
@@ -254,34 +304,24 @@ def evict_corrupt_downloads(repo_id: str, revision: str | None = None, cache_dir
 def check_character_inputs(
     input_ids: torch.Tensor, attention_mask: torch.Tensor | None, config: ElmoConfig
 ) -> torch.Tensor:
-    """Validates `(B, T, C)` character ids and returns the boolean token mask `(B, T)` (derived when omitted: a
-    position holds a token when any of its character ids is non-zero). Raises `ValueError` for anything else."""
-    if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 3:
-        shape = tuple(input_ids.shape) if isinstance(input_ids, torch.Tensor) else type(input_ids).__name__
+    """Validates `(B, T, C)` character ids (rank, dtype and range by `check_token_inputs`, then C) and returns the
+    boolean token mask `(B, T)`, derived when omitted: a position holds a token when any of its character ids is
+    non-zero. Raises `ValueError` for anything else, including left padding."""
+    characters = config.max_characters_per_token
+    check_token_inputs(input_ids, None, config.n_characters, shape=f"(batch, tokens, {characters})")
+    if input_ids.size(-1) != characters:
         raise ValueError(
-            f"`input_ids` must be character ids of shape (batch, tokens, {config.max_characters_per_token}) as "
-            f"ElmoCharacterTokenizerFast returns them, got {shape}."
-        )
-    if input_ids.size(-1) != config.max_characters_per_token:
-        raise ValueError(
-            f"`input_ids` has {input_ids.size(-1)} characters per token; this model reads "
-            f"{config.max_characters_per_token} (config.max_characters_per_token)."
-        )
-    if input_ids.dtype not in (torch.long, torch.int, torch.int16, torch.uint8):
-        raise ValueError(f"`input_ids` must be integer character ids, got dtype {input_ids.dtype}.")
-    if input_ids.numel() and (input_ids.min() < 0 or input_ids.max() >= config.n_characters):
-        raise ValueError(
-            f"character ids must lie in [0, {config.n_characters}), got values in "
-            f"[{int(input_ids.min())}, {int(input_ids.max())}]."
+            f"`input_ids` has {input_ids.size(-1)} characters per token; this model reads {characters} "
+            "(config.max_characters_per_token)."
         )
     if attention_mask is None:
         mask = (input_ids > 0).any(dim=-1)
+    elif tuple(attention_mask.shape) != tuple(input_ids.shape[:2]):
+        raise ValueError(
+            f"`attention_mask` must have shape (batch, tokens) = {tuple(input_ids.shape[:2])}, got "
+            f"{tuple(attention_mask.shape)}."
+        )
     else:
-        if tuple(attention_mask.shape) != tuple(input_ids.shape[:2]):
-            raise ValueError(
-                f"`attention_mask` must have shape (batch, tokens) = {tuple(input_ids.shape[:2])}, got "
-                f"{tuple(attention_mask.shape)}."
-            )
         mask = attention_mask.to(torch.bool)
     lengths = mask.sum(dim=-1)
     if not torch.equal(mask, torch.arange(mask.size(1), device=mask.device)[None, :] < lengths[:, None]):
@@ -435,6 +475,12 @@ class ElmoLstmLayer(nn.Module):
         return stacked, (torch.stack(cells) if return_cells and cells else None)
 
 
+def _overlay(under: torch.Tensor, over: torch.Tensor) -> torch.Tensor:
+    """`under` with its first rows (axis 1) replaced by those of `over`, as many as both have."""
+    rows = min(under.size(1), over.size(1))
+    return torch.cat([over[:, :rows].to(under), under[:, rows:]], dim=1)
+
+
 class ElmoBiLm(nn.Module):
     """The forward and backward LSTM stacks over x_1..x_T (§3.1), with the states the original carries over.
 
@@ -462,38 +508,24 @@ class ElmoBiLm(nn.Module):
         self._states = None
 
     def _initial_states(self, batch: int, reference: torch.Tensor, stateful: bool):
-        zeros = [
+        """Zero states, with the stored rows laid over the first ones in stateful mode."""
+        states = [
             (reference.new_zeros(2, batch, layer.hidden_size), reference.new_zeros(2, batch, layer.output_size))
             for layer in self.layers
         ]
-        if not stateful or self._states is None:
-            return zeros
-        initial = []
-        for (cell, output), (zero_cell, zero_output) in zip(self._states, zeros, strict=True):
-            rows = min(batch, cell.size(1))
-            initial.append(
-                (
-                    torch.cat([cell[:, :rows].to(reference), zero_cell[:, rows:]], dim=1),
-                    torch.cat([output[:, :rows].to(reference), zero_output[:, rows:]], dim=1),
-                )
-            )
-        return initial
+        if stateful and self._states is not None:
+            states = [tuple(map(_overlay, zero, stored)) for zero, stored in zip(states, self._states, strict=True)]
+        return states
 
     def _store_states(self, finals: list[tuple[torch.Tensor, torch.Tensor]]) -> None:
         """Keeps the batch's final states in rows [0, B) of the state buffers (rows beyond B untouched)."""
-        if self._states is None:
-            self._states = [(cell.detach(), output.detach()) for cell, output in finals]
-            return
-        stored = []
-        for (old_cell, old_output), (cell, output) in zip(self._states, finals, strict=True):
-            batch = cell.size(1)
-            stored.append(
-                (
-                    torch.cat([cell.detach(), old_cell[:, batch:].to(cell)], dim=1),
-                    torch.cat([output.detach(), old_output[:, batch:].to(output)], dim=1),
-                )
+        self._states = [
+            tuple(
+                _overlay(old if old.size(1) > new.size(1) else new, new).detach()
+                for old, new in zip(old_pair, new_pair, strict=True)
             )
-        self._states = stored
+            for old_pair, new_pair in zip(self._states or finals, finals, strict=True)
+        ]
 
     def forward(self, embeddings: torch.Tensor, mask: torch.Tensor, stateful: bool = False) -> list[torch.Tensor]:
         batch = embeddings.size(0)

@@ -233,9 +233,9 @@ def test_sequence_classifier_pools_real_tokens_only():
 @pytest.mark.parametrize(
     ("mutate", "message"),
     [
-        (lambda ids, mask: (ids[0], mask), r"shape \(batch, tokens, 50\)"),
+        (lambda ids, mask: (ids[0], mask), r"3 dimensions \(batch, tokens, 50\)"),
         (lambda ids, mask: (ids[..., :20], mask), "20 characters per token"),
-        (lambda ids, mask: (ids.float(), mask), "integer character ids"),
+        (lambda ids, mask: (ids.float(), mask), "integer token ids, got dtype torch.float32"),
         (lambda ids, mask: (ids + 300, mask), r"\[0, 262\)"),
         (lambda ids, mask: (ids, mask[:, :3]), "attention_mask"),
         (lambda ids, mask: (ids, mask.flip(1)), "right-padded"),
