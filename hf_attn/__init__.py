@@ -18,6 +18,13 @@ from .models.lin_self_attentive import (
     LinSelfAttentiveForSequenceClassification,
     LinSelfAttentiveModel,
 )
+from .models.lstmn import (
+    LstmnConfig,
+    LstmnForCausalLM,
+    LstmnForPairClassification,
+    LstmnForSequenceClassification,
+    LstmnModel,
+)
 from .models.vaswani_transformer import (
     VaswaniTransformerConfig,
     VaswaniTransformerForConditionalGeneration,
@@ -46,6 +53,11 @@ __all__ = [
     "LinSelfAttentiveForPairClassification",
     "LinSelfAttentiveForSequenceClassification",
     "LinSelfAttentiveModel",
+    "LstmnConfig",
+    "LstmnForCausalLM",
+    "LstmnForPairClassification",
+    "LstmnForSequenceClassification",
+    "LstmnModel",
     "VaswaniTransformerConfig",
     "VaswaniTransformerForConditionalGeneration",
     "VaswaniTransformerModel",

@@ -31,6 +31,13 @@ from .models.lin_self_attentive import (
     LinSelfAttentiveForSequenceClassification,
     LinSelfAttentiveModel,
 )
+from .models.lstmn import (
+    LstmnConfig,
+    LstmnForCausalLM,
+    LstmnForPairClassification,
+    LstmnForSequenceClassification,
+    LstmnModel,
+)
 from .models.vaswani_transformer import (
     VaswaniTransformerConfig,
     VaswaniTransformerForConditionalGeneration,
@@ -93,8 +100,10 @@ class Architecture:
             distributions (a tensor or a tuple of per-layer tensors; rows sum to 1 over unmasked keys, 0 when no key
             is unmasked). The mask is named as an input (`attention_mask`: keys are its last axis) or, for keys
             that are sentences of a document, as `attention_mask/sentences` (a sentence is unmasked when any of
-            its words is). The common tests check them; the first one is scored against a synthetic task's
-            evidence.
+            its words is). `attention_mask/causal`: a sequence attending over its own prefix, `(B, T, T)`: row t
+            reads keys 0..t, and a padded token's row is empty. `attention_mask@pair_attention_mask`: rows are the
+            tokens of the second mask (a padded one's row is empty), keys those of the first. The common tests
+            check them; the first one is scored against a synthetic task's evidence.
         tiny_config: keyword arguments of a config small enough for unit tests.
         license / tags: card metadata.
     """
@@ -388,6 +397,60 @@ ARCHITECTURES: dict[str, Architecture] = {
                 "num_labels": 3,
             },
             tags=("elmo", "bilm", "character-cnn", "contextual-embeddings", "lstm"),
+        ),
+        Architecture(
+            name="lstmn",
+            display_name="LSTMN (Long Short-Term Memory-Network)",
+            config_class=LstmnConfig,
+            base_model_class=LstmnModel,
+            heads=(
+                Head(
+                    LstmnForSequenceClassification,
+                    "AutoModelForSequenceClassification",
+                    "sentence",
+                    "text-classification",
+                ),
+                Head(LstmnForPairClassification, None, "sentence_pair", "text-classification"),
+                Head(LstmnForCausalLM, "AutoModelForCausalLM", "sentence", "text-generation", labels="token_vocab"),
+            ),
+            paper=Paper(
+                title="Long Short-Term Memory-Networks for Machine Reading",
+                authors="Jianpeng Cheng, Li Dong, Mirella Lapata",
+                year=2016,
+                venue="EMNLP",
+                arxiv="1601.06733",
+                bibtex=(
+                    "@inproceedings{cheng2016long,\n"
+                    "  title     = {Long Short-Term Memory-Networks for Machine Reading},\n"
+                    "  author    = {Cheng, Jianpeng and Dong, Li and Lapata, Mirella},\n"
+                    "  booktitle = {Proceedings of EMNLP},\n"
+                    "  pages     = {551--561},\n"
+                    "  year      = {2016},\n"
+                    "  doi       = {10.18653/v1/D16-1053},\n"
+                    "  url       = {https://arxiv.org/abs/1601.06733}\n"
+                    "}"
+                ),
+            ),
+            original_code="https://github.com/cheng6076/SNLI-attention",
+            tokenizer="word_level",
+            synthetic_task="key_value_recall",
+            attention_fields={
+                "intra_attentions": "attention_mask/causal",
+                "pair_intra_attentions": "pair_attention_mask/causal",
+                "inter_attentions": "attention_mask@pair_attention_mask",
+            },
+            tiny_config={
+                "vocab_size": 50,
+                "embedding_size": 12,
+                "hidden_size": 8,
+                "num_hidden_layers": 2,
+                "attention_size": 10,
+                "classifier_hidden_size": 9,
+                "hidden_dropout_prob": 0.1,
+                "initializer_range": 0.3,  # at these widths the original's 0.05 leaves the gradients ~1e-20
+                "num_labels": 3,
+            },
+            tags=("lstmn", "intra-attention", "memory-network", "lstm", "language-modeling"),
         ),
     ]
 }

@@ -152,10 +152,18 @@ def logits_shape(head: Head, config, inputs: dict[str, torch.Tensor]) -> tuple[i
 
 
 def key_mask(inputs: dict[str, torch.Tensor], spec: str) -> torch.Tensor:
-    """The mask over an attention's keys, from the registry's spec: an input mask's name (keys = its last axis), or
-    `<mask>/sentences` (keys = sentences; a sentence counts when any of its words does)."""
+    """The mask over an attention's keys, from the registry's spec: an input mask's name (keys = its last axis),
+    `<mask>/sentences` (keys = sentences; a sentence counts when any of its words does), `<mask>/causal` (`(B, T,
+    T)`: row t keys 0..t, an empty row for a padded token) or `<keys>@<queries>` (`(B, Q, K)`: an empty row for
+    a padded query)."""
+    if "@" in spec:
+        keys, _, queries = spec.partition("@")
+        return inputs[queries].bool()[:, :, None] & inputs[keys].bool()[:, None, :]
     name, _, level = spec.partition("/")
     mask = inputs[name].bool()
+    if level == "causal":
+        prefix = torch.ones(mask.size(-1), mask.size(-1), dtype=torch.bool).tril()
+        return mask[:, :, None] & prefix
     return mask.any(dim=-1) if level == "sentences" else mask
 
 

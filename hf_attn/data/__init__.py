@@ -7,6 +7,7 @@ from .synthetic import (
     NEGATIVE_CUES,
     PAIR_LABELS,
     POSITIVE_CUES,
+    RECALL_VALUES,
     SYNTHETIC_TASKS,
     TAGS,
     SyntheticTask,
@@ -16,6 +17,7 @@ from .synthetic import (
     cue_word_sentiment,
     evidence_documents,
     get_synthetic_task,
+    key_value_recall,
     toy_translation,
 )
 
@@ -25,6 +27,7 @@ __all__ = [
     "NEGATIVE_CUES",
     "PAIR_LABELS",
     "POSITIVE_CUES",
+    "RECALL_VALUES",
     "SYNTHETIC_TASKS",
     "TAGS",
     "PaddingCollator",
@@ -35,6 +38,7 @@ __all__ = [
     "cue_word_sentiment",
     "evidence_documents",
     "get_synthetic_task",
+    "key_value_recall",
     "tokenize_dataset",
     "toy_translation",
 ]

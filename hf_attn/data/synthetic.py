@@ -16,6 +16,10 @@ contradiction when it gives the object another colour, neutral when the object i
 substituted from a lexicon, adjectives move behind their noun, and determiners and adjectives agree with the
 noun's gender ("the small red cat sees a big house" -> "le gato rojo pequeño ve una casa grande").
 
+`key_value_recall`: associative recall over a long context ("cat red dog blue and box green ... query dog" ->
+blue): the label is the value bound to the queried key, which sits many tokens back among distractor pairs, so a
+reader must retrieve it rather than carry a running summary. `evidence_index` is the value's word position.
+
 All generators take a seed and return the same `datasets.Dataset` for the same arguments, on any machine.
 """
 
@@ -386,6 +390,58 @@ def ambiguous_word_tagging(num_examples: int, seed: int = 0, pp_probability: flo
     return Dataset.from_dict(rows)
 
 
+RECALL_VALUES = ["red", "blue", "green", "yellow"]
+_RECALL_KEYS = [
+    "cat",
+    "dog",
+    "box",
+    "car",
+    "ball",
+    "cup",
+    "hat",
+    "lamp",
+    "book",
+    "chair",
+    "tree",
+    "bird",
+    "fish",
+    "door",
+]
+_RECALL_FILLERS = ["and", "then", "also", "so", "next", "later"]
+
+
+def key_value_recall(
+    num_examples: int, seed: int = 0, min_pairs: int = 4, max_pairs: int = 7, max_fillers: int = 2
+) -> Dataset:
+    """Associative recall: `min_pairs`–`max_pairs` key-value pairs ("cat red"), distinct keys, 0–`max_fillers`
+    filler words between pairs, then "query <key>" naming one of the keys. The label is the queried key's value
+    (one of `RECALL_VALUES`); the value sits at a random depth, up to ~25 tokens back, among pairs that bind
+    other keys to the same values, so the answer is a lookup, not a summary.
+
+    Columns: `text` (str), `label` (int), `evidence_index` (word position of the answer's value), `query_index`
+    (word position of the queried key, the last word).
+    """
+    rng = random.Random(seed)
+    rows: dict[str, list] = {"text": [], "label": [], "evidence_index": [], "query_index": []}
+    for _ in range(num_examples):
+        keys = rng.sample(_RECALL_KEYS, rng.randint(min_pairs, max_pairs))
+        values = [rng.randrange(len(RECALL_VALUES)) for _ in keys]
+        target = rng.randrange(len(keys))
+        words: list[str] = []
+        evidence = -1
+        for position, (key, value) in enumerate(zip(keys, values, strict=True)):
+            words += [rng.choice(_RECALL_FILLERS) for _ in range(rng.randint(0, max_fillers))]
+            if position == target:
+                evidence = len(words) + 1
+            words += [key, RECALL_VALUES[value]]
+        words += ["query", keys[target]]
+        rows["text"].append(" ".join(words))
+        rows["label"].append(values[target])
+        rows["evidence_index"].append(evidence)
+        rows["query_index"].append(len(words) - 1)
+    return Dataset.from_dict(rows)
+
+
 @dataclass(frozen=True)
 class SyntheticTask:
     """A generator with what a trainer needs to know about its columns.
@@ -430,6 +486,8 @@ SYNTHETIC_TASKS: dict[str, SyntheticTask] = {
         "evidence_sentence",
         held_out_kwargs={"labelled_fraction": 1.0, "source_cue_drop": 1.0, "target_cue_drop": 0.0},
     ),
+    # The evidence column is not scored during training: an LSTMN's maps are (B, T, T), one row per token.
+    "key_value_recall": SyntheticTask(key_value_recall, RECALL_VALUES, "sentence", "text"),
     "ambiguous_tagging": SyntheticTask(
         ambiguous_word_tagging, TAGS, "characters", "text", None, "ambiguous_index", label_column="tags"
     ),

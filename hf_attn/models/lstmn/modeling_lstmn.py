@@ -1,0 +1,1375 @@
+"""Long Short-Term Memory-Networks for Machine Reading (LSTMN).
+
+Jianpeng Cheng, Li Dong, Mirella Lapata. EMNLP 2016. arXiv:1601.06733.
+Original code (Lua Torch, the NLI model with deep fusion): https://github.com/cheng6076/SNLI-attention
+
+The LSTMN replaces the LSTM's single memory cell with a tape of every state it has written, and reads the tape
+with attention at every step (§3):
+
+    a_i^t       = vᵀ tanh(W_h h_i + W_x x_t + W_h̃ h̃_{t−1})         intra-attention over the tape       (eq. 4)
+    s^t         = softmax_i(a_i^t)                                                                         (eq. 5)
+    [h̃_t; c̃_t]  = Σ_i s_i^t [h_i; c_i]                             the adaptive summary of the memory  (eq. 6)
+    i, f, o, ĉ  = σ, σ, σ, tanh (W · [h̃_t; x_t])                                                          (eq. 7)
+    c_t         = f_t ⊙ c̃_t + i_t ⊙ ĉ_t                                                                  (eq. 8)
+    h_t         = o_t ⊙ tanh(c_t)                                                                          (eq. 9)
+
+Stacked layers read h_t of the layer below. Two sequences (§4): a premise encoder LSTMN writes the memory
+[γ_j; α_j] (its hidden states and cells), and a hypothesis decoder LSTMN reads it with inter-attention:
+
+    b_j^t       = uᵀ tanh(W_γ γ_j + W_x' x_t + W_γ̃ γ̃_{t−1})                                            (eq. 10)
+    p^t         = softmax_j(b_j^t),   [γ̃_t; α̃_t] = Σ_j p_j^t [γ_j; α_j]                                 (eq. 11–12)
+    r_t         = σ(W_r · [γ̃_t; x_t])                                                                     (eq. 13)
+    c_t         = r_t ⊙ α̃_t + f_t ⊙ c̃_t + i_t ⊙ ĉ_t                     deep fusion                      (eq. 14)
+
+Shallow fusion reads the premise with the same inter-attention (eq. 10–12) but leaves the decoder's memory alone;
+the read-out γ̃_t goes to the classifier.
+
+The recurrence is sequential, so its speed is engineering (`LstmnRecurrence`): the input-side terms of every step
+(W_x x_t, W x_t, W_x' x_t, W_r x_t) are one GEMM before the loop; the tape is preallocated and W_h h_i is cached as
+each state is written (the memory's "keys", like a transformer's KV cache), so a step costs one tanh over the
+prefix instead of re-projecting it; the backward pass is written by hand and recomputes the tanh features, so
+training memory grows as B·T·(H + A) plus the B·T² attention weights, never B·T²·A. `recurrence_implementation=
+"reference"` runs the straightforward loop (a `torch.cat`-grown tape, autograd), which the tests check against.
+
+What differs from the paper / the original code:
+- Slot 0 of every tape is the initial state h_0 = c_0 = 0, as in the original code (`rnn_h_enc = {h_init}`), so
+  token t reads slots 0..t and the first token's memory is that zero state. An attention map is `(B, T, T)`,
+  lower-triangular; column j is the slot written before token j (j = 0: the initial state; j ≥ 1: the state after
+  token j − 1).
+- Masks everywhere (the original has none): a padded token writes no readable slot and does not move the summary
+  carried to the next query, so any padding (right or left) leaves every real token's outputs as if unpadded.
+  Padded tokens' outputs and attention rows are zero.
+- The encoder's intra-attention has the W_h̃ h̃_{t−1} term of eq. 4 (the original's encoder omits it; its decoder
+  has it). The inter-attention reads the premise's token states only (the original also offers its zero slot).
+- Layer k of the decoder reads layer k of the encoder (the original has one layer). Both share the embeddings.
+- Gates are stored in PyTorch's order i, f, g (= ĉ), o; the Lua code's is i, f, o, g.
+- The classifiers pool with a masked mean (the original averages every slot of fixed-length padded tapes) or,
+  with `pooling="last"`, the last real token's state.
+
+Shape legend: B batch, T tokens, M premise tokens (the decoder's inter-attention memory), S tape slots (T + 1 in
+training), E embedding size, H hidden size, A attention size, V vocabulary, L labels.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import torch
+from torch import nn
+from transformers import GenerationMixin, PreTrainedConfig, PreTrainedModel
+from transformers import initialization as init
+from transformers.utils import ModelOutput
+
+from .configuration_lstmn import LstmnConfig
+
+# ---------------------------------------------------------------------------------------------------------------
+# Outputs
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LstmnModelOutput(ModelOutput):
+    """
+    Args:
+        last_hidden_state (`torch.FloatTensor` of shape `(B, T, H)`): h_t of the top layer (zero at padding).
+        past_key_values (`LstmnCache`, *optional*): every layer's tape, returned with `use_cache=True`.
+        hidden_states (`tuple(torch.FloatTensor)`, *optional*): the embeddings and each layer's h_t, with
+            `output_hidden_states=True`.
+        intra_attentions (`tuple(torch.FloatTensor)` of shape `(B, T, S)`): s^t of each layer (eq. 5); column j
+            is tape slot j. Without a cache S = T and the maps are lower-triangular.
+    """
+
+    last_hidden_state: torch.FloatTensor | None = None
+    past_key_values: Any = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
+    intra_attentions: tuple[torch.FloatTensor, ...] | None = None
+
+
+@dataclass
+class LstmnSequenceClassifierOutput(ModelOutput):
+    """
+    Args:
+        loss (`torch.FloatTensor` of shape `()`, *optional*): the classification loss, when `labels` are given.
+        logits (`torch.FloatTensor` of shape `(B, L)`).
+        intra_attentions (`tuple(torch.FloatTensor)` of shape `(B, T, T)`): s^t of each layer.
+    """
+
+    loss: torch.FloatTensor | None = None
+    logits: torch.FloatTensor | None = None
+    intra_attentions: tuple[torch.FloatTensor, ...] | None = None
+
+
+@dataclass
+class LstmnPairClassifierOutput(ModelOutput):
+    """
+    Args:
+        loss (`torch.FloatTensor` of shape `()`, *optional*): the classification loss, when `labels` are given.
+        logits (`torch.FloatTensor` of shape `(B, L)`).
+        intra_attentions (`tuple(torch.FloatTensor)` of shape `(B, M, M)`): the premise encoder's s^t per layer.
+        pair_intra_attentions (`tuple(torch.FloatTensor)` of shape `(B, T, T)`): the hypothesis decoder's s^t.
+        inter_attentions (`tuple(torch.FloatTensor)` of shape `(B, T, M)`, *optional*): p^t per decoder layer
+            (eq. 11): each hypothesis token's read of the premise. `None` with `fusion="none"`.
+    """
+
+    loss: torch.FloatTensor | None = None
+    logits: torch.FloatTensor | None = None
+    intra_attentions: tuple[torch.FloatTensor, ...] | None = None
+    pair_intra_attentions: tuple[torch.FloatTensor, ...] | None = None
+    inter_attentions: tuple[torch.FloatTensor, ...] | None = None
+
+
+@dataclass
+class LstmnCausalLMOutput(ModelOutput):
+    """
+    Args:
+        loss (`torch.FloatTensor` of shape `()`, *optional*): mean next-token cross-entropy, when `labels` are given.
+        logits (`torch.FloatTensor` of shape `(B, T, V)`): scores of the next token after each position.
+        past_key_values (`LstmnCache`, *optional*): the tapes to continue from (`generate()` passes them back).
+        hidden_states (`tuple(torch.FloatTensor)`, *optional*): as in [`LstmnModelOutput`].
+        intra_attentions (`tuple(torch.FloatTensor)` of shape `(B, T, S)`): s^t of each layer.
+    """
+
+    loss: torch.FloatTensor | None = None
+    logits: torch.FloatTensor | None = None
+    past_key_values: Any = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
+    intra_attentions: tuple[torch.FloatTensor, ...] | None = None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Primitives, copied from hf_attn.layers and hf_attn.utils so that this file is self-contained for trust_remote_code
+# ---------------------------------------------------------------------------------------------------------------
+
+
+# Copied from hf_attn.layers.masking.masked_softmax
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None, dim: int = -1) -> torch.Tensor:
+    """Softmax of ``scores`` over ``dim`` restricted to the positions where ``mask`` is true.
+
+    Masked positions get exactly 0. A row without a single unmasked position gives all zeros, never NaN:
+    such rows are what an all-padding example produces, and a NaN there would poison the whole batch's gradient.
+
+    Args:
+        scores: attention logits, e.g. ``(B, R, T)``.
+        mask: boolean or 0/1 tensor broadcastable to ``scores`` (e.g. ``(B, 1, T)``); ``None`` means no masking.
+        dim: the dimension to normalise over.
+    """
+    if mask is None:
+        return torch.softmax(scores, dim=dim)
+    mask = mask.to(torch.bool)
+    # The most negative finite value, not -inf: exp(min - max) is exactly 0 whenever a row has a real score,
+    # and a fully masked row stays finite (uniform) before the multiplication below zeroes it.
+    scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(scores, dim=dim) * mask
+
+
+# Copied from hf_attn.layers.validation.check_token_inputs
+def check_token_inputs(
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    vocab_size: int,
+    pad_token_id: int | None = None,
+    shape: str = "(batch, tokens)",
+    name: str = "input_ids",
+) -> torch.Tensor:
+    """Validates token ids and their mask; returns the mask as a boolean tensor.
+
+    Args:
+        input_ids: integer token ids whose rank is the number of names in ``shape``.
+        attention_mask: 1 for real tokens, 0 for padding, same shape as ``input_ids``; ``None`` derives it from
+            ``pad_token_id`` (every position is real when that is ``None`` too).
+        vocab_size: ids must lie in ``[0, vocab_size)``.
+        pad_token_id: the padding id used when no mask is given.
+        shape: the expected shape, e.g. ``"(batch, tokens)"``; its rank is checked and it is quoted in errors.
+        name: the argument's name, quoted in errors.
+    """
+    rank = shape.count(",") + 1
+    if not isinstance(input_ids, torch.Tensor):
+        raise ValueError(f"`{name}` must be a torch.Tensor of shape {shape}, got {type(input_ids).__name__}.")
+    if input_ids.dim() != rank:
+        raise ValueError(
+            f"`{name}` must have {rank} dimensions {shape}, got shape {tuple(input_ids.shape)} "
+            f"({input_ids.dim()} dimensions)."
+        )
+    if input_ids.is_floating_point() or input_ids.is_complex():
+        raise ValueError(f"`{name}` must hold integer token ids, got dtype {input_ids.dtype}.")
+    if input_ids.numel() > 0:
+        smallest, largest = int(input_ids.min()), int(input_ids.max())
+        if smallest < 0 or largest >= vocab_size:
+            raise ValueError(
+                f"`{name}` holds token ids outside the vocabulary [0, {vocab_size}): min {smallest}, max {largest}. "
+                "Was the tokenizer built for this model?"
+            )
+    mask_name = name.replace("input_ids", "attention_mask")
+    if attention_mask is None:
+        if pad_token_id is None:
+            return torch.ones_like(input_ids, dtype=torch.bool)
+        return input_ids != pad_token_id
+    if attention_mask.shape != input_ids.shape:
+        raise ValueError(
+            f"`{mask_name}` must have the same shape as `{name}` {shape}: got {tuple(attention_mask.shape)} "
+            f"for a `{name}` of shape {tuple(input_ids.shape)}."
+        )
+    return attention_mask.to(torch.bool)
+
+
+# Copied from hf_attn.layers.losses.classification_loss
+def classification_loss(config: PreTrainedConfig, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """The task loss by `config.problem_type` (inferred from `num_labels` and the labels' dtype, as transformers)."""
+    if config.problem_type is None:
+        if config.num_labels == 1:
+            config.problem_type = "regression"
+        elif labels.dtype in (torch.long, torch.int):
+            config.problem_type = "single_label_classification"
+        else:
+            config.problem_type = "multi_label_classification"
+    if config.problem_type == "regression":
+        return nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).view(-1))
+    if config.problem_type == "single_label_classification":
+        return nn.functional.cross_entropy(logits.view(-1, config.num_labels), labels.view(-1))
+    return nn.functional.binary_cross_entropy_with_logits(logits, labels.to(logits.dtype))
+
+
+# Copied from hf_attn.utils.hub_cache.SafetensorsLoadingMixin
+class SafetensorsLoadingMixin:
+    """`from_pretrained` for hf_attn models: safetensors only, and honest about broken downloads.
+
+    - A folder holding only pickle weights is refused (`use_safetensors=False` raises): loading never unpickles.
+    - If loading a Hub model fails, cached weights whose content does not match their hash are evicted and the
+      error says so, so a retry downloads them again instead of trusting a corrupt file.
+    - transformers' generic "can't load" `OSError` gets the root cause of the failure appended.
+
+    Listed before `PreTrainedModel` in a model's bases.
+    """
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):
+        if kwargs.get("use_safetensors") is False:
+            raise ValueError("hf_attn models load safetensors only; pickle checkpoints are never unpickled.")
+        kwargs["use_safetensors"] = True
+        try:
+            return super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
+        except Exception as error:
+            if os.path.isdir(str(pretrained_model_name_or_path)):
+                raise
+            revision, cache_dir = kwargs.get("revision"), kwargs.get("cache_dir")
+            evicted = evict_corrupt_downloads(str(pretrained_model_name_or_path), revision, cache_dir)
+            if evicted:
+                raise OSError(
+                    f"The downloaded {', '.join(evicted)} of {pretrained_model_name_or_path} did not match its "
+                    "hash (corrupted in transit); it was removed from the cache. Retry to download it again."
+                ) from error
+            # transformers' OSError names the files it looked for; the network's reason is at the chain's end.
+            root, depth = error, 0
+            while (root.__cause__ or root.__context__) is not None and depth < 20:
+                root, depth = root.__cause__ or root.__context__, depth + 1
+            if isinstance(error, OSError) and root is not error:
+                raise OSError(f"{error}\nCaused by {type(root).__name__}: {root}") from error
+            raise
+
+
+# Copied from hf_attn.utils.hub_cache.evict_corrupt_downloads
+def evict_corrupt_downloads(repo_id: str, revision: str | None = None, cache_dir: str | None = None) -> list[str]:
+    """Removes cached `*.safetensors` files of `repo_id@revision` whose content does not hash to their etag.
+
+    Returns the names of the evicted files (empty for local folders and repos not in the cache).
+    """
+    from huggingface_hub import try_to_load_from_cache
+
+    config_path = try_to_load_from_cache(repo_id, "config.json", cache_dir=cache_dir, revision=revision)
+    if not isinstance(config_path, str):
+        return []
+    snapshot = os.path.dirname(config_path)
+    evicted = []
+    for name in sorted(os.listdir(snapshot)):
+        path = os.path.join(snapshot, name)
+        blob = os.path.realpath(path)
+        expected = os.path.basename(blob)
+        if not name.endswith(".safetensors") or not re.fullmatch(r"[0-9a-f]{64}", expected):
+            continue  # only LFS files are named by their sha256
+        digest = hashlib.sha256()
+        with open(blob, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+        if digest.hexdigest() != expected:
+            os.remove(path)
+            os.remove(blob)
+            evicted.append(name)
+    return evicted
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The memory: tapes and the cache
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LstmnLayerState:
+    """One layer's memory: the tape of written states, their cached keys, which slots are readable, and the
+    summaries carried to the next step's query.
+
+    Attributes:
+        tape (`(B, S, 2H)`): slot j holds [h_j; c_j]; slot 0 is the initial zero state. S is the capacity.
+        keys (`(B, S, A)`): W_h h_j, computed once when slot j is written.
+        valid (`(B, S)` bool): slot j ≥ 1 is readable when the token that wrote it was real.
+        length (`int`): slots written so far (≥ 1).
+        summary (`(B, H)`): h̃ of the last real token, the next query's W_h̃ h̃_{t−1} term.
+        memory_summary (`(B, H)`, *optional*): γ̃ of the last real token (decoders with inter-attention).
+    """
+
+    tape: torch.Tensor
+    keys: torch.Tensor
+    valid: torch.Tensor
+    length: int
+    summary: torch.Tensor
+    memory_summary: torch.Tensor | None = None
+
+    @classmethod
+    def empty(
+        cls, batch_size: int, capacity: int, hidden_size: int, attention_size: int, like: torch.Tensor, memory: bool
+    ) -> LstmnLayerState:
+        """A fresh memory holding only the initial state h_0 = c_0 = 0 (slot 0, readable), room for `capacity`
+        slots in all."""
+        tape = like.new_zeros(batch_size, capacity, 2 * hidden_size)
+        valid = torch.zeros(batch_size, capacity, dtype=torch.bool, device=like.device)
+        valid[:, 0] = True
+        summary = like.new_zeros(batch_size, hidden_size)
+        return cls(
+            tape=tape,
+            keys=like.new_zeros(batch_size, capacity, attention_size),
+            valid=valid,
+            length=1,
+            summary=summary,
+            memory_summary=summary.clone() if memory else None,
+        )
+
+    def reserve(self, extra: int) -> None:
+        """Makes room for `extra` more slots, doubling the capacity (amortised O(1) per generated token)."""
+        needed = self.length + extra
+        if needed <= self.tape.size(1):
+            return
+        capacity = max(needed, 2 * self.tape.size(1))
+        for name in ("tape", "keys", "valid"):
+            old = getattr(self, name)
+            new = old.new_zeros(old.size(0), capacity, *old.shape[2:])
+            new[:, : self.length] = old[:, : self.length]
+            setattr(self, name, new)
+
+    def reorder(self, index: torch.Tensor) -> None:
+        """Keeps the rows `index` (beam search)."""
+        for name in ("tape", "keys", "valid", "summary", "memory_summary"):
+            value = getattr(self, name)
+            if value is not None:
+                setattr(self, name, value.index_select(0, index.to(value.device)))
+
+
+class LstmnCache:
+    """`past_key_values` of the LSTMN language model: one [`LstmnLayerState`] per layer. `generate()` hands it back
+    to `forward`, which appends the new tokens' states; `reorder_cache` keeps the chosen beams."""
+
+    def __init__(self, layers: list[LstmnLayerState]) -> None:
+        self.layers = layers
+
+    def get_seq_length(self, layer_idx: int = 0) -> int:
+        """Tokens read so far (the initial slot excluded)."""
+        return self.layers[layer_idx].length - 1 if self.layers else 0
+
+    def reorder_cache(self, beam_idx: torch.LongTensor) -> None:
+        for layer in self.layers:
+            layer.reorder(beam_idx)
+
+    def __len__(self) -> int:
+        return len(self.layers)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The recurrence
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LstmnWeights:
+    """The recurrent weights of one layer, as plain tensors (`None` where the layer has no such part).
+
+    key (A, H): W_h.  summary (A, H): W_h̃.  score (A,): v.  recurrent (4H, H): W's h̃ columns (eq. 7).
+    memory_summary (A, H): W_γ̃.  memory_score (A,): u.  memory_gate (H, H): W_r's γ̃ columns (eq. 13).
+    """
+
+    key: torch.Tensor
+    summary: torch.Tensor
+    score: torch.Tensor
+    recurrent: torch.Tensor
+    memory_summary: torch.Tensor | None = None
+    memory_score: torch.Tensor | None = None
+    memory_gate: torch.Tensor | None = None
+
+
+def attend(
+    keys: torch.Tensor, values: torch.Tensor, valid: torch.Tensor | None, query: torch.Tensor, score: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Additive attention read, eq. 4–6 (and 10–12): weights = softmax_j(vᵀ tanh(keys_j + query)) over the valid
+    slots, read = Σ_j weights_j values_j.
+
+    Args: keys `(B, S, A)` (W_h h_j, cached), values `(B, S, D)` ([h_j; c_j]), valid `(B, S)`, query `(B, A)`
+    (W_x x_t + W_h̃ h̃_{t−1} + bias), score `(A,)` (v). Returns `(read (B, D), weights (B, S))`.
+    """
+    features = torch.tanh(keys + query[:, None, :])  # (B, S, A)
+    weights = masked_softmax(features @ score, valid)  # (B, S)
+    return torch.bmm(weights[:, None, :], values).squeeze(1), weights
+
+
+def attend_backward(
+    keys: torch.Tensor,
+    values: torch.Tensor,
+    query: torch.Tensor,
+    score: torch.Tensor,
+    weights: torch.Tensor,
+    grad_read: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Gradients of `attend` for a given ∂L/∂read `(B, D)`, recomputing the tanh features instead of storing them.
+
+    Returns `(∂L/∂keys (B, S, A), ∂L/∂query (B, A), ∂L/∂score (A,))`; ∂L/∂values = weights ⊗ ∂L/∂read is left to
+    the caller, who adds it into its gradient tape in place.
+    """
+    grad_weights = torch.bmm(values, grad_read[:, :, None]).squeeze(-1)  # (B, S)
+    # softmax backward; masked slots have weight 0 and so get no gradient
+    grad_scores = weights * (grad_weights - (weights * grad_weights).sum(-1, keepdim=True))
+    features = torch.tanh(keys + query[:, None, :])  # (B, S, A)
+    grad_score = torch.bmm(grad_scores[:, None, :], features).sum(0).squeeze(0)  # (A,)
+    grad_keys = grad_scores[:, :, None] * score * (1 - features * features)  # (B, S, A)
+    return grad_keys, grad_keys.sum(1), grad_score
+
+
+def cell_update(
+    gate_input: torch.Tensor,
+    read: torch.Tensor,
+    recurrent: torch.Tensor,
+    memory_read: torch.Tensor | None,
+    memory_gate_input: torch.Tensor | None,
+    memory_gate: torch.Tensor | None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """The LSTM update from the tape summary, eq. 7–9 (eq. 13–14 with deep fusion).
+
+    Args: gate_input `(B, 4H)` (W x_t + b, precomputed), read `(B, 2H)` ([h̃_t; c̃_t]), recurrent `(4H, H)`,
+    memory_read `(B, 2H)` ([γ̃_t; α̃_t]) with memory_gate_input `(B, H)` and memory_gate `(H, H)` for deep fusion.
+    Returns `(h_t, c_t, gates (B, 4H) after their nonlinearities, r_t or None)`.
+    """
+    hidden_size = recurrent.size(1)
+    summary, summary_cell = read[:, :hidden_size], read[:, hidden_size:]
+    gates = torch.addmm(gate_input, summary, recurrent.t())
+    input_gate, forget_gate, candidate, output_gate = gates.chunk(4, dim=-1)
+    input_gate, forget_gate, output_gate = input_gate.sigmoid(), forget_gate.sigmoid(), output_gate.sigmoid()
+    candidate = candidate.tanh()
+    cell = forget_gate * summary_cell + input_gate * candidate  # eq. 8
+    relevance = None
+    if memory_gate is not None:  # deep fusion: c_t += r_t ⊙ α̃_t (eq. 13–14)
+        relevance = torch.addmm(memory_gate_input, memory_read[:, :hidden_size], memory_gate.t()).sigmoid()
+        cell = cell + relevance * memory_read[:, hidden_size:]
+    hidden = output_gate * cell.tanh()  # eq. 9
+    return hidden, cell, torch.cat([input_gate, forget_gate, candidate, output_gate], dim=-1), relevance
+
+
+def cell_update_backward(
+    grad_hidden: torch.Tensor,
+    grad_cell: torch.Tensor,
+    cell: torch.Tensor,
+    gates: torch.Tensor,
+    read: torch.Tensor,
+    recurrent: torch.Tensor,
+    memory_read: torch.Tensor | None,
+    relevance: torch.Tensor | None,
+    memory_gate: torch.Tensor | None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+    """Gradients of `cell_update` for given ∂L/∂h_t and ∂L/∂c_t (from later steps and the outputs).
+
+    Returns `(∂L/∂gate pre-activations (B, 4H), ∂L/∂read (B, 2H), ∂L/∂r pre-activation (B, H) or None,
+    ∂L/∂memory_read (B, 2H) or None)`.
+    """
+    hidden_size = recurrent.size(1)
+    input_gate, forget_gate, candidate, output_gate = gates.chunk(4, dim=-1)
+    tanh_cell = cell.tanh()
+    grad_output = grad_hidden * tanh_cell
+    grad_cell = grad_cell + grad_hidden * output_gate * (1 - tanh_cell * tanh_cell)
+    grad_gates = torch.cat(
+        [
+            grad_cell * candidate * input_gate * (1 - input_gate),
+            grad_cell * read[:, hidden_size:] * forget_gate * (1 - forget_gate),
+            grad_cell * input_gate * (1 - candidate * candidate),
+            grad_output * output_gate * (1 - output_gate),
+        ],
+        dim=-1,
+    )
+    grad_summary = grad_gates @ recurrent
+    grad_read = torch.cat([grad_summary, grad_cell * forget_gate], dim=-1)
+    if memory_gate is None:
+        return grad_gates, grad_read, None, None
+    grad_relevance = grad_cell * memory_read[:, hidden_size:] * relevance * (1 - relevance)
+    grad_memory_read = torch.cat([grad_relevance @ memory_gate, grad_cell * relevance], dim=-1)
+    return grad_gates, grad_read, grad_relevance, grad_memory_read
+
+
+_STEP_FUNCTIONS = {
+    "attend": attend,
+    "attend_backward": attend_backward,
+    "cell_update": cell_update,
+    "cell_update_backward": cell_update_backward,
+}
+_COMPILED_STEP_FUNCTIONS: dict[str, Any] = {}
+
+
+def step_functions(compiled: bool) -> dict[str, Any]:
+    """The step functions, compiled with `torch.compile(dynamic=True)` when asked and available."""
+    if not compiled or not hasattr(torch, "compile"):
+        return _STEP_FUNCTIONS
+    if not _COMPILED_STEP_FUNCTIONS:
+        for name, function in _STEP_FUNCTIONS.items():
+            _COMPILED_STEP_FUNCTIONS[name] = torch.compile(function, dynamic=True)
+    return _COMPILED_STEP_FUNCTIONS
+
+
+@dataclass
+class LstmnStepInputs:
+    """What the loop reads at each step, all precomputed before it (T steps, M memory slots).
+
+    queries `(B, T, A)`: W_x x_t + bias (eq. 4).  gate_inputs `(B, T, 4H)`: W x_t + b (eq. 7).  mask `(B, T)`.
+    With inter-attention: memory_queries `(B, T, A)` (W_x' x_t + bias, eq. 10), memory `(B, M, 2H)` ([γ_j; α_j]),
+    memory_keys `(B, M, A)` (W_γ γ_j), memory_mask `(B, M)`; with deep fusion memory_gate_inputs `(B, T, H)`
+    (W_r x_t + b, eq. 13).
+    """
+
+    queries: torch.Tensor
+    gate_inputs: torch.Tensor
+    mask: torch.Tensor
+    memory_queries: torch.Tensor | None = None
+    memory_gate_inputs: torch.Tensor | None = None
+    memory: torch.Tensor | None = None
+    memory_keys: torch.Tensor | None = None
+    memory_mask: torch.Tensor | None = None
+
+
+@dataclass
+class LstmnTrace:
+    """What the forward loop records per step (what the outputs and the hand-written backward need)."""
+
+    intra_attentions: torch.Tensor  # (B, T, S_end) s^t, zero rows at padded tokens
+    queries: torch.Tensor  # (B, T, A) the full intra query (eq. 4's W_x x_t + W_h̃ h̃_{t−1} + bias)
+    previous_summaries: torch.Tensor  # (B, T, H) h̃_{t−1} used by step t
+    reads: torch.Tensor  # (B, T, 2H) [h̃_t; c̃_t]
+    gates: torch.Tensor  # (B, T, 4H) after their nonlinearities
+    inter_attentions: torch.Tensor | None = None  # (B, T, M) p^t
+    memory_queries: torch.Tensor | None = None  # (B, T, A)
+    previous_memory_summaries: torch.Tensor | None = None  # (B, T, H) γ̃_{t−1}
+    memory_reads: torch.Tensor | None = None  # (B, T, 2H) [γ̃_t; α̃_t]
+    relevances: torch.Tensor | None = None  # (B, T, H) r_t
+
+
+def run_recurrence(
+    weights: LstmnWeights, inputs: LstmnStepInputs, state: LstmnLayerState, compiled: bool = False
+) -> LstmnTrace:
+    """Runs the T steps of one layer from `state`, writing each new slot into the preallocated tape (and its key
+    W_h h_t into the key cache) in place; no autograd graph is built. Returns what every step computed."""
+    functions = step_functions(compiled)
+    batch_size, steps, attention_size = inputs.queries.shape
+    hidden_size = weights.recurrent.size(1)
+    state.reserve(steps)
+    start = state.length
+    like = inputs.queries
+    trace = LstmnTrace(
+        intra_attentions=like.new_zeros(batch_size, steps, start + steps - 1),
+        queries=like.new_empty(batch_size, steps, attention_size),
+        previous_summaries=like.new_empty(batch_size, steps, hidden_size),
+        reads=like.new_empty(batch_size, steps, 2 * hidden_size),
+        gates=like.new_empty(batch_size, steps, 4 * hidden_size),
+    )
+    reads_memory = inputs.memory is not None
+    if reads_memory:
+        trace.inter_attentions = like.new_zeros(batch_size, steps, inputs.memory.size(1))
+        trace.memory_queries = like.new_empty(batch_size, steps, attention_size)
+        trace.previous_memory_summaries = like.new_empty(batch_size, steps, hidden_size)
+        trace.memory_reads = like.new_empty(batch_size, steps, 2 * hidden_size)
+        if weights.memory_gate is not None:
+            trace.relevances = like.new_empty(batch_size, steps, hidden_size)
+    mask = inputs.mask
+    for t in range(steps):
+        slots = start + t  # readable slots 0 .. slots − 1; this step writes slot `slots`
+        real = mask[:, t, None]  # (B, 1)
+        query = torch.addmm(inputs.queries[:, t], state.summary, weights.summary.t())  # eq. 4's query side
+        read, attention = functions["attend"](
+            state.keys[:, :slots], state.tape[:, :slots], state.valid[:, :slots], query, weights.score
+        )
+        memory_read = relevance = memory_gate_input = None
+        if reads_memory:
+            memory_query = torch.addmm(
+                inputs.memory_queries[:, t], state.memory_summary, weights.memory_summary.t()
+            )  # eq. 10's query side
+            memory_read, memory_attention = functions["attend"](
+                inputs.memory_keys, inputs.memory, inputs.memory_mask, memory_query, weights.memory_score
+            )
+            if weights.memory_gate is not None:
+                memory_gate_input = inputs.memory_gate_inputs[:, t]
+        hidden, cell, gates, relevance = functions["cell_update"](
+            inputs.gate_inputs[:, t], read, weights.recurrent, memory_read, memory_gate_input, weights.memory_gate
+        )
+        # Write the new slot and its key; a padded token's slot stays unreadable.
+        state.tape[:, slots, :hidden_size] = hidden
+        state.tape[:, slots, hidden_size:] = cell
+        state.keys[:, slots] = hidden @ weights.key.t()  # W_h h_t, cached: never projected again
+        state.valid[:, slots] = mask[:, t]
+        trace.intra_attentions[:, t, :slots] = attention * real
+        trace.queries[:, t] = query
+        trace.previous_summaries[:, t] = state.summary
+        trace.reads[:, t] = read
+        trace.gates[:, t] = gates
+        state.summary = torch.where(real, read[:, :hidden_size], state.summary)  # a pad does not move h̃_{t−1}
+        if reads_memory:
+            trace.inter_attentions[:, t] = memory_attention * real
+            trace.memory_queries[:, t] = memory_query
+            trace.previous_memory_summaries[:, t] = state.memory_summary
+            trace.memory_reads[:, t] = memory_read
+            if relevance is not None:
+                trace.relevances[:, t] = relevance
+            state.memory_summary = torch.where(real, memory_read[:, :hidden_size], state.memory_summary)
+        state.length += 1
+    return trace
+
+
+class LstmnRecurrence(torch.autograd.Function):
+    """One LSTMN layer over a whole sequence from the empty memory, with a hand-written backward pass.
+
+    Forward runs `run_recurrence` (no graph). Backward walks the steps in reverse with gradient tapes the size of
+    the forward tapes (∂L/∂[h_j; c_j], ∂L/∂(W_h h_j)), recomputing each step's tanh features, and forms the weight
+    gradients with one GEMM each at the end. Attention maps and the final memory are outputs without gradient.
+
+    `apply(compiled, queries, gate_inputs, mask, key, summary, score, recurrent, memory_queries, memory_gate_inputs,
+    memory, memory_keys, memory_mask, memory_summary, memory_score, memory_gate)` returns `(hidden (B, T, H),
+    cells (B, T, H), memory_read (B, T, H) γ̃_t or an empty tensor, intra_attentions (B, T, T), inter_attentions
+    (B, T, M) or empty, tape (B, T+1, 2H), keys (B, T+1, A), valid (B, T+1), summary (B, H), memory_summary (B, H)
+    or empty)`; hidden, cells and memory_read are zero at padded tokens.
+    """
+
+    @staticmethod
+    def forward(
+        ctx,
+        compiled: bool,
+        queries: torch.Tensor,
+        gate_inputs: torch.Tensor,
+        mask: torch.Tensor,
+        key: torch.Tensor,
+        summary: torch.Tensor,
+        score: torch.Tensor,
+        recurrent: torch.Tensor,
+        memory_queries: torch.Tensor | None,
+        memory_gate_inputs: torch.Tensor | None,
+        memory: torch.Tensor | None,
+        memory_keys: torch.Tensor | None,
+        memory_mask: torch.Tensor | None,
+        memory_summary: torch.Tensor | None,
+        memory_score: torch.Tensor | None,
+        memory_gate: torch.Tensor | None,
+    ):
+        weights = LstmnWeights(key, summary, score, recurrent, memory_summary, memory_score, memory_gate)
+        inputs = LstmnStepInputs(
+            queries, gate_inputs, mask, memory_queries, memory_gate_inputs, memory, memory_keys, memory_mask
+        )
+        batch_size, steps, attention_size = queries.shape
+        hidden_size = recurrent.size(1)
+        state = LstmnLayerState.empty(batch_size, steps + 1, hidden_size, attention_size, queries, memory is not None)
+        trace = run_recurrence(weights, inputs, state, compiled)
+        real = mask[..., None].to(queries.dtype)
+        hidden = state.tape[:, 1:, :hidden_size] * real
+        cells = state.tape[:, 1:, hidden_size:] * real
+        empty = queries.new_empty(0)
+        memory_read = empty if memory is None else trace.memory_reads[..., :hidden_size] * real
+        inter = empty if memory is None else trace.inter_attentions
+        final_memory_summary = empty if memory is None else state.memory_summary
+        ctx.compiled = compiled
+        ctx.has_memory = memory is not None
+        ctx.save_for_backward(
+            mask, key, summary, score, recurrent, memory, memory_keys, memory_summary, memory_score, memory_gate,
+            state.tape, state.keys, trace.intra_attentions, trace.queries, trace.previous_summaries, trace.reads,
+            trace.gates, trace.inter_attentions, trace.memory_queries, trace.previous_memory_summaries,
+            trace.memory_reads, trace.relevances,
+        )  # fmt: skip
+        outputs = (hidden, cells, memory_read, trace.intra_attentions, inter)
+        final = (state.tape, state.keys, state.valid, state.summary, final_memory_summary)
+        ctx.mark_non_differentiable(trace.intra_attentions, inter, *final)
+        return (*outputs, *final)
+
+    @staticmethod
+    def backward(ctx, grad_hidden, grad_cells, grad_memory_read, *unused):
+        (
+            mask, key, summary, score, recurrent, memory, memory_keys, memory_summary, memory_score, memory_gate,
+            tape, keys, intra, queries, previous_summaries, reads, gates, inter, memory_queries,
+            previous_memory_summaries, memory_reads, relevances,
+        ) = ctx.saved_tensors  # fmt: skip
+        functions = step_functions(ctx.compiled)
+        steps, hidden_size = mask.size(1), recurrent.size(1)
+        real = mask[..., None].to(tape.dtype)  # (B, T, 1)
+        # ∂L/∂[h_j; c_j] per tape slot, seeded with the outputs' gradients (autograd passes zeros for unused ones)
+        grad_tape = torch.zeros_like(tape)
+        grad_tape[:, 1:, :hidden_size] = grad_hidden * real
+        grad_tape[:, 1:, hidden_size:] = grad_cells * real
+        grad_keys = torch.zeros_like(keys)  # ∂L/∂(W_h h_j)
+        grad_gate_inputs = torch.empty_like(gates)
+        grad_queries = torch.empty_like(queries)
+        grad_score = torch.zeros_like(score)
+        grad_carry = torch.zeros_like(previous_summaries[:, 0])  # ∂L/∂h̃ carried to the next query
+        if ctx.has_memory:
+            grad_memory = torch.zeros_like(memory)
+            grad_memory_keys = torch.zeros_like(memory_keys)
+            grad_memory_queries = torch.empty_like(memory_queries)
+            grad_memory_score = torch.zeros_like(memory_score)
+            grad_memory_carry = torch.zeros_like(grad_carry)
+            grad_memory_gate_inputs = torch.empty_like(relevances) if memory_gate is not None else None
+        for t in reversed(range(steps)):
+            slots = t + 1
+            real_t = real[:, t]
+            grad_hidden_t = torch.addmm(grad_tape[:, slots, :hidden_size], grad_keys[:, slots], key)
+            grad_gates, grad_read, grad_relevance, grad_memory_read_t = functions["cell_update_backward"](
+                grad_hidden_t,
+                grad_tape[:, slots, hidden_size:],
+                tape[:, slots, hidden_size:],
+                gates[:, t],
+                reads[:, t],
+                recurrent,
+                memory_reads[:, t] if memory_gate is not None else None,
+                relevances[:, t] if memory_gate is not None else None,
+                memory_gate,
+            )
+            grad_gate_inputs[:, t] = grad_gates
+            # h̃_t also fed the next real step's query (through the carry).
+            grad_read[:, :hidden_size] += real_t * grad_carry
+            grad_carry = grad_carry * (1 - real_t)
+            weights_t = intra[:, t, :slots]
+            grad_tape[:, :slots].baddbmm_(weights_t[:, :, None], grad_read[:, None, :])
+            grad_keys_t, grad_query, grad_score_t = functions["attend_backward"](
+                keys[:, :slots], tape[:, :slots], queries[:, t], score, weights_t, grad_read
+            )
+            grad_keys[:, :slots] += grad_keys_t
+            grad_queries[:, t] = grad_query
+            grad_score += grad_score_t
+            grad_carry = grad_carry + grad_query @ summary
+            if ctx.has_memory:
+                if grad_memory_read_t is None:
+                    grad_memory_read_t = torch.zeros_like(memory_reads[:, t])
+                if grad_memory_read.numel():  # the read-out γ̃_t is an output too (shallow fusion's classifier)
+                    grad_memory_read_t[:, :hidden_size] += grad_memory_read[:, t] * real_t
+                grad_memory_read_t[:, :hidden_size] += real_t * grad_memory_carry
+                grad_memory_carry = grad_memory_carry * (1 - real_t)
+                if memory_gate is not None:
+                    grad_memory_gate_inputs[:, t] = grad_relevance
+                memory_weights_t = inter[:, t]
+                grad_memory.baddbmm_(memory_weights_t[:, :, None], grad_memory_read_t[:, None, :])
+                grad_memory_keys_t, grad_memory_query, grad_memory_score_t = functions["attend_backward"](
+                    memory_keys, memory, memory_queries[:, t], memory_score, memory_weights_t, grad_memory_read_t
+                )
+                grad_memory_keys += grad_memory_keys_t
+                grad_memory_queries[:, t] = grad_memory_query
+                grad_memory_score += grad_memory_score_t
+                grad_memory_carry = grad_memory_carry + grad_memory_query @ memory_summary
+
+        def flat(tensor: torch.Tensor) -> torch.Tensor:
+            return tensor.reshape(-1, tensor.size(-1))
+
+        grad_key = flat(grad_keys[:, 1:]).t() @ flat(tape[:, 1:, :hidden_size])
+        grad_summary = flat(grad_queries).t() @ flat(previous_summaries)
+        grad_recurrent = flat(grad_gate_inputs).t() @ flat(reads[..., :hidden_size])
+        grads_memory: tuple = (None,) * 8
+        if ctx.has_memory:
+            grad_memory_summary = flat(grad_memory_queries).t() @ flat(previous_memory_summaries)
+            grad_memory_gate = None
+            if memory_gate is not None:
+                grad_memory_gate = flat(grad_memory_gate_inputs).t() @ flat(memory_reads[..., :hidden_size])
+            grads_memory = (
+                grad_memory_queries,
+                grad_memory_gate_inputs,
+                grad_memory,
+                grad_memory_keys,
+                None,
+                grad_memory_summary,
+                grad_memory_score,
+                grad_memory_gate,
+            )
+        return (
+            None,
+            grad_queries,
+            grad_gate_inputs,
+            None,
+            grad_key,
+            grad_summary,
+            grad_score,
+            grad_recurrent,
+            *grads_memory,
+        )
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Building blocks
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LstmnLayerOutput:
+    """One layer's results: hidden `(B, T, H)` and cells `(B, T, H)` (zero at padding), the intra-attention
+    `(B, T, S)`, with inter-attention the read-out γ̃ `(B, T, H)` and its weights `(B, T, M)`, and the memory after
+    the last token (`None` unless asked for)."""
+
+    hidden: torch.Tensor
+    cells: torch.Tensor
+    intra_attentions: torch.Tensor
+    memory_read: torch.Tensor | None = None
+    inter_attentions: torch.Tensor | None = None
+    state: LstmnLayerState | None = None
+
+
+class LstmnLayer(nn.Module):
+    """One LSTMN layer (eq. 4–9), with inter-attention over an encoder's memory for `fusion` "shallow" or "deep"
+    (eq. 10–14).
+
+    Parameters: `input_projection` holds every input-side term, applied to all steps in one GEMM: rows
+    [W_x (eq. 4, A); W's x columns (eq. 7, 4H; gates i, f, g, o)] then, with fusion, [W_x' (eq. 10, A)] and, for deep
+    fusion, [W_r's x columns (eq. 13, H)]; its bias is the scores' and gates' bias. `key_projection` W_h,
+    `summary_projection` W_h̃, `score` v, `recurrent_projection` W's h̃ columns; `memory_key_projection` W_γ,
+    `memory_summary_projection` W_γ̃, `memory_score` u, `memory_gate` W_r's γ̃ columns.
+    """
+
+    def __init__(self, config: LstmnConfig, input_size: int, fusion: str = "none") -> None:
+        super().__init__()
+        hidden_size, attention_size = config.hidden_size, config.attention_size
+        self.config = config
+        self.fusion = fusion
+        self.hidden_size, self.attention_size = hidden_size, attention_size
+        self.reads_memory, self.deep = fusion != "none", fusion == "deep"
+        sizes = [attention_size, 4 * hidden_size]
+        if self.reads_memory:
+            sizes.append(attention_size)
+        if self.deep:
+            sizes.append(hidden_size)
+        self.split_sizes = sizes
+        self.input_projection = nn.Linear(input_size, sum(sizes))
+        self.key_projection = nn.Linear(hidden_size, attention_size, bias=False)
+        self.summary_projection = nn.Linear(hidden_size, attention_size, bias=False)
+        self.score = nn.Linear(attention_size, 1, bias=False)
+        self.recurrent_projection = nn.Linear(hidden_size, 4 * hidden_size, bias=False)
+        if self.reads_memory:
+            self.memory_key_projection = nn.Linear(hidden_size, attention_size, bias=False)
+            self.memory_summary_projection = nn.Linear(hidden_size, attention_size, bias=False)
+            self.memory_score = nn.Linear(attention_size, 1, bias=False)
+        if self.deep:
+            self.memory_gate = nn.Linear(hidden_size, hidden_size, bias=False)
+
+    def weights(self) -> LstmnWeights:
+        return LstmnWeights(
+            key=self.key_projection.weight,
+            summary=self.summary_projection.weight,
+            score=self.score.weight[0],
+            recurrent=self.recurrent_projection.weight,
+            memory_summary=self.memory_summary_projection.weight if self.reads_memory else None,
+            memory_score=self.memory_score.weight[0] if self.reads_memory else None,
+            memory_gate=self.memory_gate.weight if self.deep else None,
+        )
+
+    def step_inputs(
+        self, inputs: torch.Tensor, mask: torch.Tensor, memory: LstmnLayerOutput | None, memory_mask: torch.Tensor
+    ) -> LstmnStepInputs:
+        """Everything the loop reads, computed for all steps at once (the GEMMs that need no recurrence)."""
+        parts = list(self.input_projection(inputs).split(self.split_sizes, dim=-1))
+        step_inputs = LstmnStepInputs(queries=parts[0], gate_inputs=parts[1], mask=mask)
+        if self.reads_memory:
+            if memory is None:
+                raise ValueError(f"An LSTMN layer with {self.fusion} fusion reads an encoder memory; none was given.")
+            step_inputs.memory_queries = parts[2]
+            step_inputs.memory_gate_inputs = parts[3] if self.deep else None
+            step_inputs.memory = torch.cat([memory.hidden, memory.cells], dim=-1)  # [γ_j; α_j]
+            step_inputs.memory_keys = self.memory_key_projection(memory.hidden)  # W_γ γ_j, once per sequence
+            step_inputs.memory_mask = memory_mask
+        return step_inputs
+
+    def forward(
+        self,
+        inputs: torch.Tensor,
+        mask: torch.Tensor,
+        memory: LstmnLayerOutput | None = None,
+        memory_mask: torch.Tensor | None = None,
+        state: LstmnLayerState | None = None,
+        return_state: bool = False,
+    ) -> LstmnLayerOutput:
+        """Reads `inputs (B, T, D)` under `mask (B, T)`; `memory` is the encoder layer's output (for fusion) and
+        `state` a memory to continue from (inference only: `generate()`)."""
+        if self.config.recurrence_implementation == "reference" and state is None and not return_state:
+            return self.forward_reference(inputs, mask, memory, memory_mask)
+        step_inputs = self.step_inputs(inputs, mask, memory, memory_mask)
+        compiled = self.config.compile_recurrence
+        if state is not None:  # continuing a cached memory: inference only, no graph through the past
+            with torch.no_grad():
+                trace = run_recurrence(self.weights(), step_inputs, state, compiled)
+            real = mask[..., None].to(inputs.dtype)
+            written = state.tape[:, state.length - inputs.size(1) : state.length]
+            return LstmnLayerOutput(
+                hidden=written[..., : self.hidden_size] * real,
+                cells=written[..., self.hidden_size :] * real,
+                intra_attentions=trace.intra_attentions,
+                memory_read=None if trace.memory_reads is None else trace.memory_reads[..., : self.hidden_size] * real,
+                inter_attentions=trace.inter_attentions,
+                state=state,
+            )
+        weights = self.weights()
+        hidden, cells, memory_read, intra, inter, tape, keys, valid, summary, memory_summary = LstmnRecurrence.apply(
+            compiled,
+            step_inputs.queries,
+            step_inputs.gate_inputs,
+            mask,
+            weights.key,
+            weights.summary,
+            weights.score,
+            weights.recurrent,
+            step_inputs.memory_queries,
+            step_inputs.memory_gate_inputs,
+            step_inputs.memory,
+            step_inputs.memory_keys,
+            step_inputs.memory_mask,
+            weights.memory_summary,
+            weights.memory_score,
+            weights.memory_gate,
+        )
+        final_state = None
+        if return_state:
+            final_state = LstmnLayerState(
+                tape=tape,
+                keys=keys,
+                valid=valid,
+                length=tape.size(1),
+                summary=summary,
+                memory_summary=memory_summary if self.reads_memory else None,
+            )
+        return LstmnLayerOutput(
+            hidden=hidden,
+            cells=cells,
+            intra_attentions=intra,
+            memory_read=memory_read if self.reads_memory else None,
+            inter_attentions=inter if self.reads_memory else None,
+            state=final_state,
+        )
+
+    def forward_reference(
+        self,
+        inputs: torch.Tensor,
+        mask: torch.Tensor,
+        memory: LstmnLayerOutput | None = None,
+        memory_mask: torch.Tensor | None = None,
+    ) -> LstmnLayerOutput:
+        """The straightforward LSTMN, step by step with autograd: the tape grows by `torch.cat` and every step
+        projects the whole tape (W_h h_i) and the whole encoder memory (W_γ γ_j) again. Same weights and outputs
+        as the fast path; the benchmark's peer and the tests' oracle."""
+        batch_size, steps, _ = inputs.shape
+        hidden_size = self.hidden_size
+        parts = list(self.input_projection(inputs).split(self.split_sizes, dim=-1))
+        queries, gate_inputs = parts[0], parts[1]
+        hidden_tape = inputs.new_zeros(batch_size, 1, hidden_size)  # slot 0: h_0 = 0
+        cell_tape = inputs.new_zeros(batch_size, 1, hidden_size)
+        valid = torch.ones(batch_size, 1, dtype=torch.bool, device=inputs.device)
+        summary = inputs.new_zeros(batch_size, hidden_size)
+        memory_summary = inputs.new_zeros(batch_size, hidden_size)
+        hiddens, cells, intra_rows, memory_reads, inter_rows = [], [], [], [], []
+        for t in range(steps):
+            real = mask[:, t, None]
+            # eq. 4–6 over the whole tape, projected afresh
+            features = torch.tanh(
+                self.key_projection(hidden_tape) + (queries[:, t] + self.summary_projection(summary))[:, None]
+            )
+            weights = masked_softmax(self.score(features).squeeze(-1), valid)  # (B, t+1)
+            read_hidden = (weights[..., None] * hidden_tape).sum(1)
+            read_cell = (weights[..., None] * cell_tape).sum(1)
+            gates = gate_inputs[:, t] + self.recurrent_projection(read_hidden)
+            input_gate, forget_gate, candidate, output_gate = gates.chunk(4, dim=-1)
+            cell = forget_gate.sigmoid() * read_cell + input_gate.sigmoid() * candidate.tanh()
+            if self.reads_memory:  # eq. 10–12
+                memory_features = torch.tanh(
+                    self.memory_key_projection(memory.hidden)
+                    + (parts[2][:, t] + self.memory_summary_projection(memory_summary))[:, None]
+                )
+                memory_weights = masked_softmax(self.memory_score(memory_features).squeeze(-1), memory_mask)
+                memory_hidden = (memory_weights[..., None] * memory.hidden).sum(1)
+                memory_cell = (memory_weights[..., None] * memory.cells).sum(1)
+                if self.deep:  # eq. 13–14
+                    relevance = (parts[3][:, t] + self.memory_gate(memory_hidden)).sigmoid()
+                    cell = cell + relevance * memory_cell
+                memory_reads.append(memory_hidden * real)
+                inter_rows.append(memory_weights * real)
+                memory_summary = torch.where(real, memory_hidden, memory_summary)
+            hidden = output_gate.sigmoid() * cell.tanh()
+            hidden_tape = torch.cat([hidden_tape, hidden[:, None]], dim=1)
+            cell_tape = torch.cat([cell_tape, cell[:, None]], dim=1)
+            valid = torch.cat([valid, real], dim=1)
+            summary = torch.where(real, read_hidden, summary)
+            hiddens.append(hidden * real)
+            cells.append(cell * real)
+            intra_rows.append(nn.functional.pad(weights * real, (0, steps - t - 1)))
+        return LstmnLayerOutput(
+            hidden=torch.stack(hiddens, dim=1),
+            cells=torch.stack(cells, dim=1),
+            intra_attentions=torch.stack(intra_rows, dim=1),
+            memory_read=torch.stack(memory_reads, dim=1) if self.reads_memory else None,
+            inter_attentions=torch.stack(inter_rows, dim=1) if self.reads_memory else None,
+        )
+
+
+class LstmnStack(nn.Module):
+    """`num_hidden_layers` LSTMN layers, each reading the h_t of the one below (dropout between layers). With deep
+    fusion, layer k also reads layer k of the encoder's memory; with shallow fusion only the top layer reads the
+    encoder's top layer (its read-out is the stack's, for the classifier)."""
+
+    def __init__(self, config: LstmnConfig, fusion: str = "none") -> None:
+        super().__init__()
+        count = config.num_hidden_layers
+        fusions = [fusion] * count if fusion != "shallow" else ["none"] * (count - 1) + ["shallow"]
+        self.layers = nn.ModuleList(
+            LstmnLayer(config, config.embedding_size if index == 0 else config.hidden_size, fusions[index])
+            for index in range(count)
+        )
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def forward(
+        self,
+        embeddings: torch.Tensor,
+        mask: torch.Tensor,
+        memories: list[LstmnLayerOutput] | None = None,
+        memory_mask: torch.Tensor | None = None,
+        cache: LstmnCache | None = None,
+        return_state: bool = False,
+    ) -> list[LstmnLayerOutput]:
+        outputs, inputs = [], embeddings
+        for index, layer in enumerate(self.layers):
+            output = layer(
+                self.dropout(inputs),
+                mask,
+                memory=None if memories is None or not layer.reads_memory else memories[index],
+                memory_mask=memory_mask,
+                state=None if cache is None else cache.layers[index],
+                return_state=return_state,
+            )
+            outputs.append(output)
+            inputs = output.hidden
+        return outputs
+
+
+class LstmnClassificationHead(nn.Module):
+    """The original classifier: Linear → ReLU → Linear → ReLU → dropout → Linear over the pooled features."""
+
+    def __init__(self, config: LstmnConfig, input_size: int) -> None:
+        super().__init__()
+        self.dense = nn.Linear(input_size, config.classifier_hidden_size)
+        self.hidden = nn.Linear(config.classifier_hidden_size, config.classifier_hidden_size)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.out_proj = nn.Linear(config.classifier_hidden_size, config.num_labels)
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        hidden = torch.relu(self.hidden(torch.relu(self.dense(features))))
+        return self.out_proj(self.dropout(hidden))
+
+
+def pool_states(states: torch.Tensor, mask: torch.Tensor, pooling: str) -> torch.Tensor:
+    """`(B, T, H)` → `(B, H)`: the mean over real tokens (`"mean"`) or the last real token's state (`"last"`); an
+    all-padding row pools to zeros."""
+    real = mask.to(states.dtype)[..., None]
+    if pooling == "last":
+        positions = torch.arange(mask.size(1), device=mask.device).expand_as(mask)
+        last = torch.where(mask, positions, -1).max(dim=1).values  # (B,), −1 when empty
+        picked = states[torch.arange(states.size(0), device=states.device), last.clamp(min=0)]
+        return picked * (last >= 0).to(states.dtype)[:, None]
+    return (states * real).sum(1) / real.sum(1).clamp(min=1.0)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Models
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class LstmnPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
+    config_class = LstmnConfig
+    base_model_prefix = "lstmn"
+    main_input_name = "input_ids"
+    _no_split_modules: ClassVar[list[str]] = ["LstmnLayer"]
+    supports_gradient_checkpointing = False
+    accepts_loss_kwargs = False
+
+    @torch.no_grad()
+    def _init_weights(self, module: nn.Module) -> None:
+        """Every weight and embedding ~ U(−range, range) (the original's `param_init`), biases 0, the padding row 0."""
+        bound = self.config.initializer_range
+        if isinstance(module, nn.Linear):
+            init.uniform_(module.weight, -bound, bound)
+            if module.bias is not None:
+                init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            init.uniform_(module.weight, -bound, bound)
+            if module.padding_idx is not None and not getattr(module.weight, "_is_hf_initialized", False):
+                init.zeros_(module.weight[module.padding_idx])
+
+
+class LstmnModel(LstmnPreTrainedModel):
+    """Word embeddings and a stack of LSTMN layers (the single-sequence reader of §3)."""
+
+    def __init__(self, config: LstmnConfig) -> None:
+        super().__init__(config)
+        self.embeddings = nn.Embedding(config.vocab_size, config.embedding_size, padding_idx=config.pad_token_id)
+        self.encoder = LstmnStack(config)
+        self.post_init()
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.embeddings
+
+    def set_input_embeddings(self, value: nn.Embedding) -> None:
+        self.embeddings = value
+
+    def encode(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        past_key_values: LstmnCache | None = None,
+        return_state: bool = False,
+        name: str = "input_ids",
+    ) -> tuple[torch.Tensor, list[torch.Tensor], list[LstmnLayerOutput]]:
+        """Checks the inputs and runs the layers: `(mask (B, T), [embeddings, h^1, …], per-layer outputs)`. With a
+        cache, `attention_mask` may cover the past tokens too (as `generate()` passes it); its last T columns
+        are the new tokens'."""
+        config = self.config
+        if past_key_values is not None and attention_mask is not None and attention_mask.dim() == 2:
+            attention_mask = attention_mask[:, -input_ids.size(1) :]
+        mask = check_token_inputs(input_ids, attention_mask, config.vocab_size, config.pad_token_id, name=name)
+        if past_key_values is not None and len(past_key_values) != config.num_hidden_layers:
+            raise ValueError(
+                f"`past_key_values` holds {len(past_key_values)} layers; this model has {config.num_hidden_layers}."
+            )
+        embeddings = self.embeddings(input_ids)  # x_t, (B, T, E)
+        layers = self.encoder(embeddings, mask, cache=past_key_values, return_state=return_state)
+        return mask, [embeddings] + [layer.hidden for layer in layers], layers
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        past_key_values: LstmnCache | None = None,
+        use_cache: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+    ) -> LstmnModelOutput | tuple:
+        r"""
+        Args:
+            input_ids (`torch.LongTensor` of shape `(B, T)`): token ids, padded on either side.
+            attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding.
+            past_key_values (`LstmnCache`, *optional*): tapes to continue from (inference).
+            use_cache (`bool`, *optional*): return the tapes as `past_key_values`.
+            output_hidden_states (`bool`, *optional*): also return every layer's states.
+        """
+        use_cache = bool(use_cache) or past_key_values is not None
+        _, states, layers = self.encode(input_ids, attention_mask, past_key_values, return_state=use_cache)
+        cache = past_key_values
+        if use_cache and cache is None:
+            cache = LstmnCache([layer.state for layer in layers])
+        output_hidden_states = (
+            output_hidden_states if output_hidden_states is not None else self.config.output_hidden_states
+        )
+        output = LstmnModelOutput(
+            last_hidden_state=states[-1],
+            past_key_values=cache if use_cache else None,
+            hidden_states=tuple(states) if output_hidden_states else None,
+            intra_attentions=tuple(layer.intra_attentions for layer in layers),
+        )
+        return output if return_dict is not False else output.to_tuple()
+
+
+class LstmnForSequenceClassification(LstmnPreTrainedModel):
+    """Sentence classification (the paper's SST setting, §5.2): the top layer's states pooled (masked mean, or the
+    last real token with `config.pooling = "last"`) into the original's ReLU MLP."""
+
+    def __init__(self, config: LstmnConfig) -> None:
+        super().__init__(config)
+        self.lstmn = LstmnModel(config)
+        self.classifier = LstmnClassificationHead(config, config.hidden_size)
+        self.post_init()
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        return_dict: bool | None = None,
+    ) -> LstmnSequenceClassifierOutput | tuple:
+        r"""
+        Args:
+            input_ids (`torch.LongTensor` of shape `(B, T)`): token ids.
+            attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding.
+            labels (`torch.Tensor` of shape `(B,)`, *optional*): class ids (or targets, by `config.problem_type`).
+        """
+        mask, states, layers = self.lstmn.encode(input_ids, attention_mask)
+        logits = self.classifier(pool_states(states[-1], mask, self.config.pooling))
+        loss = classification_loss(self.config, logits, labels) if labels is not None else None
+        output = LstmnSequenceClassifierOutput(
+            loss=loss, logits=logits, intra_attentions=tuple(layer.intra_attentions for layer in layers)
+        )
+        return output if return_dict is not False else output.to_tuple()
+
+
+class LstmnForPairClassification(LstmnPreTrainedModel):
+    """Natural language inference (§4, §5.3): an LSTMN encoder reads the premise, an LSTMN decoder the hypothesis,
+    joined by `config.fusion` ("deep": eq. 10–14; "shallow": inter-attention read-out only; "none"). The
+    classifier is the original's: the masked means of both sequences' top states ([premise; hypothesis], plus
+    the mean read-out γ̃ with shallow fusion) into a ReLU MLP.
+
+    Inputs follow hf_attn's pair convention: the premise as `input_ids`/`attention_mask`, the hypothesis as
+    `pair_input_ids`/`pair_attention_mask`.
+    """
+
+    def __init__(self, config: LstmnConfig) -> None:
+        super().__init__(config)
+        self.lstmn = LstmnModel(config)  # the premise encoder and the shared embeddings
+        self.decoder = LstmnStack(config, fusion=config.fusion)
+        features = (3 if config.fusion == "shallow" else 2) * config.hidden_size
+        self.classifier = LstmnClassificationHead(config, features)
+        self.post_init()
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        pair_input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        pair_attention_mask: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        return_dict: bool | None = None,
+    ) -> LstmnPairClassifierOutput | tuple:
+        r"""
+        Args:
+            input_ids (`torch.LongTensor` of shape `(B, M)`): the premise's token ids.
+            pair_input_ids (`torch.LongTensor` of shape `(B, T)`): the hypothesis's token ids.
+            attention_mask (`torch.Tensor` of shape `(B, M)`, *optional*): the premise's mask.
+            pair_attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): the hypothesis's mask.
+            labels (`torch.Tensor` of shape `(B,)`, *optional*): class ids (or targets, by `config.problem_type`).
+        """
+        config = self.config
+        premise_mask, premise_states, premise_layers = self.lstmn.encode(input_ids, attention_mask)
+        hypothesis_mask = check_token_inputs(
+            pair_input_ids, pair_attention_mask, config.vocab_size, config.pad_token_id, name="pair_input_ids"
+        )
+        if pair_input_ids.size(0) != input_ids.size(0):
+            raise ValueError(
+                f"`pair_input_ids` must have the batch size of `input_ids`: got {pair_input_ids.size(0)} "
+                f"and {input_ids.size(0)}."
+            )
+        hypothesis_layers = self.decoder(
+            self.lstmn.embeddings(pair_input_ids),
+            hypothesis_mask,
+            memories=premise_layers if config.fusion != "none" else None,
+            memory_mask=premise_mask,
+        )
+        features = [
+            pool_states(premise_states[-1], premise_mask, "mean"),
+            pool_states(hypothesis_layers[-1].hidden, hypothesis_mask, "mean"),
+        ]
+        if config.fusion == "shallow":
+            features.append(pool_states(hypothesis_layers[-1].memory_read, hypothesis_mask, "mean"))
+        logits = self.classifier(torch.cat(features, dim=-1))
+        loss = classification_loss(config, logits, labels) if labels is not None else None
+        output = LstmnPairClassifierOutput(
+            loss=loss,
+            logits=logits,
+            intra_attentions=tuple(layer.intra_attentions for layer in premise_layers),
+            pair_intra_attentions=tuple(layer.intra_attentions for layer in hypothesis_layers),
+            inter_attentions=tuple(
+                layer.inter_attentions for layer in hypothesis_layers if layer.inter_attentions is not None
+            )
+            or None,
+        )
+        return output if return_dict is not False else output.to_tuple()
+
+
+class LstmnForCausalLM(LstmnPreTrainedModel, GenerationMixin):
+    """Language modelling (the paper's PTB setting, §5.1): softmax(W h_t + b) predicts token t + 1.
+
+    `generate()` works with every decoding strategy: the tapes are the cache (`LstmnCache`), so each new token
+    costs one step, and beam search reorders them. Padding may be on either side (left padding for batched
+    prompts).
+    """
+
+    def __init__(self, config: LstmnConfig) -> None:
+        super().__init__(config)
+        self.lstmn = LstmnModel(config)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.lm_head = nn.Linear(config.hidden_size, config.vocab_size)
+        self.post_init()
+
+    def get_output_embeddings(self) -> nn.Linear:
+        return self.lm_head
+
+    def set_output_embeddings(self, value: nn.Linear) -> None:
+        self.lm_head = value
+
+    @classmethod
+    def _supports_default_dynamic_cache(cls) -> bool:
+        return False  # the cache is the LSTMN's own tapes (`LstmnCache`), not key/value tensors
+
+    def _reorder_cache(self, past_key_values: LstmnCache, beam_idx: torch.LongTensor) -> LstmnCache:
+        past_key_values.reorder_cache(beam_idx)
+        return past_key_values
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        past_key_values: LstmnCache | None = None,
+        use_cache: bool | None = None,
+        labels: torch.LongTensor | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+        **kwargs: Any,
+    ) -> LstmnCausalLMOutput | tuple:
+        r"""
+        Args:
+            input_ids (`torch.LongTensor` of shape `(B, T)`): token ids (only the new ones when continuing).
+            attention_mask (`torch.Tensor` of shape `(B, T)` or `(B, past + T)`, *optional*): 1 for tokens.
+            past_key_values (`LstmnCache`, *optional*): the tapes of the tokens read before.
+            use_cache (`bool`, *optional*): return the tapes; defaults to `config.use_cache` in eval mode.
+            labels (`torch.LongTensor` of shape `(B, T)`, *optional*): the tokens themselves (shifted inside, as in
+                transformers); −100 and padded positions are ignored.
+        """
+        if use_cache is None:
+            use_cache = self.config.use_cache and not self.training and labels is None
+        outputs = self.lstmn(
+            input_ids,
+            attention_mask=attention_mask,
+            past_key_values=past_key_values,
+            use_cache=use_cache,
+            output_hidden_states=output_hidden_states,
+        )
+        logits = self.lm_head(self.dropout(outputs.last_hidden_state))  # (B, T, V)
+        loss = None
+        if labels is not None:
+            if attention_mask is not None and attention_mask.shape == labels.shape:
+                labels = labels.masked_fill(attention_mask == 0, -100)
+            loss = nn.functional.cross_entropy(
+                logits[:, :-1].reshape(-1, logits.size(-1)), labels[:, 1:].reshape(-1), ignore_index=-100
+            )
+            if not torch.isfinite(loss):  # no target in the batch: 0, not NaN
+                loss = logits.sum() * 0.0
+        output = LstmnCausalLMOutput(
+            loss=loss,
+            logits=logits,
+            past_key_values=outputs.past_key_values,
+            hidden_states=outputs.hidden_states,
+            intra_attentions=outputs.intra_attentions,
+        )
+        return output if return_dict is not False else output.to_tuple()
+
+
+__all__ = [
+    "LstmnCache",
+    "LstmnForCausalLM",
+    "LstmnForPairClassification",
+    "LstmnForSequenceClassification",
+    "LstmnLayer",
+    "LstmnModel",
+    "LstmnPreTrainedModel",
+]
