@@ -433,11 +433,13 @@ ARCHITECTURES: dict[str, Architecture] = {
             ),
             original_code="https://github.com/cheng6076/SNLI-attention",
             tokenizer="word_level",
-            synthetic_task="key_value_recall",
+            synthetic_task="long_range_cue",
+            # Inter-attention first: on a pair task its rows (hypothesis tokens) are scored against the premise's
+            # evidence.
             attention_fields={
+                "inter_attentions": "attention_mask@pair_attention_mask",
                 "intra_attentions": "attention_mask/causal",
                 "pair_intra_attentions": "pair_attention_mask/causal",
-                "inter_attentions": "attention_mask@pair_attention_mask",
             },
             tiny_config={
                 "vocab_size": 50,

@@ -112,7 +112,8 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
 def score_evidence_attention(
     model: PreTrainedModel, dataset: Dataset, task: SyntheticTask, attention_field: str, batch_size: int = 64
 ) -> dict[str, float]:
-    """Runs `model` over `dataset` and scores `attention_field` against the task's evidence column."""
+    """Runs `model` over `dataset` and scores `attention_field` (the top layer's, for per-layer maps) against the
+    task's evidence column; `{}` when the task has no evidence or the model does not return that field."""
     if task.evidence_column is None:
         return {}
     collator = PaddingCollator(model.config.pad_token_id or 0)
@@ -124,7 +125,12 @@ def score_evidence_attention(
         rows = dataset.select(range(start, min(start + batch_size, len(dataset))))
         batch = collator([{name: row[name] for name in [*input_names, task.evidence_column]} for row in rows])
         output = model(**{name: batch[name].to(model.device) for name in input_names})
-        attention = getattr(output, attention_field).float().cpu()  # (B, R, T), or (B, S) over sentences
+        attention = getattr(output, attention_field)
+        if attention is None:  # e.g. a pair model built without the attention this field holds
+            return {}
+        if isinstance(attention, tuple):  # one map per layer: the top layer's
+            attention = attention[-1]
+        attention = attention.float().cpu()  # (B, R, T), or (B, S) over sentences
         if attention.dim() == 2:
             attention = attention[:, None, :]
         # Batches pad to different lengths: right-pad every batch's attention to the longest of the dataset.

@@ -4,10 +4,10 @@ from .collators import PaddingCollator, tokenize_dataset
 from .synthetic import (
     AMBIGUOUS_WORDS,
     CUE_SENTIMENT_LABELS,
+    LONG_RANGE_LABELS,
     NEGATIVE_CUES,
     PAIR_LABELS,
     POSITIVE_CUES,
-    RECALL_VALUES,
     SYNTHETIC_TASKS,
     TAGS,
     SyntheticTask,
@@ -17,17 +17,17 @@ from .synthetic import (
     cue_word_sentiment,
     evidence_documents,
     get_synthetic_task,
-    key_value_recall,
+    long_range_cue,
     toy_translation,
 )
 
 __all__ = [
     "AMBIGUOUS_WORDS",
     "CUE_SENTIMENT_LABELS",
+    "LONG_RANGE_LABELS",
     "NEGATIVE_CUES",
     "PAIR_LABELS",
     "POSITIVE_CUES",
-    "RECALL_VALUES",
     "SYNTHETIC_TASKS",
     "TAGS",
     "PaddingCollator",
@@ -38,7 +38,7 @@ __all__ = [
     "cue_word_sentiment",
     "evidence_documents",
     "get_synthetic_task",
-    "key_value_recall",
+    "long_range_cue",
     "tokenize_dataset",
     "toy_translation",
 ]

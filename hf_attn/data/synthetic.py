@@ -16,9 +16,8 @@ contradiction when it gives the object another colour, neutral when the object i
 substituted from a lexicon, adjectives move behind their noun, and determiners and adjectives agree with the
 noun's gender ("the small red cat sees a big house" -> "le gato rojo pequeño ve una casa grande").
 
-`key_value_recall`: associative recall over a long context ("cat red dog blue and box green ... query dog" ->
-blue): the label is the value bound to the queried key, which sits many tokens back among distractor pairs, so a
-reader must retrieve it rather than carry a running summary. `evidence_index` is the value's word position.
+`long_range_cue`: the label is set by one cue word at the start of a 30–60-word sentence of neutral fillers, so the
+evidence lies dozens of tokens before the end: a reader must carry it, or retrieve it from a memory.
 
 All generators take a seed and return the same `datasets.Dataset` for the same arguments, on any machine.
 """
@@ -390,8 +389,35 @@ def ambiguous_word_tagging(num_examples: int, seed: int = 0, pp_probability: flo
     return Dataset.from_dict(rows)
 
 
-RECALL_VALUES = ["red", "blue", "green", "yellow"]
-_RECALL_KEYS = [
+LONG_RANGE_LABELS = ["red", "blue", "green", "yellow"]
+# Two cue words per class, so that the class is a property of the word, not the word itself.
+_LONG_RANGE_CUES = {"red": 0, "crimson": 0, "blue": 1, "navy": 1, "green": 2, "olive": 2, "yellow": 3, "amber": 3}
+_LONG_RANGE_FILLERS = [
+    "the",
+    "a",
+    "this",
+    "that",
+    "it",
+    "we",
+    "they",
+    "he",
+    "she",
+    "then",
+    "and",
+    "but",
+    "so",
+    "of",
+    "in",
+    "on",
+    "at",
+    "to",
+    "from",
+    "with",
+    "by",
+    "for",
+    "over",
+    "under",
+    "near",
     "cat",
     "dog",
     "box",
@@ -406,39 +432,43 @@ _RECALL_KEYS = [
     "bird",
     "fish",
     "door",
+    "road",
+    "house",
+    "river",
+    "town",
+    "sees",
+    "finds",
+    "takes",
+    "brings",
+    "keeps",
+    "moves",
+    "holds",
+    "follows",
+    "paints",
+    "likes",
 ]
-_RECALL_FILLERS = ["and", "then", "also", "so", "next", "later"]
 
 
-def key_value_recall(
-    num_examples: int, seed: int = 0, min_pairs: int = 4, max_pairs: int = 7, max_fillers: int = 2
+def long_range_cue(
+    num_examples: int, seed: int = 0, min_length: int = 30, max_length: int = 60, cue_window: int = 4
 ) -> Dataset:
-    """Associative recall: `min_pairs`–`max_pairs` key-value pairs ("cat red"), distinct keys, 0–`max_fillers`
-    filler words between pairs, then "query <key>" naming one of the keys. The label is the queried key's value
-    (one of `RECALL_VALUES`); the value sits at a random depth, up to ~25 tokens back, among pairs that bind
-    other keys to the same values, so the answer is a lookup, not a summary.
+    """A long-range dependency: one cue word (two per class, `LONG_RANGE_LABELS`) among the first `cue_window`
+    words, then neutral filler words up to a length of `min_length`–`max_length`. The label is the cue's class, so
+    the last word is 25–60 tokens away from the only evidence: a reader must keep or retrieve it across every
+    filler.
 
-    Columns: `text` (str), `label` (int), `evidence_index` (word position of the answer's value), `query_index`
-    (word position of the queried key, the last word).
+    Columns: `text` (str), `label` (int), `evidence_index` (word position of the cue).
     """
     rng = random.Random(seed)
-    rows: dict[str, list] = {"text": [], "label": [], "evidence_index": [], "query_index": []}
+    cues = sorted(_LONG_RANGE_CUES)
+    rows: dict[str, list] = {"text": [], "label": [], "evidence_index": []}
     for _ in range(num_examples):
-        keys = rng.sample(_RECALL_KEYS, rng.randint(min_pairs, max_pairs))
-        values = [rng.randrange(len(RECALL_VALUES)) for _ in keys]
-        target = rng.randrange(len(keys))
-        words: list[str] = []
-        evidence = -1
-        for position, (key, value) in enumerate(zip(keys, values, strict=True)):
-            words += [rng.choice(_RECALL_FILLERS) for _ in range(rng.randint(0, max_fillers))]
-            if position == target:
-                evidence = len(words) + 1
-            words += [key, RECALL_VALUES[value]]
-        words += ["query", keys[target]]
+        words = [rng.choice(_LONG_RANGE_FILLERS) for _ in range(rng.randint(min_length, max_length))]
+        position, cue = rng.randrange(cue_window), rng.choice(cues)
+        words[position] = cue
         rows["text"].append(" ".join(words))
-        rows["label"].append(values[target])
-        rows["evidence_index"].append(evidence)
-        rows["query_index"].append(len(words) - 1)
+        rows["label"].append(_LONG_RANGE_CUES[cue])
+        rows["evidence_index"].append(position)
     return Dataset.from_dict(rows)
 
 
@@ -487,7 +517,7 @@ SYNTHETIC_TASKS: dict[str, SyntheticTask] = {
         held_out_kwargs={"labelled_fraction": 1.0, "source_cue_drop": 1.0, "target_cue_drop": 0.0},
     ),
     # The evidence column is not scored during training: an LSTMN's maps are (B, T, T), one row per token.
-    "key_value_recall": SyntheticTask(key_value_recall, RECALL_VALUES, "sentence", "text"),
+    "long_range_cue": SyntheticTask(long_range_cue, LONG_RANGE_LABELS, "sentence", "text"),
     "ambiguous_tagging": SyntheticTask(
         ambiguous_word_tagging, TAGS, "characters", "text", None, "ambiguous_index", label_column="tags"
     ),

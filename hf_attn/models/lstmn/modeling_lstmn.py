@@ -1329,7 +1329,8 @@ class LstmnForCausalLM(LstmnPreTrainedModel, GenerationMixin):
         r"""
         Args:
             input_ids (`torch.LongTensor` of shape `(B, T)`): token ids (only the new ones when continuing).
-            attention_mask (`torch.Tensor` of shape `(B, T)` or `(B, past + T)`, *optional*): 1 for tokens.
+            attention_mask (`torch.Tensor` of shape `(B, T)` or `(B, past + T)`, *optional*): 1 for tokens, 0 for
+                padding; without it every position is a token (the pad id included, which a model may generate).
             past_key_values (`LstmnCache`, *optional*): the tapes of the tokens read before.
             use_cache (`bool`, *optional*): return the tapes; defaults to `config.use_cache` in eval mode.
             labels (`torch.LongTensor` of shape `(B, T)`, *optional*): the tokens themselves (shifted inside, as in
@@ -1337,6 +1338,8 @@ class LstmnForCausalLM(LstmnPreTrainedModel, GenerationMixin):
         """
         if use_cache is None:
             use_cache = self.config.use_cache and not self.training and labels is None
+        if attention_mask is None:  # every token is real, as in transformers' LMs (generate() drops all-ones masks)
+            attention_mask = torch.ones_like(input_ids)
         outputs = self.lstmn(
             input_ids,
             attention_mask=attention_mask,
