@@ -11,8 +11,9 @@ from hf_attn.data import (
     cue_word_sentiment,
     evidence_documents,
     get_synthetic_task,
+    long_range_cue,
 )
-from hf_attn.data.synthetic import _pseudo_translate
+from hf_attn.data.synthetic import _LONG_RANGE_CUES, _pseudo_translate
 
 
 def test_cue_sentiment_is_deterministic_and_seed_dependent():
@@ -45,6 +46,17 @@ def test_cue_pairs_labels_follow_the_premise():
         else:
             assert premise[row["evidence_index"]] == obj
             assert (premise[row["evidence_index"] - 1] == colour) == (row["label"] == 0)
+
+
+def test_long_range_cue_is_the_only_cue_and_far_from_the_end():
+    data = long_range_cue(300, seed=2)
+    assert data.to_dict() == long_range_cue(300, seed=2).to_dict()
+    for row in data:
+        words = row["text"].split()
+        assert 30 <= len(words) <= 60 and row["evidence_index"] < 4
+        assert [word for word in words if word in _LONG_RANGE_CUES] == [words[row["evidence_index"]]]
+        assert row["label"] == _LONG_RANGE_CUES[words[row["evidence_index"]]]
+    assert sorted(set(data["label"])) == [0, 1, 2, 3]
 
 
 def test_padding_collator_pads_sentences_and_pairs_independently():

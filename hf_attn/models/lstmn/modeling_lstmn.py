@@ -416,7 +416,7 @@ def attend(
     Args: keys `(B, S, A)` (W_h h_j, cached), values `(B, S, D)` ([h_j; c_j]), valid `(B, S)`, query `(B, A)`
     (W_x x_t + W_h̃ h̃_{t−1} + bias), score `(A,)` (v). Returns `(read (B, D), weights (B, S))`.
     """
-    features = torch.tanh(keys + query[:, None, :])  # (B, S, A)
+    features = torch.add(keys, query[:, None, :]).tanh_()  # (B, S, A), the step's one O(S·A) temporary
     weights = masked_softmax(features @ score, valid)  # (B, S)
     return torch.bmm(weights[:, None, :], values).squeeze(1), weights
 
@@ -428,19 +428,22 @@ def attend_backward(
     score: torch.Tensor,
     weights: torch.Tensor,
     grad_read: torch.Tensor,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    grad_keys: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Gradients of `attend` for a given ∂L/∂read `(B, D)`, recomputing the tanh features instead of storing them.
 
-    Returns `(∂L/∂keys (B, S, A), ∂L/∂query (B, A), ∂L/∂score (A,))`; ∂L/∂values = weights ⊗ ∂L/∂read is left to
-    the caller, who adds it into its gradient tape in place.
+    Adds ∂L/∂keys into `grad_keys` `(B, S, A)` in place and returns `(∂L/∂query (B, A), ∂L/∂score (A,))`;
+    ∂L/∂values = weights ⊗ ∂L/∂read is left to the caller. One O(S·A) temporary, updated in place.
     """
     grad_weights = torch.bmm(values, grad_read[:, :, None]).squeeze(-1)  # (B, S)
     # softmax backward; masked slots have weight 0 and so get no gradient
     grad_scores = weights * (grad_weights - (weights * grad_weights).sum(-1, keepdim=True))
-    features = torch.tanh(keys + query[:, None, :])  # (B, S, A)
-    grad_score = torch.bmm(grad_scores[:, None, :], features).sum(0).squeeze(0)  # (A,)
-    grad_keys = grad_scores[:, :, None] * score * (1 - features * features)  # (B, S, A)
-    return grad_keys, grad_keys.sum(1), grad_score
+    features = torch.add(keys, query[:, None, :]).tanh_()  # (B, S, A)
+    grad_score = torch.bmm(grad_scores[:, None, :], features).sum(0).squeeze(0)  # Σ g_j tanh(·), (A,)
+    features.mul_(features).sub_(1).mul_(-score)  # v ⊙ (1 − tanh²), in place
+    grad_query = torch.bmm(grad_scores[:, None, :], features).squeeze(1)  # Σ_j g_j v ⊙ (1 − tanh²_j), (B, A)
+    grad_keys.addcmul_(features, grad_scores[:, :, None])
+    return grad_query, grad_score
 
 
 def cell_update(
@@ -718,15 +721,21 @@ class LstmnRecurrence(torch.autograd.Function):
         grad_score = torch.zeros_like(score)
         grad_carry = torch.zeros_like(previous_summaries[:, 0])  # ∂L/∂h̃ carried to the next query
         if ctx.has_memory:
-            grad_memory = torch.zeros_like(memory)
             grad_memory_keys = torch.zeros_like(memory_keys)
             grad_memory_queries = torch.empty_like(memory_queries)
             grad_memory_score = torch.zeros_like(memory_score)
             grad_memory_carry = torch.zeros_like(grad_carry)
             grad_memory_gate_inputs = torch.empty_like(relevances) if memory_gate is not None else None
+            grad_memory_reads = torch.zeros_like(memory_reads)  # ∂L/∂[γ̃_t; α̃_t]
+        grad_reads = torch.zeros_like(reads)  # ∂L/∂[h̃_t; c̃_t]
         for t in reversed(range(steps)):
             slots = t + 1
             real_t = real[:, t]
+            # Slot t + 1 was read by every later step u with weight s_u[t + 1]: gathered once, here, as one
+            # (B, 1, T−t−1) × (B, T−t−1, 2H) product, instead of scattering every step's read into all its slots.
+            if slots < steps:  # the last step's slot is read by no one
+                later = intra[:, slots:, slots, None].transpose(1, 2)  # (B, 1, T−t−1)
+                grad_tape[:, slots] += torch.bmm(later, grad_reads[:, slots:]).squeeze(1)
             grad_hidden_t = torch.addmm(grad_tape[:, slots, :hidden_size], grad_keys[:, slots], key)
             grad_gates, grad_read, grad_relevance, grad_memory_read_t = functions["cell_update_backward"](
                 grad_hidden_t,
@@ -743,12 +752,11 @@ class LstmnRecurrence(torch.autograd.Function):
             # h̃_t also fed the next real step's query (through the carry).
             grad_read[:, :hidden_size] += real_t * grad_carry
             grad_carry = grad_carry * (1 - real_t)
+            grad_reads[:, t] = grad_read
             weights_t = intra[:, t, :slots]
-            grad_tape[:, :slots].baddbmm_(weights_t[:, :, None], grad_read[:, None, :])
-            grad_keys_t, grad_query, grad_score_t = functions["attend_backward"](
-                keys[:, :slots], tape[:, :slots], queries[:, t], score, weights_t, grad_read
+            grad_query, grad_score_t = functions["attend_backward"](
+                keys[:, :slots], tape[:, :slots], queries[:, t], score, weights_t, grad_read, grad_keys[:, :slots]
             )
-            grad_keys[:, :slots] += grad_keys_t
             grad_queries[:, t] = grad_query
             grad_score += grad_score_t
             grad_carry = grad_carry + grad_query @ summary
@@ -761,15 +769,17 @@ class LstmnRecurrence(torch.autograd.Function):
                 grad_memory_carry = grad_memory_carry * (1 - real_t)
                 if memory_gate is not None:
                     grad_memory_gate_inputs[:, t] = grad_relevance
-                memory_weights_t = inter[:, t]
-                grad_memory.baddbmm_(memory_weights_t[:, :, None], grad_memory_read_t[:, None, :])
-                grad_memory_keys_t, grad_memory_query, grad_memory_score_t = functions["attend_backward"](
-                    memory_keys, memory, memory_queries[:, t], memory_score, memory_weights_t, grad_memory_read_t
-                )
-                grad_memory_keys += grad_memory_keys_t
+                grad_memory_reads[:, t] = grad_memory_read_t
+                grad_memory_query, grad_memory_score_t = functions["attend_backward"](
+                    memory_keys, memory, memory_queries[:, t], memory_score, inter[:, t], grad_memory_read_t,
+                    grad_memory_keys,
+                )  # fmt: skip
                 grad_memory_queries[:, t] = grad_memory_query
                 grad_memory_score += grad_memory_score_t
                 grad_memory_carry = grad_memory_carry + grad_memory_query @ memory_summary
+
+        if ctx.has_memory:  # ∂L/∂[γ_j; α_j] = Σ_t p_t[j] ∂L/∂[γ̃_t; α̃_t], one batched GEMM
+            grad_memory = torch.bmm(inter.transpose(1, 2), grad_memory_reads)
 
         def flat(tensor: torch.Tensor) -> torch.Tensor:
             return tensor.reshape(-1, tensor.size(-1))

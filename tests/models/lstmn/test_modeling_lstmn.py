@@ -305,6 +305,18 @@ def test_causal_lm_loads_with_auto_class_and_serves_text_generation(tmp_path):
     assert text.startswith("w3 w4 w5") and text.endswith(new_tokens[-1]) and all(t in text for t in new_tokens)
 
 
+def test_classifier_serves_text_classification_pipeline(tmp_path):
+    words = ["[PAD]", "[UNK]"] + [f"w{index}" for index in range(48)]
+    torch.manual_seed(0)
+    config = tiny(id2label={0: "red", 1: "blue", 2: "green"}, label2id={"red": 0, "blue": 1, "green": 2})
+    LstmnForSequenceClassification(config).save_pretrained(tmp_path)
+    build_word_level_tokenizer(words).save_pretrained(tmp_path)
+    classify = pipeline("text-classification", model=str(tmp_path))
+    predictions = classify(["w3 w4 w5", "w7"], top_k=None)
+    assert [sorted(p["label"] for p in row) for row in predictions] == [["blue", "green", "red"]] * 2
+    assert all(abs(sum(p["score"] for p in row) - 1) < 1e-5 for row in predictions)
+
+
 def test_language_model_ignores_padding_and_gives_zero_without_targets():
     torch.manual_seed(0)
     model = LstmnForCausalLM(tiny())
