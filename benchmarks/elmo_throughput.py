@@ -17,10 +17,9 @@ Prints sentences/s for inference and training (forward + backward) and the ratio
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import torch
+from timing import time_call  # benchmarks/timing.py, beside this script
 from torch import nn
 
 from hf_attn import ElmoConfig, ElmoModel
@@ -76,21 +75,6 @@ def character_batch(batch: int, tokens: int, config: ElmoConfig, seed: int = 0) 
     ]
     tokenizer = build_elmo_tokenizer(max_characters_per_token=config.max_characters_per_token)
     return dict(tokenizer(sentences, is_split_into_words=True, return_tensors="pt"))
-
-
-def time_call(function, repeats: int, device: torch.device) -> float:
-    """Median seconds of `function()` over `repeats` runs, after one warm-up run."""
-    function()
-    times = []
-    for _ in range(repeats):
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        function()
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -16,10 +16,9 @@ Prints a table; the last line is `RESULT train_ratio=<x> inference_ratio=<y>` (b
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 
 import torch
+from timing import time_call  # benchmarks/timing.py, beside this script
 
 from hf_attn import HanConfig, HanForDocumentClassification
 
@@ -69,17 +68,6 @@ def random_documents(batch: int, max_sentences: int, max_words: int, vocab_size:
     mask = (torch.arange(max_words)[None, None, :] < lengths[..., None]).long()
     input_ids = torch.randint(1, vocab_size, (batch, max_sentences, max_words), generator=generator) * mask
     return input_ids, mask
-
-
-def time_call(function, repeats: int) -> float:
-    """Median seconds of `function()` over `repeats` runs, after one warm-up run."""
-    function()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main(argv: list[str] | None = None) -> None:

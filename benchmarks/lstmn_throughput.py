@@ -18,28 +18,13 @@ reference runs up to `--reference-max-length` (its cost grows as T²·H·A). The
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable
 
 import torch
+from timing import time_call  # benchmarks/timing.py, beside this script
 
 from hf_attn import LstmnConfig
 from hf_attn.models.lstmn.modeling_lstmn import LstmnLayer
-
-
-def timed(run: Callable[[], None], device: torch.device, repeats: int) -> float:
-    """Best wall time of `repeats` runs after one warm-up."""
-    run()
-    best = float("inf")
-    for _ in range(repeats):
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        run()
-        if device.type == "cuda":
-            torch.cuda.synchronize()
-        best = min(best, time.perf_counter() - start)
-    return best
 
 
 def saved_mib(run: Callable[[], torch.Tensor]) -> float:
@@ -113,8 +98,8 @@ def main() -> None:
                 output = forward(inputs, mask)
                 output.hidden.sum().backward()
 
-            infer_time = timed(infer, device, args.repeats)
-            train_time = timed(train_step, device, args.repeats)
+            infer_time = time_call(infer, args.repeats, device)
+            train_time = time_call(train_step, args.repeats, device)
             memory = saved_mib(lambda forward=forward, inputs=inputs, mask=mask: forward(inputs, mask))
             times[name] = (infer_time, train_time)
             width = 16 if name == "fast" else 15

@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import statistics
 import tempfile
-import time
 from pathlib import Path
 
 import torch
+from timing import time_call  # benchmarks/timing.py, beside this script
 from transformers import MarianConfig, MarianMTModel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -48,17 +47,6 @@ def paired_models(vocab_size: int, layers: int, d_model: int, heads: int, ffn: i
         ours = load_converter().convert("marian", source, target)
     ours.config.label_smoothing = 0.0  # Marian's loss has none: time the same loss
     return marian, ours
-
-
-def time_call(function, repeats: int) -> float:
-    """Median seconds of `function()` over `repeats` runs, after one warm-up run."""
-    function()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        function()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def training_step(model, batch):

@@ -1,0 +1,25 @@
+"""The one timer of the benchmarks: median wall time of a call, after a warm-up, synchronising CUDA around it."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+
+import torch
+
+
+def time_call(function: Callable[[], object], repeats: int, device: torch.device | None = None) -> float:
+    """Median seconds of `function()` over `repeats` runs, after one warm-up run."""
+    function()
+    synchronise = device is not None and device.type == "cuda"
+    times = []
+    for _ in range(max(1, repeats)):
+        if synchronise:
+            torch.cuda.synchronize()
+        start = time.perf_counter()
+        function()
+        if synchronise:
+            torch.cuda.synchronize()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
