@@ -4,6 +4,7 @@ sentences and documents, one packed word-GRU call, clear input errors."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 
 import pytest
 import torch
@@ -17,9 +18,15 @@ CONFIG = {"vocab_size": 40, "embedding_size": 8, "word_hidden_size": 5, "sentenc
 
 
 def load_benchmark():
-    spec = importlib.util.spec_from_file_location("han_throughput", REPO_ROOT / "benchmarks" / "han_throughput.py")
+    """Loads `benchmarks/han_throughput.py` as running it does: with its folder (and `timing.py`) importable."""
+    folder = REPO_ROOT / "benchmarks"
+    spec = importlib.util.spec_from_file_location("han_throughput", folder / "han_throughput.py")
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.path.insert(0, str(folder))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(folder))
     return module
 
 
