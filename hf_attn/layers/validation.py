@@ -13,6 +13,7 @@ def check_token_inputs(
     pad_token_id: int | None = None,
     shape: str = "(batch, tokens)",
     name: str = "input_ids",
+    batch_size: int | None = None,
 ) -> torch.Tensor:
     """Validates token ids and their mask; returns the mask as a boolean tensor.
 
@@ -24,6 +25,7 @@ def check_token_inputs(
         pad_token_id: the padding id used when no mask is given.
         shape: the expected shape, e.g. ``"(batch, tokens)"``; its rank is checked and it is quoted in errors.
         name: the argument's name, quoted in errors.
+        batch_size: the batch size ``input_ids`` must have: the first sequence's, when checking a pair's second.
     """
     rank = shape.count(",") + 1
     if not isinstance(input_ids, torch.Tensor):
@@ -32,6 +34,10 @@ def check_token_inputs(
         raise ValueError(
             f"`{name}` must have {rank} dimensions {shape}, got shape {tuple(input_ids.shape)} "
             f"({input_ids.dim()} dimensions)."
+        )
+    if batch_size is not None and input_ids.size(0) != batch_size:
+        raise ValueError(
+            f"`{name}` must have the batch size of `input_ids`: got {input_ids.size(0)} and {batch_size}."
         )
     if input_ids.is_floating_point() or input_ids.is_complex():
         raise ValueError(f"`{name}` must hold integer token ids, got dtype {input_ids.dtype}.")

@@ -269,6 +269,7 @@ def check_token_inputs(
     pad_token_id: int | None = None,
     shape: str = "(batch, tokens)",
     name: str = "input_ids",
+    batch_size: int | None = None,
 ) -> torch.Tensor:
     """Validates token ids and their mask; returns the mask as a boolean tensor.
 
@@ -280,6 +281,7 @@ def check_token_inputs(
         pad_token_id: the padding id used when no mask is given.
         shape: the expected shape, e.g. ``"(batch, tokens)"``; its rank is checked and it is quoted in errors.
         name: the argument's name, quoted in errors.
+        batch_size: the batch size ``input_ids`` must have: the first sequence's, when checking a pair's second.
     """
     rank = shape.count(",") + 1
     if not isinstance(input_ids, torch.Tensor):
@@ -288,6 +290,10 @@ def check_token_inputs(
         raise ValueError(
             f"`{name}` must have {rank} dimensions {shape}, got shape {tuple(input_ids.shape)} "
             f"({input_ids.dim()} dimensions)."
+        )
+    if batch_size is not None and input_ids.size(0) != batch_size:
+        raise ValueError(
+            f"`{name}` must have the batch size of `input_ids`: got {input_ids.size(0)} and {batch_size}."
         )
     if input_ids.is_floating_point() or input_ids.is_complex():
         raise ValueError(f"`{name}` must hold integer token ids, got dtype {input_ids.dtype}.")
@@ -515,13 +521,8 @@ class BiAttentionModel(BiAttentionPreTrainedModel):
         if pair_input_ids is not None:
             pair_mask = check_token_inputs(
                 pair_input_ids, pair_attention_mask, config.pair_vocab_size, config.pad_token_id, shape,
-                name="pair_input_ids",
+                name="pair_input_ids", batch_size=input_ids.size(0),
             )  # fmt: skip
-            if pair_input_ids.size(0) != input_ids.size(0):
-                raise ValueError(
-                    f"`pair_input_ids` must have the batch size of `input_ids`: got {pair_input_ids.size(0)} "
-                    f"and {input_ids.size(0)}."
-                )
             pair_document, pair_word_attentions, pair_sentence_attentions = self.pair_encoder(
                 pair_input_ids, pair_mask
             )

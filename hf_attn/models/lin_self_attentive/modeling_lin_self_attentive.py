@@ -243,6 +243,7 @@ def check_token_inputs(
     pad_token_id: int | None = None,
     shape: str = "(batch, tokens)",
     name: str = "input_ids",
+    batch_size: int | None = None,
 ) -> torch.Tensor:
     """Validates token ids and their mask; returns the mask as a boolean tensor.
 
@@ -254,6 +255,7 @@ def check_token_inputs(
         pad_token_id: the padding id used when no mask is given.
         shape: the expected shape, e.g. ``"(batch, tokens)"``; its rank is checked and it is quoted in errors.
         name: the argument's name, quoted in errors.
+        batch_size: the batch size ``input_ids`` must have: the first sequence's, when checking a pair's second.
     """
     rank = shape.count(",") + 1
     if not isinstance(input_ids, torch.Tensor):
@@ -262,6 +264,10 @@ def check_token_inputs(
         raise ValueError(
             f"`{name}` must have {rank} dimensions {shape}, got shape {tuple(input_ids.shape)} "
             f"({input_ids.dim()} dimensions)."
+        )
+    if batch_size is not None and input_ids.size(0) != batch_size:
+        raise ValueError(
+            f"`{name}` must have the batch size of `input_ids`: got {input_ids.size(0)} and {batch_size}."
         )
     if input_ids.is_floating_point() or input_ids.is_complex():
         raise ValueError(f"`{name}` must hold integer token ids, got dtype {input_ids.dtype}.")
@@ -622,13 +628,9 @@ class LinSelfAttentiveForPairClassification(LinSelfAttentivePreTrainedModel):
         vocab_size, pad_token_id = self.config.vocab_size, self.config.pad_token_id
         attention_mask = check_token_inputs(input_ids, attention_mask, vocab_size, pad_token_id)
         pair_attention_mask = check_token_inputs(
-            pair_input_ids, pair_attention_mask, vocab_size, pad_token_id, name="pair_input_ids"
-        )
-        if pair_input_ids.size(0) != input_ids.size(0):
-            raise ValueError(
-                f"`pair_input_ids` must have the batch size of `input_ids`: got {pair_input_ids.size(0)} "
-                f"and {input_ids.size(0)}."
-            )
+            pair_input_ids, pair_attention_mask, vocab_size, pad_token_id, name="pair_input_ids",
+            batch_size=input_ids.size(0),
+        )  # fmt: skip
         premise = self.lin(input_ids, attention_mask=attention_mask)
         hypothesis = self.lin(pair_input_ids, attention_mask=pair_attention_mask)
         interaction = self.interaction(premise.sentence_embedding, hypothesis.sentence_embedding)  # (B, R, F)

@@ -174,6 +174,7 @@ def check_token_inputs(
     pad_token_id: int | None = None,
     shape: str = "(batch, tokens)",
     name: str = "input_ids",
+    batch_size: int | None = None,
 ) -> torch.Tensor:
     """Validates token ids and their mask; returns the mask as a boolean tensor.
 
@@ -185,6 +186,7 @@ def check_token_inputs(
         pad_token_id: the padding id used when no mask is given.
         shape: the expected shape, e.g. ``"(batch, tokens)"``; its rank is checked and it is quoted in errors.
         name: the argument's name, quoted in errors.
+        batch_size: the batch size ``input_ids`` must have: the first sequence's, when checking a pair's second.
     """
     rank = shape.count(",") + 1
     if not isinstance(input_ids, torch.Tensor):
@@ -193,6 +195,10 @@ def check_token_inputs(
         raise ValueError(
             f"`{name}` must have {rank} dimensions {shape}, got shape {tuple(input_ids.shape)} "
             f"({input_ids.dim()} dimensions)."
+        )
+    if batch_size is not None and input_ids.size(0) != batch_size:
+        raise ValueError(
+            f"`{name}` must have the batch size of `input_ids`: got {input_ids.size(0)} and {batch_size}."
         )
     if input_ids.is_floating_point() or input_ids.is_complex():
         raise ValueError(f"`{name}` must hold integer token ids, got dtype {input_ids.dtype}.")
@@ -763,9 +769,8 @@ class LstmnRecurrence(torch.autograd.Function):
             if ctx.has_memory:
                 if grad_memory_read_t is None:
                     grad_memory_read_t = torch.zeros_like(memory_reads[:, t])
-                if grad_memory_read.numel():  # the read-out γ̃_t is an output too (shallow fusion's classifier)
-                    grad_memory_read_t[:, :hidden_size] += grad_memory_read[:, t] * real_t
-                grad_memory_read_t[:, :hidden_size] += real_t * grad_memory_carry
+                # γ̃_t is also an output (shallow fusion's classifier reads it) and fed the next real step's query
+                grad_memory_read_t[:, :hidden_size] += real_t * (grad_memory_read[:, t] + grad_memory_carry)
                 grad_memory_carry = grad_memory_carry * (1 - real_t)
                 if memory_gate is not None:
                     grad_memory_gate_inputs[:, t] = grad_relevance
@@ -1262,13 +1267,9 @@ class LstmnForPairClassification(LstmnPreTrainedModel):
         config = self.config
         premise_mask, premise_states, premise_layers = self.lstmn.encode(input_ids, attention_mask)
         hypothesis_mask = check_token_inputs(
-            pair_input_ids, pair_attention_mask, config.vocab_size, config.pad_token_id, name="pair_input_ids"
-        )
-        if pair_input_ids.size(0) != input_ids.size(0):
-            raise ValueError(
-                f"`pair_input_ids` must have the batch size of `input_ids`: got {pair_input_ids.size(0)} "
-                f"and {input_ids.size(0)}."
-            )
+            pair_input_ids, pair_attention_mask, config.vocab_size, config.pad_token_id, name="pair_input_ids",
+            batch_size=input_ids.size(0),
+        )  # fmt: skip
         hypothesis_layers = self.decoder(
             self.lstmn.embeddings(pair_input_ids),
             hypothesis_mask,

@@ -286,8 +286,12 @@ def test_beam_search_and_left_padded_batches_generate():
     batched = model.generate(ids, attention_mask=mask, max_new_tokens=5, do_sample=False)
     alone = model.generate(ids[1:, 2:], max_new_tokens=5, do_sample=False)  # generates the pad id: still a token
     assert torch.equal(batched[1, 2:], alone[0])
+    # beam search reorders the tapes (`_reorder_cache`): the padded row still decodes as if alone
     beams = model.generate(ids, attention_mask=mask, max_new_tokens=5, num_beams=3, do_sample=False)
-    assert beams.shape == (2, 9)
+    alone_beams = model.generate(ids[1:, 2:], max_new_tokens=5, num_beams=3, do_sample=False)
+    uncached = model.generate(ids[1:, 2:], max_new_tokens=5, num_beams=3, do_sample=False, use_cache=False)
+    assert beams.shape == (2, 9) and torch.equal(beams[1, 2:], alone_beams[0])
+    assert torch.equal(alone_beams, uncached)
 
 
 def test_causal_lm_loads_with_auto_class_and_serves_text_generation(tmp_path):
