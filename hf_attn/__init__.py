@@ -25,6 +25,13 @@ from .models.lstmn import (
     LstmnForSequenceClassification,
     LstmnModel,
 )
+from .models.sgm import (
+    SgmConfig,
+    SgmForMultiLabelClassification,
+    SgmForMultiLabelGeneration,
+    SgmModel,
+    sgm_original_beam_search,
+)
 from .models.vaswani_transformer import (
     VaswaniTransformerConfig,
     VaswaniTransformerForConditionalGeneration,
@@ -58,9 +65,14 @@ __all__ = [
     "LstmnForPairClassification",
     "LstmnForSequenceClassification",
     "LstmnModel",
+    "SgmConfig",
+    "SgmForMultiLabelClassification",
+    "SgmForMultiLabelGeneration",
+    "SgmModel",
     "VaswaniTransformerConfig",
     "VaswaniTransformerForConditionalGeneration",
     "VaswaniTransformerModel",
     "get_architecture",
     "list_models",
+    "sgm_original_beam_search",
 ]

@@ -38,6 +38,7 @@ from .models.lstmn import (
     LstmnForSequenceClassification,
     LstmnModel,
 )
+from .models.sgm import SgmConfig, SgmForMultiLabelClassification, SgmForMultiLabelGeneration, SgmModel
 from .models.vaswani_transformer import (
     VaswaniTransformerConfig,
     VaswaniTransformerForConditionalGeneration,
@@ -74,8 +75,10 @@ class Head:
     """A model class with the transformers Auto class it registers under (`None`: no Auto class fits, e.g. sentence
     pairs), the input shape it takes (`sentence`, `sentence_pair`, `seq2seq`, `characters`, ... as in DESIGN §5),
     the forward arguments that make it return its attention maps, and what its `labels` are: `class` (one class
-    id per example, `(B,)`), `token_class` (a class id per token, `(B, T)`) or `token_vocab` (a vocabulary id per
-    token, `(B, T)`: language models, seq2seq targets)."""
+    id per example, `(B,)`), `token_class` (a class id per token, `(B, T)`), `token_vocab` (a vocabulary id per
+    token, `(B, T)`: language models, seq2seq targets), `label_sequence` (a target id per step, `(B, T)`, from the
+    config's `target_vocab_size`: labels generated as a sequence) or `multi_hot` (`(B, num_labels)` indicators).
+    `has_attention` is false for a head that returns no attention map (a baseline)."""
 
     model_class: type[PreTrainedModel]
     auto_class: str | None
@@ -83,6 +86,7 @@ class Head:
     pipeline_tag: str | None = None
     attention_kwargs: dict[str, Any] = field(default_factory=dict)
     labels: str = "class"
+    has_attention: bool = True
 
 
 @dataclass(frozen=True)
@@ -453,6 +457,64 @@ ARCHITECTURES: dict[str, Architecture] = {
                 "num_labels": 3,
             },
             tags=("lstmn", "intra-attention", "memory-network", "lstm", "language-modeling"),
+        ),
+        Architecture(
+            name="sgm",
+            display_name="SGM (Sequence Generation Model for multi-label classification)",
+            config_class=SgmConfig,
+            base_model_class=SgmModel,
+            heads=(
+                Head(
+                    SgmForMultiLabelGeneration,
+                    "AutoModelForSeq2SeqLM",
+                    "seq2seq",
+                    "text-classification",
+                    labels="label_sequence",
+                ),
+                Head(
+                    SgmForMultiLabelClassification,
+                    "AutoModelForSequenceClassification",
+                    "sentence",
+                    "text-classification",
+                    labels="multi_hot",
+                    has_attention=False,
+                ),
+            ),
+            paper=Paper(
+                title="SGM: Sequence Generation Model for Multi-Label Classification",
+                authors="Pengcheng Yang, Xu Sun, Wei Li, Shuming Ma, Wei Wu, Houfeng Wang",
+                year=2018,
+                venue="COLING",
+                arxiv="1806.04822",
+                bibtex=(
+                    "@inproceedings{yang2018sgm,\n"
+                    "  title     = {SGM: Sequence Generation Model for Multi-Label Classification},\n"
+                    "  author    = {Yang, Pengcheng and Sun, Xu and Li, Wei and Ma, Shuming and Wu, Wei and\n"
+                    "               Wang, Houfeng},\n"
+                    "  booktitle = {Proceedings of COLING},\n"
+                    "  pages     = {3915--3926},\n"
+                    "  year      = {2018},\n"
+                    "  url       = {https://arxiv.org/abs/1806.04822}\n"
+                    "}"
+                ),
+            ),
+            original_code="https://github.com/lancopku/SGM",
+            tokenizer="word_level",
+            synthetic_task="label_topics",
+            attention_fields={"cross_attentions": "attention_mask"},
+            tiny_config={
+                "vocab_size": 50,
+                "embedding_size": 12,
+                "encoder_hidden_size": 7,
+                "decoder_hidden_size": 14,
+                "encoder_layers": 2,
+                "decoder_layers": 2,
+                "attention_size": 10,
+                "hidden_dropout_prob": 0.1,
+                "global_embedding": True,
+                "num_labels": 5,
+            },
+            tags=("multi-label-classification", "sequence-generation", "global-embedding", "lstm"),
         ),
     ]
 }

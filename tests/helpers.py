@@ -48,11 +48,20 @@ def all_heads() -> list[tuple[Architecture, Head]]:
     ]
 
 
-def _token_ids(config, lengths: list[int], generator: torch.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """Right-padded random ids that avoid the padding id, and their mask."""
+def output_vocab_size(config) -> int:
+    """The vocabulary of a model's generated ids: `target_vocab_size` where the target side has its own (SGM's
+    specials + labels), else `vocab_size`."""
+    return getattr(config, "target_vocab_size", config.vocab_size)
+
+
+def _token_ids(
+    config, lengths: list[int], generator: torch.Generator, vocab_size: int | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded random ids (below `vocab_size`, default the config's) that avoid the padding id, and their
+    mask."""
     longest = max(max(lengths), 1)
     pad = config.pad_token_id if config.pad_token_id is not None else 0
-    ids = torch.randint(0, config.vocab_size - 1, (len(lengths), longest), generator=generator)
+    ids = torch.randint(0, (vocab_size or config.vocab_size) - 1, (len(lengths), longest), generator=generator)
     ids = ids + (ids >= pad).long()  # skip the pad id
     mask = (torch.arange(longest)[None, :] < torch.tensor(lengths)[:, None]).long()
     return ids.masked_fill(mask == 0, pad), mask
@@ -124,7 +133,7 @@ def make_inputs(head: Head, config, lengths: list[int], seed: int = 0, pair_leng
         pair_ids, pair_mask = _token_ids(config, second, generator)
         inputs.update(pair_input_ids=pair_ids, pair_attention_mask=pair_mask)
     elif head.inputs == "seq2seq":
-        decoder_ids, decoder_mask = _token_ids(config, second, generator)
+        decoder_ids, decoder_mask = _token_ids(config, second, generator, output_vocab_size(config))
         inputs.update(decoder_input_ids=decoder_ids, decoder_attention_mask=decoder_mask)
     elif head.inputs != "sentence":
         raise NotImplementedError(f"no test inputs for {head.inputs!r} yet")
@@ -132,23 +141,30 @@ def make_inputs(head: Head, config, lengths: list[int], seed: int = 0, pair_leng
 
 
 def make_labels(head: Head, config, inputs: dict[str, torch.Tensor], seed: int = 0) -> torch.Tensor:
-    """By `head.labels`: class ids `(B,)`; or a class id (`token_class`) or vocabulary id (`token_vocab`) per token,
-    `(B, T)` with -100 at padding (the target side for seq2seq heads)."""
+    """By `head.labels`: class ids `(B,)`; multi-hot indicators `(B, num_labels)`; or a class id (`token_class`) or
+    vocabulary id (`token_vocab`, `label_sequence`) per token, `(B, T)` with -100 at padding (the target side for
+    seq2seq heads)."""
     generator = torch.Generator().manual_seed(seed + 1)
     batch_size = inputs["input_ids"].size(0)
     if head.labels == "class":
         return torch.randint(0, config.num_labels, (batch_size,), generator=generator)
+    if head.labels == "multi_hot":
+        return torch.randint(0, 2, (batch_size, config.num_labels), generator=generator).float()
     mask = inputs["decoder_attention_mask" if head.inputs == "seq2seq" else "attention_mask"]
-    low, high = (1, config.vocab_size) if head.labels == "token_vocab" else (0, config.num_labels)
+    if head.labels in ("token_vocab", "label_sequence"):
+        low, high = 1, output_vocab_size(config)
+    else:
+        low, high = 0, config.num_labels
     return torch.randint(low, high, mask.shape, generator=generator).masked_fill(mask == 0, -100)
 
 
 def logits_shape(head: Head, config, inputs: dict[str, torch.Tensor]) -> tuple[int, ...]:
     batch_size = inputs["input_ids"].size(0)
-    if head.labels == "class":
+    if head.labels in ("class", "multi_hot"):
         return (batch_size, config.num_labels)
     tokens = inputs["decoder_input_ids" if head.inputs == "seq2seq" else "input_ids"].size(1)
-    return (batch_size, tokens, config.vocab_size if head.labels == "token_vocab" else config.num_labels)
+    vocabulary = head.labels in ("token_vocab", "label_sequence")
+    return (batch_size, tokens, output_vocab_size(config) if vocabulary else config.num_labels)
 
 
 def key_mask(inputs: dict[str, torch.Tensor], spec: str) -> torch.Tensor:

@@ -40,7 +40,9 @@ def test_forward_shapes_and_attention_rows_sum_to_one_over_unmasked_tokens(archi
     assert output.loss is None
     assert output.logits.shape == logits_shape(head, config, inputs)
     maps = attention_maps(architecture, output, inputs)
-    assert maps or not architecture.attention_fields, "the registry names attention fields the head does not return"
+    assert maps or not architecture.attention_fields or not head.has_attention, (
+        "the registry names attention fields the head does not return"
+    )
     for field, attention, mask in maps:
         assert attention.shape[0] == len(LENGTHS) and attention.shape[-1] == mask.shape[-1], field
         # Keys broadcast over the axes the mask lacks (heads, queries, hops); rows without a key sum to 0.
@@ -158,7 +160,7 @@ def test_trainer_runs_two_steps(architecture, head, tmp_path):
     assert result.global_step == 2 and result.training_loss > 0
     predictions = trainer.predict(rows).predictions  # the logits alone: attention maps and caches are kept out
     assert isinstance(predictions, np.ndarray) and predictions.shape[0] == len(rows)
-    assert predictions.shape[-1] == (config.vocab_size if head.labels == "token_vocab" else config.num_labels)
+    assert predictions.shape[-1] == logits_shape(head, config, make_inputs(head, config, [3]))[-1]
     changed = [name for name in before if not torch.equal(model.get_parameter(name), before[name])]
     assert len(changed) == len(before)
 

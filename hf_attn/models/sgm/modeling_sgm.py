@@ -1,0 +1,1000 @@
+"""SGM: multi-label classification as label-sequence generation.
+
+Pengcheng Yang, Xu Sun, Wei Li, Shuming Ma, Wei Wu, Houfeng Wang. *SGM: Sequence Generation Model for Multi-Label
+Classification*. COLING 2018. arXiv:1806.04822. Original code: https://github.com/lancopku/SGM
+
+A BiLSTM reads the text (eq. 1–2); an LSTM decoder emits the text's labels one by one, most frequent first,
+attending to the words at every step (eq. 3–6); the softmax of step t masks the labels already emitted, y_t =
+softmax(o_t + I_t) (eq. 7), so a label set comes out as a sequence without repeats, ended by EOS. With the global
+embedding (SGM+GE, §2.3), the decoder's next input is not the argmax label's embedding alone but a gated mix with
+ē = Σ_i y_{t−1}^(i) e_i, the embedding average under the whole previous distribution, so that one wrong argmax does
+not derail the steps after it (exposure bias).
+
+What differs from the paper, and how the original code is reproduced (each switch is a config field):
+- The masked softmax of eq. 7 is a `LogitsProcessor` (`RepeatedLabelLogitsProcessor`) that `generate()` adds, for
+  greedy and beam search alike (the original masks in greedy decoding only); `logits` stay the raw scores o_t, and
+  the teacher-forced loss is the plain cross-entropy, as in both paper and code.
+- Original code (`lancopku/SGM`), selected by `merge_directions="sum"`, `reverse_source=True`,
+  `decoder_initial_state="forward_final"`, `attention_type="luong_gate"`, `mask_source_padding=False`,
+  `input_feeding=False`, `global_embedding_gate="original"`, `global_embedding_tau=0.1`: encoder directions summed,
+  sources read backwards, decoder started from the forward direction's final states, "luong-gate" attention with
+  SELU read-out, attention over the padding too, no input feeding, the GE gate mixing the other way round and the
+  plain embedding concatenated to it, y_{t−1} sharpened by τ. Its greedy decoding runs a fixed number of steps
+  (`max_new_tokens`, with EOS masked like any other emitted id after it appears); its beam search (no repeat mask,
+  3-gram blocking, score / (length + 1), every example of the batch decoded until all are done) is
+  `sgm_original_beam_search`, passed as `generate(custom_generate=...)`. The original feeds ē from the raw scores
+  in training, from the masked ones in greedy decoding and the uniform average in beam search:
+  `global_embedding_source` selects any of the three.
+- The paper's f in o_t = W_o f(W_d s_t + V_d c_t) is unnamed; tanh here.
+- Sources are given in natural order; `reverse_source` reverses each one inside the encoder and the encoder states
+  are put back in natural order, so `cross_attentions` always index the input tokens.
+
+Shape legend: B batch, S source tokens, T decoder steps, E embedding, C encoder output (2·H_e or H_e), H decoder
+units, A attention units, L decoder layers, V target vocabulary (specials + labels), N labels, K beams.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import torch
+from torch import nn
+from transformers import GenerationMixin, LogitsProcessor, LogitsProcessorList, PreTrainedConfig, PreTrainedModel
+from transformers import initialization as init
+from transformers.generation.utils import GenerateBeamEncoderDecoderOutput
+from transformers.modeling_outputs import SequenceClassifierOutput
+from transformers.utils import ModelOutput
+
+from .configuration_sgm import SgmConfig
+
+# Scores of already-emitted labels in the global embedding's y_{t−1}: finite (the original's value), so that a row
+# whose every label was emitted still gives a distribution (uniform), not NaN, after division by τ.
+EMITTED_SCORE = -1e7
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Outputs
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class SgmEncoderOutput(ModelOutput):
+    """The encoder's reading of the source.
+
+    Args:
+        last_hidden_state (`(B, S, C)`): h_i (eq. 2), in natural token order, zero at padding.
+        decoder_initial_hidden / decoder_initial_cell (`(B, L, H)`): s_0 for each decoder layer (batch first, so
+            that generation expands and reorders them with the other encoder outputs).
+    """
+
+    last_hidden_state: torch.Tensor | None = None
+    decoder_initial_hidden: torch.Tensor | None = None
+    decoder_initial_cell: torch.Tensor | None = None
+
+
+@dataclass
+class SgmModelOutput(ModelOutput):
+    """Teacher-forced (or cached, step-by-step) decoding.
+
+    Args:
+        logits (`(B, T, V)`): o_t, the raw label scores (eq. 6); the repeat mask I_t is applied by generation.
+        last_hidden_state (`(B, T, H)`): the decoder's read-out before the label projection.
+        cross_attentions (`(B, T, S)`): α_ti, step t's attention over the source tokens (eq. 3–4).
+        past_key_values ([`SgmCache`]): the decoder state after the last step.
+        encoder_last_hidden_state (`(B, S, C)`): h_i.
+    """
+
+    logits: torch.Tensor | None = None
+    last_hidden_state: torch.Tensor | None = None
+    cross_attentions: torch.Tensor | None = None
+    past_key_values: SgmCache | None = None
+    encoder_last_hidden_state: torch.Tensor | None = None
+
+
+@dataclass
+class SgmGenerationOutput(ModelOutput):
+    """[`SgmForMultiLabelGeneration`]'s output: `loss` (cross-entropy of the label sequence) first, for `Trainer`.
+    `decoder_attentions` is always `None` (the decoder has no self-attention; the field is what generation reads)."""
+
+    loss: torch.Tensor | None = None
+    logits: torch.Tensor | None = None
+    cross_attentions: torch.Tensor | None = None
+    decoder_attentions: torch.Tensor | None = None
+    past_key_values: SgmCache | None = None
+    decoder_hidden_states: torch.Tensor | None = None
+    encoder_last_hidden_state: torch.Tensor | None = None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Primitives, copied from hf_attn.layers so that this file is self-contained for trust_remote_code
+# ---------------------------------------------------------------------------------------------------------------
+
+
+# Copied from hf_attn.layers.masking.masked_softmax
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None, dim: int = -1) -> torch.Tensor:
+    """Softmax of ``scores`` over ``dim`` restricted to the positions where ``mask`` is true.
+
+    Masked positions get exactly 0. A row without a single unmasked position gives all zeros, never NaN:
+    such rows are what an all-padding example produces, and a NaN there would poison the whole batch's gradient.
+
+    Args:
+        scores: attention logits, e.g. ``(B, R, T)``.
+        mask: boolean or 0/1 tensor broadcastable to ``scores`` (e.g. ``(B, 1, T)``); ``None`` means no masking.
+        dim: the dimension to normalise over.
+    """
+    if mask is None:
+        return torch.softmax(scores, dim=dim)
+    mask = mask.to(torch.bool)
+    # The most negative finite value, not -inf: exp(min - max) is exactly 0 whenever a row has a real score,
+    # and a fully masked row stays finite (uniform) before the multiplication below zeroes it.
+    scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(scores, dim=dim) * mask
+
+
+# Copied from hf_attn.layers.validation.check_token_inputs
+def check_token_inputs(
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    vocab_size: int,
+    pad_token_id: int | None = None,
+    shape: str = "(batch, tokens)",
+    name: str = "input_ids",
+    batch_size: int | None = None,
+) -> torch.Tensor:
+    """Validates token ids and their mask; returns the mask as a boolean tensor.
+
+    Args:
+        input_ids: integer token ids whose rank is the number of names in ``shape``.
+        attention_mask: 1 for real tokens, 0 for padding, same shape as ``input_ids``; ``None`` derives it from
+            ``pad_token_id`` (every position is real when that is ``None`` too).
+        vocab_size: ids must lie in ``[0, vocab_size)``.
+        pad_token_id: the padding id used when no mask is given.
+        shape: the expected shape, e.g. ``"(batch, tokens)"``; its rank is checked and it is quoted in errors.
+        name: the argument's name, quoted in errors.
+        batch_size: the batch size ``input_ids`` must have: the first sequence's, when checking a pair's second.
+    """
+    rank = shape.count(",") + 1
+    if not isinstance(input_ids, torch.Tensor):
+        raise ValueError(f"`{name}` must be a torch.Tensor of shape {shape}, got {type(input_ids).__name__}.")
+    if input_ids.dim() != rank:
+        raise ValueError(
+            f"`{name}` must have {rank} dimensions {shape}, got shape {tuple(input_ids.shape)} "
+            f"({input_ids.dim()} dimensions)."
+        )
+    if batch_size is not None and input_ids.size(0) != batch_size:
+        raise ValueError(
+            f"`{name}` must have the batch size of `input_ids`: got {input_ids.size(0)} and {batch_size}."
+        )
+    if input_ids.is_floating_point() or input_ids.is_complex():
+        raise ValueError(f"`{name}` must hold integer token ids, got dtype {input_ids.dtype}.")
+    if input_ids.numel() > 0:
+        smallest, largest = int(input_ids.min()), int(input_ids.max())
+        if smallest < 0 or largest >= vocab_size:
+            raise ValueError(
+                f"`{name}` holds token ids outside the vocabulary [0, {vocab_size}): min {smallest}, max {largest}. "
+                "Was the tokenizer built for this model?"
+            )
+    mask_name = name.replace("input_ids", "attention_mask")
+    if attention_mask is None:
+        if pad_token_id is None:
+            return torch.ones_like(input_ids, dtype=torch.bool)
+        return input_ids != pad_token_id
+    if attention_mask.shape != input_ids.shape:
+        raise ValueError(
+            f"`{mask_name}` must have the same shape as `{name}` {shape}: got {tuple(attention_mask.shape)} "
+            f"for a `{name}` of shape {tuple(input_ids.shape)}."
+        )
+    return attention_mask.to(torch.bool)
+
+
+# Copied from hf_attn.layers.losses.classification_loss
+def classification_loss(config: PreTrainedConfig, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """The task loss by `config.problem_type` (inferred from `num_labels` and the labels' dtype, as transformers)."""
+    if config.problem_type is None:
+        if config.num_labels == 1:
+            config.problem_type = "regression"
+        elif labels.dtype in (torch.long, torch.int):
+            config.problem_type = "single_label_classification"
+        else:
+            config.problem_type = "multi_label_classification"
+    if config.problem_type == "regression":
+        return nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).view(-1))
+    if config.problem_type == "single_label_classification":
+        return nn.functional.cross_entropy(logits.view(-1, config.num_labels), labels.view(-1))
+    return nn.functional.binary_cross_entropy_with_logits(logits, labels.to(logits.dtype))
+
+
+# Copied from hf_attn.utils.hub_cache.SafetensorsLoadingMixin
+class SafetensorsLoadingMixin:
+    """`from_pretrained` for hf_attn models: safetensors only, and honest about broken downloads.
+
+    - A folder holding only pickle weights is refused (`use_safetensors=False` raises): loading never unpickles.
+    - If loading a Hub model fails, cached weights whose content does not match their hash are evicted and the
+      error says so, so a retry downloads them again instead of trusting a corrupt file.
+    - transformers' generic "can't load" `OSError` gets the root cause of the failure appended.
+
+    Listed before `PreTrainedModel` in a model's bases.
+    """
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):
+        if kwargs.get("use_safetensors") is False:
+            raise ValueError("hf_attn models load safetensors only; pickle checkpoints are never unpickled.")
+        kwargs["use_safetensors"] = True
+        try:
+            return super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
+        except Exception as error:
+            if os.path.isdir(str(pretrained_model_name_or_path)):
+                raise
+            revision, cache_dir = kwargs.get("revision"), kwargs.get("cache_dir")
+            evicted = evict_corrupt_downloads(str(pretrained_model_name_or_path), revision, cache_dir)
+            if evicted:
+                raise OSError(
+                    f"The downloaded {', '.join(evicted)} of {pretrained_model_name_or_path} did not match its "
+                    "hash (corrupted in transit); it was removed from the cache. Retry to download it again."
+                ) from error
+            # transformers' OSError names the files it looked for; the network's reason is at the chain's end.
+            root, depth = error, 0
+            while (root.__cause__ or root.__context__) is not None and depth < 20:
+                root, depth = root.__cause__ or root.__context__, depth + 1
+            if isinstance(error, OSError) and root is not error:
+                raise OSError(f"{error}\nCaused by {type(root).__name__}: {root}") from error
+            raise
+
+
+# Copied from hf_attn.utils.hub_cache.evict_corrupt_downloads
+def evict_corrupt_downloads(repo_id: str, revision: str | None = None, cache_dir: str | None = None) -> list[str]:
+    """Removes cached `*.safetensors` files of `repo_id@revision` whose content does not hash to their etag.
+
+    Returns the names of the evicted files (empty for local folders and repos not in the cache).
+    """
+    from huggingface_hub import try_to_load_from_cache
+
+    config_path = try_to_load_from_cache(repo_id, "config.json", cache_dir=cache_dir, revision=revision)
+    if not isinstance(config_path, str):
+        return []
+    snapshot = os.path.dirname(config_path)
+    evicted = []
+    for name in sorted(os.listdir(snapshot)):
+        path = os.path.join(snapshot, name)
+        blob = os.path.realpath(path)
+        expected = os.path.basename(blob)
+        if not name.endswith(".safetensors") or not re.fullmatch(r"[0-9a-f]{64}", expected):
+            continue  # only LFS files are named by their sha256
+        digest = hashlib.sha256()
+        with open(blob, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+        if digest.hexdigest() != expected:
+            os.remove(path)
+            os.remove(blob)
+            evicted.append(name)
+    return evicted
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Decoder state (the generation cache) and the repeat mask
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class SgmCache:
+    """`past_key_values` of SGM: the decoder's recurrent state after the steps read so far.
+
+    hidden / cell `(L, B, H)`: the LSTM layers' s_t and cell; context `(B, C)`: c_t (fed at the next step under input
+    feeding); logits `(B, V)`: o_t (the next step's global embedding reads it); emitted `(B, V)`: the target ids
+    read after the start token (the labels emitted so far, masked in the global embedding's y_t); length: steps.
+    `reorder_cache` keeps the chosen beams.
+    """
+
+    def __init__(
+        self,
+        hidden: torch.Tensor,
+        cell: torch.Tensor,
+        context: torch.Tensor,
+        logits: torch.Tensor | None,
+        emitted: torch.Tensor,
+        length: int,
+    ) -> None:
+        self.hidden, self.cell, self.context = hidden, cell, context
+        self.logits, self.emitted, self.length = logits, emitted, length
+
+    def get_seq_length(self, layer_idx: int = 0) -> int:
+        return self.length
+
+    def reorder_cache(self, beam_idx: torch.LongTensor) -> None:
+        self.hidden = self.hidden.index_select(1, beam_idx.to(self.hidden.device))
+        self.cell = self.cell.index_select(1, beam_idx.to(self.cell.device))
+        self.context = self.context.index_select(0, beam_idx.to(self.context.device))
+        self.emitted = self.emitted.index_select(0, beam_idx.to(self.emitted.device))
+        if self.logits is not None:
+            self.logits = self.logits.index_select(0, beam_idx.to(self.logits.device))
+
+    def __len__(self) -> int:
+        return self.hidden.size(0)
+
+
+class RepeatedLabelLogitsProcessor(LogitsProcessor):
+    """I_t of eq. 7: every id generated so far gets −inf, so no label is emitted twice.
+
+    `input_ids` are the decoder's ids, the start token first (it is not masked: it was given, not emitted). Like the
+    original's greedy mask, it also masks an emitted special id (EOS included, which matters only when decoding
+    continues past EOS).
+    """
+
+    def __init__(self, start_positions: int = 1) -> None:
+        self.start_positions = start_positions
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        emitted = input_ids[:, self.start_positions :]
+        if emitted.numel() == 0:
+            return scores
+        return scores.scatter(1, emitted, float("-inf"))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Building blocks
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def reverse_padded(values: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Reverses the first `lengths[b]` positions of each row of `values` `(B, S, ...)`, leaving the padding in place.
+    Its own inverse."""
+    positions = torch.arange(values.size(1), device=values.device)[None, :]
+    index = torch.where(positions < lengths[:, None], lengths[:, None] - 1 - positions, positions)  # (B, S)
+    return values.gather(1, index.view(*index.shape, *[1] * (values.dim() - 2)).expand_as(values))
+
+
+class SgmEncoder(nn.Module):
+    """The BiLSTM encoder (eq. 1–2) over the packed source; also hands the decoder its initial state."""
+
+    def __init__(self, config: SgmConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.embeddings = nn.Embedding(config.vocab_size, config.embedding_size)
+        self.rnn = nn.LSTM(
+            config.embedding_size,
+            config.encoder_hidden_size,
+            num_layers=config.encoder_layers,
+            bidirectional=True,
+            batch_first=True,
+            dropout=config.hidden_dropout_prob if config.encoder_layers > 1 else 0.0,
+        )
+
+    def forward(
+        self, input_ids: torch.LongTensor, attention_mask: torch.Tensor | None = None, **kwargs: Any
+    ) -> SgmEncoderOutput:
+        config = self.config
+        mask = check_token_inputs(input_ids, attention_mask, config.vocab_size, config.pad_token_id)
+        lengths = mask.sum(dim=-1)
+        positions = torch.arange(mask.size(-1), device=mask.device)
+        if not torch.equal(mask, positions[None, :] < lengths[:, None]):
+            raise ValueError("SGM reads right-padded sources (attention_mask of the form 1…1 0…0).")
+        if config.reverse_source:
+            input_ids = reverse_padded(input_ids, lengths)
+        packed = nn.utils.rnn.pack_padded_sequence(
+            self.embeddings(input_ids), lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False
+        )
+        outputs, (final_hidden, final_cell) = self.rnn(packed)
+        outputs, _ = nn.utils.rnn.pad_packed_sequence(outputs, batch_first=True, total_length=input_ids.size(1))
+        forward_half, backward_half = outputs.chunk(2, dim=-1)  # (B, S, H_e) each
+        if config.merge_directions == "sum":
+            outputs = forward_half + backward_half
+        outputs = outputs * (lengths > 0)[:, None, None].to(outputs.dtype)  # an all-padding row reads nothing
+        if config.reverse_source:
+            outputs = reverse_padded(outputs, lengths)
+        initial_hidden, initial_cell = self._decoder_initial_state(final_hidden, final_cell)
+        return SgmEncoderOutput(
+            last_hidden_state=outputs, decoder_initial_hidden=initial_hidden, decoder_initial_cell=initial_cell
+        )
+
+    def _decoder_initial_state(
+        self, final_hidden: torch.Tensor, final_cell: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """s_0 per decoder layer `(B, L, H)` from the final states `(2·L, B, H_e)` (layer-major, forward first)."""
+        config = self.config
+        if config.decoder_initial_state == "zeros":
+            batch_size = final_hidden.size(1)
+            zeros = final_hidden.new_zeros(batch_size, config.decoder_layers, config.decoder_hidden_size)
+            return zeros, zeros
+        states = []
+        for final in (final_hidden, final_cell):
+            if config.decoder_initial_state == "forward_final":
+                state = final[0::2]
+            else:
+                state = torch.cat([final[0::2], final[1::2]], dim=-1)
+            states.append(state.transpose(0, 1))
+        return states[0], states[1]
+
+
+class SgmAdditiveAttention(nn.Module):
+    """Eq. 3–4: e_ti = vᵀ tanh(W_a s_t + U_a h_i), α_t = softmax(e_t), c_t = Σ_i α_ti h_i; and the read-out of eq. 6,
+    tanh(W_d s_t + V_d c_t)."""
+
+    def __init__(self, config: SgmConfig) -> None:
+        super().__init__()
+        self.query = nn.Linear(config.decoder_hidden_size, config.attention_size, bias=False)  # W_a
+        self.key = nn.Linear(config.encoder_output_size, config.attention_size)  # U_a
+        self.score = nn.Linear(config.attention_size, 1, bias=False)  # v
+        self.readout_state = nn.Linear(config.decoder_hidden_size, config.decoder_hidden_size)  # W_d
+        self.readout_context = nn.Linear(config.encoder_output_size, config.decoder_hidden_size, bias=False)  # V_d
+
+    def keys(self, encoder_states: torch.Tensor) -> torch.Tensor:
+        """U_a h_i `(B, S, A)`: computed once per source, read at every step."""
+        return self.key(encoder_states)
+
+    def forward(
+        self, state: torch.Tensor, keys: torch.Tensor, encoder_states: torch.Tensor, mask: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """state `(B, H)`, keys `(B, S, A)`, encoder_states `(B, S, C)`, mask `(B, S)` → (read-out `(B, H)`, context
+        `(B, C)`, weights `(B, S)`)."""
+        scores = self.score(torch.tanh(keys + self.query(state)[:, None, :])).squeeze(-1)  # (B, S)
+        weights = masked_softmax(scores, mask)
+        context = torch.bmm(weights[:, None, :], encoder_states).squeeze(1)
+        readout = torch.tanh(self.readout_state(state) + self.readout_context(context))
+        return readout, context, weights
+
+
+class SgmLuongGateAttention(nn.Module):
+    """The original code's "luong_gate" attention: γ = SELU(W₂ SELU(W₁ s_t)), e_ti = h_iᵀ γ, α_t = softmax(e_t),
+    c_t = Σ_i α_ti h_i, read-out SELU(W₄ SELU(W₃ [s_t; c_t])) (state first). Dropout as the original: after each
+    SELU and on the raw scores."""
+
+    def __init__(self, config: SgmConfig) -> None:
+        super().__init__()
+        size = config.decoder_hidden_size
+        self.query_1 = nn.Linear(size, size)
+        self.query_2 = nn.Linear(size, size)
+        self.readout_1 = nn.Linear(size + config.encoder_output_size, size)
+        self.readout_2 = nn.Linear(size, size)
+        self.activation = nn.SELU()
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def keys(self, encoder_states: torch.Tensor) -> torch.Tensor:
+        return encoder_states
+
+    def forward(
+        self, state: torch.Tensor, keys: torch.Tensor, encoder_states: torch.Tensor, mask: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        gamma = self.dropout(self.activation(self.query_1(state)))
+        gamma = self.dropout(self.activation(self.query_2(gamma)))
+        scores = self.dropout(torch.bmm(encoder_states, gamma[:, :, None]).squeeze(-1))  # (B, S)
+        weights = masked_softmax(scores, mask)
+        context = torch.bmm(weights[:, None, :], encoder_states).squeeze(1)
+        readout = self.dropout(self.activation(self.readout_1(torch.cat([state, context], dim=-1))))
+        readout = self.dropout(self.activation(self.readout_2(readout)))
+        return readout, context, weights
+
+
+class SgmGlobalEmbedding(nn.Module):
+    """§2.3, eq. 8–9: ē = Σ_i y_{t−1}^(i) e_i, H = σ(W_1 e + W_2 ē); the decoder's label input is g = (1 − H) ⊙ e +
+    H ⊙ ē (paper) or [e; H ⊙ e + (1 − H) ⊙ ē] (original)."""
+
+    def __init__(self, config: SgmConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.gate_label = nn.Linear(config.embedding_size, config.embedding_size)  # W_1
+        self.gate_average = nn.Linear(config.embedding_size, config.embedding_size)  # W_2
+
+    def forward(
+        self,
+        embedding: torch.Tensor,
+        label_embeddings: torch.Tensor,
+        previous_logits: torch.Tensor | None,
+        emitted: torch.Tensor,
+    ) -> torch.Tensor:
+        """embedding `(B, E)` (e, the argmax label's), label_embeddings `(V, E)`, previous_logits `(B, V)` (o_{t−1};
+        `None` at the first step: uniform), emitted `(B, V)` → the LSTM's label input `(B, E)` or `(B, 2E)`."""
+        config = self.config
+        if previous_logits is None or config.global_embedding_source == "uniform":
+            scores = embedding.new_zeros(embedding.size(0), label_embeddings.size(0))
+        elif config.global_embedding_source == "masked":
+            scores = previous_logits.masked_fill(emitted, EMITTED_SCORE)
+        else:
+            scores = previous_logits
+        probabilities = torch.softmax(scores / config.global_embedding_tau, dim=-1)  # y_{t−1}
+        average = probabilities @ label_embeddings  # ē
+        gate = torch.sigmoid(self.gate_label(embedding) + self.gate_average(average))  # H
+        if config.global_embedding_gate == "paper":
+            return (1 - gate) * embedding + gate * average
+        return torch.cat([embedding, gate * embedding + (1 - gate) * average], dim=-1)
+
+
+class SgmDecoder(nn.Module):
+    """The attention LSTM decoder (eq. 5–6) with the label projection W_o, one step at a time."""
+
+    def __init__(self, config: SgmConfig) -> None:
+        super().__init__()
+        self.config = config
+        self.embeddings = nn.Embedding(config.target_vocab_size, config.embedding_size)
+        self.global_embedding = SgmGlobalEmbedding(config) if config.global_embedding else None
+        label_input = config.embedding_size * (
+            2 if config.global_embedding and config.global_embedding_gate == "original" else 1
+        )
+        input_size = label_input + (config.encoder_output_size if config.input_feeding else 0)
+        self.layers = nn.ModuleList(
+            nn.LSTMCell(input_size if index == 0 else config.decoder_hidden_size, config.decoder_hidden_size)
+            for index in range(config.decoder_layers)
+        )
+        attention_class = SgmLuongGateAttention if config.attention_type == "luong_gate" else SgmAdditiveAttention
+        self.attention = attention_class(config)
+        self.label_projection = nn.Linear(config.decoder_hidden_size, config.target_vocab_size)  # W_o
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+
+    def initial_cache(self, encoder_outputs: SgmEncoderOutput) -> SgmCache:
+        hidden = encoder_outputs.decoder_initial_hidden.transpose(0, 1).contiguous()  # (L, B, H)
+        cell = encoder_outputs.decoder_initial_cell.transpose(0, 1).contiguous()
+        states = encoder_outputs.last_hidden_state
+        batch_size = states.size(0)
+        context = states.new_zeros(batch_size, self.config.encoder_output_size)
+        emitted = torch.zeros(batch_size, self.config.target_vocab_size, dtype=torch.bool, device=states.device)
+        return SgmCache(hidden, cell, context, None, emitted, 0)
+
+    def forward(
+        self,
+        decoder_input_ids: torch.LongTensor,
+        encoder_outputs: SgmEncoderOutput,
+        source_mask: torch.Tensor,
+        cache: SgmCache | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, SgmCache]:
+        """Runs the steps of `decoder_input_ids` `(B, T)` (y_{t−1}: the start token, then labels) from `cache` (a
+        fresh state when `None`). Returns logits `(B, T, V)`, read-outs `(B, T, H)`, attentions `(B, T, S)` and the
+        state after the last step. The state is not modified in place (generation may still hold it)."""
+        config = self.config
+        if cache is None:
+            cache = self.initial_cache(encoder_outputs)
+        states = encoder_outputs.last_hidden_state
+        keys = self.attention.keys(states)
+        mask = source_mask if config.mask_source_padding else None
+        hidden, cell = list(cache.hidden.unbind(0)), list(cache.cell.unbind(0))
+        context, previous_logits, emitted = cache.context, cache.logits, cache.emitted
+        all_logits, all_readouts, all_weights = [], [], []
+        embedded = self.dropout(self.embeddings(decoder_input_ids))  # (B, T, E)
+        for step in range(decoder_input_ids.size(1)):
+            label_input = embedded[:, step]
+            if self.global_embedding is not None:
+                label_input = self.global_embedding(label_input, self.embeddings.weight, previous_logits, emitted)
+            layer_input = torch.cat([label_input, context], dim=-1) if config.input_feeding else label_input
+            for index, layer in enumerate(self.layers):  # eq. 5, a stacked LSTM
+                hidden[index], cell[index] = layer(layer_input, (hidden[index], cell[index]))
+                layer_input = self.dropout(hidden[index]) if index + 1 < len(self.layers) else hidden[index]
+            readout, context, weights = self.attention(hidden[-1], keys, states, mask)
+            logits = self.label_projection(self.dropout(readout))  # o_t (eq. 6)
+            if cache.length + step > 0:  # the start token is given, not emitted
+                emitted = emitted.scatter(1, decoder_input_ids[:, step : step + 1], True)
+            previous_logits = logits
+            all_logits.append(logits)
+            all_readouts.append(readout)
+            all_weights.append(weights)
+        new_cache = SgmCache(
+            torch.stack(hidden), torch.stack(cell), context, previous_logits, emitted, cache.length + len(all_logits)
+        )
+        return torch.stack(all_logits, 1), torch.stack(all_readouts, 1), torch.stack(all_weights, 1), new_cache
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Models
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class SgmPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
+    config_class = SgmConfig
+    base_model_prefix = "model"
+    main_input_name = "input_ids"
+    supports_gradient_checkpointing = False
+    _no_split_modules: ClassVar[list[str]] = ["SgmEncoder", "SgmDecoder"]
+
+    @torch.no_grad()
+    def _init_weights(self, module: nn.Module) -> None:
+        """The original's `param_init`: every weight and bias U(−r, r)."""
+        if isinstance(module, nn.Linear | nn.Embedding | nn.LSTM | nn.LSTMCell):
+            for parameter in module.parameters(recurse=False):
+                init.uniform_(parameter, -self.config.initializer_range, self.config.initializer_range)
+
+
+class SgmModel(SgmPreTrainedModel):
+    """Encoder and decoder. The label projection W_o belongs to the decoder: under the global embedding, step t reads
+    step t−1's label distribution, so the decoder cannot run without it; the output carries the `logits`."""
+
+    def __init__(self, config: SgmConfig) -> None:
+        super().__init__(config)
+        self.encoder = SgmEncoder(config)
+        self.decoder = SgmDecoder(config)
+        self.post_init()
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.encoder.embeddings
+
+    def set_input_embeddings(self, value: nn.Embedding) -> None:
+        self.encoder.embeddings = value
+
+    def get_encoder(self) -> SgmEncoder:
+        return self.encoder
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        decoder_input_ids: torch.LongTensor | None = None,
+        decoder_attention_mask: torch.Tensor | None = None,
+        encoder_outputs: SgmEncoderOutput | tuple | None = None,
+        past_key_values: SgmCache | None = None,
+        use_cache: bool | None = None,
+        return_dict: bool | None = None,
+        **kwargs: Any,
+    ) -> SgmModelOutput:
+        r"""
+        Args:
+            input_ids (`torch.LongTensor` of shape `(B, S)`): source word ids, right-padded, in natural order.
+            attention_mask (`torch.Tensor` of shape `(B, S)`, *optional*): 1 for words, 0 for padding.
+            decoder_input_ids (`torch.LongTensor` of shape `(B, T)`): the start token, then target ids (labels are
+                ids `num_special_tokens + i`); only the new ones when continuing from `past_key_values`.
+            decoder_attention_mask (*optional*): accepted for API compatibility; the decoder is causal, so padding
+                after a sequence's end never changes the steps before it.
+            encoder_outputs ([`SgmEncoderOutput`], *optional*): a precomputed encoder output (generation reuses it).
+            past_key_values ([`SgmCache`], *optional*): the decoder state after the steps read before.
+        """
+        if encoder_outputs is None:
+            encoder_outputs = self.encoder(input_ids, attention_mask)
+        elif not isinstance(encoder_outputs, SgmEncoderOutput):
+            encoder_outputs = SgmEncoderOutput(*encoder_outputs)
+        states = encoder_outputs.last_hidden_state
+        if attention_mask is None:
+            attention_mask = (
+                input_ids != self.config.pad_token_id
+                if input_ids is not None
+                else torch.ones(states.shape[:2], dtype=torch.bool, device=states.device)
+            )
+        if decoder_input_ids is None:
+            raise ValueError("SGM needs `decoder_input_ids` (or `labels`, which are shifted right to make them).")
+        check_token_inputs(decoder_input_ids, None, self.config.target_vocab_size, name="decoder_input_ids")
+        logits, readouts, weights, cache = self.decoder(
+            decoder_input_ids, encoder_outputs, attention_mask.to(torch.bool), past_key_values
+        )
+        return SgmModelOutput(
+            logits=logits,
+            last_hidden_state=readouts,
+            cross_attentions=weights,
+            past_key_values=cache if use_cache else None,
+            encoder_last_hidden_state=states,
+        )
+
+
+class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
+    """SGM for multi-label classification: the label set as a sequence, trained with teacher forcing (cross-entropy
+    of `labels` = [l_1, …, l_k, EOS] in frequency order) and decoded with `generate()` (greedy or beam search, the
+    repeat mask I_t as a logits processor). `predict_label_sets` returns label names."""
+
+    accepts_loss_kwargs = True  # the loss divides by `num_items_in_batch` (see `forward`)
+
+    def __init__(self, config: SgmConfig) -> None:
+        super().__init__(config)
+        self.model = SgmModel(config)
+        self.post_init()
+
+    @classmethod
+    def _supports_default_dynamic_cache(cls) -> bool:
+        return False  # the cache is the LSTM decoder's state (`SgmCache`), not key/value tensors
+
+    def _reorder_cache(self, past_key_values: SgmCache, beam_idx: torch.LongTensor) -> SgmCache:
+        past_key_values.reorder_cache(beam_idx)
+        return past_key_values
+
+    def get_encoder(self) -> SgmEncoder:
+        return self.model.encoder
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.model.encoder.embeddings
+
+    def get_output_embeddings(self) -> nn.Linear:
+        return self.model.decoder.label_projection
+
+    def shift_labels_right(self, labels: torch.Tensor) -> torch.Tensor:
+        """Decoder inputs from `labels`: the start token, then the labels without the last; −100 → PAD."""
+        shifted = labels.new_full(labels.shape, self.config.pad_token_id)
+        shifted[:, 1:] = labels[:, :-1]
+        shifted[:, 0] = self.config.decoder_start_token_id
+        return shifted.masked_fill(shifted == -100, self.config.pad_token_id)
+
+    def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
+        return self.shift_labels_right(labels)
+
+    def prepare_inputs_for_generation(
+        self,
+        input_ids: torch.LongTensor,
+        past_key_values: SgmCache | None = None,
+        attention_mask: torch.Tensor | None = None,
+        encoder_outputs: SgmEncoderOutput | None = None,
+        use_cache: bool | None = None,
+        **kwargs: Any,
+    ) -> dict[str, Any]:
+        """`input_ids` are the decoder's ids so far; with a cache only the unread ones are fed."""
+        if past_key_values is not None:
+            input_ids = input_ids[:, past_key_values.get_seq_length() :]
+        return {
+            "decoder_input_ids": input_ids,
+            "encoder_outputs": encoder_outputs,
+            "attention_mask": attention_mask,
+            "past_key_values": past_key_values,
+            "use_cache": use_cache,
+        }
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        decoder_input_ids: torch.LongTensor | None = None,
+        decoder_attention_mask: torch.Tensor | None = None,
+        encoder_outputs: SgmEncoderOutput | tuple | None = None,
+        past_key_values: SgmCache | None = None,
+        labels: torch.LongTensor | None = None,
+        use_cache: bool | None = None,
+        return_dict: bool | None = None,
+        num_items_in_batch: int | torch.Tensor | None = None,
+        **kwargs: Any,
+    ) -> SgmGenerationOutput | tuple:
+        r"""
+        Args:
+            labels (`torch.LongTensor` of shape `(B, T)`, *optional*): target ids [l_1, …, l_k, EOS], −100 (or PAD)
+                after the end; without `decoder_input_ids` they are shifted right to make them.
+            num_items_in_batch (*optional*): target tokens in the whole (accumulated) batch, passed by `Trainer`.
+        """
+        if labels is not None:
+            labels = labels.masked_fill(labels == self.config.pad_token_id, -100)
+            if decoder_input_ids is None:
+                decoder_input_ids = self.shift_labels_right(labels)
+        if use_cache is None:
+            use_cache = self.config.use_cache and not self.training
+        outputs = self.model(
+            input_ids,
+            attention_mask=attention_mask,
+            decoder_input_ids=decoder_input_ids,
+            encoder_outputs=encoder_outputs,
+            past_key_values=past_key_values,
+            use_cache=use_cache,
+        )
+        loss = None
+        if labels is not None:
+            logits = outputs.logits
+            loss = nn.functional.cross_entropy(
+                logits.float().reshape(-1, logits.size(-1)), labels.reshape(-1), ignore_index=-100, reduction="sum"
+            )
+            count = num_items_in_batch if num_items_in_batch is not None else (labels != -100).sum().clamp(min=1)
+            loss = loss / count
+        output = SgmGenerationOutput(
+            loss=loss,
+            logits=outputs.logits,
+            cross_attentions=outputs.cross_attentions,
+            past_key_values=outputs.past_key_values,
+            decoder_hidden_states=outputs.last_hidden_state,
+            encoder_last_hidden_state=outputs.encoder_last_hidden_state,
+        )
+        return output if return_dict is not False else output.to_tuple()
+
+    def generate(
+        self,
+        inputs: torch.Tensor | None = None,
+        generation_config: Any = None,
+        logits_processor: LogitsProcessorList | None = None,
+        mask_repeated_labels: bool | None = None,
+        **kwargs: Any,
+    ) -> Any:
+        """`GenerationMixin.generate`, with the repeat mask I_t (eq. 7) added as a logits processor when
+        `mask_repeated_labels` (default: `config.mask_repeated_labels`). Pass
+        `custom_generate=sgm_original_beam_search` for the original code's beam search."""
+        mask = self.config.mask_repeated_labels if mask_repeated_labels is None else mask_repeated_labels
+        if mask:
+            logits_processor = LogitsProcessorList([*(logits_processor or []), RepeatedLabelLogitsProcessor()])
+        return super().generate(inputs, generation_config, logits_processor, **kwargs)
+
+    def decode_label_sets(self, sequences: torch.Tensor | list[list[int]]) -> list[list[str]]:
+        """Generated target ids → label names: the ids after the start token up to the first EOS, specials and
+        repeats dropped, in emission order."""
+        sequences = sequences.tolist() if isinstance(sequences, torch.Tensor) else sequences
+        return [
+            [self.config.id2label[index] for index in label_ids_of_sequence(sequence, self.config)]
+            for sequence in sequences
+        ]
+
+    @torch.no_grad()
+    def predict_label_sets(
+        self, input_ids: torch.LongTensor, attention_mask: torch.Tensor | None = None, **generate_kwargs: Any
+    ) -> list[list[str]]:
+        """The predicted label names of each text (`generate()` with `generate_kwargs`, then `decode_label_sets`)."""
+        sequences = self.generate(input_ids=input_ids, attention_mask=attention_mask, **generate_kwargs)
+        if not isinstance(sequences, torch.Tensor):
+            sequences = sequences.sequences
+        return self.decode_label_sets(sequences)
+
+
+def label_ids_of_sequence(sequence: list[int], config: PreTrainedConfig) -> list[int]:
+    """Label indices (0 … N−1) of one generated or reference target sequence: the ids before the first EOS (a
+    leading start token skipped), specials, −100 and repeats dropped."""
+    labels: list[int] = []
+    for position, token in enumerate(sequence):
+        if position == 0 and token == config.decoder_start_token_id:
+            continue
+        if token == config.eos_token_id:
+            break
+        label = token - config.num_special_tokens
+        if 0 <= label < config.num_labels and label not in labels:
+            labels.append(label)
+    return labels
+
+
+class SgmForMultiLabelClassification(SgmPreTrainedModel):
+    """The binary-relevance baseline of the paper's comparison (BR, §3.2): SGM's BiLSTM encoder, masked max-pooling
+    over the words, and one sigmoid per label (`problem_type="multi_label_classification"`)."""
+
+    def __init__(self, config: SgmConfig) -> None:
+        config.problem_type = "multi_label_classification"
+        super().__init__(config)
+        self.encoder = SgmEncoder(config)
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.classifier = nn.Linear(config.encoder_output_size, config.num_labels)
+        self.post_init()
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.encoder.embeddings
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        return_dict: bool | None = None,
+        **kwargs: Any,
+    ) -> SequenceClassifierOutput | tuple:
+        r"""
+        Args:
+            labels (`torch.Tensor` of shape `(B, N)`, *optional*): multi-hot label indicators.
+        """
+        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id)
+        states = self.encoder(input_ids, mask).last_hidden_state  # (B, S, C)
+        pooled = states.masked_fill(~mask[:, :, None], torch.finfo(states.dtype).min).amax(dim=1)
+        pooled = torch.where(mask.any(dim=1, keepdim=True), pooled, torch.zeros_like(pooled))  # all-padding: 0
+        logits = self.classifier(self.dropout(pooled))
+        loss = classification_loss(self.config, logits, labels.float()) if labels is not None else None
+        output = SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=pooled)
+        return output if return_dict is not False else output.to_tuple()
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The original code's beam search, as a `generate(custom_generate=...)` decoding method
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _has_repeated_trigram(tokens: list[int]) -> bool:
+    trigrams = [tuple(tokens[index : index + 3]) for index in range(len(tokens) - 2)]
+    return len(trigrams) != len(set(trigrams))
+
+
+def sgm_original_beam_search(
+    model: SgmForMultiLabelGeneration,
+    input_ids: torch.LongTensor,
+    logits_processor: LogitsProcessorList,
+    stopping_criteria: Any,
+    generation_config: Any,
+    synced_gpus: bool = False,
+    **model_kwargs: Any,
+) -> torch.LongTensor | GenerateBeamEncoderDecoderOutput:
+    """Beam search as lancopku/SGM's `Beam` runs it, for `model.generate(..., num_beams=K,
+    custom_generate=sgm_original_beam_search)`.
+
+    Per example: K hypotheses; the first step expands the start token only. At each step every live hypothesis's
+    log-softmax scores (after `logits_processor`, which holds the repeat mask unless `mask_repeated_labels=False`)
+    are added to its score; a hypothesis ending in EOS, or already holding a repeated 3-gram, has no children; the
+    top K of the K·V candidates survive. Each surviving EOS adds (score / (length + 1)^length_penalty, …) to the
+    example's finished list (length counts EOS; the original divides by length + 1 when `length_norm`). An example
+    is done once EOS has topped its beam and it has a finished hypothesis, but every example keeps being advanced
+    until all are done or `max_length` is reached, so a later, better finished hypothesis still counts. The result
+    is the best finished hypothesis, or the top live one with its unnormalised score if none finished.
+
+    Returns the sequences (start token, labels, EOS; padded with PAD), or with `return_dict_in_generate=True` a
+    `GenerateBeamEncoderDecoderOutput` whose `sequences_scores` are the chosen scores and whose `cross_attentions`
+    are, per step, the attention rows `(B, S)` along the chosen path.
+    """
+    config = model.config
+    beams = generation_config.num_beams
+    batch_size = input_ids.size(0) // beams
+    steps = generation_config.max_length - input_ids.size(1)
+    eos, pad = config.eos_token_id, config.pad_token_id
+    penalty = generation_config.length_penalty
+    sequences = input_ids  # (B·K, 1 + t): what the logits processors read
+    scores = input_ids.new_zeros(batch_size, beams, dtype=torch.float32)
+    tokens_per_step: list[torch.Tensor] = []  # (B, K) each
+    parents_per_step: list[torch.Tensor] = []  # (B, K) each
+    attention_per_step: list[torch.Tensor] = []  # (B, K, S): the parent's attention at that step
+    finished: list[list[tuple[float, int, int]]] = [[] for _ in range(batch_size)]
+    eos_on_top = [False] * batch_size
+    cache = model_kwargs.get("past_key_values")
+    offsets = torch.arange(batch_size, device=input_ids.device)[:, None] * beams
+    for step in range(steps):
+        if all(eos_on_top[b] and finished[b] for b in range(batch_size)):
+            break
+        outputs = model(
+            decoder_input_ids=sequences[:, -1:],
+            encoder_outputs=model_kwargs["encoder_outputs"],
+            attention_mask=model_kwargs.get("attention_mask"),
+            past_key_values=cache,
+            use_cache=True,
+        )
+        cache = outputs.past_key_values
+        log_probs = torch.log_softmax(outputs.logits[:, -1].float(), dim=-1)
+        log_probs = logits_processor(sequences, log_probs)
+        vocab = log_probs.size(-1)
+        log_probs = log_probs.view(batch_size, beams, vocab)
+        if step == 0:
+            candidates = log_probs[:, 0]  # (B, V): only the start hypothesis
+        else:
+            candidates = log_probs + scores[:, :, None]
+            blocked = tokens_per_step[-1] == eos
+            history = sequences[:, 1:].view(batch_size, beams, -1).tolist()
+            for b in range(batch_size):
+                for k in range(beams):
+                    if _has_repeated_trigram(history[b][k]):
+                        blocked[b, k] = True
+            candidates = candidates.masked_fill(blocked[:, :, None], -1e20).view(batch_size, -1)
+        best_scores, best_ids = candidates.topk(beams, dim=-1)  # (B, K)
+        parents = best_ids // vocab if step > 0 else torch.zeros_like(best_ids)
+        tokens = best_ids - parents * vocab if step > 0 else best_ids
+        scores = best_scores
+        flat_parents = (parents + offsets).view(-1)
+        cache.reorder_cache(flat_parents)
+        sequences = torch.cat([sequences.index_select(0, flat_parents), tokens.view(-1, 1)], dim=-1)
+        weights = outputs.cross_attentions[:, -1].view(batch_size, beams, -1)
+        attention_per_step.append(weights.gather(1, parents[:, :, None].expand(-1, -1, weights.size(-1))))
+        tokens_per_step.append(tokens)
+        parents_per_step.append(parents)
+        for b, k in (tokens == eos).nonzero().tolist():
+            length = step + 1  # generated tokens, EOS included
+            finished[b].append((float(scores[b, k]) / (length + 1) ** penalty, length, k))
+        for b in range(batch_size):
+            eos_on_top[b] = eos_on_top[b] or int(tokens[b, 0]) == eos
+    chosen, chosen_scores, chosen_attention = [], [], []
+    for b in range(batch_size):
+        candidates_b = finished[b] or [(float(scores[b, 0]), len(tokens_per_step), 0)]
+        score, length, k = sorted(candidates_b, key=lambda item: -item[0])[0]  # stable: first found wins ties
+        hypothesis, attention = [], []
+        for step in range(length - 1, -1, -1):
+            hypothesis.append(int(tokens_per_step[step][b, k]))
+            attention.append(attention_per_step[step][b, k])
+            k = int(parents_per_step[step][b, k])
+        chosen.append(hypothesis[::-1])
+        chosen_attention.append(attention[::-1])
+        chosen_scores.append(score)
+    longest = max(len(hypothesis) for hypothesis in chosen)
+    output = input_ids.new_full((batch_size, 1 + longest), pad)
+    output[:, 0] = input_ids[0, 0]
+    for b, hypothesis in enumerate(chosen):
+        output[b, 1 : 1 + len(hypothesis)] = torch.tensor(hypothesis, dtype=output.dtype)
+    if not generation_config.return_dict_in_generate:
+        return output
+    source_length = model_kwargs["encoder_outputs"].last_hidden_state.size(1)
+    per_step = []
+    for step in range(longest):
+        rows = [
+            attention[step] if step < len(attention) else attention[0].new_zeros(source_length)
+            for attention in chosen_attention
+        ]
+        per_step.append(torch.stack(rows))
+    return GenerateBeamEncoderDecoderOutput(
+        sequences=output,
+        sequences_scores=torch.tensor(chosen_scores, device=output.device),
+        cross_attentions=tuple(per_step),
+    )
+
+
+__all__ = [
+    "RepeatedLabelLogitsProcessor",
+    "SgmCache",
+    "SgmForMultiLabelClassification",
+    "SgmForMultiLabelGeneration",
+    "SgmModel",
+    "SgmPreTrainedModel",
+    "label_ids_of_sequence",
+    "sgm_original_beam_search",
+]
