@@ -35,8 +35,14 @@ from transformers import (
 )
 
 from .cards import TRAINING_FILE, write_model_card
-from .data import PaddingCollator, SyntheticTask, get_synthetic_task, tokenize_dataset
-from .evaluation import accuracy_metric, evidence_attention_scores, translation_metrics
+from .data import PaddingCollator, SyntheticTask, get_synthetic_task, labels_by_frequency, tokenize_dataset
+from .evaluation import (
+    accuracy_metric,
+    evidence_attention_scores,
+    label_sequence_metrics,
+    multi_hot_metrics,
+    translation_metrics,
+)
 from .hub import push_model_dir
 from .registry import get_architecture
 from .tokenization import (
@@ -56,6 +62,10 @@ REPORTED_METRICS = (
     "exact_match",
     "ambiguous_accuracy",
     "perplexity",
+    "hamming_loss",
+    "micro_f1",
+    "macro_f1",
+    "subset_accuracy",
 )
 
 
@@ -164,6 +174,7 @@ class TrainingPlan:
     hub_private: bool
     schedule: str
     warmup_steps: int
+    num_beams: int
 
 
 def train(
@@ -186,6 +197,8 @@ def train(
     hub_private: bool = False,
     schedule: str = "linear",
     warmup_steps: int = 0,
+    head: str | None = None,
+    num_beams: int | None = None,
 ) -> TrainingResult:
     """Trains `arch` on a synthetic task with `Trainer` and evaluates it on a held-out split.
 
@@ -193,6 +206,9 @@ def train(
     updated by `config_overrides`; the head is the one for the task's input shape. Classifiers get a word-level
     tokenizer and report accuracy (and, where the task knows its evidence, the attention hit rate); seq2seq models
     get a shared BPE vocabulary, `Seq2SeqTrainer` with beam-4 `predict_with_generate`, BLEU and exact match.
+    Multi-label tasks train a label-sequence model (SGM) with `Seq2SeqTrainer` and greedy `predict_with_generate`
+    (or `num_beams`), or a multi-hot classifier, and report hamming loss, micro/macro-F1 and subset accuracy.
+    `head` picks a head by class name when an architecture has several for the task's inputs.
     `schedule="noam"` uses the Transformer paper's optimiser. Saves model + tokenizer + card to `output_dir`;
     `push_to_hub="user/repo"` then uploads the folder.
     """
@@ -216,15 +232,28 @@ def train(
         hub_private=hub_private,
         schedule=schedule,
         warmup_steps=warmup_steps,
+        num_beams=num_beams or (1 if synthetic_is_multi_label(task or architecture.synthetic_task) else 4),
     )
     synthetic = get_synthetic_task(plan.task)
-    heads = [head for head in architecture.heads if head.inputs == synthetic.inputs]
+    if synthetic.inputs == "multi_label":
+        heads = [h for h in architecture.heads if h.labels in ("label_sequence", "multi_hot")]
+    else:
+        heads = [h for h in architecture.heads if h.inputs == synthetic.inputs]
+    if head is not None:
+        heads = [h for h in heads if h.model_class.__name__ == head]
     if not heads:
-        raise ValueError(f"{arch} has no head for {synthetic.inputs!r} inputs.")
-    steps = {"seq2seq": _train_seq2seq, "characters": _train_elmo}.get(synthetic.inputs, _train_classifier)
-    trainer, tokenizer, metrics = steps(plan, architecture, heads[0], synthetic)
+        wanted = f"{head} " if head else ""
+        raise ValueError(f"{arch} has no head {wanted}for {synthetic.inputs!r} inputs.")
+    steps = {"seq2seq": _train_seq2seq, "characters": _train_elmo, "multi_label": _train_multi_label}
+    trainer, tokenizer, metrics = steps.get(synthetic.inputs, _train_classifier)(
+        plan, architecture, heads[0], synthetic
+    )
     _finish(plan, synthetic, trainer, tokenizer, metrics)
     return TrainingResult(model=trainer.model, tokenizer=tokenizer, metrics=metrics, trainer=trainer)
+
+
+def synthetic_is_multi_label(task: str) -> bool:
+    return get_synthetic_task(task).inputs == "multi_label"
 
 
 def _splits(plan: TrainingPlan, synthetic: SyntheticTask) -> tuple[Dataset, Dataset]:
@@ -268,9 +297,8 @@ def _arguments(plan: TrainingPlan, architecture) -> dict[str, Any]:
     }
 
 
-def _label_fields(synthetic: SyntheticTask) -> dict[str, Any]:
+def _label_fields(labels: list[str]) -> dict[str, Any]:
     """The config fields that name a classification task's labels."""
-    labels = synthetic.labels
     return {
         "num_labels": len(labels),
         "id2label": dict(enumerate(labels)),
@@ -308,7 +336,7 @@ def _train_classifier(plan: TrainingPlan, architecture, head, synthetic: Synthet
     config = architecture.config_class(
         vocab_size=len(tokenizer),
         pad_token_id=tokenizer.pad_token_id,
-        **_label_fields(synthetic),
+        **_label_fields(synthetic.labels),
         **plan.config_overrides,
     )
     model = head.model_class(config)
@@ -329,12 +357,72 @@ def _train_classifier(plan: TrainingPlan, architecture, head, synthetic: Synthet
     return trainer, tokenizer, metrics
 
 
-def _train_seq2seq(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask, num_beams: int = 4):
+def _train_multi_label(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask):
+    """A word-level tokenizer and the training split's labels sorted by frequency (`id2label`, the order SGM emits
+    them in). A label-sequence head (SGM) learns `labels` = [l_1, …, l_k, EOS] (target id = specials + label index)
+    with `Seq2SeqTrainer` and is scored on `generate()`'s label sets (`plan.num_beams`); a multi-hot head (the
+    binary-relevance baseline) learns indicator vectors with `Trainer`. Both report hamming loss, micro/macro-F1 and
+    subset accuracy on the held-out split."""
+    train_split, eval_split = _splits(plan, synthetic)
+    sequence_model = head.labels == "label_sequence"
+    arguments = _arguments(plan, architecture)
+    if sequence_model:
+        args = Seq2SeqTrainingArguments(**arguments, predict_with_generate=True, generation_num_beams=plan.num_beams)
+    else:
+        args = TrainingArguments(**arguments)
+    tokenizer = _shared_tokenizer(
+        args, plan, lambda: train_word_level_tokenizer(list(train_split[synthetic.text_column]))
+    )
+    labels = labels_by_frequency(train_split[synthetic.label_column])
+    set_seed(plan.seed)
+    config = architecture.config_class(vocab_size=len(tokenizer), **_label_fields(labels), **plan.config_overrides)
+
+    def encode(batch: dict[str, list]) -> dict[str, list]:
+        encoded = dict(tokenizer(batch[synthetic.text_column]))
+        indices = [
+            sorted(config.label2id[name] for name in names if name in config.label2id)
+            for names in batch[synthetic.label_column]
+        ]
+        if sequence_model:
+            encoded["labels"] = [
+                [config.num_special_tokens + index for index in row] + [config.eos_token_id] for row in indices
+            ]
+        else:
+            encoded["labels"] = [[float(index in row) for index in range(len(labels))] for row in indices]
+        return encoded
+
+    columns = train_split.column_names
+    train_split = train_split.map(encode, batched=True, remove_columns=columns)
+    eval_split = eval_split.map(encode, batched=True, remove_columns=columns)
+    model = head.model_class(config)
+    common = {
+        "model": model,
+        "args": args,
+        "train_dataset": train_split,
+        "eval_dataset": eval_split,
+        "data_collator": PaddingCollator(tokenizer.pad_token_id),
+        "processing_class": tokenizer,
+    }
+    if sequence_model:
+        args.generation_max_length = len(labels) + 2  # start token, every label once, EOS
+        model.generation_config.update(num_beams=plan.num_beams, max_length=args.generation_max_length)
+        trainer = Seq2SeqTrainer(**common, compute_metrics=label_sequence_metrics(config))
+    else:
+        trainer = Trainer(**common, compute_metrics=multi_hot_metrics)
+    trainer.train()
+    metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
+    _report(
+        trainer, tokenizer, f"held-out micro-F1 {metrics['micro_f1']:.4f}, hamming loss {metrics['hamming_loss']:.4f}"
+    )
+    return trainer, tokenizer, metrics
+
+
+def _train_seq2seq(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask):
     """A shared BPE vocabulary over source and target, `Seq2SeqTrainer` with `predict_with_generate` (beam
     search), held-out BLEU and exact match."""
     train_split, eval_split = _splits(plan, synthetic)
     args = Seq2SeqTrainingArguments(
-        **_arguments(plan, architecture), predict_with_generate=True, generation_num_beams=num_beams
+        **_arguments(plan, architecture), predict_with_generate=True, generation_num_beams=plan.num_beams
     )
     texts = list(train_split[synthetic.text_column]) + list(train_split[synthetic.pair_column])
     tokenizer = _shared_tokenizer(args, plan, lambda: train_bpe_tokenizer(texts, vocab_size=8000))
@@ -359,7 +447,7 @@ def _train_seq2seq(plan: TrainingPlan, architecture, head, synthetic: SyntheticT
         **plan.config_overrides,
     )
     model = head.model_class(config)
-    model.generation_config.update(num_beams=num_beams, max_length=args.generation_max_length, length_penalty=0.6)
+    model.generation_config.update(num_beams=plan.num_beams, max_length=args.generation_max_length, length_penalty=0.6)
     trainer = Seq2SeqTrainer(
         model=model,
         args=args,
@@ -401,7 +489,9 @@ def _train_elmo(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask
         return encoded
 
     set_seed(plan.seed)
-    config = architecture.config_class(vocab_size=len(tokenizer), **_label_fields(synthetic), **plan.config_overrides)
+    config = architecture.config_class(
+        vocab_size=len(tokenizer), **_label_fields(synthetic.labels), **plan.config_overrides
+    )
     language_model = ElmoForBidirectionalLanguageModeling(config)
     lm_trainer = Trainer(
         model=language_model,
@@ -533,6 +623,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--warmup-steps", type=int, default=0, help="warmup (noam: defaults to the paper's 4000)")
     parser.add_argument("--push-to-hub", metavar="REPO_ID", help="upload the trained model to this Hub repo")
     parser.add_argument("--private", action="store_true", help="with --push-to-hub: create the repo private")
+    parser.add_argument("--head", help="the head's class name, when the architecture has several for the task")
+    parser.add_argument("--num-beams", type=int, help="beam size of held-out generation (default: 4; 1 multi-label)")
 
 
 def run_from_args(args: argparse.Namespace) -> TrainingResult:
@@ -554,6 +646,8 @@ def run_from_args(args: argparse.Namespace) -> TrainingResult:
         hub_private=args.private,
         schedule=args.schedule,
         warmup_steps=args.warmup_steps,
+        head=args.head,
+        num_beams=args.num_beams,
     )
     if result.trainer.is_world_process_zero():
         shown = {key: round(value, 4) for key, value in result.metrics.items() if not math.isnan(value)}

@@ -1,6 +1,6 @@
 """Synthetic tasks whose evidence is known (so attention can be scored), and collators."""
 
-from .collators import PaddingCollator, tokenize_dataset
+from .collators import PaddingCollator, labels_by_frequency, tokenize_dataset
 from .synthetic import (
     AMBIGUOUS_WORDS,
     CUE_SENTIMENT_LABELS,
@@ -17,7 +17,9 @@ from .synthetic import (
     cue_word_sentiment,
     evidence_documents,
     get_synthetic_task,
+    label_topics,
     long_range_cue,
+    topic_labels,
     toy_translation,
 )
 
@@ -38,7 +40,10 @@ __all__ = [
     "cue_word_sentiment",
     "evidence_documents",
     "get_synthetic_task",
+    "label_topics",
+    "labels_by_frequency",
     "long_range_cue",
     "tokenize_dataset",
+    "topic_labels",
     "toy_translation",
 ]

@@ -34,6 +34,16 @@ def tokenize_dataset(
     return dataset.map(encode, batched=True)
 
 
+def labels_by_frequency(label_sets: Sequence[Sequence[str]]) -> list[str]:
+    """Every label of `label_sets`, most frequent first (ties by name): the order in which SGM emits labels and the
+    order of its `id2label` (§2.1 of the paper: labels sorted by their frequency in the training set)."""
+    counts: dict[str, int] = {}
+    for labels in label_sets:
+        for label in set(labels):
+            counts[label] = counts.get(label, 0) + 1
+    return sorted(counts, key=lambda label: (-counts[label], label))
+
+
 class PaddingCollator:
     """Right-pads every `*input_ids` field with `pad_token_id`, every `*attention_mask` field with 0 and token
     `labels` with -100 (ignored by the loss) to the longest in the batch; numeric fields become tensors, strings

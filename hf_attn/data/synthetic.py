@@ -472,6 +472,66 @@ def long_range_cue(
     return Dataset.from_dict(rows)
 
 
+TOPIC_PARENTS = ("science", "sports", "politics", "arts", "business", "health")
+_TOPIC_FILLERS = (
+    "the", "a", "of", "and", "today", "report", "people", "new", "said", "week", "city", "year", "some", "many",
+    "story", "group", "local", "after", "before", "during", "about", "more", "first", "last", "day", "night",
+)  # fmt: skip
+
+
+def topic_labels(num_parents: int = 4, children_per_parent: int = 2) -> list[str]:
+    """The labels of `label_topics`: each parent topic, then its children (`sports`, `sports1`, `sports2`, ...)."""
+    if not 1 <= num_parents <= len(TOPIC_PARENTS):
+        raise ValueError(f"num_parents must be in [1, {len(TOPIC_PARENTS)}], got {num_parents}.")
+    return [
+        label
+        for parent in TOPIC_PARENTS[:num_parents]
+        for label in [parent] + [f"{parent}{child}" for child in range(1, children_per_parent + 1)]
+    ]
+
+
+def label_topics(
+    num_examples: int,
+    seed: int = 0,
+    num_parents: int = 4,
+    children_per_parent: int = 2,
+    min_labels: int = 1,
+    max_labels: int = 3,
+    words_per_label: int = 3,
+    implied_evidence: float = 0.3,
+    min_fillers: int = 6,
+    max_fillers: int = 16,
+) -> Dataset:
+    """Multi-label topic texts with label co-occurrence: a subtopic implies its parent topic.
+
+    Each text draws `min_labels`–`max_labels` topics (parents or subtopics, uniformly); every subtopic brings its
+    parent into the label set. A drawn topic writes 1–2 of its own `words_per_label` words (`sports1w0`, ...); a
+    parent that is only implied writes one of its words with probability `implied_evidence`, so it is mostly known
+    from its subtopic's words. Filler words fill the rest; the order is shuffled.
+
+    Columns: `text` (str), `labels` (label names, in `topic_labels` order), `evidence` (per word: the index in
+    `topic_labels` of the label it evidences, -1 for a filler).
+    """
+    rng = random.Random(seed)
+    names = topic_labels(num_parents, children_per_parent)
+    index = {name: position for position, name in enumerate(names)}
+    parent_of = {name: name.rstrip("0123456789") for name in names}
+    rows: dict[str, list] = {"text": [], "labels": [], "evidence": []}
+    for _ in range(num_examples):
+        drawn = rng.sample(names, rng.randint(min_labels, min(max_labels, len(names))))
+        labels = set(drawn) | {parent_of[name] for name in drawn}
+        words: list[tuple[str, int]] = []
+        for name in sorted(labels, key=index.__getitem__):
+            count = rng.randint(1, 2) if name in drawn else int(rng.random() < implied_evidence)
+            words += [(f"{name}w{rng.randrange(words_per_label)}", index[name]) for _ in range(count)]
+        words += [(rng.choice(_TOPIC_FILLERS), -1) for _ in range(rng.randint(min_fillers, max_fillers))]
+        rng.shuffle(words)
+        rows["text"].append(" ".join(word for word, _ in words))
+        rows["labels"].append(sorted(labels, key=index.__getitem__))
+        rows["evidence"].append([label for _, label in words])
+    return Dataset.from_dict(rows)
+
+
 @dataclass(frozen=True)
 class SyntheticTask:
     """A generator with what a trainer needs to know about its columns.
@@ -479,7 +539,9 @@ class SyntheticTask:
     Attributes:
         generator: `(num_examples, seed=...) -> Dataset`.
         labels: label names, index = label id.
-        inputs: the input shape (`sentence`, `sentence_pair`), matched against the registry's heads.
+        inputs: the input shape (`sentence`, `sentence_pair`), matched against the registry's heads; `multi_label`:
+            sentences with a set of labels (`label_column` holds label names), for heads with `label_sequence` or
+            `multi_hot` labels.
         text_column / pair_column: the text fields (for `seq2seq`: the source and the target).
         evidence_column: position of the label's evidence in `text_column` (-1: none), for attention scoring: a
             word position for sentences, a sentence index for documents.
@@ -499,6 +561,7 @@ class SyntheticTask:
 
 
 SYNTHETIC_TASKS: dict[str, SyntheticTask] = {
+    "label_topics": SyntheticTask(label_topics, topic_labels(), "multi_label", "text", label_column="labels"),
     "cue_sentiment": SyntheticTask(cue_word_sentiment, CUE_SENTIMENT_LABELS, "sentence", "text", None, "cue_index"),
     "cue_pairs": SyntheticTask(
         cue_word_pairs, PAIR_LABELS, "sentence_pair", "premise", "hypothesis", "evidence_index"
