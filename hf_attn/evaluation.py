@@ -8,6 +8,8 @@ import numpy as np
 import torch
 from transformers import EvalPrediction, PreTrainedConfig, PreTrainedTokenizerBase
 
+from .models.sgm.modeling_sgm import label_ids_of_sequence
+
 
 def accuracy_metric(prediction: EvalPrediction) -> dict[str, float]:
     """`compute_metrics` for `Trainer`: accuracy of the argmax of the logits over the labelled examples (label
@@ -90,8 +92,6 @@ def multi_label_metrics(predicted: np.ndarray, gold: np.ndarray) -> dict[str, fl
 def label_sequences_to_multi_hot(sequences: np.ndarray, config: PreTrainedConfig) -> np.ndarray:
     """Target-id sequences of a label-sequence model (generated, or references with -100 padding) → `(n, N)`
     multi-hot: the labels before the first EOS (see `label_ids_of_sequence`)."""
-    from .models.sgm.modeling_sgm import label_ids_of_sequence
-
     multi_hot = np.zeros((len(sequences), config.num_labels), dtype=bool)
     for row, sequence in enumerate(np.asarray(sequences).tolist()):
         multi_hot[row, label_ids_of_sequence(sequence, config)] = True

@@ -213,6 +213,7 @@ def train(
     `push_to_hub="user/repo"` then uploads the folder.
     """
     architecture = get_architecture(arch)
+    synthetic = get_synthetic_task(task or architecture.synthetic_task)
     plan = TrainingPlan(
         output_dir=Path(output_dir),
         task=task or architecture.synthetic_task,
@@ -232,9 +233,8 @@ def train(
         hub_private=hub_private,
         schedule=schedule,
         warmup_steps=warmup_steps,
-        num_beams=num_beams or (1 if synthetic_is_multi_label(task or architecture.synthetic_task) else 4),
+        num_beams=num_beams or (1 if synthetic.inputs == "multi_label" else 4),
     )
-    synthetic = get_synthetic_task(plan.task)
     if synthetic.inputs == "multi_label":
         heads = [h for h in architecture.heads if h.labels in ("label_sequence", "multi_hot")]
     else:
@@ -250,10 +250,6 @@ def train(
     )
     _finish(plan, synthetic, trainer, tokenizer, metrics)
     return TrainingResult(model=trainer.model, tokenizer=tokenizer, metrics=metrics, trainer=trainer)
-
-
-def synthetic_is_multi_label(task: str) -> bool:
-    return get_synthetic_task(task).inputs == "multi_label"
 
 
 def _splits(plan: TrainingPlan, synthetic: SyntheticTask) -> tuple[Dataset, Dataset]:

@@ -286,7 +286,8 @@ class SgmCache:
 
     hidden / cell `(L, B, H)`: the LSTM layers' s_t and cell; context `(B, C)`: c_t (fed at the next step under input
     feeding); logits `(B, V)`: o_t (the next step's global embedding reads it); emitted `(B, V)`: the target ids
-    read after the start token (the labels emitted so far, masked in the global embedding's y_t); length: steps.
+    read after the start token (the labels emitted so far, masked in the global embedding's y_t); keys `(B, S, A)`:
+    the attention's keys (U_a h_i), computed once per source rather than at every step; length: steps.
     `reorder_cache` keeps the chosen beams.
     """
 
@@ -297,10 +298,11 @@ class SgmCache:
         context: torch.Tensor,
         logits: torch.Tensor | None,
         emitted: torch.Tensor,
+        keys: torch.Tensor,
         length: int,
     ) -> None:
         self.hidden, self.cell, self.context = hidden, cell, context
-        self.logits, self.emitted, self.length = logits, emitted, length
+        self.logits, self.emitted, self.keys, self.length = logits, emitted, keys, length
 
     def get_seq_length(self, layer_idx: int = 0) -> int:
         return self.length
@@ -310,6 +312,7 @@ class SgmCache:
         self.cell = self.cell.index_select(1, beam_idx.to(self.cell.device))
         self.context = self.context.index_select(0, beam_idx.to(self.context.device))
         self.emitted = self.emitted.index_select(0, beam_idx.to(self.emitted.device))
+        self.keys = self.keys.index_select(0, beam_idx.to(self.keys.device))
         if self.logits is not None:
             self.logits = self.logits.index_select(0, beam_idx.to(self.logits.device))
 
@@ -531,7 +534,7 @@ class SgmDecoder(nn.Module):
         batch_size = states.size(0)
         context = states.new_zeros(batch_size, self.config.encoder_output_size)
         emitted = torch.zeros(batch_size, self.config.target_vocab_size, dtype=torch.bool, device=states.device)
-        return SgmCache(hidden, cell, context, None, emitted, 0)
+        return SgmCache(hidden, cell, context, None, emitted, self.attention.keys(states), 0)
 
     def forward(
         self,
@@ -546,8 +549,7 @@ class SgmDecoder(nn.Module):
         config = self.config
         if cache is None:
             cache = self.initial_cache(encoder_outputs)
-        states = encoder_outputs.last_hidden_state
-        keys = self.attention.keys(states)
+        states, keys = encoder_outputs.last_hidden_state, cache.keys
         mask = source_mask if config.mask_source_padding else None
         hidden, cell = list(cache.hidden.unbind(0)), list(cache.cell.unbind(0))
         context, previous_logits, emitted = cache.context, cache.logits, cache.emitted
@@ -570,7 +572,13 @@ class SgmDecoder(nn.Module):
             all_readouts.append(readout)
             all_weights.append(weights)
         new_cache = SgmCache(
-            torch.stack(hidden), torch.stack(cell), context, previous_logits, emitted, cache.length + len(all_logits)
+            torch.stack(hidden),
+            torch.stack(cell),
+            context,
+            previous_logits,
+            emitted,
+            keys,
+            cache.length + len(all_logits),
         )
         return torch.stack(all_logits, 1), torch.stack(all_readouts, 1), torch.stack(all_weights, 1), new_cache
 
@@ -692,15 +700,12 @@ class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
     def get_output_embeddings(self) -> nn.Linear:
         return self.model.decoder.label_projection
 
-    def shift_labels_right(self, labels: torch.Tensor) -> torch.Tensor:
+    def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
         """Decoder inputs from `labels`: the start token, then the labels without the last; −100 → PAD."""
         shifted = labels.new_full(labels.shape, self.config.pad_token_id)
         shifted[:, 1:] = labels[:, :-1]
         shifted[:, 0] = self.config.decoder_start_token_id
         return shifted.masked_fill(shifted == -100, self.config.pad_token_id)
-
-    def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
-        return self.shift_labels_right(labels)
 
     def prepare_inputs_for_generation(
         self,
@@ -745,7 +750,7 @@ class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
         if labels is not None:
             labels = labels.masked_fill(labels == self.config.pad_token_id, -100)
             if decoder_input_ids is None:
-                decoder_input_ids = self.shift_labels_right(labels)
+                decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
         if use_cache is None:
             use_cache = self.config.use_cache and not self.training
         outputs = self.model(

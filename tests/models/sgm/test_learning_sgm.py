@@ -9,7 +9,7 @@ from huggingface_hub import ModelCard
 from huggingface_hub.repocard_data import model_index_to_eval_results
 
 from hf_attn.data import label_topics, topic_labels
-from hf_attn.training import train
+from hf_attn.training import TrainingResult, train
 
 # The same small encoder for every model (4 units per direction): binary relevance must squeeze every label's
 # evidence through one max-pooled 8-feature vector; SGM's decoder re-reads the words with attention at each step.
@@ -18,7 +18,7 @@ DECODER = {"decoder_hidden_size": 32, "decoder_layers": 1, "attention_size": 32,
 SETTINGS = {"num_train": 2000, "num_eval": 500, "epochs": 10.0, "learning_rate": 1e-2, "disable_tqdm": True}
 
 
-def run(tmp_path, name: str, head: str, **config) -> dict:
+def run(tmp_path, name: str, head: str, **config) -> TrainingResult:
     result = train(
         tmp_path / name, arch="sgm", head=head, config_overrides={**ENCODER, **config}, save=name == "sgm", **SETTINGS
     )
