@@ -1,5 +1,6 @@
-"""Paper-agnostic primitives. Model files copy what they use (``# Copied from hf_attn.layers...``) so that a saved
-model's code is self-contained for ``trust_remote_code``; ``python -m hf_attn.utils.copies`` keeps the copies exact."""
+"""Paper-agnostic primitives. Each model folder's ``common.py`` copies what its model uses (``# Copied from
+hf_attn.layers...``) so that a saved model's code is self-contained for ``trust_remote_code``;
+``python -m hf_attn.utils.copies`` keeps the copies exact."""
 
 from .attention import AdditiveAttentionPooling
 from .hierarchy import run_rnn_over_sentences, run_rnn_skipping_masked

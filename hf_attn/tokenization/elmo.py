@@ -39,6 +39,8 @@ import torch
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import BatchEncoding, PreTrainedTokenizerFast
 
+from .document import pad_nested
+
 # bilm-tf's reserved character ids (before the +1 shift).
 BOS_CHARACTER = 256  # the character of <S>
 EOS_CHARACTER = 257  # the character of </S>
@@ -161,31 +163,6 @@ class ElmoCharacterTokenizerFast(PreTrainedTokenizerFast):
         """The tokens of one sentence's `(T, C)` character ids (padded positions dropped)."""
         rows = input_ids.tolist() if isinstance(input_ids, torch.Tensor) else input_ids
         return [character_ids_to_token(row) for row in rows if any(i > 0 for i in row)]
-
-
-# Copied from hf_attn.tokenization.document.pad_nested
-def pad_nested(values: Sequence[Any], pad: int, min_dims: int = 2) -> torch.Tensor:
-    """Right-pads nested lists of ints (any depth, ragged at every level) into one tensor: `[[1, 2], [3]]` ->
-    `(2, 2)`, documents `[[[1, 2], [3]], [[4]]]` -> `(2, 2, 2)`. Every padded axis is at least 1 long, and the
-    result has at least `min_dims` axes (a batch of empty documents still pads to `(B, 1, 1)` with `min_dims=3`)."""
-    shape = [len(values)]
-    level = list(values)
-    while level and isinstance(level[0], list | tuple):
-        shape.append(max([len(item) for item in level] + [1]))
-        level = [element for item in level for element in item]
-    shape += [1] * (min_dims - len(shape))
-    padded = torch.full(shape, pad, dtype=torch.long)
-
-    def fill(target: torch.Tensor, value: Sequence[Any]) -> None:
-        if value and isinstance(value[0], list | tuple):
-            for index, item in enumerate(value):
-                fill(target[index], item)
-        elif value:
-            target[: len(value)] = torch.tensor(value, dtype=torch.long)
-
-    for index, value in enumerate(values):
-        fill(padded[index], value)
-    return padded
 
 
 def build_elmo_tokenizer(

@@ -1,9 +1,10 @@
 """Keeping the Hub download cache honest.
 
 `huggingface_hub` checks a download's size, so a cut connection never leaves a trusted file; it does not check the
-content, so bytes corrupted in flight would stay in the cache and be trusted again on every retry. Model files call
-`evict_corrupt_downloads` when loading fails: every cached `*.safetensors` of that revision whose sha256 differs
-from its LFS etag is removed, so the next attempt downloads it again.
+content, so bytes corrupted in flight would stay in the cache and be trusted again on every retry. When loading an
+hf_attn model fails, its loading mixin (`hf_attn.utils.loading`) calls `explain_load_failure`: every cached
+`*.safetensors` of that revision whose sha256 differs from its LFS etag is removed, so the next attempt downloads it
+again.
 """
 
 from __future__ import annotations
@@ -42,38 +43,27 @@ def evict_corrupt_downloads(repo_id: str, revision: str | None = None, cache_dir
     return evicted
 
 
-class SafetensorsLoadingMixin:
-    """`from_pretrained` for hf_attn models: safetensors only, and honest about broken downloads.
+def explain_load_failure(error: Exception, pretrained_model_name_or_path, kwargs: dict) -> Exception | None:
+    """What a failed `from_pretrained` of an hf_attn model should raise instead of `error` (`None`: `error` itself).
 
-    - A folder holding only pickle weights is refused (`use_safetensors=False` raises): loading never unpickles.
-    - If loading a Hub model fails, cached weights whose content does not match their hash are evicted and the
-      error says so, so a retry downloads them again instead of trusting a corrupt file.
-    - transformers' generic "can't load" `OSError` gets the root cause of the failure appended.
-
-    Listed before `PreTrainedModel` in a model's bases.
+    For a Hub model, cached weights whose content does not match their hash are evicted and the error says so, so a
+    retry downloads them again instead of trusting a corrupt file. transformers' generic "can't load" `OSError` gets
+    the root cause of the failure appended. Called by `SafetensorsLoadingMixin` (`hf_attn.utils.loading`).
     """
-
-    @classmethod
-    def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):
-        if kwargs.get("use_safetensors") is False:
-            raise ValueError("hf_attn models load safetensors only; pickle checkpoints are never unpickled.")
-        kwargs["use_safetensors"] = True
-        try:
-            return super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
-        except Exception as error:
-            if os.path.isdir(str(pretrained_model_name_or_path)):
-                raise
-            revision, cache_dir = kwargs.get("revision"), kwargs.get("cache_dir")
-            evicted = evict_corrupt_downloads(str(pretrained_model_name_or_path), revision, cache_dir)
-            if evicted:
-                raise OSError(
-                    f"The downloaded {', '.join(evicted)} of {pretrained_model_name_or_path} did not match its "
-                    "hash (corrupted in transit); it was removed from the cache. Retry to download it again."
-                ) from error
-            # transformers' OSError names the files it looked for; the network's reason is at the chain's end.
-            root, depth = error, 0
-            while (root.__cause__ or root.__context__) is not None and depth < 20:
-                root, depth = root.__cause__ or root.__context__, depth + 1
-            if isinstance(error, OSError) and root is not error:
-                raise OSError(f"{error}\nCaused by {type(root).__name__}: {root}") from error
-            raise
+    if os.path.isdir(str(pretrained_model_name_or_path)):
+        return None
+    evicted = evict_corrupt_downloads(
+        str(pretrained_model_name_or_path), kwargs.get("revision"), kwargs.get("cache_dir")
+    )
+    if evicted:
+        return OSError(
+            f"The downloaded {', '.join(evicted)} of {pretrained_model_name_or_path} did not match its "
+            "hash (corrupted in transit); it was removed from the cache. Retry to download it again."
+        )
+    # transformers' OSError names the files it looked for; the network's reason is at the chain's end.
+    root, depth = error, 0
+    while (root.__cause__ or root.__context__) is not None and depth < 20:
+        root, depth = root.__cause__ or root.__context__, depth + 1
+    if isinstance(error, OSError) and root is not error:
+        return OSError(f"{error}\nCaused by {type(root).__name__}: {root}")
+    return None

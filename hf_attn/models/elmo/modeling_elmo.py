@@ -37,20 +37,17 @@ V words of the language-model softmax, N labels.
 
 from __future__ import annotations
 
-import hashlib
-import os
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
-from transformers import PreTrainedConfig, PreTrainedModel
+from transformers import PreTrainedModel
 from transformers import initialization as init
 from transformers.utils import ModelOutput
 
+from .common import PackedBiRNN, SafetensorsLoadingMixin, check_token_inputs, classification_loss
 from .configuration_elmo import ElmoConfig
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -108,198 +105,6 @@ class ElmoClassifierOutput(ModelOutput):
     logits: torch.FloatTensor | None = None
     elmo_representations: torch.FloatTensor | None = None
     attention_mask: torch.BoolTensor | None = None
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Primitives, copied from hf_attn.layers and hf_attn.utils so that this file is self-contained for trust_remote_code
-# ---------------------------------------------------------------------------------------------------------------
-
-
-# Copied from hf_attn.layers.rnn.PackedBiRNN
-class PackedBiRNN(nn.Module):
-    """Runs a batch-first ``nn.LSTM``/``nn.GRU``/``nn.RNN`` over right-padded inputs, packed by their lengths.
-
-    ``pack_padded_sequence(enforce_sorted=False)`` sorts by length and restores the batch order on the way out.
-    Outputs at padded positions are zero; an all-padding row yields zeros (it runs one step internally, since
-    packing needs lengths ≥ 1, and that step is discarded).
-
-    Args:
-        rnn: the recurrent module; must be built with ``batch_first=True``.
-
-    ``forward(inputs (B, T, D), attention_mask (B, T) | None, pack=True) -> (B, T, K·H)``. With ``pack=False`` (or
-    no mask) the RNN runs over every position, pads included, as several original implementations do.
-    """
-
-    def __init__(self, rnn: nn.RNNBase) -> None:
-        super().__init__()
-        if not rnn.batch_first:
-            raise ValueError("PackedBiRNN expects an RNN built with batch_first=True.")
-        self.rnn = rnn
-
-    @property
-    def output_size(self) -> int:
-        """``K·H``: features per position of the outputs."""
-        hidden = getattr(self.rnn, "proj_size", 0) or self.rnn.hidden_size
-        return hidden * (2 if self.rnn.bidirectional else 1)
-
-    def forward(
-        self, inputs: torch.Tensor, attention_mask: torch.Tensor | None = None, pack: bool = True
-    ) -> torch.Tensor:
-        if attention_mask is None or not pack:
-            return self.rnn(inputs)[0]
-        mask = attention_mask.to(torch.bool)
-        lengths = mask.sum(dim=-1)
-        positions = torch.arange(mask.size(-1), device=mask.device)
-        if not torch.equal(mask, positions[None, :] < lengths[:, None]):
-            raise ValueError(
-                "PackedBiRNN needs right-padded inputs (attention_mask of the form 1…1 0…0); "
-                "use a tokenizer with padding_side='right'."
-            )
-        packed = pack_padded_sequence(inputs, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
-        outputs, _ = self.rnn(packed)
-        outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=inputs.size(1))
-        return outputs * (lengths > 0)[:, None, None].to(outputs.dtype)
-
-
-# Copied from hf_attn.layers.validation.check_token_inputs
-def check_token_inputs(
-    input_ids: torch.Tensor,
-    attention_mask: torch.Tensor | None,
-    vocab_size: int,
-    pad_token_id: int | None = None,
-    shape: str = "(batch, tokens)",
-    name: str = "input_ids",
-    batch_size: int | None = None,
-) -> torch.Tensor:
-    """Validates token ids and their mask; returns the mask as a boolean tensor.
-
-    Args:
-        input_ids: integer token ids whose rank is the number of names in ``shape``.
-        attention_mask: 1 for real tokens, 0 for padding, same shape as ``input_ids``; ``None`` derives it from
-            ``pad_token_id`` (every position is real when that is ``None`` too).
-        vocab_size: ids must lie in ``[0, vocab_size)``.
-        pad_token_id: the padding id used when no mask is given.
-        shape: the expected shape, e.g. ``"(batch, tokens)"``; its rank is checked and it is quoted in errors.
-        name: the argument's name, quoted in errors.
-        batch_size: the batch size ``input_ids`` must have: the first sequence's, when checking a pair's second.
-    """
-    rank = shape.count(",") + 1
-    if not isinstance(input_ids, torch.Tensor):
-        raise ValueError(f"`{name}` must be a torch.Tensor of shape {shape}, got {type(input_ids).__name__}.")
-    if input_ids.dim() != rank:
-        raise ValueError(
-            f"`{name}` must have {rank} dimensions {shape}, got shape {tuple(input_ids.shape)} "
-            f"({input_ids.dim()} dimensions)."
-        )
-    if batch_size is not None and input_ids.size(0) != batch_size:
-        raise ValueError(
-            f"`{name}` must have the batch size of `input_ids`: got {input_ids.size(0)} and {batch_size}."
-        )
-    if input_ids.is_floating_point() or input_ids.is_complex():
-        raise ValueError(f"`{name}` must hold integer token ids, got dtype {input_ids.dtype}.")
-    if input_ids.numel() > 0:
-        smallest, largest = int(input_ids.min()), int(input_ids.max())
-        if smallest < 0 or largest >= vocab_size:
-            raise ValueError(
-                f"`{name}` holds token ids outside the vocabulary [0, {vocab_size}): min {smallest}, max {largest}. "
-                "Was the tokenizer built for this model?"
-            )
-    mask_name = name.replace("input_ids", "attention_mask")
-    if attention_mask is None:
-        if pad_token_id is None:
-            return torch.ones_like(input_ids, dtype=torch.bool)
-        return input_ids != pad_token_id
-    if attention_mask.shape != input_ids.shape:
-        raise ValueError(
-            f"`{mask_name}` must have the same shape as `{name}` {shape}: got {tuple(attention_mask.shape)} "
-            f"for a `{name}` of shape {tuple(input_ids.shape)}."
-        )
-    return attention_mask.to(torch.bool)
-
-
-# Copied from hf_attn.layers.losses.classification_loss
-def classification_loss(config: PreTrainedConfig, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """The task loss by `config.problem_type` (inferred from `num_labels` and the labels' dtype, as transformers)."""
-    if config.problem_type is None:
-        if config.num_labels == 1:
-            config.problem_type = "regression"
-        elif labels.dtype in (torch.long, torch.int):
-            config.problem_type = "single_label_classification"
-        else:
-            config.problem_type = "multi_label_classification"
-    if config.problem_type == "regression":
-        return nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).view(-1))
-    if config.problem_type == "single_label_classification":
-        return nn.functional.cross_entropy(logits.view(-1, config.num_labels), labels.view(-1))
-    return nn.functional.binary_cross_entropy_with_logits(logits, labels.to(logits.dtype))
-
-
-# Copied from hf_attn.utils.hub_cache.SafetensorsLoadingMixin
-class SafetensorsLoadingMixin:
-    """`from_pretrained` for hf_attn models: safetensors only, and honest about broken downloads.
-
-    - A folder holding only pickle weights is refused (`use_safetensors=False` raises): loading never unpickles.
-    - If loading a Hub model fails, cached weights whose content does not match their hash are evicted and the
-      error says so, so a retry downloads them again instead of trusting a corrupt file.
-    - transformers' generic "can't load" `OSError` gets the root cause of the failure appended.
-
-    Listed before `PreTrainedModel` in a model's bases.
-    """
-
-    @classmethod
-    def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):
-        if kwargs.get("use_safetensors") is False:
-            raise ValueError("hf_attn models load safetensors only; pickle checkpoints are never unpickled.")
-        kwargs["use_safetensors"] = True
-        try:
-            return super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
-        except Exception as error:
-            if os.path.isdir(str(pretrained_model_name_or_path)):
-                raise
-            revision, cache_dir = kwargs.get("revision"), kwargs.get("cache_dir")
-            evicted = evict_corrupt_downloads(str(pretrained_model_name_or_path), revision, cache_dir)
-            if evicted:
-                raise OSError(
-                    f"The downloaded {', '.join(evicted)} of {pretrained_model_name_or_path} did not match its "
-                    "hash (corrupted in transit); it was removed from the cache. Retry to download it again."
-                ) from error
-            # transformers' OSError names the files it looked for; the network's reason is at the chain's end.
-            root, depth = error, 0
-            while (root.__cause__ or root.__context__) is not None and depth < 20:
-                root, depth = root.__cause__ or root.__context__, depth + 1
-            if isinstance(error, OSError) and root is not error:
-                raise OSError(f"{error}\nCaused by {type(root).__name__}: {root}") from error
-            raise
-
-
-# Copied from hf_attn.utils.hub_cache.evict_corrupt_downloads
-def evict_corrupt_downloads(repo_id: str, revision: str | None = None, cache_dir: str | None = None) -> list[str]:
-    """Removes cached `*.safetensors` files of `repo_id@revision` whose content does not hash to their etag.
-
-    Returns the names of the evicted files (empty for local folders and repos not in the cache).
-    """
-    from huggingface_hub import try_to_load_from_cache
-
-    config_path = try_to_load_from_cache(repo_id, "config.json", cache_dir=cache_dir, revision=revision)
-    if not isinstance(config_path, str):
-        return []
-    snapshot = os.path.dirname(config_path)
-    evicted = []
-    for name in sorted(os.listdir(snapshot)):
-        path = os.path.join(snapshot, name)
-        blob = os.path.realpath(path)
-        expected = os.path.basename(blob)
-        if not name.endswith(".safetensors") or not re.fullmatch(r"[0-9a-f]{64}", expected):
-            continue  # only LFS files are named by their sha256
-        digest = hashlib.sha256()
-        with open(blob, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-        if digest.hexdigest() != expected:
-            os.remove(path)
-            os.remove(blob)
-            evicted.append(name)
-    return evicted
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -25,20 +25,23 @@ R hops (r), F pair-interaction size, C classifier hidden units, L labels.
 
 from __future__ import annotations
 
-import hashlib
 import math
-import os
-import re
 from dataclasses import dataclass
 from typing import ClassVar
 
 import torch
 from torch import nn
-from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
-from transformers import PreTrainedConfig, PreTrainedModel
+from transformers import PreTrainedModel
 from transformers import initialization as init
 from transformers.utils import ModelOutput
 
+from .common import (
+    AdditiveAttentionPooling,
+    PackedBiRNN,
+    SafetensorsLoadingMixin,
+    check_token_inputs,
+    classification_loss,
+)
 from .configuration_lin_self_attentive import LinSelfAttentiveConfig
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -104,259 +107,6 @@ class LinSelfAttentivePairClassifierOutput(ModelOutput):
     pair_sentence_embedding: torch.FloatTensor | None = None
     pair_hop_attentions: torch.FloatTensor | None = None
     pair_penalty: torch.FloatTensor | None = None
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Primitives, copied from hf_attn.layers and hf_attn.utils so that this file is self-contained for trust_remote_code
-# ---------------------------------------------------------------------------------------------------------------
-
-
-# Copied from hf_attn.layers.masking.masked_softmax
-def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None, dim: int = -1) -> torch.Tensor:
-    """Softmax of ``scores`` over ``dim`` restricted to the positions where ``mask`` is true.
-
-    Masked positions get exactly 0. A row without a single unmasked position gives all zeros, never NaN:
-    such rows are what an all-padding example produces, and a NaN there would poison the whole batch's gradient.
-
-    Args:
-        scores: attention logits, e.g. ``(B, R, T)``.
-        mask: boolean or 0/1 tensor broadcastable to ``scores`` (e.g. ``(B, 1, T)``); ``None`` means no masking.
-        dim: the dimension to normalise over.
-    """
-    if mask is None:
-        return torch.softmax(scores, dim=dim)
-    mask = mask.to(torch.bool)
-    # The most negative finite value, not -inf: exp(min - max) is exactly 0 whenever a row has a real score,
-    # and a fully masked row stays finite (uniform) before the multiplication below zeroes it.
-    scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-    return torch.softmax(scores, dim=dim) * mask
-
-
-# Copied from hf_attn.layers.attention.AdditiveAttentionPooling
-class AdditiveAttentionPooling(nn.Module):
-    """Multi-hop additive attention pooling.
-
-    Args:
-        input_size: ``D``, features of each position.
-        attention_size: ``A``, hidden units of the scorer (Lin: d_a; HAN: the context-vector size).
-        num_hops: ``R``, independent attention distributions (Lin: r; HAN: 1).
-        bias: whether ``W_1`` has a bias (HAN: yes; Lin: no).
-        dropout: dropout on the scorer's input only (Lin et al.'s implementation drops ``H`` before ``W_s1``
-            while pooling the un-dropped ``H``).
-        additive_mask_value: ``None`` excludes masked positions exactly (zero weight; an all-masked row pools to
-            zeros). A float reproduces implementations that instead add ``value`` to masked scores (Lin et al.'s
-            code adds -10000), which differs only on all-masked rows.
-
-    Parameters: ``projection`` (W_1, b_1) and ``context`` (``(R, A)``, one context vector per hop). ``context`` starts
-    at zero, so every hop starts uniform: there a penalty on the attention (Lin et al.'s P) has no gradient, and
-    the task loss decides where the hops go before anything else can lock them onto arbitrary tokens.
-
-    ``forward(hidden_states, attention_mask=None, values=None)`` scores ``hidden_states`` and pools ``values``
-    (default: ``hidden_states``; BI-Attention scores sentences from more features than it pools).
-
-    Returns from ``forward``: ``(pooled (B, R, D'), weights (B, R, T))``, ``D'`` the features of the pooled values.
-    """
-
-    def __init__(
-        self,
-        input_size: int,
-        attention_size: int,
-        num_hops: int = 1,
-        bias: bool = True,
-        dropout: float = 0.0,
-        additive_mask_value: float | None = None,
-    ) -> None:
-        super().__init__()
-        self.projection = nn.Linear(input_size, attention_size, bias=bias)
-        self.context = nn.Parameter(torch.zeros(num_hops, attention_size))
-        self.dropout = nn.Dropout(dropout)
-        self.additive_mask_value = additive_mask_value
-
-    def forward(
-        self,
-        hidden_states: torch.Tensor,
-        attention_mask: torch.Tensor | None = None,
-        values: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        keys = torch.tanh(self.projection(self.dropout(hidden_states)))  # u_t, (B, T, A)
-        scores = torch.matmul(self.context, keys.transpose(1, 2))  # e = w_rᵀ u_t, (B, R, T)
-        mask = None if attention_mask is None else attention_mask[:, None, :].to(torch.bool)  # (B, 1, T)
-        if mask is not None and self.additive_mask_value is not None:
-            weights = torch.softmax(scores + self.additive_mask_value * (~mask).to(scores.dtype), dim=-1)
-        else:
-            weights = masked_softmax(scores, mask, dim=-1)
-        pooled = torch.bmm(weights, hidden_states if values is None else values)  # (B, R, D')
-        return pooled, weights
-
-
-# Copied from hf_attn.layers.rnn.PackedBiRNN
-class PackedBiRNN(nn.Module):
-    """Runs a batch-first ``nn.LSTM``/``nn.GRU``/``nn.RNN`` over right-padded inputs, packed by their lengths.
-
-    ``pack_padded_sequence(enforce_sorted=False)`` sorts by length and restores the batch order on the way out.
-    Outputs at padded positions are zero; an all-padding row yields zeros (it runs one step internally, since
-    packing needs lengths ≥ 1, and that step is discarded).
-
-    Args:
-        rnn: the recurrent module; must be built with ``batch_first=True``.
-
-    ``forward(inputs (B, T, D), attention_mask (B, T) | None, pack=True) -> (B, T, K·H)``. With ``pack=False`` (or
-    no mask) the RNN runs over every position, pads included, as several original implementations do.
-    """
-
-    def __init__(self, rnn: nn.RNNBase) -> None:
-        super().__init__()
-        if not rnn.batch_first:
-            raise ValueError("PackedBiRNN expects an RNN built with batch_first=True.")
-        self.rnn = rnn
-
-    @property
-    def output_size(self) -> int:
-        """``K·H``: features per position of the outputs."""
-        hidden = getattr(self.rnn, "proj_size", 0) or self.rnn.hidden_size
-        return hidden * (2 if self.rnn.bidirectional else 1)
-
-    def forward(
-        self, inputs: torch.Tensor, attention_mask: torch.Tensor | None = None, pack: bool = True
-    ) -> torch.Tensor:
-        if attention_mask is None or not pack:
-            return self.rnn(inputs)[0]
-        mask = attention_mask.to(torch.bool)
-        lengths = mask.sum(dim=-1)
-        positions = torch.arange(mask.size(-1), device=mask.device)
-        if not torch.equal(mask, positions[None, :] < lengths[:, None]):
-            raise ValueError(
-                "PackedBiRNN needs right-padded inputs (attention_mask of the form 1…1 0…0); "
-                "use a tokenizer with padding_side='right'."
-            )
-        packed = pack_padded_sequence(inputs, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
-        outputs, _ = self.rnn(packed)
-        outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=inputs.size(1))
-        return outputs * (lengths > 0)[:, None, None].to(outputs.dtype)
-
-
-# Copied from hf_attn.layers.validation.check_token_inputs
-def check_token_inputs(
-    input_ids: torch.Tensor,
-    attention_mask: torch.Tensor | None,
-    vocab_size: int,
-    pad_token_id: int | None = None,
-    shape: str = "(batch, tokens)",
-    name: str = "input_ids",
-    batch_size: int | None = None,
-) -> torch.Tensor:
-    """Validates token ids and their mask; returns the mask as a boolean tensor.
-
-    Args:
-        input_ids: integer token ids whose rank is the number of names in ``shape``.
-        attention_mask: 1 for real tokens, 0 for padding, same shape as ``input_ids``; ``None`` derives it from
-            ``pad_token_id`` (every position is real when that is ``None`` too).
-        vocab_size: ids must lie in ``[0, vocab_size)``.
-        pad_token_id: the padding id used when no mask is given.
-        shape: the expected shape, e.g. ``"(batch, tokens)"``; its rank is checked and it is quoted in errors.
-        name: the argument's name, quoted in errors.
-        batch_size: the batch size ``input_ids`` must have: the first sequence's, when checking a pair's second.
-    """
-    rank = shape.count(",") + 1
-    if not isinstance(input_ids, torch.Tensor):
-        raise ValueError(f"`{name}` must be a torch.Tensor of shape {shape}, got {type(input_ids).__name__}.")
-    if input_ids.dim() != rank:
-        raise ValueError(
-            f"`{name}` must have {rank} dimensions {shape}, got shape {tuple(input_ids.shape)} "
-            f"({input_ids.dim()} dimensions)."
-        )
-    if batch_size is not None and input_ids.size(0) != batch_size:
-        raise ValueError(
-            f"`{name}` must have the batch size of `input_ids`: got {input_ids.size(0)} and {batch_size}."
-        )
-    if input_ids.is_floating_point() or input_ids.is_complex():
-        raise ValueError(f"`{name}` must hold integer token ids, got dtype {input_ids.dtype}.")
-    if input_ids.numel() > 0:
-        smallest, largest = int(input_ids.min()), int(input_ids.max())
-        if smallest < 0 or largest >= vocab_size:
-            raise ValueError(
-                f"`{name}` holds token ids outside the vocabulary [0, {vocab_size}): min {smallest}, max {largest}. "
-                "Was the tokenizer built for this model?"
-            )
-    mask_name = name.replace("input_ids", "attention_mask")
-    if attention_mask is None:
-        if pad_token_id is None:
-            return torch.ones_like(input_ids, dtype=torch.bool)
-        return input_ids != pad_token_id
-    if attention_mask.shape != input_ids.shape:
-        raise ValueError(
-            f"`{mask_name}` must have the same shape as `{name}` {shape}: got {tuple(attention_mask.shape)} "
-            f"for a `{name}` of shape {tuple(input_ids.shape)}."
-        )
-    return attention_mask.to(torch.bool)
-
-
-# Copied from hf_attn.utils.hub_cache.SafetensorsLoadingMixin
-class SafetensorsLoadingMixin:
-    """`from_pretrained` for hf_attn models: safetensors only, and honest about broken downloads.
-
-    - A folder holding only pickle weights is refused (`use_safetensors=False` raises): loading never unpickles.
-    - If loading a Hub model fails, cached weights whose content does not match their hash are evicted and the
-      error says so, so a retry downloads them again instead of trusting a corrupt file.
-    - transformers' generic "can't load" `OSError` gets the root cause of the failure appended.
-
-    Listed before `PreTrainedModel` in a model's bases.
-    """
-
-    @classmethod
-    def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):
-        if kwargs.get("use_safetensors") is False:
-            raise ValueError("hf_attn models load safetensors only; pickle checkpoints are never unpickled.")
-        kwargs["use_safetensors"] = True
-        try:
-            return super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
-        except Exception as error:
-            if os.path.isdir(str(pretrained_model_name_or_path)):
-                raise
-            revision, cache_dir = kwargs.get("revision"), kwargs.get("cache_dir")
-            evicted = evict_corrupt_downloads(str(pretrained_model_name_or_path), revision, cache_dir)
-            if evicted:
-                raise OSError(
-                    f"The downloaded {', '.join(evicted)} of {pretrained_model_name_or_path} did not match its "
-                    "hash (corrupted in transit); it was removed from the cache. Retry to download it again."
-                ) from error
-            # transformers' OSError names the files it looked for; the network's reason is at the chain's end.
-            root, depth = error, 0
-            while (root.__cause__ or root.__context__) is not None and depth < 20:
-                root, depth = root.__cause__ or root.__context__, depth + 1
-            if isinstance(error, OSError) and root is not error:
-                raise OSError(f"{error}\nCaused by {type(root).__name__}: {root}") from error
-            raise
-
-
-# Copied from hf_attn.utils.hub_cache.evict_corrupt_downloads
-def evict_corrupt_downloads(repo_id: str, revision: str | None = None, cache_dir: str | None = None) -> list[str]:
-    """Removes cached `*.safetensors` files of `repo_id@revision` whose content does not hash to their etag.
-
-    Returns the names of the evicted files (empty for local folders and repos not in the cache).
-    """
-    from huggingface_hub import try_to_load_from_cache
-
-    config_path = try_to_load_from_cache(repo_id, "config.json", cache_dir=cache_dir, revision=revision)
-    if not isinstance(config_path, str):
-        return []
-    snapshot = os.path.dirname(config_path)
-    evicted = []
-    for name in sorted(os.listdir(snapshot)):
-        path = os.path.join(snapshot, name)
-        blob = os.path.realpath(path)
-        expected = os.path.basename(blob)
-        if not name.endswith(".safetensors") or not re.fullmatch(r"[0-9a-f]{64}", expected):
-            continue  # only LFS files are named by their sha256
-        digest = hashlib.sha256()
-        with open(blob, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-        if digest.hexdigest() != expected:
-            os.remove(path)
-            os.remove(blob)
-            evicted.append(name)
-    return evicted
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -427,23 +177,6 @@ def flatten_sentence_embedding(sentence_embedding: torch.Tensor, flatten_order: 
     if flatten_order == "feature_major":
         sentence_embedding = sentence_embedding.transpose(1, 2)
     return sentence_embedding.reshape(sentence_embedding.size(0), -1)
-
-
-# Copied from hf_attn.layers.losses.classification_loss
-def classification_loss(config: PreTrainedConfig, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """The task loss by `config.problem_type` (inferred from `num_labels` and the labels' dtype, as transformers)."""
-    if config.problem_type is None:
-        if config.num_labels == 1:
-            config.problem_type = "regression"
-        elif labels.dtype in (torch.long, torch.int):
-            config.problem_type = "single_label_classification"
-        else:
-            config.problem_type = "multi_label_classification"
-    if config.problem_type == "regression":
-        return nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).view(-1))
-    if config.problem_type == "single_label_classification":
-        return nn.functional.cross_entropy(logits.view(-1, config.num_labels), labels.view(-1))
-    return nn.functional.binary_cross_entropy_with_logits(logits, labels.to(logits.dtype))
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -1,0 +1,129 @@
+"""The pieces of hf_attn that the sgm model computes with, copied beside it.
+
+transformers ships a saved model with its own folder's files only (`trust_remote_code`), so the model file imports
+these from here. Every block is a marked copy that `python -m hf_attn.utils.copies` keeps identical to its source:
+edit the source, then run `make format`.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from transformers import PreTrainedConfig
+
+
+# Copied from hf_attn.layers.masking.masked_softmax
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None, dim: int = -1) -> torch.Tensor:
+    """Softmax of ``scores`` over ``dim`` restricted to the positions where ``mask`` is true.
+
+    Masked positions get exactly 0. A row without a single unmasked position gives all zeros, never NaN:
+    such rows are what an all-padding example produces, and a NaN there would poison the whole batch's gradient.
+
+    Args:
+        scores: attention logits, e.g. ``(B, R, T)``.
+        mask: boolean or 0/1 tensor broadcastable to ``scores`` (e.g. ``(B, 1, T)``); ``None`` means no masking.
+        dim: the dimension to normalise over.
+    """
+    if mask is None:
+        return torch.softmax(scores, dim=dim)
+    mask = mask.to(torch.bool)
+    # The most negative finite value, not -inf: exp(min - max) is exactly 0 whenever a row has a real score,
+    # and a fully masked row stays finite (uniform) before the multiplication below zeroes it.
+    scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
+    return torch.softmax(scores, dim=dim) * mask
+
+
+# Copied from hf_attn.layers.validation.check_token_inputs
+def check_token_inputs(
+    input_ids: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    vocab_size: int,
+    pad_token_id: int | None = None,
+    shape: str = "(batch, tokens)",
+    name: str = "input_ids",
+    batch_size: int | None = None,
+) -> torch.Tensor:
+    """Validates token ids and their mask; returns the mask as a boolean tensor.
+
+    Args:
+        input_ids: integer token ids whose rank is the number of names in ``shape``.
+        attention_mask: 1 for real tokens, 0 for padding, same shape as ``input_ids``; ``None`` derives it from
+            ``pad_token_id`` (every position is real when that is ``None`` too).
+        vocab_size: ids must lie in ``[0, vocab_size)``.
+        pad_token_id: the padding id used when no mask is given.
+        shape: the expected shape, e.g. ``"(batch, tokens)"``; its rank is checked and it is quoted in errors.
+        name: the argument's name, quoted in errors.
+        batch_size: the batch size ``input_ids`` must have: the first sequence's, when checking a pair's second.
+    """
+    rank = shape.count(",") + 1
+    if not isinstance(input_ids, torch.Tensor):
+        raise ValueError(f"`{name}` must be a torch.Tensor of shape {shape}, got {type(input_ids).__name__}.")
+    if input_ids.dim() != rank:
+        raise ValueError(
+            f"`{name}` must have {rank} dimensions {shape}, got shape {tuple(input_ids.shape)} "
+            f"({input_ids.dim()} dimensions)."
+        )
+    if batch_size is not None and input_ids.size(0) != batch_size:
+        raise ValueError(
+            f"`{name}` must have the batch size of `input_ids`: got {input_ids.size(0)} and {batch_size}."
+        )
+    if input_ids.is_floating_point() or input_ids.is_complex():
+        raise ValueError(f"`{name}` must hold integer token ids, got dtype {input_ids.dtype}.")
+    if input_ids.numel() > 0:
+        smallest, largest = int(input_ids.min()), int(input_ids.max())
+        if smallest < 0 or largest >= vocab_size:
+            raise ValueError(
+                f"`{name}` holds token ids outside the vocabulary [0, {vocab_size}): min {smallest}, max {largest}. "
+                "Was the tokenizer built for this model?"
+            )
+    mask_name = name.replace("input_ids", "attention_mask")
+    if attention_mask is None:
+        if pad_token_id is None:
+            return torch.ones_like(input_ids, dtype=torch.bool)
+        return input_ids != pad_token_id
+    if attention_mask.shape != input_ids.shape:
+        raise ValueError(
+            f"`{mask_name}` must have the same shape as `{name}` {shape}: got {tuple(attention_mask.shape)} "
+            f"for a `{name}` of shape {tuple(input_ids.shape)}."
+        )
+    return attention_mask.to(torch.bool)
+
+
+# Copied from hf_attn.layers.losses.classification_loss
+def classification_loss(config: PreTrainedConfig, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """The task loss by `config.problem_type` (inferred from `num_labels` and the labels' dtype, as transformers)."""
+    if config.problem_type is None:
+        if config.num_labels == 1:
+            config.problem_type = "regression"
+        elif labels.dtype in (torch.long, torch.int):
+            config.problem_type = "single_label_classification"
+        else:
+            config.problem_type = "multi_label_classification"
+    if config.problem_type == "regression":
+        return nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).view(-1))
+    if config.problem_type == "single_label_classification":
+        return nn.functional.cross_entropy(logits.view(-1, config.num_labels), labels.view(-1))
+    return nn.functional.binary_cross_entropy_with_logits(logits, labels.to(logits.dtype))
+
+
+# Copied from hf_attn.utils.loading.SafetensorsLoadingMixin
+class SafetensorsLoadingMixin:
+    """`from_pretrained` for hf_attn models: safetensors only (a folder holding only pickle weights is refused, and
+    `use_safetensors=False` raises: loading never unpickles). Listed before `PreTrainedModel` in a model's bases."""
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):
+        if kwargs.get("use_safetensors") is False:
+            raise ValueError("hf_attn models load safetensors only; pickle checkpoints are never unpickled.")
+        kwargs["use_safetensors"] = True
+        try:
+            return super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
+        except Exception as error:
+            try:  # hf_attn installed: evict corrupt Hub downloads and name the root cause
+                from hf_attn.utils.hub_cache import explain_load_failure
+            except ImportError:
+                explain_load_failure = None
+            explained = explain_load_failure and explain_load_failure(error, pretrained_model_name_or_path, kwargs)
+            if explained is None:
+                raise
+            raise explained from error
