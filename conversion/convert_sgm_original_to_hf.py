@@ -36,8 +36,8 @@ from safetensors.torch import load_file
 
 from hf_attn.cards import CONVERSION_FILE, write_model_card
 from hf_attn.conversion import load_original_checkpoint, max_abs_diffs, rename_state_dict, sha256_of
+from hf_attn.layers.sequences import reverse_padded
 from hf_attn.models.sgm import SgmConfig, SgmForMultiLabelGeneration, sgm_original_beam_search
-from hf_attn.models.sgm.modeling_sgm import reverse_padded
 
 ORIGINAL_CODE = "https://github.com/lancopku/SGM"
 NUM_SPECIAL_TOKENS = 4  # utils/dict_helper.py: PAD, UNK, BOS, EOS

@@ -8,6 +8,7 @@ from .losses import classification_loss
 from .masking import masked_softmax
 from .positions import sinusoidal_positions
 from .rnn import PackedBiRNN
+from .sequences import reverse_padded, shift_tokens_right
 from .validation import check_token_inputs
 
 __all__ = [
@@ -16,7 +17,9 @@ __all__ = [
     "check_token_inputs",
     "classification_loss",
     "masked_softmax",
+    "reverse_padded",
     "run_rnn_over_sentences",
     "run_rnn_skipping_masked",
+    "shift_tokens_right",
     "sinusoidal_positions",
 ]

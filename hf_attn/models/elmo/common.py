@@ -153,3 +153,12 @@ class SafetensorsLoadingMixin:
             if explained is None:
                 raise
             raise explained from error
+
+
+# Copied from hf_attn.layers.sequences.reverse_padded
+def reverse_padded(values: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Reverses the first `lengths[b]` positions of each row of `values` `(B, T, ...)` along axis 1 and leaves the
+    padding in place (TF's `reverse_sequence`); applying it twice is the identity."""
+    positions = torch.arange(values.size(1), device=values.device)[None, :]
+    index = torch.where(positions < lengths[:, None], lengths[:, None] - 1 - positions, positions)  # (B, T)
+    return values.gather(1, index.reshape(*index.shape, *[1] * (values.dim() - 2)).expand_as(values))

@@ -47,7 +47,7 @@ from transformers import PreTrainedModel
 from transformers import initialization as init
 from transformers.utils import ModelOutput
 
-from .common import PackedBiRNN, SafetensorsLoadingMixin, check_token_inputs, classification_loss
+from .common import PackedBiRNN, SafetensorsLoadingMixin, check_token_inputs, classification_loss, reverse_padded
 from .configuration_elmo import ElmoConfig
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -155,14 +155,6 @@ def remove_sentence_boundaries(
     trimmed = tensor[:, 1:-1] if tensor.size(1) > 2 else tensor[:, :0]
     keep = new_mask.reshape(*new_mask.shape, *[1] * (trimmed.dim() - 2))
     return trimmed * keep.to(trimmed.dtype), new_mask
-
-
-def reverse_padded(tensor: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """Reverses every row's first `lengths[b]` positions along axis 1 and leaves its padding in place (TF's
-    `reverse_sequence`); applying it twice is the identity. `tensor`: `(B, T, ...)`."""
-    positions = torch.arange(tensor.size(1), device=tensor.device)[None, :]
-    index = torch.where(positions < lengths[:, None], lengths[:, None] - 1 - positions, positions)
-    return tensor.gather(1, index.reshape(*index.shape, *[1] * (tensor.dim() - 2)).expand_as(tensor))
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -111,8 +111,10 @@ class HanPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
 
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
-        """Embeddings, projections and the context vectors u_w, u_s ~ U(−range, range) ("randomly initialized and
-        jointly learned", §2.2); biases 0; GRUs with PyTorch's U(−1/√H, 1/√H); the padding row at zero."""
+        """Embeddings, projections and the context vectors u_w, u_s ~ U(−range, range) ("randomly initialized
+        and
+        jointly learned", §2.2); biases 0; the RNNs (GRUs here) with PyTorch's U(−1/√H, 1/√H); the padding row
+        at zero."""
         bound = self.config.initializer_range
         if isinstance(module, nn.Linear):
             init.uniform_(module.weight, -bound, bound)

@@ -46,7 +46,14 @@ from transformers.generation.utils import GenerateBeamEncoderDecoderOutput
 from transformers.modeling_outputs import SequenceClassifierOutput
 from transformers.utils import ModelOutput
 
-from .common import SafetensorsLoadingMixin, check_token_inputs, classification_loss, masked_softmax
+from .common import (
+    SafetensorsLoadingMixin,
+    check_token_inputs,
+    classification_loss,
+    masked_softmax,
+    reverse_padded,
+    shift_tokens_right,
+)
 from .configuration_sgm import SgmConfig
 
 # Scores of already-emitted labels in the global embedding's y_{t−1}: finite (the original's value), so that a row
@@ -172,14 +179,6 @@ class RepeatedLabelLogitsProcessor(LogitsProcessor):
 # ---------------------------------------------------------------------------------------------------------------
 # Building blocks
 # ---------------------------------------------------------------------------------------------------------------
-
-
-def reverse_padded(values: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
-    """Reverses the first `lengths[b]` positions of each row of `values` `(B, S, ...)`, leaving the padding in place.
-    Its own inverse."""
-    positions = torch.arange(values.size(1), device=values.device)[None, :]
-    index = torch.where(positions < lengths[:, None], lengths[:, None] - 1 - positions, positions)  # (B, S)
-    return values.gather(1, index.view(*index.shape, *[1] * (values.dim() - 2)).expand_as(values))
 
 
 class SgmEncoder(nn.Module):
@@ -533,10 +532,7 @@ class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
 
     def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
         """Decoder inputs from `labels`: the start token, then the labels without the last; −100 → PAD."""
-        shifted = labels.new_full(labels.shape, self.config.pad_token_id)
-        shifted[:, 1:] = labels[:, :-1]
-        shifted[:, 0] = self.config.decoder_start_token_id
-        return shifted.masked_fill(shifted == -100, self.config.pad_token_id)
+        return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
 
     def prepare_inputs_for_generation(
         self,

@@ -120,3 +120,12 @@ def check_token_inputs(
             f"for a `{name}` of shape {tuple(input_ids.shape)}."
         )
     return attention_mask.to(torch.bool)
+
+
+# Copied from hf_attn.layers.sequences.shift_tokens_right
+def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_token_id: int) -> torch.Tensor:
+    """Teacher forcing: the decoder reads `<start> y_1 … y_{T−1}` to predict `y_1 … y_T` (-100 labels become pads)."""
+    shifted = labels.new_full(labels.shape, pad_token_id)
+    shifted[:, 1:] = labels[:, :-1]
+    shifted[:, 0] = decoder_start_token_id
+    return shifted.masked_fill(shifted == -100, pad_token_id)

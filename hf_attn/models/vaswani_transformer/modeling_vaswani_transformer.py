@@ -40,20 +40,12 @@ from transformers.modeling_outputs import (
 )
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
-from .common import SafetensorsLoadingMixin, check_token_inputs, sinusoidal_positions
+from .common import SafetensorsLoadingMixin, check_token_inputs, shift_tokens_right, sinusoidal_positions
 from .configuration_vaswani_transformer import VaswaniTransformerConfig
 
 # ---------------------------------------------------------------------------------------------------------------
 # Building blocks
 # ---------------------------------------------------------------------------------------------------------------
-
-
-def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_token_id: int) -> torch.Tensor:
-    """Teacher forcing: the decoder reads `<start> y_1 … y_{T−1}` to predict `y_1 … y_T` (-100 labels become pads)."""
-    shifted = labels.new_full(labels.shape, pad_token_id)
-    shifted[:, 1:] = labels[:, :-1]
-    shifted[:, 0] = decoder_start_token_id
-    return shifted.masked_fill(shifted == -100, pad_token_id)
 
 
 def key_padding_mask(mask: torch.Tensor | None) -> torch.Tensor | None:

@@ -8,6 +8,7 @@ from torch import nn
 from transformers import AutoModelForTokenClassification
 
 import hf_attn
+from hf_attn.layers.sequences import reverse_padded
 from hf_attn.models.elmo import (
     ElmoConfig,
     ElmoForBidirectionalLanguageModeling,
@@ -16,7 +17,7 @@ from hf_attn.models.elmo import (
     ElmoModel,
     remove_sentence_boundaries,
 )
-from hf_attn.models.elmo.modeling_elmo import ElmoLstmLayer, reverse_padded
+from hf_attn.models.elmo.modeling_elmo import ElmoLstmLayer
 from hf_attn.tokenization.elmo import build_elmo_tokenizer
 from tests.helpers import tiny_config
 
