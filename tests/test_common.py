@@ -77,6 +77,50 @@ def test_tuple_outputs_match_dict_outputs(architecture, head):
     torch.testing.assert_close(as_tuple[0], model(**inputs).logits)
 
 
+ATTENTION_FIELDS = ("attentions", "encoder_attentions", "decoder_attentions", "cross_attentions")
+HIDDEN_STATE_FIELDS = ("hidden_states", "encoder_hidden_states", "decoder_hidden_states")
+
+
+def _tensor_tuple(value) -> bool:
+    """A tuple of tensors (one per layer or map), or one map (SGM's single-layer `cross_attentions`)."""
+    if isinstance(value, torch.Tensor):
+        return True
+    return isinstance(value, tuple) and len(value) > 0 and all(isinstance(item, torch.Tensor) for item in value)
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_head_contract_output_attentions_hidden_states_return_dict(architecture, head):
+    """transformers' output arguments (CONTRIBUTING.md, "the head contract"): maps and states filled when asked,
+    `None` otherwise (a config default counts as asking), a tuple without `None`s for `return_dict=False`, loss
+    first; the paper-named maps stay."""
+    model, config = build(architecture, head)
+    inputs = make_inputs(head, config, LENGTHS)
+    labels = make_labels(head, config, inputs)
+    full = model(**inputs, labels=labels, output_attentions=True, output_hidden_states=True)
+    plain = model(**inputs, labels=labels, output_attentions=False, output_hidden_states=False)
+    attends = head.has_attention and bool(architecture.attention_fields)
+    if attends:
+        assert any(_tensor_tuple(full.get(name)) for name in ATTENTION_FIELDS), "no attentions with output_attentions"
+        if not head.attention_kwargs:  # maps that need no asking (the paper-named ones) stay
+            assert [field for field in architecture.attention_fields if plain.get(field) is not None], "maps gone"
+    assert plain.get("attentions") is None and (attends or full.get("attentions") is None)
+    assert any(_tensor_tuple(full.get(name)) for name in HIDDEN_STATE_FIELDS), "no hidden_states when asked"
+    assert all(plain.get(name) is None for name in HIDDEN_STATE_FIELDS)
+    for value in [full.get(name) for name in ATTENTION_FIELDS + HIDDEN_STATE_FIELDS]:
+        assert value is None or all(torch.isfinite(item).all() for item in value if isinstance(item, torch.Tensor))
+
+    as_tuple = model(**inputs, labels=labels, output_attentions=True, output_hidden_states=True, return_dict=False)
+    assert type(as_tuple) is tuple and len(as_tuple) == len(full.to_tuple())
+    torch.testing.assert_close(as_tuple[0], full.loss)
+    torch.testing.assert_close(as_tuple[1], full.logits)
+
+    # Config defaults count as asking (`output_attentions` is left alone: SDPA models refuse it in the config).
+    model.config.output_hidden_states, model.config.return_dict = True, False
+    from_config = model(**inputs, labels=labels, output_attentions=False)
+    expected = model(**inputs, labels=labels, output_attentions=False, output_hidden_states=True, return_dict=True)
+    assert type(from_config) is tuple and len(from_config) == len(expected.to_tuple())
+
+
 @pytest.mark.parametrize(("architecture", "head"), all_heads())
 def test_padding_does_not_change_an_example(architecture, head):
     model, config = build(architecture, head)

@@ -52,6 +52,8 @@ class BiAttentionConfig(PreTrainedConfig):
         "sentence_attentions",
         "pair_word_attentions",
         "pair_sentence_attentions",
+        "attentions",
+        "hidden_states",
     ]
 
     vocab_size: int = 30000

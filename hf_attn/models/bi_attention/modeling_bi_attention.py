@@ -45,6 +45,7 @@ from .common import (
     SafetensorsLoadingMixin,
     check_token_inputs,
     classification_loss,
+    output_flags,
     run_rnn_over_sentences,
     run_rnn_skipping_masked,
 )
@@ -65,6 +66,10 @@ class BiAttentionModelOutput(ModelOutput):
         pair_document_embedding (`torch.FloatTensor` of shape `(B, D)`, *optional*): r of the second view.
         pair_word_attentions (`torch.FloatTensor` of shape `(B, S', T')`, *optional*): a_ij of the second view.
         pair_sentence_attentions (`torch.FloatTensor` of shape `(B, S')`, *optional*): A_i of the second view.
+        hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the representations
+            the model computes, input embeddings first (see the model's docstring).
+        attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the attention maps above,
+            as transformers' tools expect them.
     """
 
     document_embedding: torch.FloatTensor | None = None
@@ -73,6 +78,8 @@ class BiAttentionModelOutput(ModelOutput):
     pair_document_embedding: torch.FloatTensor | None = None
     pair_word_attentions: torch.FloatTensor | None = None
     pair_sentence_attentions: torch.FloatTensor | None = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
+    attentions: tuple[torch.FloatTensor, ...] | None = None
 
 
 @dataclass
@@ -85,6 +92,10 @@ class BiAttentionDocumentClassifierOutput(ModelOutput):
         document_embedding / pair_document_embedding (`torch.FloatTensor` of shape `(B, D)`): r of each view.
         word_attentions / pair_word_attentions (`torch.FloatTensor` of shape `(B, S, T)`): a_ij of each view.
         sentence_attentions / pair_sentence_attentions (`torch.FloatTensor` of shape `(B, S)`): A_i of each view.
+        hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the representations
+            the model computes, input embeddings first (see the model's docstring).
+        attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the attention maps above,
+            as transformers' tools expect them.
     """
 
     loss: torch.FloatTensor | None = None
@@ -96,6 +107,8 @@ class BiAttentionDocumentClassifierOutput(ModelOutput):
     sentence_attentions: torch.FloatTensor | None = None
     pair_word_attentions: torch.FloatTensor | None = None
     pair_sentence_attentions: torch.FloatTensor | None = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
+    attentions: tuple[torch.FloatTensor, ...] | None = None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -141,7 +154,8 @@ class BiAttentionDocumentEncoder(nn.Module):
         scored = torch.cat([sentence_vectors, sentence_states], dim=-1)  # [s_i; →g_i; ←g_i], (B, S, D + 2Hs)
         # A_i from [s_i; →g_i; ←g_i], pooling s_i alone: r = Σ_i A_i s_i, (B, 1, D), A: (B, 1, S)
         document, sentence_attentions = self.sentence_attention(scored, sentence_mask, values=sentence_vectors)
-        return document.squeeze(1), word_attentions.view(batch, sentences, words), sentence_attentions.squeeze(1)
+        word_attentions, sentence_attentions = word_attentions.view(batch, sentences, words), sentence_attentions[:, 0]
+        return document.squeeze(1), word_attentions, sentence_attentions, (embeddings, word_states, sentence_states)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -202,6 +216,8 @@ class BiAttentionModel(BiAttentionPreTrainedModel):
         attention_mask: torch.Tensor | None = None,
         pair_input_ids: torch.LongTensor | None = None,
         pair_attention_mask: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
     ) -> BiAttentionModelOutput | tuple:
         r"""
@@ -211,24 +227,35 @@ class BiAttentionModel(BiAttentionPreTrainedModel):
             pair_input_ids (`torch.LongTensor` of shape `(B, S', T')`, *optional*): the second view's word ids.
             pair_attention_mask (`torch.Tensor` of shape `(B, S', T')`, *optional*): its mask.
         """
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
         config, shape = self.config, "(batch, sentences, words)"
         mask = check_token_inputs(input_ids, attention_mask, config.vocab_size, config.pad_token_id, shape)
-        document, word_attentions, sentence_attentions = self.encoder(input_ids, mask)
-        output = BiAttentionModelOutput(
-            document_embedding=document, word_attentions=word_attentions, sentence_attentions=sentence_attentions
-        )
+        document, word_attentions, sentence_attentions, states = self.encoder(input_ids, mask)
+        pair_document = pair_word_attentions = pair_sentence_attentions = None
+        attentions, pair_states = (word_attentions, sentence_attentions), ()
         if pair_input_ids is not None:
             pair_mask = check_token_inputs(
                 pair_input_ids, pair_attention_mask, config.pair_vocab_size, config.pad_token_id, shape,
                 name="pair_input_ids", batch_size=input_ids.size(0),
             )  # fmt: skip
-            pair_document, pair_word_attentions, pair_sentence_attentions = self.pair_encoder(
+            pair_document, pair_word_attentions, pair_sentence_attentions, pair_states = self.pair_encoder(
                 pair_input_ids, pair_mask
             )
-            output.pair_document_embedding = pair_document
-            output.pair_word_attentions = pair_word_attentions
-            output.pair_sentence_attentions = pair_sentence_attentions
-        return output if return_dict is not False else output.to_tuple()
+            attentions += (pair_word_attentions, pair_sentence_attentions)
+        output = BiAttentionModelOutput(
+            document_embedding=document,
+            word_attentions=word_attentions,
+            sentence_attentions=sentence_attentions,
+            pair_document_embedding=pair_document,
+            pair_word_attentions=pair_word_attentions,
+            pair_sentence_attentions=pair_sentence_attentions,
+            # Each view's word embeddings, word states and sentence states; the first view's first.
+            hidden_states=states + pair_states if output_hidden_states else None,
+            attentions=attentions if output_attentions else None,
+        )
+        return output if return_dict else output.to_tuple()
 
 
 class BiAttentionForDocumentClassification(BiAttentionPreTrainedModel):
@@ -252,6 +279,8 @@ class BiAttentionForDocumentClassification(BiAttentionPreTrainedModel):
         attention_mask: torch.Tensor | None = None,
         pair_attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
     ) -> BiAttentionDocumentClassifierOutput | tuple:
         r"""
@@ -262,12 +291,13 @@ class BiAttentionForDocumentClassification(BiAttentionPreTrainedModel):
             labels (`torch.Tensor` of shape `(B,)` or `(B, L)`, *optional*): class ids (or targets, by
                 `config.problem_type`); −100 marks an unlabelled pair, which enters only the L2 term.
         """
-        encoded = self.bi_attention(
-            input_ids,
-            attention_mask=attention_mask,
-            pair_input_ids=pair_input_ids,
-            pair_attention_mask=pair_attention_mask,
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
         )
+        encoded = self.bi_attention(
+            input_ids, attention_mask, pair_input_ids, pair_attention_mask, output_attentions, output_hidden_states,
+            return_dict=True,
+        )  # fmt: skip
         view, pair_view = encoded.document_embedding, encoded.pair_document_embedding
         logits = self.classifier(self.dropout(torch.cat([view, pair_view], dim=-1)))  # (B, L)
         distance = (view - pair_view).pow(2).sum(dim=-1)  # ‖r_view1 − r_view2‖², (B,)
@@ -289,8 +319,10 @@ class BiAttentionForDocumentClassification(BiAttentionPreTrainedModel):
             sentence_attentions=encoded.sentence_attentions,
             pair_word_attentions=encoded.pair_word_attentions,
             pair_sentence_attentions=encoded.pair_sentence_attentions,
+            hidden_states=encoded.hidden_states,
+            attentions=encoded.attentions,
         )
-        return output if return_dict is not False else output.to_tuple()
+        return output if return_dict else output.to_tuple()
 
 
 __all__ = ["BiAttentionForDocumentClassification", "BiAttentionModel", "BiAttentionPreTrainedModel"]

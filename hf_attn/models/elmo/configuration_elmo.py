@@ -81,6 +81,7 @@ class ElmoConfig(PreTrainedConfig):
         "attention_mask",
         "token_embeddings",
         "elmo_representations",
+        "attentions",
     ]
 
     n_characters: int = 262

@@ -47,7 +47,15 @@ from transformers import PreTrainedModel
 from transformers import initialization as init
 from transformers.utils import ModelOutput
 
-from .common import PackedBiRNN, SafetensorsLoadingMixin, check_token_inputs, classification_loss, reverse_padded
+from .common import (
+    PackedBiRNN,
+    SafetensorsLoadingMixin,
+    check_token_inputs,
+    classification_loss,
+    output_flags,
+    reverse_padded,
+    token_cross_entropy,
+)
 from .configuration_elmo import ElmoConfig
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -61,8 +69,9 @@ class ElmoModelOutput(ModelOutput):
     Args:
         last_hidden_state (`torch.FloatTensor` of shape `(B, T, 2P)`): h_kL = [→h_kL; ←h_kL], the top layer.
         hidden_states (`tuple(torch.FloatTensor)`, L + 1 tensors of shape `(B, T, 2P)`): every layer h_kj,
-            j = 0..L; layer 0 is the token embedding duplicated for both directions, [x_k; x_k]. Always returned:
-            a task mixes them (`ElmoScalarMix`).
+            j = 0..L; layer 0 is the token embedding duplicated for both directions, [x_k; x_k]. They are ELMo's
+            product (a task mixes them, `ElmoScalarMix`), so `ElmoModel` returns them unless
+            `output_hidden_states=False`.
         token_embeddings (`torch.FloatTensor` of shape `(B, T, P)`): x_k, the context-free token vectors.
         attention_mask (`torch.BoolTensor` of shape `(B, T)`): which positions hold a token (boundaries included);
             every output is zero elsewhere.
@@ -82,7 +91,8 @@ class ElmoLanguageModelingOutput(ModelOutput):
             (eq. 3 of §3.1, as bilm-tf averages the two directions), when `labels` are given.
         logits (`torch.FloatTensor` of shape `(B, T, V)`): the forward LM's scores at position k for token k + 1.
         backward_logits (`torch.FloatTensor` of shape `(B, T, V)`): the backward LM's scores at k for token k − 1.
-        hidden_states (`tuple(torch.FloatTensor)`): the biLM's layers, as `ElmoModelOutput.hidden_states`.
+        hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the biLM's layers,
+            as `ElmoModelOutput.hidden_states`.
     """
 
     loss: torch.FloatTensor | None = None
@@ -99,12 +109,15 @@ class ElmoClassifierOutput(ModelOutput):
         logits (`torch.FloatTensor` of shape `(B, N)` or `(B, T, N)`): class scores per sentence or per token.
         elmo_representations (`torch.FloatTensor` of shape `(B, T, 2P)`): ELMo_k = γ Σ_j s_j h_kj.
         attention_mask (`torch.BoolTensor` of shape `(B, T)`): the token mask.
+        hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the biLM's layers
+            h_kj (j = 0..L), as `ElmoModelOutput.hidden_states`.
     """
 
     loss: torch.FloatTensor | None = None
     logits: torch.FloatTensor | None = None
     elmo_representations: torch.FloatTensor | None = None
     attention_mask: torch.BoolTensor | None = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -443,6 +456,7 @@ class ElmoModel(ElmoPreTrainedModel):
         self,
         input_ids: torch.LongTensor,
         attention_mask: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
     ) -> ElmoModelOutput | tuple:
@@ -452,27 +466,22 @@ class ElmoModel(ElmoPreTrainedModel):
                 `ElmoCharacterTokenizerFast` returns them (sentence boundaries included).
             attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding (right
                 padding only); derived from the character ids when omitted.
-            output_hidden_states: accepted for API compatibility; ELMo always returns its layers.
+            output_attentions (`bool`, *optional*): accepted as every hf_attn head does; ELMo has no attention.
+            output_hidden_states (`bool`, *optional*): return every layer; unlike other models, `None` means yes
+                here: the layers are what ELMo is for.
         """
+        return_dict = self.config.return_dict if return_dict is None else return_dict
         mask = check_character_inputs(input_ids, attention_mask, self.config)
         token_embeddings = self.character_encoder(input_ids, mask)  # x_k, (B, T, P)
         layers = self.bilm(token_embeddings, mask, stateful=self.stateful)  # h_kj for j = 1..L
         hidden_states = (torch.cat([token_embeddings, token_embeddings], dim=-1), *layers)  # h_k0 = [x_k; x_k]
         output = ElmoModelOutput(
             last_hidden_state=hidden_states[-1],
-            hidden_states=hidden_states,
+            hidden_states=hidden_states if output_hidden_states is not False else None,
             token_embeddings=token_embeddings,
             attention_mask=mask,
         )
-        return output if return_dict is not False else output.to_tuple()
-
-
-def _mean_token_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-    """Mean cross-entropy over the targets that are not -100 (0, not NaN, when there is none)."""
-    total = nn.functional.cross_entropy(
-        logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-100, reduction="sum"
-    )
-    return total / (targets != -100).sum().clamp(min=1)
+        return output if return_dict else output.to_tuple()
 
 
 class ElmoForBidirectionalLanguageModeling(ElmoPreTrainedModel):
@@ -501,6 +510,8 @@ class ElmoForBidirectionalLanguageModeling(ElmoPreTrainedModel):
         input_ids: torch.LongTensor,
         attention_mask: torch.Tensor | None = None,
         labels: torch.LongTensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
     ) -> ElmoLanguageModelingOutput | tuple:
         r"""
@@ -510,20 +521,26 @@ class ElmoForBidirectionalLanguageModeling(ElmoPreTrainedModel):
             labels (`torch.LongTensor` of shape `(B, T)`, *optional*): word ids at the same positions (-100 is
                 ignored).
         """
-        encoded = self.elmo(input_ids, attention_mask=attention_mask)
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
+        encoded = self.elmo(input_ids, attention_mask, output_hidden_states=True, return_dict=True)
         forward_states, backward_states = self.dropout(encoded.last_hidden_state).chunk(2, dim=-1)
         logits, backward_logits = self.softmax(forward_states), self.softmax(backward_states)  # (B, T, V)
         loss = None
         if labels is not None:
             if labels.shape != input_ids.shape[:2]:
                 raise ValueError(f"`labels` must have shape {tuple(input_ids.shape[:2])}, got {tuple(labels.shape)}.")
-            forward_loss = _mean_token_cross_entropy(logits[:, :-1], labels[:, 1:])
-            backward_loss = _mean_token_cross_entropy(backward_logits[:, 1:], labels[:, :-1])
+            forward_loss = token_cross_entropy(logits[:, :-1], labels[:, 1:])
+            backward_loss = token_cross_entropy(backward_logits[:, 1:], labels[:, :-1])
             loss = 0.5 * (forward_loss + backward_loss)  # bilm-tf's total loss
         output = ElmoLanguageModelingOutput(
-            loss=loss, logits=logits, backward_logits=backward_logits, hidden_states=encoded.hidden_states
+            loss=loss,
+            logits=logits,
+            backward_logits=backward_logits,
+            hidden_states=encoded.hidden_states if output_hidden_states else None,
         )
-        return output if return_dict is not False else output.to_tuple()
+        return output if return_dict else output.to_tuple()
 
 
 class ElmoScalarMix(nn.Module):
@@ -570,16 +587,16 @@ class _ElmoTaskModel(ElmoPreTrainedModel):
             self.elmo.eval()
         return self
 
-    def _features(self, input_ids, attention_mask) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """(task features (B, T, D), ELMo_k (B, T, 2P), mask (B, T))."""
+    def _features(self, input_ids, attention_mask) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, tuple]:
+        """(task features (B, T, D), ELMo_k (B, T, 2P), mask (B, T), the biLM's layers)."""
         # A frozen biLM is a feature extractor: no graph is built through it, whatever `requires_grad` says.
         with torch.set_grad_enabled(torch.is_grad_enabled() and not self.config.freeze_elmo):
-            encoded = self.elmo(input_ids, attention_mask=attention_mask)
+            encoded = self.elmo(input_ids, attention_mask, output_hidden_states=True, return_dict=True)
         representation = self.scalar_mix(encoded.hidden_states)  # (B, T, 2P)
         features = self.dropout(representation)
         if self.task_encoder is not None:
             features = self.task_encoder(features, encoded.attention_mask)
-        return features, representation, encoded.attention_mask
+        return features, representation, encoded.attention_mask, encoded.hidden_states
 
 
 class ElmoForSequenceClassification(_ElmoTaskModel):
@@ -596,6 +613,8 @@ class ElmoForSequenceClassification(_ElmoTaskModel):
         input_ids: torch.LongTensor,
         attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
     ) -> ElmoClassifierOutput | tuple:
         r"""
@@ -605,7 +624,10 @@ class ElmoForSequenceClassification(_ElmoTaskModel):
             labels (`torch.Tensor` of shape `(B,)`, *optional*): class ids (or regression / multi-hot targets by
                 `config.problem_type`).
         """
-        features, representation, mask = self._features(input_ids, attention_mask)
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
+        features, representation, mask, layers = self._features(input_ids, attention_mask)
         keep = mask[..., None].to(features.dtype)
         mean = (features * keep).sum(dim=1) / keep.sum(dim=1).clamp(min=1)
         maximum = features.masked_fill(~mask[..., None], torch.finfo(features.dtype).min).amax(dim=1)
@@ -613,9 +635,13 @@ class ElmoForSequenceClassification(_ElmoTaskModel):
         logits = self.classifier(torch.cat([mean, maximum], dim=-1))  # (B, N)
         loss = classification_loss(self.config, logits, labels) if labels is not None else None
         output = ElmoClassifierOutput(
-            loss=loss, logits=logits, elmo_representations=representation, attention_mask=mask
+            loss=loss,
+            logits=logits,
+            elmo_representations=representation,
+            attention_mask=mask,
+            hidden_states=layers if output_hidden_states else None,
         )
-        return output if return_dict is not False else output.to_tuple()
+        return output if return_dict else output.to_tuple()
 
 
 class ElmoForTokenClassification(_ElmoTaskModel):
@@ -632,6 +658,8 @@ class ElmoForTokenClassification(_ElmoTaskModel):
         input_ids: torch.LongTensor,
         attention_mask: torch.Tensor | None = None,
         labels: torch.LongTensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
     ) -> ElmoClassifierOutput | tuple:
         r"""
@@ -641,17 +669,24 @@ class ElmoForTokenClassification(_ElmoTaskModel):
             labels (`torch.LongTensor` of shape `(B, T)`, *optional*): a class id per position; -100 (padding, the
                 `<S>`/`</S>` boundaries) is ignored.
         """
-        features, representation, mask = self._features(input_ids, attention_mask)
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
+        features, representation, mask, layers = self._features(input_ids, attention_mask)
         logits = self.classifier(features) * mask[..., None].to(features.dtype)  # (B, T, N)
         loss = None
         if labels is not None:
             if labels.shape != mask.shape:
                 raise ValueError(f"`labels` must have shape {tuple(mask.shape)}, got {tuple(labels.shape)}.")
-            loss = _mean_token_cross_entropy(logits, labels.masked_fill(~mask, -100))
+            loss = token_cross_entropy(logits, labels.masked_fill(~mask, -100))
         output = ElmoClassifierOutput(
-            loss=loss, logits=logits, elmo_representations=representation, attention_mask=mask
+            loss=loss,
+            logits=logits,
+            elmo_representations=representation,
+            attention_mask=mask,
+            hidden_states=layers if output_hidden_states else None,
         )
-        return output if return_dict is not False else output.to_tuple()
+        return output if return_dict else output.to_tuple()
 
 
 __all__ = [

@@ -43,6 +43,8 @@ class HanConfig(PreTrainedConfig):
         "document_embedding",
         "word_attentions",
         "sentence_attentions",
+        "attentions",
+        "hidden_states",
     ]
 
     vocab_size: int = 30000

@@ -39,6 +39,7 @@ from .common import (
     SafetensorsLoadingMixin,
     check_token_inputs,
     classification_loss,
+    output_flags,
     run_rnn_over_sentences,
     run_rnn_skipping_masked,
 )
@@ -62,6 +63,10 @@ class HanModelOutput(ModelOutput):
             of each sentence (a zero row for an empty sentence).
         sentence_attentions (`torch.FloatTensor` of shape `(B, S)`): α_i (eq. 9), one distribution over the
             sentences of each document (a zero row for an empty document).
+        hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the representations
+            the model computes, input embeddings first (see the model's docstring).
+        attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the attention maps above,
+            as transformers' tools expect them.
     """
 
     document_embedding: torch.FloatTensor | None = None
@@ -70,6 +75,8 @@ class HanModelOutput(ModelOutput):
     word_hidden_states: torch.FloatTensor | None = None
     word_attentions: torch.FloatTensor | None = None
     sentence_attentions: torch.FloatTensor | None = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
+    attentions: tuple[torch.FloatTensor, ...] | None = None
 
 
 @dataclass
@@ -82,6 +89,10 @@ class HanDocumentClassifierOutput(ModelOutput):
         document_embedding (`torch.FloatTensor` of shape `(B, 2Hs)`): v.
         word_attentions (`torch.FloatTensor` of shape `(B, S, T)`): α_it.
         sentence_attentions (`torch.FloatTensor` of shape `(B, S)`): α_i.
+        hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the representations
+            the model computes, input embeddings first (see the model's docstring).
+        attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the attention maps above,
+            as transformers' tools expect them.
     """
 
     loss: torch.FloatTensor | None = None
@@ -89,6 +100,8 @@ class HanDocumentClassifierOutput(ModelOutput):
     document_embedding: torch.FloatTensor | None = None
     word_attentions: torch.FloatTensor | None = None
     sentence_attentions: torch.FloatTensor | None = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
+    attentions: tuple[torch.FloatTensor, ...] | None = None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -158,6 +171,8 @@ class HanModel(HanPreTrainedModel):
         self,
         input_ids: torch.LongTensor,
         attention_mask: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
     ) -> HanModelOutput | tuple:
         r"""
@@ -167,6 +182,9 @@ class HanModel(HanPreTrainedModel):
             attention_mask (`torch.Tensor` of shape `(B, S, T)`, *optional*): 1 for words, 0 for padding; derived
                 from `config.pad_token_id` when omitted. A sentence without a single word is padding.
         """
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
         mask = check_token_inputs(
             input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id, "(batch, sentences, words)"
         )
@@ -182,15 +200,19 @@ class HanModel(HanPreTrainedModel):
             self.sentence_encoder, self.dropout(sentence_embeddings), sentence_mask
         )  # h_i (eq. 8), (B, S, 2Hs)
         document, sentence_attentions = self.sentence_attention(sentence_states, sentence_mask)  # v (eq. 9–10)
+        word_attentions, sentence_attentions = word_attentions.view(batch, sentences, words), sentence_attentions[:, 0]
         output = HanModelOutput(
             document_embedding=document.squeeze(1),
             sentence_hidden_states=sentence_states,
             sentence_embeddings=sentence_embeddings,
             word_hidden_states=word_states,
-            word_attentions=word_attentions.view(batch, sentences, words),
-            sentence_attentions=sentence_attentions.squeeze(1),
+            word_attentions=word_attentions,
+            sentence_attentions=sentence_attentions,
+            # x_it, h_it, h_i: the words' embeddings and states, then the sentences' states.
+            hidden_states=(embeddings, word_states, sentence_states) if output_hidden_states else None,
+            attentions=(word_attentions, sentence_attentions) if output_attentions else None,
         )
-        return output if return_dict is not False else output.to_tuple()
+        return output if return_dict else output.to_tuple()
 
 
 class HanForDocumentClassification(HanPreTrainedModel):
@@ -209,6 +231,8 @@ class HanForDocumentClassification(HanPreTrainedModel):
         input_ids: torch.LongTensor,
         attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
     ) -> HanDocumentClassifierOutput | tuple:
         r"""
@@ -218,7 +242,10 @@ class HanForDocumentClassification(HanPreTrainedModel):
             labels (`torch.Tensor` of shape `(B,)` or `(B, L)`, *optional*): class ids, regression targets or
                 multi-hot vectors, by `config.problem_type`.
         """
-        encoded = self.han(input_ids, attention_mask=attention_mask)
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
+        encoded = self.han(input_ids, attention_mask, output_attentions, output_hidden_states, return_dict=True)
         logits = self.classifier(self.dropout(encoded.document_embedding))  # (B, L)
         loss = classification_loss(self.config, logits, labels) if labels is not None else None
         output = HanDocumentClassifierOutput(
@@ -227,8 +254,10 @@ class HanForDocumentClassification(HanPreTrainedModel):
             document_embedding=encoded.document_embedding,
             word_attentions=encoded.word_attentions,
             sentence_attentions=encoded.sentence_attentions,
+            hidden_states=encoded.hidden_states,
+            attentions=encoded.attentions,
         )
-        return output if return_dict is not False else output.to_tuple()
+        return output if return_dict else output.to_tuple()
 
 
 __all__ = ["HanForDocumentClassification", "HanModel", "HanPreTrainedModel"]

@@ -65,6 +65,8 @@ class LinSelfAttentiveConfig(PreTrainedConfig):
         "pair_sentence_embedding",
         "pair_hop_attentions",
         "pair_penalty",
+        "attentions",
+        "hidden_states",
     ]
 
     vocab_size: int = 30000

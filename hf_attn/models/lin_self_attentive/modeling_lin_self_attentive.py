@@ -41,6 +41,7 @@ from .common import (
     SafetensorsLoadingMixin,
     check_token_inputs,
     classification_loss,
+    output_flags,
 )
 from .configuration_lin_self_attentive import LinSelfAttentiveConfig
 
@@ -57,12 +58,18 @@ class LinSelfAttentiveModelOutput(ModelOutput):
         sentence_embedding (`torch.FloatTensor` of shape `(B, R, 2U)`): M = A H, the sentence embedding matrix.
         hop_attentions (`torch.FloatTensor` of shape `(B, R, T)`): A, one distribution over tokens per hop.
         penalty (`torch.FloatTensor` of shape `(B,)`): P per example (eq. 8, or the original's unsquared norm).
+        hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the representations
+            the model computes, input embeddings first (see the model's docstring).
+        attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the attention maps above,
+            as transformers' tools expect them.
     """
 
     last_hidden_state: torch.FloatTensor | None = None
     sentence_embedding: torch.FloatTensor | None = None
     hop_attentions: torch.FloatTensor | None = None
     penalty: torch.FloatTensor | None = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
+    attentions: tuple[torch.FloatTensor, ...] | None = None
 
 
 @dataclass
@@ -75,6 +82,10 @@ class LinSelfAttentiveSequenceClassifierOutput(ModelOutput):
         sentence_embedding (`torch.FloatTensor` of shape `(B, R, 2U)`): M.
         hop_attentions (`torch.FloatTensor` of shape `(B, R, T)`): A.
         penalty (`torch.FloatTensor` of shape `(B,)`): P per example.
+        hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the representations
+            the model computes, input embeddings first (see the model's docstring).
+        attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the attention maps above,
+            as transformers' tools expect them.
     """
 
     loss: torch.FloatTensor | None = None
@@ -82,6 +93,8 @@ class LinSelfAttentiveSequenceClassifierOutput(ModelOutput):
     sentence_embedding: torch.FloatTensor | None = None
     hop_attentions: torch.FloatTensor | None = None
     penalty: torch.FloatTensor | None = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
+    attentions: tuple[torch.FloatTensor, ...] | None = None
 
 
 @dataclass
@@ -97,6 +110,10 @@ class LinSelfAttentivePairClassifierOutput(ModelOutput):
         pair_sentence_embedding (`torch.FloatTensor` of shape `(B, R, 2U)`): M of the second sentence (hypothesis).
         pair_hop_attentions (`torch.FloatTensor` of shape `(B, R, T')`): A of the second sentence.
         pair_penalty (`torch.FloatTensor` of shape `(B,)`): P of the second sentence.
+        hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the representations
+            the model computes, input embeddings first (see the model's docstring).
+        attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the attention maps above,
+            as transformers' tools expect them.
     """
 
     loss: torch.FloatTensor | None = None
@@ -107,6 +124,8 @@ class LinSelfAttentivePairClassifierOutput(ModelOutput):
     pair_sentence_embedding: torch.FloatTensor | None = None
     pair_hop_attentions: torch.FloatTensor | None = None
     pair_penalty: torch.FloatTensor | None = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
+    attentions: tuple[torch.FloatTensor, ...] | None = None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -259,6 +278,8 @@ class LinSelfAttentiveModel(LinSelfAttentivePreTrainedModel):
         self,
         input_ids: torch.LongTensor,
         attention_mask: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
     ) -> LinSelfAttentiveModelOutput | tuple:
         r"""
@@ -267,6 +288,9 @@ class LinSelfAttentiveModel(LinSelfAttentivePreTrainedModel):
             attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding; derived from
                 `config.pad_token_id` when omitted.
         """
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
         mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id)
         embeddings = self.dropout(self.embeddings(input_ids))  # (B, T, E)
         hidden_states = self.encoder(embeddings, mask, pack=self.config.pack_sequences)  # H, (B, T, 2U)
@@ -277,8 +301,10 @@ class LinSelfAttentiveModel(LinSelfAttentivePreTrainedModel):
             sentence_embedding=sentence_embedding,
             hop_attentions=hop_attentions,
             penalty=penalty,
+            hidden_states=(embeddings, hidden_states) if output_hidden_states else None,
+            attentions=(hop_attentions,) if output_attentions else None,
         )
-        return output if return_dict is not False else output.to_tuple()
+        return output if return_dict else output.to_tuple()
 
 
 class LinSelfAttentiveForSequenceClassification(LinSelfAttentivePreTrainedModel):
@@ -298,6 +324,8 @@ class LinSelfAttentiveForSequenceClassification(LinSelfAttentivePreTrainedModel)
         input_ids: torch.LongTensor,
         attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
     ) -> LinSelfAttentiveSequenceClassifierOutput | tuple:
         r"""
@@ -307,7 +335,10 @@ class LinSelfAttentiveForSequenceClassification(LinSelfAttentivePreTrainedModel)
             labels (`torch.Tensor` of shape `(B,)` or `(B, L)`, *optional*): class ids, regression targets, or
                 multi-hot vectors, by `config.problem_type`.
         """
-        encoded = self.lin(input_ids, attention_mask=attention_mask)
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
+        encoded = self.lin(input_ids, attention_mask, output_attentions, output_hidden_states, return_dict=True)
         logits = self.classifier(flatten_sentence_embedding(encoded.sentence_embedding, self.config.flatten_order))
         loss = None
         if labels is not None:
@@ -319,8 +350,10 @@ class LinSelfAttentiveForSequenceClassification(LinSelfAttentivePreTrainedModel)
             sentence_embedding=encoded.sentence_embedding,
             hop_attentions=encoded.hop_attentions,
             penalty=encoded.penalty,
+            hidden_states=encoded.hidden_states,
+            attentions=encoded.attentions,
         )
-        return output if return_dict is not False else output.to_tuple()
+        return output if return_dict else output.to_tuple()
 
 
 class LinSelfAttentiveForPairClassification(LinSelfAttentivePreTrainedModel):
@@ -347,6 +380,8 @@ class LinSelfAttentiveForPairClassification(LinSelfAttentivePreTrainedModel):
         attention_mask: torch.Tensor | None = None,
         pair_attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
     ) -> LinSelfAttentivePairClassifierOutput | tuple:
         r"""
@@ -357,6 +392,9 @@ class LinSelfAttentiveForPairClassification(LinSelfAttentivePreTrainedModel):
             pair_attention_mask (`torch.Tensor` of shape `(B, T')`, *optional*): the hypothesis's mask.
             labels (`torch.Tensor` of shape `(B,)`, *optional*): class ids (or targets, by `config.problem_type`).
         """
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
         # Checked here so that errors name the pair arguments (the encoder checks again, cheaply).
         vocab_size, pad_token_id = self.config.vocab_size, self.config.pad_token_id
         attention_mask = check_token_inputs(input_ids, attention_mask, vocab_size, pad_token_id)
@@ -364,8 +402,9 @@ class LinSelfAttentiveForPairClassification(LinSelfAttentivePreTrainedModel):
             pair_input_ids, pair_attention_mask, vocab_size, pad_token_id, name="pair_input_ids",
             batch_size=input_ids.size(0),
         )  # fmt: skip
-        premise = self.lin(input_ids, attention_mask=attention_mask)
-        hypothesis = self.lin(pair_input_ids, attention_mask=pair_attention_mask)
+        flags = {"output_attentions": output_attentions, "output_hidden_states": output_hidden_states}
+        premise = self.lin(input_ids, attention_mask, **flags, return_dict=True)
+        hypothesis = self.lin(pair_input_ids, pair_attention_mask, **flags, return_dict=True)
         interaction = self.interaction(premise.sentence_embedding, hypothesis.sentence_embedding)  # (B, R, F)
         logits = self.classifier(flatten_sentence_embedding(interaction, self.config.flatten_order))
         loss = None
@@ -381,8 +420,11 @@ class LinSelfAttentiveForPairClassification(LinSelfAttentivePreTrainedModel):
             pair_sentence_embedding=hypothesis.sentence_embedding,
             pair_hop_attentions=hypothesis.hop_attentions,
             pair_penalty=hypothesis.penalty,
+            # The premise's, then the hypothesis's.
+            hidden_states=premise.hidden_states + hypothesis.hidden_states if output_hidden_states else None,
+            attentions=premise.attentions + hypothesis.attentions if output_attentions else None,
         )
-        return output if return_dict is not False else output.to_tuple()
+        return output if return_dict else output.to_tuple()
 
 
 __all__ = [

@@ -102,7 +102,7 @@ def classification_loss(config: PreTrainedConfig, logits: torch.Tensor, labels: 
     if config.problem_type == "regression":
         return nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).view(-1))
     if config.problem_type == "single_label_classification":
-        return nn.functional.cross_entropy(logits.view(-1, config.num_labels), labels.view(-1))
+        return token_cross_entropy(logits.view(-1, config.num_labels), labels.view(-1))
     return nn.functional.binary_cross_entropy_with_logits(logits, labels.to(logits.dtype))
 
 
@@ -127,3 +127,44 @@ class SafetensorsLoadingMixin:
             if explained is None:
                 raise
             raise explained from error
+
+
+# Copied from hf_attn.layers.losses.token_cross_entropy
+def token_cross_entropy(
+    logits: torch.Tensor,
+    labels: torch.Tensor,
+    num_items_in_batch: torch.Tensor | int | None = None,
+    label_smoothing: float = 0.0,
+) -> torch.Tensor:
+    """Mean cross-entropy over the positions whose label is not -100: `logits (..., V)`, `labels (...)`.
+
+    The one rule for a batch with nothing to score: the sum over no positions is 0 and is divided by 1, so the loss
+    is 0 with a gradient of 0, never NaN. A NaN from real scores still comes out as NaN (divergence stays visible).
+    `num_items_in_batch` (from `Trainer` under gradient accumulation) replaces the batch's own count.
+    """
+    summed = nn.functional.cross_entropy(
+        logits.float().reshape(-1, logits.size(-1)),
+        labels.reshape(-1),
+        ignore_index=-100,
+        reduction="sum",
+        label_smoothing=label_smoothing,
+    )
+    count = (labels != -100).sum() if num_items_in_batch is None else num_items_in_batch
+    return summed / torch.as_tensor(count, device=summed.device).clamp(min=1).to(summed.dtype)
+
+
+# Copied from hf_attn.layers.outputs.output_flags
+def output_flags(
+    config: PreTrainedConfig,
+    output_attentions: bool | None,
+    output_hidden_states: bool | None,
+    return_dict: bool | None,
+) -> tuple[bool, bool, bool]:
+    """`(output_attentions, output_hidden_states, return_dict)` as transformers resolves them: an argument left
+    `None` takes the config's value (`config.output_attentions`, `config.output_hidden_states`,
+    `config.return_dict`)."""
+    return (
+        config.output_attentions if output_attentions is None else output_attentions,
+        config.output_hidden_states if output_hidden_states is None else output_hidden_states,
+        config.return_dict if return_dict is None else return_dict,
+    )

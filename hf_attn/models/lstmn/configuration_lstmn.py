@@ -67,6 +67,7 @@ class LstmnConfig(PreTrainedConfig):
         "intra_attentions",
         "pair_intra_attentions",
         "inter_attentions",
+        "attentions",
     ]
 
     vocab_size: int = 30000

@@ -61,7 +61,14 @@ from transformers import GenerationMixin, PreTrainedModel
 from transformers import initialization as init
 from transformers.utils import ModelOutput
 
-from .common import SafetensorsLoadingMixin, check_token_inputs, classification_loss, masked_softmax
+from .common import (
+    SafetensorsLoadingMixin,
+    check_token_inputs,
+    classification_loss,
+    masked_softmax,
+    output_flags,
+    token_cross_entropy,
+)
 from .configuration_lstmn import LstmnConfig
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -79,12 +86,15 @@ class LstmnModelOutput(ModelOutput):
             `output_hidden_states=True`.
         intra_attentions (`tuple(torch.FloatTensor)` of shape `(B, T, S)`): s^t of each layer (eq. 5); column j
             is tape slot j. Without a cache S = T and the maps are lower-triangular.
+        attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the maps above as one
+            tuple (transformers' field).
     """
 
     last_hidden_state: torch.FloatTensor | None = None
     past_key_values: Any = None
     hidden_states: tuple[torch.FloatTensor, ...] | None = None
     intra_attentions: tuple[torch.FloatTensor, ...] | None = None
+    attentions: tuple[torch.FloatTensor, ...] | None = None
 
 
 @dataclass
@@ -94,11 +104,17 @@ class LstmnSequenceClassifierOutput(ModelOutput):
         loss (`torch.FloatTensor` of shape `()`, *optional*): the classification loss, when `labels` are given.
         logits (`torch.FloatTensor` of shape `(B, L)`).
         intra_attentions (`tuple(torch.FloatTensor)` of shape `(B, T, T)`): s^t of each layer.
+        hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the embeddings and
+            each layer's h_t (for pairs: the premise's, then the hypothesis's).
+        attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the maps above as one
+            tuple (transformers' field).
     """
 
     loss: torch.FloatTensor | None = None
     logits: torch.FloatTensor | None = None
     intra_attentions: tuple[torch.FloatTensor, ...] | None = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
+    attentions: tuple[torch.FloatTensor, ...] | None = None
 
 
 @dataclass
@@ -111,6 +127,10 @@ class LstmnPairClassifierOutput(ModelOutput):
         pair_intra_attentions (`tuple(torch.FloatTensor)` of shape `(B, T, T)`): the hypothesis decoder's s^t.
         inter_attentions (`tuple(torch.FloatTensor)` of shape `(B, T, M)`, *optional*): p^t per decoder layer
             (eq. 11): each hypothesis token's read of the premise. `None` with `fusion="none"`.
+        hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the embeddings and
+            each layer's h_t (for pairs: the premise's, then the hypothesis's).
+        attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the maps above as one
+            tuple (transformers' field).
     """
 
     loss: torch.FloatTensor | None = None
@@ -118,6 +138,8 @@ class LstmnPairClassifierOutput(ModelOutput):
     intra_attentions: tuple[torch.FloatTensor, ...] | None = None
     pair_intra_attentions: tuple[torch.FloatTensor, ...] | None = None
     inter_attentions: tuple[torch.FloatTensor, ...] | None = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
+    attentions: tuple[torch.FloatTensor, ...] | None = None
 
 
 @dataclass
@@ -129,6 +151,8 @@ class LstmnCausalLMOutput(ModelOutput):
         past_key_values (`LstmnCache`, *optional*): the tapes to continue from (`generate()` passes them back).
         hidden_states (`tuple(torch.FloatTensor)`, *optional*): as in [`LstmnModelOutput`].
         intra_attentions (`tuple(torch.FloatTensor)` of shape `(B, T, S)`): s^t of each layer.
+        attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the maps above as one
+            tuple (transformers' field).
     """
 
     loss: torch.FloatTensor | None = None
@@ -136,6 +160,7 @@ class LstmnCausalLMOutput(ModelOutput):
     past_key_values: Any = None
     hidden_states: tuple[torch.FloatTensor, ...] | None = None
     intra_attentions: tuple[torch.FloatTensor, ...] | None = None
+    attentions: tuple[torch.FloatTensor, ...] | None = None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -1001,6 +1026,7 @@ class LstmnModel(LstmnPreTrainedModel):
         past_key_values: LstmnCache | None = None,
         use_cache: bool | None = None,
         output_hidden_states: bool | None = None,
+        output_attentions: bool | None = None,
         return_dict: bool | None = None,
     ) -> LstmnModelOutput | tuple:
         r"""
@@ -1011,21 +1037,23 @@ class LstmnModel(LstmnPreTrainedModel):
             use_cache (`bool`, *optional*): return the tapes as `past_key_values`.
             output_hidden_states (`bool`, *optional*): also return every layer's states.
         """
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
         use_cache = bool(use_cache) or past_key_values is not None
         _, states, layers = self.encode(input_ids, attention_mask, past_key_values, return_state=use_cache)
         cache = past_key_values
         if use_cache and cache is None:
             cache = LstmnCache([layer.state for layer in layers])
-        output_hidden_states = (
-            output_hidden_states if output_hidden_states is not None else self.config.output_hidden_states
-        )
+        intra_attentions = tuple(layer.intra_attentions for layer in layers)
         output = LstmnModelOutput(
             last_hidden_state=states[-1],
             past_key_values=cache if use_cache else None,
             hidden_states=tuple(states) if output_hidden_states else None,
-            intra_attentions=tuple(layer.intra_attentions for layer in layers),
+            intra_attentions=intra_attentions,
+            attentions=intra_attentions if output_attentions else None,
         )
-        return output if return_dict is not False else output.to_tuple()
+        return output if return_dict else output.to_tuple()
 
 
 class LstmnForSequenceClassification(LstmnPreTrainedModel):
@@ -1043,6 +1071,8 @@ class LstmnForSequenceClassification(LstmnPreTrainedModel):
         input_ids: torch.LongTensor,
         attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
     ) -> LstmnSequenceClassifierOutput | tuple:
         r"""
@@ -1051,13 +1081,21 @@ class LstmnForSequenceClassification(LstmnPreTrainedModel):
             attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding.
             labels (`torch.Tensor` of shape `(B,)`, *optional*): class ids (or targets, by `config.problem_type`).
         """
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
         mask, states, layers = self.lstmn.encode(input_ids, attention_mask)
         logits = self.classifier(pool_states(states[-1], mask, self.config.pooling))
         loss = classification_loss(self.config, logits, labels) if labels is not None else None
+        intra_attentions = tuple(layer.intra_attentions for layer in layers)
         output = LstmnSequenceClassifierOutput(
-            loss=loss, logits=logits, intra_attentions=tuple(layer.intra_attentions for layer in layers)
+            loss=loss,
+            logits=logits,
+            intra_attentions=intra_attentions,
+            hidden_states=tuple(states) if output_hidden_states else None,
+            attentions=intra_attentions if output_attentions else None,
         )
-        return output if return_dict is not False else output.to_tuple()
+        return output if return_dict else output.to_tuple()
 
 
 class LstmnForPairClassification(LstmnPreTrainedModel):
@@ -1085,6 +1123,8 @@ class LstmnForPairClassification(LstmnPreTrainedModel):
         attention_mask: torch.Tensor | None = None,
         pair_attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
     ) -> LstmnPairClassifierOutput | tuple:
         r"""
@@ -1095,14 +1135,18 @@ class LstmnForPairClassification(LstmnPreTrainedModel):
             pair_attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): the hypothesis's mask.
             labels (`torch.Tensor` of shape `(B,)`, *optional*): class ids (or targets, by `config.problem_type`).
         """
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
         config = self.config
         premise_mask, premise_states, premise_layers = self.lstmn.encode(input_ids, attention_mask)
         hypothesis_mask = check_token_inputs(
             pair_input_ids, pair_attention_mask, config.vocab_size, config.pad_token_id, name="pair_input_ids",
             batch_size=input_ids.size(0),
         )  # fmt: skip
+        hypothesis_embeddings = self.lstmn.embeddings(pair_input_ids)
         hypothesis_layers = self.decoder(
-            self.lstmn.embeddings(pair_input_ids),
+            hypothesis_embeddings,
             hypothesis_mask,
             memories=premise_layers if config.fusion != "none" else None,
             memory_mask=premise_mask,
@@ -1115,17 +1159,24 @@ class LstmnForPairClassification(LstmnPreTrainedModel):
             features.append(pool_states(hypothesis_layers[-1].memory_read, hypothesis_mask, "mean"))
         logits = self.classifier(torch.cat(features, dim=-1))
         loss = classification_loss(config, logits, labels) if labels is not None else None
+        maps = {
+            "intra_attentions": tuple(layer.intra_attentions for layer in premise_layers),
+            "pair_intra_attentions": tuple(layer.intra_attentions for layer in hypothesis_layers),
+            "inter_attentions": tuple(
+                layer.inter_attentions for layer in hypothesis_layers if layer.inter_attentions is not None
+            ),
+        }
+        hypothesis_states = [hypothesis_embeddings] + [layer.hidden for layer in hypothesis_layers]
         output = LstmnPairClassifierOutput(
             loss=loss,
             logits=logits,
-            intra_attentions=tuple(layer.intra_attentions for layer in premise_layers),
-            pair_intra_attentions=tuple(layer.intra_attentions for layer in hypothesis_layers),
-            inter_attentions=tuple(
-                layer.inter_attentions for layer in hypothesis_layers if layer.inter_attentions is not None
-            )
-            or None,
+            intra_attentions=maps["intra_attentions"],
+            pair_intra_attentions=maps["pair_intra_attentions"],
+            inter_attentions=maps["inter_attentions"] or None,
+            hidden_states=tuple(premise_states + hypothesis_states) if output_hidden_states else None,
+            attentions=sum(maps.values(), ()) if output_attentions else None,
         )
-        return output if return_dict is not False else output.to_tuple()
+        return output if return_dict else output.to_tuple()
 
 
 class LstmnForCausalLM(LstmnPreTrainedModel, GenerationMixin):
@@ -1165,6 +1216,7 @@ class LstmnForCausalLM(LstmnPreTrainedModel, GenerationMixin):
         use_cache: bool | None = None,
         labels: torch.LongTensor | None = None,
         output_hidden_states: bool | None = None,
+        output_attentions: bool | None = None,
         return_dict: bool | None = None,
         **kwargs: Any,
     ) -> LstmnCausalLMOutput | tuple:
@@ -1178,6 +1230,9 @@ class LstmnForCausalLM(LstmnPreTrainedModel, GenerationMixin):
             labels (`torch.LongTensor` of shape `(B, T)`, *optional*): the tokens themselves (shifted inside, as in
                 transformers); −100 and padded positions are ignored.
         """
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
         if use_cache is None:
             use_cache = self.config.use_cache and not self.training and labels is None
         if attention_mask is None:  # every token is real, as in transformers' LMs (generate() drops all-ones masks)
@@ -1187,26 +1242,25 @@ class LstmnForCausalLM(LstmnPreTrainedModel, GenerationMixin):
             attention_mask=attention_mask,
             past_key_values=past_key_values,
             use_cache=use_cache,
+            output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
+            return_dict=True,
         )
         logits = self.lm_head(self.dropout(outputs.last_hidden_state))  # (B, T, V)
         loss = None
         if labels is not None:
             if attention_mask is not None and attention_mask.shape == labels.shape:
                 labels = labels.masked_fill(attention_mask == 0, -100)
-            loss = nn.functional.cross_entropy(
-                logits[:, :-1].reshape(-1, logits.size(-1)), labels[:, 1:].reshape(-1), ignore_index=-100
-            )
-            if not torch.isfinite(loss):  # no target in the batch: 0, not NaN
-                loss = logits.sum() * 0.0
+            loss = token_cross_entropy(logits[:, :-1], labels[:, 1:])
         output = LstmnCausalLMOutput(
             loss=loss,
             logits=logits,
             past_key_values=outputs.past_key_values,
             hidden_states=outputs.hidden_states,
             intra_attentions=outputs.intra_attentions,
+            attentions=outputs.attentions,
         )
-        return output if return_dict is not False else output.to_tuple()
+        return output if return_dict else output.to_tuple()
 
 
 __all__ = [

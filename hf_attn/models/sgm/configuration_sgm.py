@@ -83,6 +83,7 @@ class SgmConfig(PreTrainedConfig):
         "decoder_hidden_states",
         "encoder_last_hidden_state",
         "hidden_states",
+        "attentions",
     ]
     attribute_map: ClassVar[dict[str, str]] = {"hidden_size": "decoder_hidden_size"}
 

@@ -51,8 +51,10 @@ from .common import (
     check_token_inputs,
     classification_loss,
     masked_softmax,
+    output_flags,
     reverse_padded,
     shift_tokens_right,
+    token_cross_entropy,
 )
 from .configuration_sgm import SgmConfig
 
@@ -91,6 +93,8 @@ class SgmModelOutput(ModelOutput):
         cross_attentions (`(B, T, S)`): α_ti, step t's attention over the source tokens (eq. 3–4).
         past_key_values ([`SgmCache`]): the decoder state after the last step.
         encoder_last_hidden_state (`(B, S, C)`): h_i.
+        decoder_hidden_states / encoder_hidden_states (`tuple(torch.Tensor)`, *optional*): with
+            `output_hidden_states=True`, `(read-outs,)` and `(h_i,)`.
     """
 
     logits: torch.Tensor | None = None
@@ -98,20 +102,25 @@ class SgmModelOutput(ModelOutput):
     cross_attentions: torch.Tensor | None = None
     past_key_values: SgmCache | None = None
     encoder_last_hidden_state: torch.Tensor | None = None
+    decoder_hidden_states: tuple[torch.Tensor, ...] | None = None
+    encoder_hidden_states: tuple[torch.Tensor, ...] | None = None
 
 
 @dataclass
 class SgmGenerationOutput(ModelOutput):
     """[`SgmForMultiLabelGeneration`]'s output: `loss` (cross-entropy of the label sequence) first, for `Trainer`.
-    `decoder_attentions` is always `None` (the decoder has no self-attention; the field is what generation reads)."""
+    `cross_attentions` (α_ti, `(B, T, S)`) is the paper's map and always returned; `decoder_attentions` is always
+    `None` (the decoder has no self-attention; the field is what generation reads). With `output_hidden_states=True`,
+    `decoder_hidden_states` is `(read-outs (B, T, H),)` and `encoder_hidden_states` is `(h_i (B, S, C),)`."""
 
     loss: torch.Tensor | None = None
     logits: torch.Tensor | None = None
     cross_attentions: torch.Tensor | None = None
     decoder_attentions: torch.Tensor | None = None
     past_key_values: SgmCache | None = None
-    decoder_hidden_states: torch.Tensor | None = None
+    decoder_hidden_states: tuple[torch.Tensor, ...] | None = None
     encoder_last_hidden_state: torch.Tensor | None = None
+    encoder_hidden_states: tuple[torch.Tensor, ...] | None = None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -461,9 +470,11 @@ class SgmModel(SgmPreTrainedModel):
         encoder_outputs: SgmEncoderOutput | tuple | None = None,
         past_key_values: SgmCache | None = None,
         use_cache: bool | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         **kwargs: Any,
-    ) -> SgmModelOutput:
+    ) -> SgmModelOutput | tuple:
         r"""
         Args:
             input_ids (`torch.LongTensor` of shape `(B, S)`): source word ids, right-padded, in natural order.
@@ -475,6 +486,9 @@ class SgmModel(SgmPreTrainedModel):
             encoder_outputs ([`SgmEncoderOutput`], *optional*): a precomputed encoder output (generation reuses it).
             past_key_values ([`SgmCache`], *optional*): the decoder state after the steps read before.
         """
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
         if encoder_outputs is None:
             encoder_outputs = self.encoder(input_ids, attention_mask)
         elif not isinstance(encoder_outputs, SgmEncoderOutput):
@@ -492,13 +506,16 @@ class SgmModel(SgmPreTrainedModel):
         logits, readouts, weights, cache = self.decoder(
             decoder_input_ids, encoder_outputs, attention_mask.to(torch.bool), past_key_values
         )
-        return SgmModelOutput(
+        output = SgmModelOutput(
             logits=logits,
             last_hidden_state=readouts,
             cross_attentions=weights,
             past_key_values=cache if use_cache else None,
             encoder_last_hidden_state=states,
+            decoder_hidden_states=(readouts,) if output_hidden_states else None,
+            encoder_hidden_states=(states,) if output_hidden_states else None,
         )
+        return output if return_dict else output.to_tuple()
 
 
 class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
@@ -564,6 +581,8 @@ class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
         past_key_values: SgmCache | None = None,
         labels: torch.LongTensor | None = None,
         use_cache: bool | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         num_items_in_batch: int | torch.Tensor | None = None,
         **kwargs: Any,
@@ -574,6 +593,9 @@ class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
                 after the end; without `decoder_input_ids` they are shifted right to make them.
             num_items_in_batch (*optional*): target tokens in the whole (accumulated) batch, passed by `Trainer`.
         """
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
         if labels is not None:
             labels = labels.masked_fill(labels == self.config.pad_token_id, -100)
             if decoder_input_ids is None:
@@ -587,24 +609,22 @@ class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
             encoder_outputs=encoder_outputs,
             past_key_values=past_key_values,
             use_cache=use_cache,
+            output_hidden_states=output_hidden_states,
+            return_dict=True,
         )
         loss = None
         if labels is not None:
-            logits = outputs.logits
-            loss = nn.functional.cross_entropy(
-                logits.float().reshape(-1, logits.size(-1)), labels.reshape(-1), ignore_index=-100, reduction="sum"
-            )
-            count = num_items_in_batch if num_items_in_batch is not None else (labels != -100).sum().clamp(min=1)
-            loss = loss / count
+            loss = token_cross_entropy(outputs.logits, labels, num_items_in_batch)
         output = SgmGenerationOutput(
             loss=loss,
             logits=outputs.logits,
             cross_attentions=outputs.cross_attentions,
             past_key_values=outputs.past_key_values,
-            decoder_hidden_states=outputs.last_hidden_state,
+            decoder_hidden_states=outputs.decoder_hidden_states,
             encoder_last_hidden_state=outputs.encoder_last_hidden_state,
+            encoder_hidden_states=outputs.encoder_hidden_states,
         )
-        return output if return_dict is not False else output.to_tuple()
+        return output if return_dict else output.to_tuple()
 
     def generate(
         self,
@@ -677,21 +697,30 @@ class SgmForMultiLabelClassification(SgmPreTrainedModel):
         input_ids: torch.LongTensor,
         attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         **kwargs: Any,
     ) -> SequenceClassifierOutput | tuple:
         r"""
         Args:
             labels (`torch.Tensor` of shape `(B, N)`, *optional*): multi-hot label indicators.
+            output_attentions (`bool`, *optional*): accepted as every head does; this baseline has no attention.
+            output_hidden_states (`bool`, *optional*): return `(h_i (B, S, C), pooled (B, C))`.
         """
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
         mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id)
         states = self.encoder(input_ids, mask).last_hidden_state  # (B, S, C)
         pooled = states.masked_fill(~mask[:, :, None], torch.finfo(states.dtype).min).amax(dim=1)
         pooled = torch.where(mask.any(dim=1, keepdim=True), pooled, torch.zeros_like(pooled))  # all-padding: 0
         logits = self.classifier(self.dropout(pooled))
         loss = classification_loss(self.config, logits, labels.float()) if labels is not None else None
-        output = SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=pooled)
-        return output if return_dict is not False else output.to_tuple()
+        output = SequenceClassifierOutput(
+            loss=loss, logits=logits, hidden_states=(states, pooled) if output_hidden_states else None
+        )
+        return output if return_dict else output.to_tuple()
 
 
 # ---------------------------------------------------------------------------------------------------------------

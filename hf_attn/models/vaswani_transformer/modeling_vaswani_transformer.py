@@ -40,7 +40,14 @@ from transformers.modeling_outputs import (
 )
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
-from .common import SafetensorsLoadingMixin, check_token_inputs, shift_tokens_right, sinusoidal_positions
+from .common import (
+    SafetensorsLoadingMixin,
+    check_token_inputs,
+    output_flags,
+    shift_tokens_right,
+    sinusoidal_positions,
+    token_cross_entropy,
+)
 from .configuration_vaswani_transformer import VaswaniTransformerConfig
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -346,11 +353,14 @@ class VaswaniTransformerEncoder(VaswaniTransformerPreTrainedModel):
         self,
         input_ids: torch.LongTensor,
         attention_mask: torch.Tensor | None = None,
-        output_attentions: bool = False,
-        output_hidden_states: bool = False,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         **kwargs,
     ) -> BaseModelOutput:
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
         mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id)
         hidden_states = self.embeddings(input_ids)  # (B, S, D)
         self_mask = key_padding_mask(mask)
@@ -361,11 +371,12 @@ class VaswaniTransformerEncoder(VaswaniTransformerPreTrainedModel):
             all_weights.append(weights)
         if self.layer_norm is not None:
             hidden_states = self.layer_norm(hidden_states)
-        return BaseModelOutput(
+        output = BaseModelOutput(
             last_hidden_state=hidden_states,
             hidden_states=(*all_states, hidden_states) if output_hidden_states else None,
             attentions=tuple(all_weights) if output_attentions else None,
         )
+        return output if return_dict else output.to_tuple()
 
 
 class VaswaniTransformerDecoder(VaswaniTransformerPreTrainedModel):
@@ -388,11 +399,14 @@ class VaswaniTransformerDecoder(VaswaniTransformerPreTrainedModel):
         encoder_attention_mask: torch.Tensor | None = None,
         past_key_values: Cache | None = None,
         use_cache: bool | None = None,
-        output_attentions: bool = False,
-        output_hidden_states: bool = False,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         **kwargs,
     ) -> BaseModelOutputWithPastAndCrossAttentions:
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
         check_token_inputs(input_ids, None, self.config.vocab_size, name="decoder_input_ids")
         use_cache = self.config.use_cache if use_cache is None else use_cache
         if use_cache and past_key_values is None:
@@ -411,13 +425,14 @@ class VaswaniTransformerDecoder(VaswaniTransformerPreTrainedModel):
             cross_weights.append(cross)
         if self.layer_norm is not None:
             hidden_states = self.layer_norm(hidden_states)
-        return BaseModelOutputWithPastAndCrossAttentions(
+        output = BaseModelOutputWithPastAndCrossAttentions(
             last_hidden_state=hidden_states,
             past_key_values=past_key_values if use_cache else None,
             hidden_states=(*all_states, hidden_states) if output_hidden_states else None,
             attentions=tuple(self_weights) if output_attentions else None,
             cross_attentions=tuple(cross_weights) if output_attentions else None,
         )
+        return output if return_dict else output.to_tuple()
 
 
 class VaswaniTransformerModel(VaswaniTransformerPreTrainedModel):
@@ -462,8 +477,8 @@ class VaswaniTransformerModel(VaswaniTransformerPreTrainedModel):
         encoder_outputs: BaseModelOutput | tuple | None = None,
         past_key_values: Cache | None = None,
         use_cache: bool | None = None,
-        output_attentions: bool = False,
-        output_hidden_states: bool = False,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         **kwargs,
     ) -> Seq2SeqModelOutput:
@@ -476,8 +491,13 @@ class VaswaniTransformerModel(VaswaniTransformerPreTrainedModel):
             encoder_outputs (*optional*): a precomputed encoder output (generation reuses it).
             past_key_values (`Cache`, *optional*): an `EncoderDecoderCache` from a previous step.
         """
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
         if encoder_outputs is None:
-            encoder_outputs = self.encoder(input_ids, attention_mask, output_attentions, output_hidden_states)
+            encoder_outputs = self.encoder(
+                input_ids, attention_mask, output_attentions, output_hidden_states, return_dict=True
+            )
         elif not isinstance(encoder_outputs, BaseModelOutput):
             encoder_outputs = BaseModelOutput(*encoder_outputs)
         if attention_mask is None and input_ids is not None and self.config.pad_token_id is not None:
@@ -491,8 +511,9 @@ class VaswaniTransformerModel(VaswaniTransformerPreTrainedModel):
             use_cache=use_cache,
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
+            return_dict=True,
         )
-        return Seq2SeqModelOutput(
+        output = Seq2SeqModelOutput(
             last_hidden_state=decoder_outputs.last_hidden_state,
             past_key_values=decoder_outputs.past_key_values,
             decoder_hidden_states=decoder_outputs.hidden_states,
@@ -502,6 +523,7 @@ class VaswaniTransformerModel(VaswaniTransformerPreTrainedModel):
             encoder_hidden_states=encoder_outputs.hidden_states,
             encoder_attentions=encoder_outputs.attentions,
         )
+        return output if return_dict else output.to_tuple()
 
 
 class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedModel, GenerationMixin):
@@ -548,8 +570,8 @@ class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedMod
         past_key_values: Cache | None = None,
         labels: torch.LongTensor | None = None,
         use_cache: bool | None = None,
-        output_attentions: bool = False,
-        output_hidden_states: bool = False,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         num_items_in_batch: int | torch.Tensor | None = None,
         **kwargs,
@@ -560,6 +582,9 @@ class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedMod
                 `decoder_input_ids` they are shifted right to make them.
             num_items_in_batch (*optional*): the number of target tokens in the whole (accumulated) batch.
         """
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
         if labels is not None and decoder_input_ids is None:
             decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
             use_cache = False
@@ -573,21 +598,14 @@ class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedMod
             use_cache=use_cache,
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
+            return_dict=True,
         )
         logits = self.lm_head(outputs.last_hidden_state)  # (B, T, V)
         if self.output_bias is not None:
             logits = logits + self.output_bias
         loss = None
         if labels is not None:
-            loss = nn.functional.cross_entropy(
-                logits.float().reshape(-1, logits.size(-1)),
-                labels.reshape(-1),
-                ignore_index=-100,
-                reduction="sum",
-                label_smoothing=self.config.label_smoothing,
-            )
-            count = num_items_in_batch if num_items_in_batch is not None else (labels != -100).sum()
-            loss = loss / count
+            loss = token_cross_entropy(logits, labels, num_items_in_batch, self.config.label_smoothing)
         output = Seq2SeqLMOutput(
             loss=loss,
             logits=logits,
@@ -599,7 +617,7 @@ class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedMod
             encoder_hidden_states=outputs.encoder_hidden_states,
             encoder_attentions=outputs.encoder_attentions,
         )
-        return output if return_dict is not False else output.to_tuple()
+        return output if return_dict else output.to_tuple()
 
 
 __all__ = [
