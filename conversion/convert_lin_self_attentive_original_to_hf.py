@@ -19,9 +19,17 @@ Set them back to the defaults to fine-tune with exact masking.
 The original dictionary has no unknown-word entry; when it lacks one, `[UNK]` is appended as a new last row with
 a zero embedding so the tokenizer can map unseen words (ids of the original vocabulary are unchanged).
 
+The original run's `train.py` arguments that change the loss travel too: `--penalization-coeff` becomes
+`penalty_coefficient`. They are read from `--config PATH` (a JSON of the run's arguments: `{"--penalization-coeff":
+0.7, ...}`, argparse names such as `penalization_coeff`, or a file with a `train_args_equivalent` table like the
+fixture's `original_config.json`), then from an `args` entry of the checkpoint; a command-line
+`--penalization-coeff` overrides both, and train.py's default (1.0) applies when none says. Architecture arguments
+in the file (`--nhid`, `--attention-hops`, ...) must agree with the checkpoint's constructor dict.
+
 Usage:
     python conversion/convert_lin_self_attentive_original_to_hf.py --checkpoint original_checkpoint.pt \
-        --output converted/ [--fixture ../shared/fixtures/lin_self_attentive] [--penalization-coeff 1.0]
+        --output converted/ [--config original_args.json] [--fixture ../shared/fixtures/lin_self_attentive] \
+        [--penalization-coeff 1.0]
 """
 
 from __future__ import annotations
@@ -49,6 +57,47 @@ KEY_MAPPING: list[tuple[str, str | None]] = [
     (r"pred\.(weight|bias)", r"classifier.out_proj.\1"),
 ]
 UNKNOWN_WORDS = ("<unk>", "<UNK>", "[UNK]", "UNK")
+# train.py argument (argparse name) -> the `Classifier(...)` constructor key it sets: checked against the checkpoint.
+ARCHITECTURE_ARGUMENTS = {"emsize": "ninp", "nhid": "nhid", "nlayers": "nlayers", "attention_unit": "attention-unit",
+                          "attention_hops": "attention-hops", "nfc": "nfc", "class_number": "class-number",
+                          "dropout": "dropout"}  # fmt: skip
+TRAIN_PY_PENALIZATION_COEFF = 1.0  # train.py's default for --penalization-coeff
+
+
+def read_original_arguments(path: str | Path) -> dict:
+    """The original run's train.py arguments from a JSON file, keyed by argparse name (`penalization_coeff`)."""
+    data = json.loads(Path(path).read_text())
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected a JSON object of train.py arguments.")
+    arguments = dict(data.get("train_args_equivalent") or data.get("args") or data)
+    if "penalization_coeff" in data:  # a top-level record of the coefficient (the fixture's original_config.json)
+        arguments.setdefault("penalization_coeff", data["penalization_coeff"])
+    return {str(key).lstrip("-").replace("-", "_"): value for key, value in arguments.items()}
+
+
+def training_arguments(
+    checkpoint: dict, config_path: str | Path | None = None, penalization_coeff: float | None = None
+) -> dict:
+    """The train.py arguments that the conversion keeps: the file's, over the checkpoint's own `args`, with a
+    command-line `penalization_coeff` over both; checked against the checkpoint's architecture."""
+    arguments = {
+        str(key).lstrip("-").replace("-", "_"): value for key, value in dict(checkpoint.get("args") or {}).items()
+    }
+    if config_path is not None:
+        arguments.update(read_original_arguments(config_path))
+    if penalization_coeff is not None:
+        arguments["penalization_coeff"] = penalization_coeff
+    arguments.setdefault("penalization_coeff", TRAIN_PY_PENALIZATION_COEFF)
+    constructor = checkpoint["config"]
+    for name, key in ARCHITECTURE_ARGUMENTS.items():
+        if name in arguments and key in constructor and arguments[name] != constructor[key]:
+            raise ValueError(
+                f"The original arguments say --{name.replace('_', '-')} {arguments[name]}, but the checkpoint was "
+                f"built with {key}={constructor[key]}: they come from different runs."
+            )
+    return arguments
+
+
 ORIGINAL_CODE = "https://github.com/ExplorerFreda/Structured-Self-Attentive-Sentence-Embedding"
 
 
@@ -80,9 +129,17 @@ def convert_config(
     )
 
 
-def convert(checkpoint_path: str | Path, output_dir: str | Path, penalty_coefficient: float = 1.0):
-    """Converts and saves model + tokenizer to `output_dir`; returns `(model, tokenizer)`."""
+def convert(
+    checkpoint_path: str | Path,
+    output_dir: str | Path,
+    penalty_coefficient: float | None = None,
+    config_path: str | Path | None = None,
+):
+    """Converts and saves model + tokenizer to `output_dir`; returns `(model, tokenizer, training arguments)`.
+
+    `penalty_coefficient` (train.py's `--penalization-coeff`) overrides what `config_path` or the checkpoint say."""
     checkpoint = load_original_checkpoint(checkpoint_path)
+    arguments = training_arguments(checkpoint, config_path, penalty_coefficient)
     original_config = checkpoint["config"]
     dictionary = list(original_config["dictionary"])
     pad_token = checkpoint.get("pad_token", "<pad>")
@@ -100,7 +157,7 @@ def convert(checkpoint_path: str | Path, output_dir: str | Path, penalty_coeffic
         embeddings = state_dict["lin.embeddings.weight"]
         state_dict["lin.embeddings.weight"] = torch.cat([embeddings, embeddings.new_zeros(1, embeddings.size(1))])
 
-    config = convert_config(original_config, pad_token_id, len(dictionary), penalty_coefficient)
+    config = convert_config(original_config, pad_token_id, len(dictionary), float(arguments["penalization_coeff"]))
     model = LinSelfAttentiveForSequenceClassification(config)
     model.load_state_dict(state_dict, strict=True)
     model.eval()
@@ -112,7 +169,7 @@ def convert(checkpoint_path: str | Path, output_dir: str | Path, penalty_coeffic
     output_dir = Path(output_dir)
     model.save_pretrained(output_dir)
     tokenizer.save_pretrained(output_dir)
-    return model, tokenizer
+    return model, tokenizer, arguments
 
 
 @torch.no_grad()
@@ -138,18 +195,22 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", required=True, help="original checkpoint (.pt dict, see the docstring)")
     parser.add_argument("--output", required=True, help="folder for the converted model and tokenizer")
-    parser.add_argument("--penalization-coeff", type=float, default=1.0, help="train.py's --penalization-coeff")
+    parser.add_argument("--config", help="the original run's train.py arguments (JSON; see the docstring)")
+    parser.add_argument(
+        "--penalization-coeff", type=float, default=None, help="train.py's --penalization-coeff (overrides --config)"
+    )
     parser.add_argument("--fixture", help="folder with inputs.safetensors + expected.safetensors to check parity")
     parser.add_argument("--atol", type=float, default=1e-5)
     args = parser.parse_args(argv)
 
-    model, _ = convert(args.checkpoint, args.output, args.penalization_coeff)
+    model, _, arguments = convert(args.checkpoint, args.output, args.penalization_coeff, args.config)
     report = {
         "original_code": ORIGINAL_CODE,
         "script": f"conversion/{Path(__file__).name}",
         "checkpoint": Path(args.checkpoint).name,
         "sha256": sha256_of(args.checkpoint),
         "output": str(args.output),
+        "training_arguments": arguments,
     }
     if args.fixture:
         report["max_abs_diff"] = check_fixture(model, args.fixture, args.atol)

@@ -19,6 +19,13 @@ Key mapping (hf_attn name on the right; `None` drops the key):
     shared / embed_tokens                           -> model.shared (or source/target embeddings)
     embed_positions                                 -> None (sinusoids are recomputed; checked against the source)
 
+Generation settings travel with the weights: a Marian or FSMT folder's `generation_config.json` (or, without
+one, the generation fields of its config: `forced_eos_token_id`, `bad_words_ids`, `num_beams`, `max_length`,
+`length_penalty`, ...) becomes the converted model's `generation_config`, so `generate()` decodes as the source
+does; a fairseq checkpoint's `beam`, `lenpen`, `max_len_b` (with `max_len_a` 0), `min_len`, `no_repeat_ngram_size`
+and `unkpen`-free settings become `num_beams`, `length_penalty`, `max_new_tokens`, `min_new_tokens` and
+`no_repeat_ngram_size` when the checkpoint records them.
+
 Usage:
     python conversion/convert_vaswani_transformer_to_hf.py --source marian --checkpoint marian_dir --output out_dir
 """
@@ -30,6 +37,7 @@ import json
 from pathlib import Path
 
 import torch
+from transformers import GenerationConfig
 
 from hf_attn.conversion import load_original_checkpoint, rename_state_dict
 from hf_attn.models.vaswani_transformer import VaswaniTransformerConfig, VaswaniTransformerForConditionalGeneration
@@ -51,7 +59,7 @@ def _check_paper_math(config: dict, source: str) -> None:
         raise ValueError(f"this {source} checkpoint normalises embeddings, which the Transformer does not do")
 
 
-def from_marian(folder: str | Path) -> tuple[VaswaniTransformerConfig, dict[str, torch.Tensor]]:
+def from_marian(folder: str | Path) -> tuple[VaswaniTransformerConfig, dict[str, torch.Tensor], GenerationConfig]:
     from transformers import MarianMTModel
 
     marian = MarianMTModel.from_pretrained(folder, use_safetensors=True)
@@ -96,7 +104,29 @@ def from_marian(folder: str | Path) -> tuple[VaswaniTransformerConfig, dict[str,
     converted = rename_state_dict(state_dict, rules)
     if config.output_bias:
         converted["output_bias"] = converted["output_bias"].reshape(-1)
-    return config, converted
+    return config, converted, _hf_generation_config(marian)
+
+
+def _hf_generation_config(model) -> GenerationConfig:
+    """The source's generation settings: its `generation_config.json` when the folder has one (what `from_pretrained`
+    read), else the generation fields of its config."""
+    return GenerationConfig.from_dict(model.generation_config.to_dict())
+
+
+# fairseq generation argument -> `GenerationConfig` field (`max_len_b` only when `max_len_a` is 0: fairseq's
+# max length a·|source| + b has no transformers equivalent otherwise).
+FAIRSEQ_GENERATION = {"beam": "num_beams", "lenpen": "length_penalty", "min_len": "min_new_tokens",
+                      "no_repeat_ngram_size": "no_repeat_ngram_size"}  # fmt: skip
+
+
+def _fairseq_generation_config(config: VaswaniTransformerConfig, args: dict) -> GenerationConfig:
+    generation = GenerationConfig.from_model_config(config)
+    for name, field in FAIRSEQ_GENERATION.items():
+        if args.get(name) is not None:
+            setattr(generation, field, args[name])
+    if args.get("max_len_b") is not None and not args.get("max_len_a"):
+        generation.max_new_tokens = int(args["max_len_b"])
+    return generation
 
 
 def _fairseq_config(args: dict, state_dict: dict[str, torch.Tensor]) -> VaswaniTransformerConfig:
@@ -170,7 +200,7 @@ def _fairseq_state_dict(config: VaswaniTransformerConfig, state_dict: dict[str, 
     return rename_state_dict(state_dict, rules)
 
 
-def from_fairseq(path: str | Path) -> tuple[VaswaniTransformerConfig, dict[str, torch.Tensor]]:
+def from_fairseq(path: str | Path) -> tuple[VaswaniTransformerConfig, dict[str, torch.Tensor], GenerationConfig]:
     with torch.serialization.safe_globals([argparse.Namespace]):
         checkpoint = load_original_checkpoint(path)
     args = checkpoint.get("args") or (checkpoint.get("cfg") or {}).get("model")
@@ -179,10 +209,11 @@ def from_fairseq(path: str | Path) -> tuple[VaswaniTransformerConfig, dict[str, 
     args = vars(args) if isinstance(args, argparse.Namespace) else dict(args)
     state_dict = checkpoint["model"]
     config = _fairseq_config(args, state_dict)
-    return config, _fairseq_state_dict(config, state_dict)
+    generation_args = {**args, **dict((checkpoint.get("cfg") or {}).get("generation") or {})}
+    return config, _fairseq_state_dict(config, state_dict), _fairseq_generation_config(config, generation_args)
 
 
-def from_fsmt(folder: str | Path) -> tuple[VaswaniTransformerConfig, dict[str, torch.Tensor]]:
+def from_fsmt(folder: str | Path) -> tuple[VaswaniTransformerConfig, dict[str, torch.Tensor], GenerationConfig]:
     from transformers import FSMTForConditionalGeneration
 
     fsmt = FSMTForConditionalGeneration.from_pretrained(folder, use_safetensors=True)
@@ -208,7 +239,7 @@ def from_fsmt(folder: str | Path) -> tuple[VaswaniTransformerConfig, dict[str, t
         "eos": source.eos_token_id,
     }
     config = _fairseq_config(args, state_dict)
-    return config, _fairseq_state_dict(config, state_dict)
+    return config, _fairseq_state_dict(config, state_dict), _hf_generation_config(fsmt)
 
 
 def convert(source: str, checkpoint: str | Path, output: str | Path) -> VaswaniTransformerForConditionalGeneration:
@@ -216,8 +247,9 @@ def convert(source: str, checkpoint: str | Path, output: str | Path) -> VaswaniT
     readers = {"marian": from_marian, "fsmt": from_fsmt, "fairseq": from_fairseq}
     if source not in readers:
         raise ValueError(f"unknown source {source!r}; choose one of {sorted(readers)}")
-    config, state_dict = readers[source](checkpoint)
+    config, state_dict, generation_config = readers[source](checkpoint)
     model = VaswaniTransformerForConditionalGeneration(config)
+    model.generation_config = generation_config
     tied = {"lm_head.weight"} if config.tie_word_embeddings else set()
     missing, unexpected = model.load_state_dict(state_dict, strict=False)
     if set(missing) - tied or unexpected:

@@ -1,49 +1,21 @@
 """The one table of hf_attn: every architecture, its classes, paper, original code, tokenizer, synthetic task and
-card metadata. Auto registration, the common tests, the CLI and the model cards all read it.
+card metadata. Auto registration, `import hf_attn`, the common tests, the CLI and the model cards all read it.
 
-Adding an architecture = adding one `Architecture(...)` to `ARCHITECTURES`.
+Each model folder declares its own row (`hf_attn/models/<name>/__init__.py`: `ARCHITECTURE = Architecture(...)`);
+`ARCHITECTURES` is built by finding the folders, so adding an architecture touches its folder, its card template and
+its tests (CONTRIBUTING.md). A folder that misses a piece fails here, with a message naming the piece.
 """
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import transformers
 from transformers import AutoConfig, AutoTokenizer, PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerFast
 
-from .models.bi_attention import (
-    BiAttentionConfig,
-    BiAttentionForDocumentClassification,
-    BiAttentionModel,
-)
-from .models.elmo import (
-    ElmoConfig,
-    ElmoForBidirectionalLanguageModeling,
-    ElmoForSequenceClassification,
-    ElmoForTokenClassification,
-    ElmoModel,
-)
-from .models.han import HanConfig, HanForDocumentClassification, HanModel
-from .models.lin_self_attentive import (
-    LinSelfAttentiveConfig,
-    LinSelfAttentiveForPairClassification,
-    LinSelfAttentiveForSequenceClassification,
-    LinSelfAttentiveModel,
-)
-from .models.lstmn import (
-    LstmnConfig,
-    LstmnForCausalLM,
-    LstmnForPairClassification,
-    LstmnForSequenceClassification,
-    LstmnModel,
-)
-from .models.sgm import SgmConfig, SgmForMultiLabelClassification, SgmForMultiLabelGeneration, SgmModel
-from .models.vaswani_transformer import (
-    VaswaniTransformerConfig,
-    VaswaniTransformerForConditionalGeneration,
-    VaswaniTransformerModel,
-)
 from .tokenization.document import DocumentTokenizerFast
 from .tokenization.elmo import ElmoCharacterTokenizerFast
 
@@ -74,11 +46,12 @@ class Paper:
 class Head:
     """A model class with the transformers Auto class it registers under (`None`: no Auto class fits, e.g. sentence
     pairs), the input shape it takes (`sentence`, `sentence_pair`, `seq2seq`, `characters`, ... as in DESIGN §5),
-    the forward arguments that make it return its attention maps, and what its `labels` are: `class` (one class
+    the forward arguments that make it return its attention maps, the attention fields it must return (keys of its
+    architecture's `attention_fields`; the first is scored against a synthetic task's evidence, `()` for a head
+    without attention, e.g. a baseline), and what its `labels` are: `class` (one class
     id per example, `(B,)`), `token_class` (a class id per token, `(B, T)`), `token_vocab` (a vocabulary id per
     token, `(B, T)`: language models, seq2seq targets), `label_sequence` (a target id per step, `(B, T)`, from the
-    config's `target_vocab_size`: labels generated as a sequence) or `multi_hot` (`(B, num_labels)` indicators).
-    `has_attention` is false for a head that returns no attention map (a baseline)."""
+    config's `target_vocab_size`: labels generated as a sequence) or `multi_hot` (`(B, num_labels)` indicators)."""
 
     model_class: type[PreTrainedModel]
     auto_class: str | None
@@ -86,7 +59,16 @@ class Head:
     pipeline_tag: str | None = None
     attention_kwargs: dict[str, Any] = field(default_factory=dict)
     labels: str = "class"
-    has_attention: bool = True
+    attention_fields: tuple[str, ...] = ()
+
+    @property
+    def has_attention(self) -> bool:
+        return bool(self.attention_fields)
+
+    @property
+    def evidence_field(self) -> str | None:
+        """The attention field scored against a synthetic task's evidence (`None`: the head has none)."""
+        return self.attention_fields[0] if self.attention_fields else None
 
 
 @dataclass(frozen=True)
@@ -110,6 +92,7 @@ class Architecture:
             check them; the first one is scored against a synthetic task's evidence.
         tiny_config: keyword arguments of a config small enough for unit tests.
         license / tags: card metadata.
+        exports: further public objects `import hf_attn` exposes (e.g. a decoding method).
     """
 
     name: str
@@ -125,399 +108,57 @@ class Architecture:
     tiny_config: dict[str, Any] = field(default_factory=dict)
     license: str = "apache-2.0"
     tags: tuple[str, ...] = ()
+    exports: tuple[Any, ...] = ()
+
+    @property
+    def public_objects(self) -> list[Any]:
+        """What `import hf_attn` exposes of this architecture: the config, the base model, the heads, `exports`."""
+        return [self.config_class, self.base_model_class, *(head.model_class for head in self.heads), *self.exports]
 
 
-ARCHITECTURES: dict[str, Architecture] = {
-    architecture.name: architecture
-    for architecture in [
-        Architecture(
-            name="lin_self_attentive",
-            display_name="Structured Self-Attentive Sentence Embedding",
-            config_class=LinSelfAttentiveConfig,
-            base_model_class=LinSelfAttentiveModel,
-            heads=(
-                Head(
-                    LinSelfAttentiveForSequenceClassification,
-                    "AutoModelForSequenceClassification",
-                    "sentence",
-                    "text-classification",
-                ),
-                Head(LinSelfAttentiveForPairClassification, None, "sentence_pair", "text-classification"),
-            ),
-            paper=Paper(
-                title="A Structured Self-attentive Sentence Embedding",
-                authors="Zhouhan Lin, Minwei Feng, Cicero Nogueira dos Santos, Mo Yu, Bing Xiang, Bowen Zhou, "
-                "Yoshua Bengio",
-                year=2017,
-                venue="ICLR",
-                arxiv="1703.03130",
-                bibtex=(
-                    "@inproceedings{lin2017structured,\n"
-                    "  title     = {A Structured Self-attentive Sentence Embedding},\n"
-                    "  author    = {Lin, Zhouhan and Feng, Minwei and Santos, Cicero Nogueira dos and Yu, Mo and\n"
-                    "               Xiang, Bing and Zhou, Bowen and Bengio, Yoshua},\n"
-                    "  booktitle = {International Conference on Learning Representations (ICLR)},\n"
-                    "  year      = {2017},\n"
-                    "  url       = {https://arxiv.org/abs/1703.03130}\n"
-                    "}"
-                ),
-            ),
-            original_code="https://github.com/ExplorerFreda/Structured-Self-Attentive-Sentence-Embedding",
-            tokenizer="word_level",
-            synthetic_task="cue_sentiment",
-            attention_fields={"hop_attentions": "attention_mask", "pair_hop_attentions": "pair_attention_mask"},
-            tiny_config={
-                "vocab_size": 50,
-                "embedding_size": 12,
-                "hidden_size": 8,
-                "num_hidden_layers": 1,
-                "attention_hidden_size": 10,
-                "attention_hops": 3,
-                "classifier_hidden_size": 16,
-                "hidden_dropout_prob": 0.1,
-                "num_labels": 3,
-            },
-            tags=("self-attention", "sentence-embedding", "bilstm"),
-        ),
-        Architecture(
-            name="vaswani_transformer",
-            display_name="Transformer (Attention Is All You Need)",
-            config_class=VaswaniTransformerConfig,
-            base_model_class=VaswaniTransformerModel,
-            heads=(
-                Head(
-                    VaswaniTransformerForConditionalGeneration,
-                    "AutoModelForSeq2SeqLM",
-                    "seq2seq",
-                    "translation",
-                    attention_kwargs={"output_attentions": True},
-                    labels="token_vocab",
-                ),
-            ),
-            paper=Paper(
-                title="Attention Is All You Need",
-                authors="Ashish Vaswani, Noam Shazeer, Niki Parmar, Jakob Uszkoreit, Llion Jones, Aidan N. Gomez, "
-                "Łukasz Kaiser, Illia Polosukhin",
-                year=2017,
-                venue="NeurIPS",
-                arxiv="1706.03762",
-                bibtex=(
-                    "@inproceedings{vaswani2017attention,\n"
-                    "  title     = {Attention Is All You Need},\n"
-                    "  author    = {Vaswani, Ashish and Shazeer, Noam and Parmar, Niki and Uszkoreit, Jakob and\n"
-                    "               Jones, Llion and Gomez, Aidan N. and Kaiser, {\\L}ukasz and Polosukhin, Illia},\n"
-                    "  booktitle = {Advances in Neural Information Processing Systems (NeurIPS)},\n"
-                    "  year      = {2017},\n"
-                    "  url       = {https://arxiv.org/abs/1706.03762}\n"
-                    "}"
-                ),
-            ),
-            original_code="https://github.com/tensorflow/tensor2tensor",
-            tokenizer="bpe",
-            synthetic_task="translation",
-            attention_fields={
-                "encoder_attentions": "attention_mask",
-                "decoder_attentions": "decoder_attention_mask",
-                "cross_attentions": "attention_mask",
-            },
-            tiny_config={
-                "vocab_size": 48,
-                "d_model": 16,
-                "encoder_layers": 2,
-                "decoder_layers": 2,
-                "encoder_attention_heads": 4,
-                "decoder_attention_heads": 4,
-                "encoder_ffn_dim": 24,
-                "decoder_ffn_dim": 28,
-                "dropout": 0.05,
-            },
-            tags=("transformer", "encoder-decoder", "translation"),
-        ),
-        Architecture(
-            name="han",
-            display_name="Hierarchical Attention Network (HAN)",
-            config_class=HanConfig,
-            base_model_class=HanModel,
-            heads=(
-                Head(
-                    HanForDocumentClassification,
-                    "AutoModelForSequenceClassification",
-                    "document",
-                    "text-classification",
-                ),
-            ),
-            paper=Paper(
-                title="Hierarchical Attention Networks for Document Classification",
-                authors="Zichao Yang, Diyi Yang, Chris Dyer, Xiaodong He, Alex Smola, Eduard Hovy",
-                year=2016,
-                venue="NAACL",
-                arxiv=None,
-                link="https://aclanthology.org/N16-1174/",
-                bibtex=(
-                    "@inproceedings{yang2016hierarchical,\n"
-                    "  title     = {Hierarchical Attention Networks for Document Classification},\n"
-                    "  author    = {Yang, Zichao and Yang, Diyi and Dyer, Chris and He, Xiaodong and Smola, Alex and\n"
-                    "               Hovy, Eduard},\n"
-                    "  booktitle = {Proceedings of NAACL-HLT},\n"
-                    "  pages     = {1480--1489},\n"
-                    "  year      = {2016},\n"
-                    "  doi       = {10.18653/v1/N16-1174},\n"
-                    "  url       = {https://aclanthology.org/N16-1174/}\n"
-                    "}"
-                ),
-            ),
-            original_code=None,
-            tokenizer="document",
-            synthetic_task="evidence_documents",
-            attention_fields={
-                "sentence_attentions": "attention_mask/sentences",
-                "word_attentions": "attention_mask",
-            },
-            tiny_config={
-                "vocab_size": 50,
-                "embedding_size": 12,
-                "word_hidden_size": 8,
-                "sentence_hidden_size": 6,
-                "word_attention_size": 10,
-                "sentence_attention_size": 9,
-                "hidden_dropout_prob": 0.1,
-                "num_labels": 3,
-            },
-            tags=("hierarchical-attention", "document-classification", "gru"),
-        ),
-        Architecture(
-            name="bi_attention",
-            display_name="BI-Attention (attention-based bilingual LSTM)",
-            config_class=BiAttentionConfig,
-            base_model_class=BiAttentionModel,
-            heads=(
-                Head(
-                    BiAttentionForDocumentClassification,
-                    "AutoModelForSequenceClassification",
-                    "document_pair",
-                    "text-classification",
-                ),
-            ),
-            paper=Paper(
-                title="Attention-based LSTM Network for Cross-Lingual Sentiment Classification",
-                authors="Xinjie Zhou, Xiaojun Wan, Jianguo Xiao",
-                year=2016,
-                venue="EMNLP",
-                arxiv=None,
-                link="https://aclanthology.org/D16-1024/",
-                bibtex=(
-                    "@inproceedings{zhou2016attention,\n"
-                    "  title     = {Attention-based {LSTM} Network for Cross-Lingual Sentiment Classification},\n"
-                    "  author    = {Zhou, Xinjie and Wan, Xiaojun and Xiao, Jianguo},\n"
-                    "  booktitle = {Proceedings of EMNLP},\n"
-                    "  pages     = {247--256},\n"
-                    "  year      = {2016},\n"
-                    "  doi       = {10.18653/v1/D16-1024},\n"
-                    "  url       = {https://aclanthology.org/D16-1024/}\n"
-                    "}"
-                ),
-            ),
-            original_code=None,
-            tokenizer="document",
-            synthetic_task="bilingual_documents",
-            # The second view first: on the task's held-out split only it carries the evidence sentence.
-            attention_fields={
-                "pair_sentence_attentions": "pair_attention_mask/sentences",
-                "pair_word_attentions": "pair_attention_mask",
-                "sentence_attentions": "attention_mask/sentences",
-                "word_attentions": "attention_mask",
-            },
-            tiny_config={
-                "vocab_size": 50,
-                "embedding_size": 12,
-                "word_hidden_size": 8,
-                "sentence_hidden_size": 6,
-                "attention_size": 10,
-                "hidden_dropout_prob": 0.1,
-                "num_labels": 3,
-            },
-            tags=("hierarchical-attention", "cross-lingual", "semi-supervised", "lstm"),
-        ),
-        Architecture(
-            name="elmo",
-            display_name="ELMo (deep contextualized word representations)",
-            config_class=ElmoConfig,
-            base_model_class=ElmoModel,
-            heads=(
-                Head(
-                    ElmoForTokenClassification,
-                    "AutoModelForTokenClassification",
-                    "characters",
-                    "token-classification",
-                    labels="token_class",
-                ),
-                Head(
-                    ElmoForSequenceClassification,
-                    "AutoModelForSequenceClassification",
-                    "characters",
-                    "text-classification",
-                ),
-                Head(
-                    ElmoForBidirectionalLanguageModeling, "AutoModelForPreTraining", "characters", labels="token_vocab"
-                ),
-            ),
-            paper=Paper(
-                title="Deep contextualized word representations",
-                authors="Matthew E. Peters, Mark Neumann, Mohit Iyyer, Matt Gardner, Christopher Clark, Kenton Lee, "
-                "Luke Zettlemoyer",
-                year=2018,
-                venue="NAACL",
-                arxiv="1802.05365",
-                bibtex=(
-                    "@inproceedings{peters2018deep,\n"
-                    "  title     = {Deep Contextualized Word Representations},\n"
-                    "  author    = {Peters, Matthew E. and Neumann, Mark and Iyyer, Mohit and Gardner, Matt and\n"
-                    "               Clark, Christopher and Lee, Kenton and Zettlemoyer, Luke},\n"
-                    "  booktitle = {Proceedings of NAACL-HLT},\n"
-                    "  pages     = {2227--2237},\n"
-                    "  year      = {2018},\n"
-                    "  doi       = {10.18653/v1/N18-1202},\n"
-                    "  url       = {https://arxiv.org/abs/1802.05365}\n"
-                    "}"
-                ),
-            ),
-            original_code="https://github.com/allenai/bilm-tf",
-            tokenizer="characters",
-            synthetic_task="ambiguous_tagging",
-            attention_fields={},  # ELMo has no attention; its scalar mix weighs layers, not tokens
-            tiny_config={
-                "character_embedding_size": 4,
-                "filters": [[1, 4], [2, 6], [3, 7]],
-                "num_highway_layers": 1,
-                "projection_dim": 8,
-                "hidden_size": 12,
-                "num_hidden_layers": 2,
-                "cell_clip": 3.0,
-                "proj_clip": 2.5,
-                "dropout": 0.1,
-                "vocab_size": 30,
-                "task_hidden_size": 5,
-                "elmo_dropout": 0.2,
-                "num_labels": 3,
-            },
-            tags=("elmo", "bilm", "character-cnn", "contextual-embeddings", "lstm"),
-        ),
-        Architecture(
-            name="lstmn",
-            display_name="LSTMN (Long Short-Term Memory-Network)",
-            config_class=LstmnConfig,
-            base_model_class=LstmnModel,
-            heads=(
-                Head(
-                    LstmnForSequenceClassification,
-                    "AutoModelForSequenceClassification",
-                    "sentence",
-                    "text-classification",
-                ),
-                Head(LstmnForPairClassification, None, "sentence_pair", "text-classification"),
-                Head(LstmnForCausalLM, "AutoModelForCausalLM", "sentence", "text-generation", labels="token_vocab"),
-            ),
-            paper=Paper(
-                title="Long Short-Term Memory-Networks for Machine Reading",
-                authors="Jianpeng Cheng, Li Dong, Mirella Lapata",
-                year=2016,
-                venue="EMNLP",
-                arxiv="1601.06733",
-                bibtex=(
-                    "@inproceedings{cheng2016long,\n"
-                    "  title     = {Long Short-Term Memory-Networks for Machine Reading},\n"
-                    "  author    = {Cheng, Jianpeng and Dong, Li and Lapata, Mirella},\n"
-                    "  booktitle = {Proceedings of EMNLP},\n"
-                    "  pages     = {551--561},\n"
-                    "  year      = {2016},\n"
-                    "  doi       = {10.18653/v1/D16-1053},\n"
-                    "  url       = {https://arxiv.org/abs/1601.06733}\n"
-                    "}"
-                ),
-            ),
-            original_code="https://github.com/cheng6076/SNLI-attention",
-            tokenizer="word_level",
-            synthetic_task="long_range_cue",
-            # Inter-attention first: on a pair task its rows (hypothesis tokens) are scored against the premise's
-            # evidence.
-            attention_fields={
-                "inter_attentions": "attention_mask@pair_attention_mask",
-                "intra_attentions": "attention_mask/causal",
-                "pair_intra_attentions": "pair_attention_mask/causal",
-            },
-            tiny_config={
-                "vocab_size": 50,
-                "embedding_size": 12,
-                "hidden_size": 8,
-                "num_hidden_layers": 2,
-                "attention_size": 10,
-                "classifier_hidden_size": 9,
-                "hidden_dropout_prob": 0.1,
-                "initializer_range": 0.3,  # at these widths the original's 0.05 leaves the gradients ~1e-20
-                "num_labels": 3,
-            },
-            tags=("lstmn", "intra-attention", "memory-network", "lstm", "language-modeling"),
-        ),
-        Architecture(
-            name="sgm",
-            display_name="SGM (Sequence Generation Model for multi-label classification)",
-            config_class=SgmConfig,
-            base_model_class=SgmModel,
-            heads=(
-                Head(
-                    SgmForMultiLabelGeneration,
-                    "AutoModelForSeq2SeqLM",
-                    "seq2seq",
-                    "text-classification",
-                    labels="label_sequence",
-                ),
-                Head(
-                    SgmForMultiLabelClassification,
-                    "AutoModelForSequenceClassification",
-                    "sentence",
-                    "text-classification",
-                    labels="multi_hot",
-                    has_attention=False,
-                ),
-            ),
-            paper=Paper(
-                title="SGM: Sequence Generation Model for Multi-Label Classification",
-                authors="Pengcheng Yang, Xu Sun, Wei Li, Shuming Ma, Wei Wu, Houfeng Wang",
-                year=2018,
-                venue="COLING",
-                arxiv="1806.04822",
-                bibtex=(
-                    "@inproceedings{yang2018sgm,\n"
-                    "  title     = {SGM: Sequence Generation Model for Multi-Label Classification},\n"
-                    "  author    = {Yang, Pengcheng and Sun, Xu and Li, Wei and Ma, Shuming and Wu, Wei and\n"
-                    "               Wang, Houfeng},\n"
-                    "  booktitle = {Proceedings of COLING},\n"
-                    "  pages     = {3915--3926},\n"
-                    "  year      = {2018},\n"
-                    "  url       = {https://arxiv.org/abs/1806.04822}\n"
-                    "}"
-                ),
-            ),
-            original_code="https://github.com/lancopku/SGM",
-            tokenizer="word_level",
-            synthetic_task="label_topics",
-            attention_fields={"cross_attentions": "attention_mask"},
-            tiny_config={
-                "vocab_size": 50,
-                "embedding_size": 12,
-                "encoder_hidden_size": 7,
-                "decoder_hidden_size": 14,
-                "encoder_layers": 2,
-                "decoder_layers": 2,
-                "attention_size": 10,
-                "hidden_dropout_prob": 0.1,
-                "global_embedding": True,
-                "num_labels": 5,
-            },
-            tags=("multi-label-classification", "sequence-generation", "global-embedding", "lstm"),
-        ),
-    ]
-}
+MODELS_DIR = Path(__file__).resolve().parent / "models"
+CARDS_DIR = Path(__file__).resolve().parent / "model_cards"
+
+
+def _check_row(name: str, folder: Path, module: Any, cards_dir: Path) -> Architecture:
+    """The folder's row, or a `ValueError` naming the piece the folder lacks."""
+    where = f"hf_attn/models/{name}"
+    for piece in (f"configuration_{name}.py", f"modeling_{name}.py"):
+        if not (folder / piece).is_file():
+            raise ValueError(
+                f"{where} has no {piece}: a model folder holds its config and its model (CONTRIBUTING.md)."
+            )
+    row = getattr(module, "ARCHITECTURE", None)
+    if row is None:
+        raise ValueError(f"{where}/__init__.py declares no ARCHITECTURE = Architecture(...) (its registry row).")
+    if not isinstance(row, Architecture):
+        raise ValueError(f"{where}: ARCHITECTURE must be an hf_attn.registry.Architecture, got {type(row).__name__}.")
+    if row.name != name:
+        raise ValueError(f"{where}: the row's name is {row.name!r}; it must be the folder's name, {name!r}.")
+    if row.config_class.model_type != name:
+        raise ValueError(f"{where}: {row.config_class.__name__}.model_type must be {name!r}.")
+    for head in row.heads:
+        unknown = [field for field in head.attention_fields if field not in row.attention_fields]
+        if unknown:
+            raise ValueError(
+                f"{where}: {head.model_class.__name__}'s fields {unknown} have no mask in attention_fields."
+            )
+    if row.tokenizer not in TOKENIZER_CLASSES:
+        raise ValueError(f"{where}: unknown tokenizer kind {row.tokenizer!r}; known: {sorted(TOKENIZER_CLASSES)}.")
+    if not (cards_dir / f"{name}.md").is_file():
+        raise ValueError(f"{where} has no card template: add model_cards/{name}.md.")
+    return row
+
+
+def discover_architectures(
+    package: str = "hf_attn.models", models_dir: Path = MODELS_DIR, cards_dir: Path = CARDS_DIR
+) -> dict[str, Architecture]:
+    """Imports every folder of `models_dir` (a package of `package`) and collects its row, by name."""
+    rows = {}
+    for folder in sorted(path for path in models_dir.iterdir() if (path / "__init__.py").is_file()):
+        module = importlib.import_module(f"{package}.{folder.name}")
+        rows[folder.name] = _check_row(folder.name, folder, module, cards_dir)
+    return rows
 
 
 # Tokenizer kind -> the class `AutoTokenizer` gives for an architecture's folders.
@@ -527,6 +168,9 @@ TOKENIZER_CLASSES: dict[str, type[PreTrainedTokenizerFast]] = {
     "document": DocumentTokenizerFast,
     "characters": ElmoCharacterTokenizerFast,
 }
+
+
+ARCHITECTURES: dict[str, Architecture] = discover_architectures()
 
 
 def get_architecture(name: str) -> Architecture:

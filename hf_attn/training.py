@@ -347,8 +347,8 @@ def _train_classifier(plan: TrainingPlan, architecture, head, synthetic: Synthet
     )
     trainer.train()
     metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
-    attention_field = next(iter(architecture.attention_fields))
-    metrics.update(score_evidence_attention(model, eval_split, synthetic, attention_field))
+    if head.evidence_field is not None:
+        metrics.update(score_evidence_attention(model, eval_split, synthetic, head.evidence_field))
     _report(trainer, tokenizer, f"held-out accuracy {metrics['accuracy']:.4f}")
     return trainer, tokenizer, metrics
 

@@ -40,9 +40,8 @@ def test_forward_shapes_and_attention_rows_sum_to_one_over_unmasked_tokens(archi
     assert output.loss is None
     assert output.logits.shape == logits_shape(head, config, inputs)
     maps = attention_maps(architecture, output, inputs)
-    assert maps or not architecture.attention_fields or not head.has_attention, (
-        "the registry names attention fields the head does not return"
-    )
+    missing = [field for field in head.attention_fields if output.get(field) is None]
+    assert not missing, f"the registry promises {missing}, which {head.model_class.__name__} does not return"
     for field, attention, mask in maps:
         assert attention.shape[0] == len(LENGTHS) and attention.shape[-1] == mask.shape[-1], field
         # Keys broadcast over the axes the mask lacks (heads, queries, hops); rows without a key sum to 0.

@@ -107,3 +107,40 @@ def test_conversion_refuses_a_key_it_does_not_know(tmp_path):
 
     with pytest.raises(ValueError, match=r"encoder\.extra\.weight"):
         rename_state_dict({"encoder.extra.weight": torch.zeros(1)}, [(r"fc\.(weight|bias)", r"classifier.dense.\1")])
+
+
+def _convert(output, *extra):
+    fixture = fixture_dir("lin_self_attentive")
+    command = [sys.executable, str(SCRIPT), "--checkpoint", str(fixture / "original_checkpoint.pt"), "--output"]
+    result = subprocess.run([*command, str(output), *extra], capture_output=True, text=True, check=False)
+    return result
+
+
+@torch.no_grad()
+def test_the_original_runs_penalization_coefficient_travels_with_the_weights(tmp_path):
+    """A run trained with --penalization-coeff 0.7: given its arguments, the converted loss is the original's
+    loss_ce + 0.7 · penalty; a command-line flag overrides the file; mismatched architecture arguments are refused."""
+    fixture = fixture_dir("lin_self_attentive")
+    inputs, expected = load_file(fixture / "inputs.safetensors"), load_file(fixture / "expected.safetensors")
+    input_ids = inputs["input_ids"].t().contiguous()
+    arguments = tmp_path / "train_args.json"
+    arguments.write_text(json.dumps({"--penalization-coeff": 0.7, "--nhid": 12, "--lr": 0.001}))
+
+    def loss_of(output) -> torch.Tensor:
+        model = AutoModelForSequenceClassification.from_pretrained(output).eval()
+        return model(input_ids, labels=inputs["targets"]).loss
+
+    penalty = expected["penalty_repo_frobenius_mean"]
+    result = _convert(tmp_path / "from_file", "--config", str(arguments))
+    assert result.returncode == 0, result.stderr
+    torch.testing.assert_close(loss_of(tmp_path / "from_file"), expected["loss_ce"] + 0.7 * penalty, rtol=0, atol=ATOL)
+    report = json.loads((tmp_path / "from_file" / "hf_attn_conversion.json").read_text())
+    assert report["training_arguments"]["penalization_coeff"] == 0.7
+    # The fixture's own record (coefficient 1.0) reproduces loss_total_repo; the flag wins over a file.
+    assert _convert(tmp_path / "fixture_args", "--config", str(fixture / "original_config.json")).returncode == 0
+    torch.testing.assert_close(loss_of(tmp_path / "fixture_args"), expected["loss_total_repo"], rtol=0, atol=ATOL)
+    assert _convert(tmp_path / "flag", "--config", str(arguments), "--penalization-coeff", "0.2").returncode == 0
+    torch.testing.assert_close(loss_of(tmp_path / "flag"), expected["loss_ce"] + 0.2 * penalty, rtol=0, atol=ATOL)
+    arguments.write_text(json.dumps({"--penalization-coeff": 0.7, "--nhid": 300}))
+    refused = _convert(tmp_path / "mismatch", "--config", str(arguments))
+    assert refused.returncode != 0 and "--nhid 300" in refused.stderr

@@ -19,6 +19,7 @@ from .synthetic import (
     get_synthetic_task,
     label_topics,
     long_range_cue,
+    register_synthetic_task,
     topic_labels,
     toy_translation,
 )
@@ -43,6 +44,7 @@ __all__ = [
     "label_topics",
     "labels_by_frequency",
     "long_range_cue",
+    "register_synthetic_task",
     "tokenize_dataset",
     "topic_labels",
     "toy_translation",

@@ -587,6 +587,14 @@ SYNTHETIC_TASKS: dict[str, SyntheticTask] = {
 }
 
 
+def register_synthetic_task(name: str, task: SyntheticTask) -> None:
+    """Adds a task under `name` (an architecture registers its own task from its own module; idempotent for the same
+    task, an error for a different one under a taken name)."""
+    if SYNTHETIC_TASKS.get(name, task) != task:
+        raise ValueError(f"A different synthetic task is already registered as {name!r}.")
+    SYNTHETIC_TASKS[name] = task
+
+
 def get_synthetic_task(name: str) -> SyntheticTask:
     """The task descriptor by name (a key of `SYNTHETIC_TASKS`), with a clear error for unknown names."""
     if name not in SYNTHETIC_TASKS:

@@ -102,6 +102,35 @@ def test_generate_matches_marian(marian_pair, num_beams):
     assert actual.tolist() == expected.tolist()
 
 
+def test_conversion_keeps_marian_generation_settings(tmp_path):
+    """Logits equal is not enough: the converted model must decode as Marian does with the settings Marian saved
+    (forced EOS, banned words, beam size, max length), greedy and beam 4 alike."""
+    torch.manual_seed(1)
+    config = MarianConfig(
+        vocab_size=60, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32, activation_function="relu",
+        max_position_embeddings=64, scale_embedding=True, pad_token_id=0, eos_token_id=3, decoder_start_token_id=0,
+    )  # fmt: skip
+    marian = MarianMTModel(config).eval()
+    marian.generation_config = GenerationConfig(
+        decoder_start_token_id=0, pad_token_id=0, eos_token_id=3, forced_eos_token_id=3, bad_words_ids=[[0], [7]],
+        num_beams=4, max_length=9,
+    )  # fmt: skip
+    marian.save_pretrained(tmp_path / "marian")
+    ours = load_converter().convert("marian", tmp_path / "marian", tmp_path / "converted")
+    reloaded = VaswaniTransformerForConditionalGeneration.from_pretrained(tmp_path / "converted").eval()
+    saved = reloaded.generation_config
+    assert (saved.forced_eos_token_id, saved.bad_words_ids, saved.num_beams, saved.max_length) == (3, [[0], [7]], 4, 9)
+    mask = (SOURCE != 0).long()
+    for num_beams in (1, 4):
+        expected = marian.generate(SOURCE, attention_mask=mask, num_beams=num_beams)
+        for model in (ours, reloaded):
+            assert model.generate(SOURCE, attention_mask=mask, num_beams=num_beams).tolist() == expected.tolist()
+    # Without the carried settings the outputs differ: this test can fail.
+    stripped = ours.generate(SOURCE, attention_mask=mask, num_beams=4, forced_eos_token_id=None, bad_words_ids=None)
+    assert stripped.tolist() != marian.generate(SOURCE, attention_mask=mask, num_beams=4).tolist()
+
+
 def trained_like_model() -> VaswaniTransformerForConditionalGeneration:
     torch.manual_seed(0)
     model = VaswaniTransformerForConditionalGeneration(tiny_config(ARCH, dropout=0.0)).eval()
@@ -218,10 +247,13 @@ def fsmt_family(tmp_path_factory):
         encoder_ffn_embed_dim=32, decoder_ffn_embed_dim=32, dropout=0.1, attention_dropout=0.0,
         activation_dropout=0.0, activation_fn="relu", max_source_positions=64, share_all_embeddings=True,
         share_decoder_input_output_embed=True, encoder_normalize_before=False, decoder_normalize_before=False,
+        beam=5, lenpen=0.6, max_len_a=0, max_len_b=12,
     )  # fmt: skip
     checkpoint = tmp_path_factory.mktemp("fairseq") / "checkpoint_best.pt"
     torch.save({"args": args, "model": state_dict}, checkpoint)
     from_fairseq = converter.convert("fairseq", checkpoint, tmp_path_factory.mktemp("from_fairseq"))
+    generation = from_fairseq.generation_config  # fairseq's decoding arguments travel with the weights
+    assert (generation.num_beams, generation.length_penalty, generation.max_new_tokens) == (5, 0.6, 12)
     return fsmt, {"fsmt": from_fsmt, "fairseq": from_fairseq}
 
 

@@ -1,0 +1,17 @@
+"""pytest setup shared by every test."""
+
+from __future__ import annotations
+
+import os
+
+import torch
+
+
+def pytest_configure(config) -> None:
+    # Under pytest-xdist each worker gets one of the machine's cores: torch's default (every core per process)
+    # oversubscribes the CPU and makes small ops many times slower. Child processes inherit the setting.
+    if os.environ.get("PYTEST_XDIST_WORKER") is not None:
+        workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+        threads = max(1, (os.cpu_count() or 1) // workers)
+        torch.set_num_threads(threads)
+        os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(threads)
