@@ -75,7 +75,7 @@ def convert_config(original: dict[str, Any], labels: list[str] | None = None) ->
     if labels is not None and len(labels) != num_labels:
         raise ValueError(f"--labels names {len(labels)} labels but the checkpoint has {num_labels}.")
     names = labels or [f"LABEL_{index}" for index in range(num_labels)]
-    return SgmConfig(
+    return SgmConfig.original_code(
         vocab_size=original["src_vocab_size"],
         embedding_size=original["emb_size"],
         encoder_hidden_size=original["hidden_size"],
@@ -85,16 +85,8 @@ def convert_config(original: dict[str, Any], labels: list[str] | None = None) ->
         hidden_dropout_prob=original["dropout"],
         attention_size=original["hidden_size"],  # unused by luong-gate attention
         initializer_range=original.get("param_init", 0.1),
-        merge_directions="sum",
-        reverse_source=True,
-        decoder_initial_state="forward_final",
-        attention_type="luong_gate",
-        mask_source_padding=False,
-        input_feeding=False,
         global_embedding=bool(original.get("global_emb", False)),
-        global_embedding_gate="original",
         global_embedding_tau=original.get("tau", 1.0),
-        global_embedding_source="masked",
         mask_repeated_labels=bool(original.get("mask", True)),
         num_special_tokens=NUM_SPECIAL_TOKENS,
         id2label=dict(enumerate(names)),

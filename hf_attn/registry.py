@@ -60,6 +60,7 @@ class Head:
     attention_kwargs: dict[str, Any] = field(default_factory=dict)
     labels: str = "class"
     attention_fields: tuple[str, ...] = ()
+    scores_evidence: bool = True
 
     @property
     def has_attention(self) -> bool:
@@ -67,8 +68,10 @@ class Head:
 
     @property
     def evidence_field(self) -> str | None:
-        """The attention field scored against a synthetic task's evidence (`None`: the head has none)."""
-        return self.attention_fields[0] if self.attention_fields else None
+        """The attention field scored against a synthetic task's evidence: the first of `attention_fields`; `None`
+        for a head without attention or whose maps are not scored (`scores_evidence=False`: e.g. per-token maps over
+        a sentence's own prefix, which no single evidence position explains)."""
+        return self.attention_fields[0] if self.attention_fields and self.scores_evidence else None
 
 
 @dataclass(frozen=True)

@@ -144,10 +144,22 @@ def test_save_and_from_pretrained_give_identical_outputs(architecture, head, tmp
     assert (tmp_path / "model.safetensors").is_file() and not list(tmp_path.glob("*.bin"))
     reloaded = head.model_class.from_pretrained(tmp_path).eval()
     assert type(reloaded) is head.model_class
-    expected, actual = model(**inputs), reloaded(**inputs)
+    flags = {"output_attentions": True, "output_hidden_states": True}
+    expected, actual = model(**inputs, **flags), reloaded(**inputs, **flags)
+    assert list(actual.keys()) == list(expected.keys())
     for name in expected:
-        if isinstance(expected[name], torch.Tensor):
-            torch.testing.assert_close(actual[name], expected[name], rtol=0, atol=1e-6)
+        assert_nested_close(actual[name], expected[name], name)
+
+
+def assert_nested_close(actual, expected, name: str) -> None:
+    """Tensors, and tuples / lists of them at any depth (per-layer maps, hidden states), compared exactly enough;
+    other values (caches) are skipped."""
+    if isinstance(expected, torch.Tensor):
+        torch.testing.assert_close(actual, expected, rtol=0, atol=1e-6, msg=name)
+    elif isinstance(expected, tuple | list):
+        assert isinstance(actual, tuple | list) and len(actual) == len(expected), name
+        for index, (got, want) in enumerate(zip(actual, expected, strict=True)):
+            assert_nested_close(got, want, f"{name}[{index}]")
 
 
 @pytest.mark.parametrize(("architecture", "head"), all_heads())
@@ -251,3 +263,20 @@ def test_loading_refuses_pickle(architecture, head, tmp_path):
         head.model_class.from_pretrained(tmp_path)
     with pytest.raises(ValueError, match="safetensors only"):
         head.model_class.from_pretrained(tmp_path, use_safetensors=False)
+
+
+# Heads whose forward torch.compile cannot trace (dynamo) even with graph breaks, and why.
+NOT_COMPILABLE: dict[str, str] = {}
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_torch_compile_smoke(architecture, head):
+    """`torch.compile` (dynamo + AOT autograd, eager kernels: no C++ toolchain needed) gives the eager outputs."""
+    if head.model_class.__name__ in NOT_COMPILABLE:
+        pytest.skip(NOT_COMPILABLE[head.model_class.__name__])
+    torch._dynamo.reset()
+    model, config = build(architecture, head)
+    inputs = make_inputs(head, config, LENGTHS)
+    expected = model(**inputs).logits
+    compiled = torch.compile(model, backend="aot_eager")
+    torch.testing.assert_close(compiled(**inputs).logits, expected, rtol=0, atol=1e-5)

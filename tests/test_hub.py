@@ -16,7 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import BLOCK_HF_ATTN, REPO_ROOT
+from hf_attn.registry import ARCHITECTURES
+from tests.helpers import BLOCK_HF_ATTN, REPO_ROOT, make_inputs, tiny_config
 from tests.hub_server import HubServer, validate_card_metadata
 
 ALICE, BOB = "hf_alice_test_token", "hf_bob_test_token"
@@ -312,3 +313,66 @@ def test_server_validates_card_metadata():
     assert validate_card_metadata("---\nlicense: not-a-license\n---\n")
     bad_index = "---\nmodel-index:\n- name: x\n  results:\n  - task: {}\n    dataset: {name: d}\n---\n"
     assert len(validate_card_metadata(bad_index)) == 2
+
+
+ROUND_TRIP_PUSH = """
+    import hf_attn
+    from safetensors.torch import load_file
+    from hf_attn.cards import render_model_card
+    from hf_attn.tokenization import (build_elmo_tokenizer, train_bpe_tokenizer, train_document_tokenizer,
+                                      train_word_level_tokenizer)
+    architecture = hf_attn.ARCHITECTURES[ARGS["arch"]]
+    head = next(h for h in architecture.heads if h.model_class.__name__ == ARGS["head"])
+    torch.manual_seed(0)
+    model = head.model_class(architecture.config_class(**architecture.tiny_config)).eval()
+    texts = ["the food was good . the room was clean .", "the service was bad ."]
+    tokenizer = {
+        "word_level": lambda: train_word_level_tokenizer(texts),
+        "bpe": lambda: train_bpe_tokenizer(texts, vocab_size=60, min_frequency=1),
+        "document": lambda: train_document_tokenizer(texts),
+        "characters": build_elmo_tokenizer,
+    }[architecture.tokenizer]()
+    model.push_to_hub(ARGS["repo"])
+    tokenizer.push_to_hub(ARGS["repo"])
+    model.save_pretrained("local")
+    render_model_card("local", repo_id=ARGS["repo"]).push_to_hub(ARGS["repo"])
+    with torch.no_grad():
+        logits = model(**load_file(ARGS["inputs"])).logits
+    report(logits=logits.tolist(), ids=tokenizer(texts[0])["input_ids"], tokenizer=type(tokenizer).__name__)
+"""
+
+ROUND_TRIP_LOAD = """
+    import hf_attn, transformers
+    from huggingface_hub import ModelCard
+    from safetensors.torch import load_file
+    model = getattr(transformers, ARGS["auto_class"]).from_pretrained(ARGS["repo"]).eval()
+    tokenizer = transformers.AutoTokenizer.from_pretrained(ARGS["repo"])
+    with torch.no_grad():
+        logits = model(**load_file(ARGS["inputs"])).logits
+    report(logits=logits.tolist(), ids=tokenizer("the food was good . the room was clean .")["input_ids"],
+           tokenizer=type(tokenizer).__name__, model=type(model).__name__, tags=ModelCard.load(ARGS["repo"]).data.tags)
+"""
+
+
+@pytest.mark.parametrize("architecture", list(ARCHITECTURES.values()), ids=list(ARCHITECTURES))
+def test_every_architecture_round_trips_through_the_hub(hub, tmp_path, architecture):
+    """Model, tokenizer and card pushed; loaded by the Auto classes in a fresh cache: identical outputs and ids,
+    the same classes, the card's tags, and the weights stored through LFS. Registry-driven: new architectures get
+    it too (the first head with an Auto class)."""
+    from safetensors.torch import save_file
+
+    head = next(head for head in architecture.heads if head.auto_class is not None)
+    config = tiny_config(architecture)
+    inputs = {name: tensor.contiguous() for name, tensor in make_inputs(head, config, [4, 2, 5]).items()}
+    save_file(inputs, tmp_path / "inputs.safetensors")
+    repo = f"alice/{architecture.name.replace('_', '-')}"
+    common = {"repo": repo, "inputs": str(tmp_path / "inputs.safetensors")}
+    pushed = run_client(hub, ROUND_TRIP_PUSH, tmp_path / "pusher", arch=architecture.name,
+                        head=head.model_class.__name__, **common)  # fmt: skip
+    loaded = run_client(hub, ROUND_TRIP_LOAD, tmp_path / "fresh", token=None, auto_class=head.auto_class, **common)
+    assert_close(loaded["logits"], pushed["logits"])
+    assert loaded["ids"] == pushed["ids"] and loaded["tokenizer"] == pushed["tokenizer"]
+    assert loaded["model"] == head.model_class.__name__
+    assert {"hf_attn", architecture.name} <= set(loaded["tags"])
+    stored = hub.state.repos[repo].resolve("main").files["model.safetensors"]
+    assert stored.lfs_oid and stored.content is None

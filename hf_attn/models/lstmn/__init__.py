@@ -25,6 +25,7 @@ ARCHITECTURE = Architecture(
             "sentence",
             "text-classification",
             attention_fields=("intra_attentions",),
+            scores_evidence=False,
         ),
         Head(
             LstmnForPairClassification,
@@ -40,6 +41,7 @@ ARCHITECTURE = Architecture(
             "text-generation",
             labels="token_vocab",
             attention_fields=("intra_attentions",),
+            scores_evidence=False,
         ),
     ),
     paper=Paper(

@@ -116,6 +116,26 @@ class SgmConfig(PreTrainedConfig):
     is_encoder_decoder: bool = True
     use_cache: bool = True
 
+    # The released code's behaviour (lancopku/SGM) where it differs from the paper, set at once by `original_code`.
+    ORIGINAL_CODE_SWITCHES: ClassVar[dict[str, object]] = {
+        "merge_directions": "sum",  # the BiLSTM's directions summed, not concatenated
+        "reverse_source": True,  # the source is read reversed
+        "decoder_initial_state": "forward_final",  # s_0 = the forward direction's final state
+        "attention_type": "luong_gate",  # Luong attention with a SELU gate, not additive (eq. 3–4)
+        "mask_source_padding": False,  # padded source positions take part in the attention
+        "input_feeding": False,  # c_{t−1} is not fed to the decoder LSTM
+        "global_embedding_gate": "original",  # e concatenated to the mix, not the paper's (1 − H)e + Hē
+        "global_embedding_source": "masked",  # ē from the masked scores, as its greedy decoding
+    }
+
+    @classmethod
+    def original_code(cls, hidden_size: int = 256, **kwargs) -> SgmConfig:
+        """A config with every switch of the original code (`ORIGINAL_CODE_SWITCHES`) set and, as there, one
+        `hidden_size` for the encoder (per direction), the decoder and the attention; the rest from `kwargs` (which
+        may override a switch or a size too). The conversion script builds its configs with it."""
+        sizes = {"encoder_hidden_size": hidden_size, "decoder_hidden_size": hidden_size, "attention_size": hidden_size}
+        return cls(**{**cls.ORIGINAL_CODE_SWITCHES, **sizes, **kwargs})
+
     @property
     def encoder_output_size(self) -> int:
         """Features of h_i: 2 × encoder units when the directions are concatenated, else the units."""

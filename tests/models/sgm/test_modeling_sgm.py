@@ -214,3 +214,11 @@ def test_label_sequences_decode_to_sets():
         [1, 0, 1],
         [0, 0, 0],
     ]
+
+
+def test_original_code_preset_sets_every_switch_at_once():
+    paper, original = SgmConfig(num_labels=3), SgmConfig.original_code(num_labels=3, hidden_size=16)
+    for name, value in SgmConfig.ORIGINAL_CODE_SWITCHES.items():
+        assert getattr(original, name) == value != getattr(paper, name), name
+    assert original.encoder_hidden_size == original.decoder_hidden_size == original.attention_size == 16
+    assert SgmConfig.original_code(num_labels=3, input_feeding=True).input_feeding  # kwargs override the preset
