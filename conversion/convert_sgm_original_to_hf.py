@@ -87,6 +87,7 @@ def convert_config(original: dict[str, Any], labels: list[str] | None = None) ->
         initializer_range=original.get("param_init", 0.1),
         global_embedding=bool(original.get("global_emb", False)),
         global_embedding_tau=original.get("tau", 1.0),
+        global_embedding_source="masked",  # what the original's greedy decoding feeds (the default)
         mask_repeated_labels=bool(original.get("mask", True)),
         num_special_tokens=NUM_SPECIAL_TOKENS,
         id2label=dict(enumerate(names)),

@@ -3,6 +3,7 @@
 from hf_attn.registry import Architecture, Head, Paper
 
 from .configuration_sgm import SgmConfig
+from .generation_sgm import sgm_original_beam_search
 from .modeling_sgm import (
     RepeatedLabelLogitsProcessor,
     SgmCache,
@@ -11,7 +12,6 @@ from .modeling_sgm import (
     SgmModel,
     SgmPreTrainedModel,
     label_ids_of_sequence,
-    sgm_original_beam_search,
 )
 
 ARCHITECTURE = Architecture(

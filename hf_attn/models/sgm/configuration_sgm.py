@@ -125,7 +125,6 @@ class SgmConfig(PreTrainedConfig):
         "mask_source_padding": False,  # padded source positions take part in the attention
         "input_feeding": False,  # c_{t−1} is not fed to the decoder LSTM
         "global_embedding_gate": "original",  # e concatenated to the mix, not the paper's (1 − H)e + Hē
-        "global_embedding_source": "masked",  # ē from the masked scores, as its greedy decoding
     }
 
     @classmethod

@@ -1,0 +1,517 @@
+"""The LSTMN's fast recurrence: the engineering beside the paper (`modeling_lstmn.py` holds the model).
+
+`LstmnLayer.forward_reference` in `modeling_lstmn.py` is the readable path: the equations of §3 as a loop, the tape
+grown with `torch.cat`, autograd for the gradients. This module computes the same thing fast:
+
+- the tape is preallocated (`LstmnLayerState`), and each state's key W_h h_i is computed once, when its slot is
+  written (a KV cache), so a step costs one tanh over the prefix instead of re-projecting it;
+- `run_recurrence` is the forward loop over steps (also used, without a graph, to continue a cached memory);
+- `LstmnRecurrence` is a `torch.autograd.Function` whose backward is written by hand: it recomputes the attention's
+  tanh features instead of storing them, so training memory grows as B·T·(H + A) plus the B·T² weights, never
+  B·T²·A.
+
+The tests check outputs and gradients against the reference loop. Shapes as in `modeling_lstmn.py`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from .common import masked_softmax
+
+# ---------------------------------------------------------------------------------------------------------------
+# The memory: one layer's tape
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LstmnLayerState:
+    """One layer's memory: the tape of written states, their cached keys, which slots are readable, and the
+    summaries carried to the next step's query.
+
+    Attributes:
+        tape (`(B, S, 2H)`): slot j holds [h_j; c_j]; slot 0 is the initial zero state. S is the capacity.
+        keys (`(B, S, A)`): W_h h_j, computed once when slot j is written.
+        valid (`(B, S)` bool): slot j ≥ 1 is readable when the token that wrote it was real.
+        length (`int`): slots written so far (≥ 1).
+        summary (`(B, H)`): h̃ of the last real token, the next query's W_h̃ h̃_{t−1} term.
+        memory_summary (`(B, H)`, *optional*): γ̃ of the last real token (decoders with inter-attention).
+    """
+
+    tape: torch.Tensor
+    keys: torch.Tensor
+    valid: torch.Tensor
+    length: int
+    summary: torch.Tensor
+    memory_summary: torch.Tensor | None = None
+
+    @classmethod
+    def empty(
+        cls, batch_size: int, capacity: int, hidden_size: int, attention_size: int, like: torch.Tensor, memory: bool
+    ) -> LstmnLayerState:
+        """A fresh memory holding only the initial state h_0 = c_0 = 0 (slot 0, readable), room for `capacity`
+        slots in all."""
+        tape = like.new_zeros(batch_size, capacity, 2 * hidden_size)
+        valid = torch.zeros(batch_size, capacity, dtype=torch.bool, device=like.device)
+        valid[:, 0] = True
+        summary = like.new_zeros(batch_size, hidden_size)
+        return cls(
+            tape=tape,
+            keys=like.new_zeros(batch_size, capacity, attention_size),
+            valid=valid,
+            length=1,
+            summary=summary,
+            memory_summary=summary.clone() if memory else None,
+        )
+
+    def reserve(self, extra: int) -> None:
+        """Makes room for `extra` more slots, doubling the capacity (amortised O(1) per generated token)."""
+        needed = self.length + extra
+        if needed <= self.tape.size(1):
+            return
+        capacity = max(needed, 2 * self.tape.size(1))
+        for name in ("tape", "keys", "valid"):
+            old = getattr(self, name)
+            new = old.new_zeros(old.size(0), capacity, *old.shape[2:])
+            new[:, : self.length] = old[:, : self.length]
+            setattr(self, name, new)
+
+    def reorder(self, index: torch.Tensor) -> None:
+        """Keeps the rows `index` (beam search)."""
+        for name in ("tape", "keys", "valid", "summary", "memory_summary"):
+            value = getattr(self, name)
+            if value is not None:
+                setattr(self, name, value.index_select(0, index.to(value.device)))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The recurrence
+# ---------------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class LstmnWeights:
+    """The recurrent weights of one layer, as plain tensors (`None` where the layer has no such part).
+
+    key (A, H): W_h.  summary (A, H): W_h̃.  score (A,): v.  recurrent (4H, H): W's h̃ columns (eq. 7).
+    memory_summary (A, H): W_γ̃.  memory_score (A,): u.  memory_gate (H, H): W_r's γ̃ columns (eq. 13).
+    """
+
+    key: torch.Tensor
+    summary: torch.Tensor
+    score: torch.Tensor
+    recurrent: torch.Tensor
+    memory_summary: torch.Tensor | None = None
+    memory_score: torch.Tensor | None = None
+    memory_gate: torch.Tensor | None = None
+
+
+def attend(
+    keys: torch.Tensor, values: torch.Tensor, valid: torch.Tensor | None, query: torch.Tensor, score: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Additive attention read, eq. 4–6 (and 10–12): weights = softmax_j(vᵀ tanh(keys_j + query)) over the valid
+    slots, read = Σ_j weights_j values_j.
+
+    Args: keys `(B, S, A)` (W_h h_j, cached), values `(B, S, D)` ([h_j; c_j]), valid `(B, S)`, query `(B, A)`
+    (W_x x_t + W_h̃ h̃_{t−1} + bias), score `(A,)` (v). Returns `(read (B, D), weights (B, S))`.
+    """
+    features = torch.add(keys, query[:, None, :]).tanh_()  # (B, S, A), the step's one O(S·A) temporary
+    weights = masked_softmax(features @ score, valid)  # (B, S)
+    return torch.bmm(weights[:, None, :], values).squeeze(1), weights
+
+
+def attend_backward(
+    keys: torch.Tensor,
+    values: torch.Tensor,
+    query: torch.Tensor,
+    score: torch.Tensor,
+    weights: torch.Tensor,
+    grad_read: torch.Tensor,
+    grad_keys: torch.Tensor,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Gradients of `attend` for a given ∂L/∂read `(B, D)`, recomputing the tanh features instead of storing them.
+
+    Adds ∂L/∂keys into `grad_keys` `(B, S, A)` in place and returns `(∂L/∂query (B, A), ∂L/∂score (A,))`;
+    ∂L/∂values = weights ⊗ ∂L/∂read is left to the caller. One O(S·A) temporary, updated in place.
+    """
+    grad_weights = torch.bmm(values, grad_read[:, :, None]).squeeze(-1)  # (B, S)
+    # softmax backward; masked slots have weight 0 and so get no gradient
+    grad_scores = weights * (grad_weights - (weights * grad_weights).sum(-1, keepdim=True))
+    features = torch.add(keys, query[:, None, :]).tanh_()  # (B, S, A)
+    grad_score = torch.bmm(grad_scores[:, None, :], features).sum(0).squeeze(0)  # Σ g_j tanh(·), (A,)
+    features.mul_(features).sub_(1).mul_(-score)  # v ⊙ (1 − tanh²), in place
+    grad_query = torch.bmm(grad_scores[:, None, :], features).squeeze(1)  # Σ_j g_j v ⊙ (1 − tanh²_j), (B, A)
+    grad_keys.addcmul_(features, grad_scores[:, :, None])
+    return grad_query, grad_score
+
+
+def cell_update(
+    gate_input: torch.Tensor,
+    read: torch.Tensor,
+    recurrent: torch.Tensor,
+    memory_read: torch.Tensor | None,
+    memory_gate_input: torch.Tensor | None,
+    memory_gate: torch.Tensor | None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """The LSTM update from the tape summary, eq. 7–9 (eq. 13–14 with deep fusion).
+
+    Args: gate_input `(B, 4H)` (W x_t + b, precomputed), read `(B, 2H)` ([h̃_t; c̃_t]), recurrent `(4H, H)`,
+    memory_read `(B, 2H)` ([γ̃_t; α̃_t]) with memory_gate_input `(B, H)` and memory_gate `(H, H)` for deep fusion.
+    Returns `(h_t, c_t, gates (B, 4H) after their nonlinearities, r_t or None)`.
+    """
+    hidden_size = recurrent.size(1)
+    summary, summary_cell = read[:, :hidden_size], read[:, hidden_size:]
+    gates = torch.addmm(gate_input, summary, recurrent.t())
+    input_gate, forget_gate, candidate, output_gate = gates.chunk(4, dim=-1)
+    input_gate, forget_gate, output_gate = input_gate.sigmoid(), forget_gate.sigmoid(), output_gate.sigmoid()
+    candidate = candidate.tanh()
+    cell = forget_gate * summary_cell + input_gate * candidate  # eq. 8
+    relevance = None
+    if memory_gate is not None:  # deep fusion: c_t += r_t ⊙ α̃_t (eq. 13–14)
+        relevance = torch.addmm(memory_gate_input, memory_read[:, :hidden_size], memory_gate.t()).sigmoid()
+        cell = cell + relevance * memory_read[:, hidden_size:]
+    hidden = output_gate * cell.tanh()  # eq. 9
+    return hidden, cell, torch.cat([input_gate, forget_gate, candidate, output_gate], dim=-1), relevance
+
+
+def cell_update_backward(
+    grad_hidden: torch.Tensor,
+    grad_cell: torch.Tensor,
+    cell: torch.Tensor,
+    gates: torch.Tensor,
+    read: torch.Tensor,
+    recurrent: torch.Tensor,
+    memory_read: torch.Tensor | None,
+    relevance: torch.Tensor | None,
+    memory_gate: torch.Tensor | None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+    """Gradients of `cell_update` for given ∂L/∂h_t and ∂L/∂c_t (from later steps and the outputs).
+
+    Returns `(∂L/∂gate pre-activations (B, 4H), ∂L/∂read (B, 2H), ∂L/∂r pre-activation (B, H) or None,
+    ∂L/∂memory_read (B, 2H) or None)`.
+    """
+    hidden_size = recurrent.size(1)
+    input_gate, forget_gate, candidate, output_gate = gates.chunk(4, dim=-1)
+    tanh_cell = cell.tanh()
+    grad_output = grad_hidden * tanh_cell
+    grad_cell = grad_cell + grad_hidden * output_gate * (1 - tanh_cell * tanh_cell)
+    grad_gates = torch.cat(
+        [
+            grad_cell * candidate * input_gate * (1 - input_gate),
+            grad_cell * read[:, hidden_size:] * forget_gate * (1 - forget_gate),
+            grad_cell * input_gate * (1 - candidate * candidate),
+            grad_output * output_gate * (1 - output_gate),
+        ],
+        dim=-1,
+    )
+    grad_summary = grad_gates @ recurrent
+    grad_read = torch.cat([grad_summary, grad_cell * forget_gate], dim=-1)
+    if memory_gate is None:
+        return grad_gates, grad_read, None, None
+    grad_relevance = grad_cell * memory_read[:, hidden_size:] * relevance * (1 - relevance)
+    grad_memory_read = torch.cat([grad_relevance @ memory_gate, grad_cell * relevance], dim=-1)
+    return grad_gates, grad_read, grad_relevance, grad_memory_read
+
+
+_STEP_FUNCTIONS = {
+    "attend": attend,
+    "attend_backward": attend_backward,
+    "cell_update": cell_update,
+    "cell_update_backward": cell_update_backward,
+}
+_COMPILED_STEP_FUNCTIONS: dict[str, Any] = {}
+
+
+def step_functions(compiled: bool) -> dict[str, Any]:
+    """The step functions, compiled with `torch.compile(dynamic=True)` when asked and available."""
+    if not compiled or not hasattr(torch, "compile"):
+        return _STEP_FUNCTIONS
+    if not _COMPILED_STEP_FUNCTIONS:
+        for name, function in _STEP_FUNCTIONS.items():
+            _COMPILED_STEP_FUNCTIONS[name] = torch.compile(function, dynamic=True)
+    return _COMPILED_STEP_FUNCTIONS
+
+
+@dataclass
+class LstmnStepInputs:
+    """What the loop reads at each step, all precomputed before it (T steps, M memory slots).
+
+    queries `(B, T, A)`: W_x x_t + bias (eq. 4).  gate_inputs `(B, T, 4H)`: W x_t + b (eq. 7).  mask `(B, T)`.
+    With inter-attention: memory_queries `(B, T, A)` (W_x' x_t + bias, eq. 10), memory `(B, M, 2H)` ([γ_j; α_j]),
+    memory_keys `(B, M, A)` (W_γ γ_j), memory_mask `(B, M)`; with deep fusion memory_gate_inputs `(B, T, H)`
+    (W_r x_t + b, eq. 13).
+    """
+
+    queries: torch.Tensor
+    gate_inputs: torch.Tensor
+    mask: torch.Tensor
+    memory_queries: torch.Tensor | None = None
+    memory_gate_inputs: torch.Tensor | None = None
+    memory: torch.Tensor | None = None
+    memory_keys: torch.Tensor | None = None
+    memory_mask: torch.Tensor | None = None
+
+
+@dataclass
+class LstmnTrace:
+    """What the forward loop records per step (what the outputs and the hand-written backward need)."""
+
+    intra_attentions: torch.Tensor  # (B, T, S_end) s^t, zero rows at padded tokens
+    queries: torch.Tensor  # (B, T, A) the full intra query (eq. 4's W_x x_t + W_h̃ h̃_{t−1} + bias)
+    previous_summaries: torch.Tensor  # (B, T, H) h̃_{t−1} used by step t
+    reads: torch.Tensor  # (B, T, 2H) [h̃_t; c̃_t]
+    gates: torch.Tensor  # (B, T, 4H) after their nonlinearities
+    inter_attentions: torch.Tensor | None = None  # (B, T, M) p^t
+    memory_queries: torch.Tensor | None = None  # (B, T, A)
+    previous_memory_summaries: torch.Tensor | None = None  # (B, T, H) γ̃_{t−1}
+    memory_reads: torch.Tensor | None = None  # (B, T, 2H) [γ̃_t; α̃_t]
+    relevances: torch.Tensor | None = None  # (B, T, H) r_t
+
+
+def run_recurrence(
+    weights: LstmnWeights, inputs: LstmnStepInputs, state: LstmnLayerState, compiled: bool = False
+) -> LstmnTrace:
+    """Runs the T steps of one layer from `state`, writing each new slot into the preallocated tape (and its key
+    W_h h_t into the key cache) in place; no autograd graph is built. Returns what every step computed."""
+    functions = step_functions(compiled)
+    batch_size, steps, attention_size = inputs.queries.shape
+    hidden_size = weights.recurrent.size(1)
+    state.reserve(steps)
+    start = state.length
+    like = inputs.queries
+    trace = LstmnTrace(
+        intra_attentions=like.new_zeros(batch_size, steps, start + steps - 1),
+        queries=like.new_empty(batch_size, steps, attention_size),
+        previous_summaries=like.new_empty(batch_size, steps, hidden_size),
+        reads=like.new_empty(batch_size, steps, 2 * hidden_size),
+        gates=like.new_empty(batch_size, steps, 4 * hidden_size),
+    )
+    reads_memory = inputs.memory is not None
+    if reads_memory:
+        trace.inter_attentions = like.new_zeros(batch_size, steps, inputs.memory.size(1))
+        trace.memory_queries = like.new_empty(batch_size, steps, attention_size)
+        trace.previous_memory_summaries = like.new_empty(batch_size, steps, hidden_size)
+        trace.memory_reads = like.new_empty(batch_size, steps, 2 * hidden_size)
+        if weights.memory_gate is not None:
+            trace.relevances = like.new_empty(batch_size, steps, hidden_size)
+    mask = inputs.mask
+    for t in range(steps):
+        slots = start + t  # readable slots 0 .. slots − 1; this step writes slot `slots`
+        real = mask[:, t, None]  # (B, 1)
+        query = torch.addmm(inputs.queries[:, t], state.summary, weights.summary.t())  # eq. 4's query side
+        read, attention = functions["attend"](
+            state.keys[:, :slots], state.tape[:, :slots], state.valid[:, :slots], query, weights.score
+        )
+        memory_read = relevance = memory_gate_input = None
+        if reads_memory:
+            memory_query = torch.addmm(
+                inputs.memory_queries[:, t], state.memory_summary, weights.memory_summary.t()
+            )  # eq. 10's query side
+            memory_read, memory_attention = functions["attend"](
+                inputs.memory_keys, inputs.memory, inputs.memory_mask, memory_query, weights.memory_score
+            )
+            if weights.memory_gate is not None:
+                memory_gate_input = inputs.memory_gate_inputs[:, t]
+        hidden, cell, gates, relevance = functions["cell_update"](
+            inputs.gate_inputs[:, t], read, weights.recurrent, memory_read, memory_gate_input, weights.memory_gate
+        )
+        # Write the new slot and its key; a padded token's slot stays unreadable.
+        state.tape[:, slots, :hidden_size] = hidden
+        state.tape[:, slots, hidden_size:] = cell
+        state.keys[:, slots] = hidden @ weights.key.t()  # W_h h_t, cached: never projected again
+        state.valid[:, slots] = mask[:, t]
+        trace.intra_attentions[:, t, :slots] = attention * real
+        trace.queries[:, t] = query
+        trace.previous_summaries[:, t] = state.summary
+        trace.reads[:, t] = read
+        trace.gates[:, t] = gates
+        state.summary = torch.where(real, read[:, :hidden_size], state.summary)  # a pad does not move h̃_{t−1}
+        if reads_memory:
+            trace.inter_attentions[:, t] = memory_attention * real
+            trace.memory_queries[:, t] = memory_query
+            trace.previous_memory_summaries[:, t] = state.memory_summary
+            trace.memory_reads[:, t] = memory_read
+            if relevance is not None:
+                trace.relevances[:, t] = relevance
+            state.memory_summary = torch.where(real, memory_read[:, :hidden_size], state.memory_summary)
+        state.length += 1
+    return trace
+
+
+class LstmnRecurrence(torch.autograd.Function):
+    """One LSTMN layer over a whole sequence from the empty memory, with a hand-written backward pass.
+
+    Forward runs `run_recurrence` (no graph). Backward walks the steps in reverse with gradient tapes the size of
+    the forward tapes (∂L/∂[h_j; c_j], ∂L/∂(W_h h_j)), recomputing each step's tanh features, and forms the weight
+    gradients with one GEMM each at the end. Attention maps and the final memory are outputs without gradient.
+
+    `apply(compiled, queries, gate_inputs, mask, key, summary, score, recurrent, memory_queries, memory_gate_inputs,
+    memory, memory_keys, memory_mask, memory_summary, memory_score, memory_gate)` returns `(hidden (B, T, H),
+    cells (B, T, H), memory_read (B, T, H) γ̃_t or an empty tensor, intra_attentions (B, T, T), inter_attentions
+    (B, T, M) or empty, tape (B, T+1, 2H), keys (B, T+1, A), valid (B, T+1), summary (B, H), memory_summary (B, H)
+    or empty)`; hidden, cells and memory_read are zero at padded tokens.
+    """
+
+    @staticmethod
+    def forward(
+        ctx,
+        compiled: bool,
+        queries: torch.Tensor,
+        gate_inputs: torch.Tensor,
+        mask: torch.Tensor,
+        key: torch.Tensor,
+        summary: torch.Tensor,
+        score: torch.Tensor,
+        recurrent: torch.Tensor,
+        memory_queries: torch.Tensor | None,
+        memory_gate_inputs: torch.Tensor | None,
+        memory: torch.Tensor | None,
+        memory_keys: torch.Tensor | None,
+        memory_mask: torch.Tensor | None,
+        memory_summary: torch.Tensor | None,
+        memory_score: torch.Tensor | None,
+        memory_gate: torch.Tensor | None,
+    ):
+        weights = LstmnWeights(key, summary, score, recurrent, memory_summary, memory_score, memory_gate)
+        inputs = LstmnStepInputs(
+            queries, gate_inputs, mask, memory_queries, memory_gate_inputs, memory, memory_keys, memory_mask
+        )
+        batch_size, steps, attention_size = queries.shape
+        hidden_size = recurrent.size(1)
+        state = LstmnLayerState.empty(batch_size, steps + 1, hidden_size, attention_size, queries, memory is not None)
+        trace = run_recurrence(weights, inputs, state, compiled)
+        real = mask[..., None].to(queries.dtype)
+        hidden = state.tape[:, 1:, :hidden_size] * real
+        cells = state.tape[:, 1:, hidden_size:] * real
+        empty = queries.new_empty(0)
+        memory_read = empty if memory is None else trace.memory_reads[..., :hidden_size] * real
+        inter = empty if memory is None else trace.inter_attentions
+        final_memory_summary = empty if memory is None else state.memory_summary
+        ctx.compiled = compiled
+        ctx.has_memory = memory is not None
+        ctx.save_for_backward(
+            mask, key, summary, score, recurrent, memory, memory_keys, memory_summary, memory_score, memory_gate,
+            state.tape, state.keys, trace.intra_attentions, trace.queries, trace.previous_summaries, trace.reads,
+            trace.gates, trace.inter_attentions, trace.memory_queries, trace.previous_memory_summaries,
+            trace.memory_reads, trace.relevances,
+        )  # fmt: skip
+        outputs = (hidden, cells, memory_read, trace.intra_attentions, inter)
+        final = (state.tape, state.keys, state.valid, state.summary, final_memory_summary)
+        ctx.mark_non_differentiable(trace.intra_attentions, inter, *final)
+        return (*outputs, *final)
+
+    @staticmethod
+    def backward(ctx, grad_hidden, grad_cells, grad_memory_read, *unused):
+        (
+            mask, key, summary, score, recurrent, memory, memory_keys, memory_summary, memory_score, memory_gate,
+            tape, keys, intra, queries, previous_summaries, reads, gates, inter, memory_queries,
+            previous_memory_summaries, memory_reads, relevances,
+        ) = ctx.saved_tensors  # fmt: skip
+        functions = step_functions(ctx.compiled)
+        steps, hidden_size = mask.size(1), recurrent.size(1)
+        real = mask[..., None].to(tape.dtype)  # (B, T, 1)
+        # ∂L/∂[h_j; c_j] per tape slot, seeded with the outputs' gradients (autograd passes zeros for unused ones)
+        grad_tape = torch.zeros_like(tape)
+        grad_tape[:, 1:, :hidden_size] = grad_hidden * real
+        grad_tape[:, 1:, hidden_size:] = grad_cells * real
+        grad_keys = torch.zeros_like(keys)  # ∂L/∂(W_h h_j)
+        grad_gate_inputs = torch.empty_like(gates)
+        grad_queries = torch.empty_like(queries)
+        grad_score = torch.zeros_like(score)
+        grad_carry = torch.zeros_like(previous_summaries[:, 0])  # ∂L/∂h̃ carried to the next query
+        if ctx.has_memory:
+            grad_memory_keys = torch.zeros_like(memory_keys)
+            grad_memory_queries = torch.empty_like(memory_queries)
+            grad_memory_score = torch.zeros_like(memory_score)
+            grad_memory_carry = torch.zeros_like(grad_carry)
+            grad_memory_gate_inputs = torch.empty_like(relevances) if memory_gate is not None else None
+            grad_memory_reads = torch.zeros_like(memory_reads)  # ∂L/∂[γ̃_t; α̃_t]
+        grad_reads = torch.zeros_like(reads)  # ∂L/∂[h̃_t; c̃_t]
+        for t in reversed(range(steps)):
+            slots = t + 1
+            real_t = real[:, t]
+            # Slot t + 1 was read by every later step u with weight s_u[t + 1]: gathered once, here, as one
+            # (B, 1, T−t−1) × (B, T−t−1, 2H) product, instead of scattering every step's read into all its slots.
+            if slots < steps:  # the last step's slot is read by no one
+                later = intra[:, slots:, slots, None].transpose(1, 2)  # (B, 1, T−t−1)
+                grad_tape[:, slots] += torch.bmm(later, grad_reads[:, slots:]).squeeze(1)
+            grad_hidden_t = torch.addmm(grad_tape[:, slots, :hidden_size], grad_keys[:, slots], key)
+            grad_gates, grad_read, grad_relevance, grad_memory_read_t = functions["cell_update_backward"](
+                grad_hidden_t,
+                grad_tape[:, slots, hidden_size:],
+                tape[:, slots, hidden_size:],
+                gates[:, t],
+                reads[:, t],
+                recurrent,
+                memory_reads[:, t] if memory_gate is not None else None,
+                relevances[:, t] if memory_gate is not None else None,
+                memory_gate,
+            )
+            grad_gate_inputs[:, t] = grad_gates
+            # h̃_t also fed the next real step's query (through the carry).
+            grad_read[:, :hidden_size] += real_t * grad_carry
+            grad_carry = grad_carry * (1 - real_t)
+            grad_reads[:, t] = grad_read
+            weights_t = intra[:, t, :slots]
+            grad_query, grad_score_t = functions["attend_backward"](
+                keys[:, :slots], tape[:, :slots], queries[:, t], score, weights_t, grad_read, grad_keys[:, :slots]
+            )
+            grad_queries[:, t] = grad_query
+            grad_score += grad_score_t
+            grad_carry = grad_carry + grad_query @ summary
+            if ctx.has_memory:
+                if grad_memory_read_t is None:
+                    grad_memory_read_t = torch.zeros_like(memory_reads[:, t])
+                # γ̃_t is also an output (shallow fusion's classifier reads it) and fed the next real step's query
+                grad_memory_read_t[:, :hidden_size] += real_t * (grad_memory_read[:, t] + grad_memory_carry)
+                grad_memory_carry = grad_memory_carry * (1 - real_t)
+                if memory_gate is not None:
+                    grad_memory_gate_inputs[:, t] = grad_relevance
+                grad_memory_reads[:, t] = grad_memory_read_t
+                grad_memory_query, grad_memory_score_t = functions["attend_backward"](
+                    memory_keys, memory, memory_queries[:, t], memory_score, inter[:, t], grad_memory_read_t,
+                    grad_memory_keys,
+                )  # fmt: skip
+                grad_memory_queries[:, t] = grad_memory_query
+                grad_memory_score += grad_memory_score_t
+                grad_memory_carry = grad_memory_carry + grad_memory_query @ memory_summary
+
+        if ctx.has_memory:  # ∂L/∂[γ_j; α_j] = Σ_t p_t[j] ∂L/∂[γ̃_t; α̃_t], one batched GEMM
+            grad_memory = torch.bmm(inter.transpose(1, 2), grad_memory_reads)
+
+        def flat(tensor: torch.Tensor) -> torch.Tensor:
+            return tensor.reshape(-1, tensor.size(-1))
+
+        grad_key = flat(grad_keys[:, 1:]).t() @ flat(tape[:, 1:, :hidden_size])
+        grad_summary = flat(grad_queries).t() @ flat(previous_summaries)
+        grad_recurrent = flat(grad_gate_inputs).t() @ flat(reads[..., :hidden_size])
+        grads_memory: tuple = (None,) * 8
+        if ctx.has_memory:
+            grad_memory_summary = flat(grad_memory_queries).t() @ flat(previous_memory_summaries)
+            grad_memory_gate = None
+            if memory_gate is not None:
+                grad_memory_gate = flat(grad_memory_gate_inputs).t() @ flat(memory_reads[..., :hidden_size])
+            grads_memory = (
+                grad_memory_queries,
+                grad_memory_gate_inputs,
+                grad_memory,
+                grad_memory_keys,
+                None,
+                grad_memory_summary,
+                grad_memory_score,
+                grad_memory_gate,
+            )
+        return (
+            None,
+            grad_queries,
+            grad_gate_inputs,
+            None,
+            grad_key,
+            grad_summary,
+            grad_score,
+            grad_recurrent,
+            *grads_memory,
+        )
