@@ -66,10 +66,8 @@ class BiAttentionModelOutput(ModelOutput):
         pair_document_embedding (`torch.FloatTensor` of shape `(B, D)`, *optional*): r of the second view.
         pair_word_attentions (`torch.FloatTensor` of shape `(B, S', T')`, *optional*): a_ij of the second view.
         pair_sentence_attentions (`torch.FloatTensor` of shape `(B, S')`, *optional*): A_i of the second view.
-        hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the representations
-            the model computes, input embeddings first (see the model's docstring).
-        attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the attention maps above,
-            as transformers' tools expect them.
+        hidden_states / attentions (`tuple(torch.FloatTensor)`, *optional*): the states (embeddings first) and the maps
+            above, when asked for (`output_hidden_states` / `output_attentions`; the head contract, CONTRIBUTING.md).
     """
 
     document_embedding: torch.FloatTensor | None = None
@@ -92,10 +90,8 @@ class BiAttentionDocumentClassifierOutput(ModelOutput):
         document_embedding / pair_document_embedding (`torch.FloatTensor` of shape `(B, D)`): r of each view.
         word_attentions / pair_word_attentions (`torch.FloatTensor` of shape `(B, S, T)`): a_ij of each view.
         sentence_attentions / pair_sentence_attentions (`torch.FloatTensor` of shape `(B, S)`): A_i of each view.
-        hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the representations
-            the model computes, input embeddings first (see the model's docstring).
-        attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the attention maps above,
-            as transformers' tools expect them.
+        hidden_states / attentions (`tuple(torch.FloatTensor)`, *optional*): the states (embeddings first) and the maps
+            above, when asked for (`output_hidden_states` / `output_attentions`; the head contract, CONTRIBUTING.md).
     """
 
     loss: torch.FloatTensor | None = None

@@ -63,10 +63,8 @@ class HanModelOutput(ModelOutput):
             of each sentence (a zero row for an empty sentence).
         sentence_attentions (`torch.FloatTensor` of shape `(B, S)`): α_i (eq. 9), one distribution over the
             sentences of each document (a zero row for an empty document).
-        hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the representations
-            the model computes, input embeddings first (see the model's docstring).
-        attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the attention maps above,
-            as transformers' tools expect them.
+        hidden_states / attentions (`tuple(torch.FloatTensor)`, *optional*): the states (embeddings first) and the maps
+            above, when asked for (`output_hidden_states` / `output_attentions`; the head contract, CONTRIBUTING.md).
     """
 
     document_embedding: torch.FloatTensor | None = None
@@ -89,10 +87,8 @@ class HanDocumentClassifierOutput(ModelOutput):
         document_embedding (`torch.FloatTensor` of shape `(B, 2Hs)`): v.
         word_attentions (`torch.FloatTensor` of shape `(B, S, T)`): α_it.
         sentence_attentions (`torch.FloatTensor` of shape `(B, S)`): α_i.
-        hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the representations
-            the model computes, input embeddings first (see the model's docstring).
-        attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the attention maps above,
-            as transformers' tools expect them.
+        hidden_states / attentions (`tuple(torch.FloatTensor)`, *optional*): the states (embeddings first) and the maps
+            above, when asked for (`output_hidden_states` / `output_attentions`; the head contract, CONTRIBUTING.md).
     """
 
     loss: torch.FloatTensor | None = None

@@ -58,10 +58,8 @@ class LinSelfAttentiveModelOutput(ModelOutput):
         sentence_embedding (`torch.FloatTensor` of shape `(B, R, 2U)`): M = A H, the sentence embedding matrix.
         hop_attentions (`torch.FloatTensor` of shape `(B, R, T)`): A, one distribution over tokens per hop.
         penalty (`torch.FloatTensor` of shape `(B,)`): P per example (eq. 8, or the original's unsquared norm).
-        hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the representations
-            the model computes, input embeddings first (see the model's docstring).
-        attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the attention maps above,
-            as transformers' tools expect them.
+        hidden_states / attentions (`tuple(torch.FloatTensor)`, *optional*): the states (embeddings first) and the maps
+            above, when asked for (`output_hidden_states` / `output_attentions`; the head contract, CONTRIBUTING.md).
     """
 
     last_hidden_state: torch.FloatTensor | None = None
@@ -82,10 +80,8 @@ class LinSelfAttentiveSequenceClassifierOutput(ModelOutput):
         sentence_embedding (`torch.FloatTensor` of shape `(B, R, 2U)`): M.
         hop_attentions (`torch.FloatTensor` of shape `(B, R, T)`): A.
         penalty (`torch.FloatTensor` of shape `(B,)`): P per example.
-        hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the representations
-            the model computes, input embeddings first (see the model's docstring).
-        attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the attention maps above,
-            as transformers' tools expect them.
+        hidden_states / attentions (`tuple(torch.FloatTensor)`, *optional*): the states (embeddings first) and the maps
+            above, when asked for (`output_hidden_states` / `output_attentions`; the head contract, CONTRIBUTING.md).
     """
 
     loss: torch.FloatTensor | None = None
@@ -110,10 +106,8 @@ class LinSelfAttentivePairClassifierOutput(ModelOutput):
         pair_sentence_embedding (`torch.FloatTensor` of shape `(B, R, 2U)`): M of the second sentence (hypothesis).
         pair_hop_attentions (`torch.FloatTensor` of shape `(B, R, T')`): A of the second sentence.
         pair_penalty (`torch.FloatTensor` of shape `(B,)`): P of the second sentence.
-        hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the representations
-            the model computes, input embeddings first (see the model's docstring).
-        attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the attention maps above,
-            as transformers' tools expect them.
+        hidden_states / attentions (`tuple(torch.FloatTensor)`, *optional*): the states (embeddings first) and the maps
+            above, when asked for (`output_hidden_states` / `output_attentions`; the head contract, CONTRIBUTING.md).
     """
 
     loss: torch.FloatTensor | None = None

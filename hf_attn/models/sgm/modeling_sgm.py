@@ -15,9 +15,9 @@ What differs from the paper, and how the original code is reproduced (each switc
   greedy and beam search alike (the original masks in greedy decoding only); `logits` stay the raw scores o_t, and
   the teacher-forced loss is the plain cross-entropy, as in both paper and code.
 - Original code (`lancopku/SGM`), selected at once by `SgmConfig.original_code()`: `merge_directions="sum"`,
-  `reverse_source=True`,
-  `decoder_initial_state="forward_final"`, `attention_type="luong_gate"`, `mask_source_padding=False`,
-  `input_feeding=False`, `global_embedding_gate="original"`, `global_embedding_tau=0.1`: encoder directions summed,
+  `reverse_source=True`, `decoder_initial_state="forward_final"`, `attention_type="luong_gate"`,
+  `mask_source_padding=False`, `input_feeding=False`, `global_embedding_gate="original"` (and, from the converted
+  checkpoint, `global_embedding_tau=0.1`): encoder directions summed,
   sources read backwards, decoder started from the forward direction's final states, "luong-gate" attention with
   SELU read-out, attention over the padding too, no input feeding, the GE gate mixing the other way round and the
   plain embedding concatenated to it, y_{t−1} sharpened by τ. Its greedy decoding runs a fixed number of steps

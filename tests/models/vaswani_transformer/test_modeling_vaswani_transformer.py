@@ -62,16 +62,21 @@ def test_sinusoids_follow_the_paper_and_the_other_layouts():
     assert torch.equal(marian.embed_positions.weight, concatenated)
 
 
+def paper_like_marian_config() -> MarianConfig:
+    """A tiny Marian configured as the paper's model: relu, post-LN, sinusoids, scaled embeddings."""
+    return MarianConfig(
+        vocab_size=60, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
+        decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32, activation_function="relu",
+        max_position_embeddings=64, scale_embedding=True, pad_token_id=0, eos_token_id=3, decoder_start_token_id=0,
+    )  # fmt: skip
+
+
 @pytest.fixture(scope="module")
 def marian_pair(tmp_path_factory):
     """A random MarianMTModel configured as the paper's model (relu, post-LN, sinusoids, scaled embeddings), and
     the same weights converted to hf_attn."""
     torch.manual_seed(0)
-    config = MarianConfig(
-        vocab_size=60, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
-        decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32, activation_function="relu",
-        max_position_embeddings=64, scale_embedding=True, pad_token_id=0, eos_token_id=3, decoder_start_token_id=0,
-    )  # fmt: skip
+    config = paper_like_marian_config()
     marian = MarianMTModel(config).eval()
     with torch.no_grad():
         marian.final_logits_bias.normal_()  # exercise the output bias too
@@ -106,11 +111,7 @@ def test_conversion_keeps_marian_generation_settings(tmp_path):
     """Logits equal is not enough: the converted model must decode as Marian does with the settings Marian saved
     (forced EOS, banned words, beam size, max length), greedy and beam 4 alike."""
     torch.manual_seed(1)
-    config = MarianConfig(
-        vocab_size=60, d_model=16, encoder_layers=2, decoder_layers=2, encoder_attention_heads=4,
-        decoder_attention_heads=4, encoder_ffn_dim=32, decoder_ffn_dim=32, activation_function="relu",
-        max_position_embeddings=64, scale_embedding=True, pad_token_id=0, eos_token_id=3, decoder_start_token_id=0,
-    )  # fmt: skip
+    config = paper_like_marian_config()
     marian = MarianMTModel(config).eval()
     marian.generation_config = GenerationConfig(
         decoder_start_token_id=0, pad_token_id=0, eos_token_id=3, forced_eos_token_id=3, bad_words_ids=[[0], [7]],
