@@ -284,3 +284,19 @@ def test_torch_compile_smoke(architecture, head):
         torch.testing.assert_close(compiled(**inputs).logits, expected, rtol=0, atol=1e-5)
     finally:
         torch._dynamo.reset()  # no compiled frame outlives the test
+
+
+TOKEN_LABELS = ("token_class", "token_vocab", "label_sequence")
+
+
+@pytest.mark.parametrize(
+    ("architecture", "head"), [param for param in all_heads() if param.values[1].labels in TOKEN_LABELS]
+)
+def test_a_batch_with_nothing_to_score_gives_loss_zero_and_no_gradient(architecture, head):
+    model, config = build(architecture, head)
+    inputs = make_inputs(head, config, LENGTHS)
+    labels = torch.full_like(make_labels(head, config, inputs), -100)
+    loss = model(**inputs, labels=labels).loss
+    loss.backward()
+    assert loss.item() == 0.0
+    assert all(p.grad is None or not p.grad.any() for p in model.parameters())

@@ -122,3 +122,20 @@ def test_check_token_inputs_errors_name_the_problem():
         check_token_inputs(ids.float(), None, 10)
     with pytest.raises(ValueError, match="`pair_attention_mask`"):
         check_token_inputs(ids, torch.ones(2, 3), 10, name="pair_input_ids")
+
+
+def test_token_cross_entropy_has_one_rule_for_a_batch_with_nothing_to_score():
+    from hf_attn.layers import token_cross_entropy
+
+    logits = torch.randn(2, 3, 5, requires_grad=True)
+    nothing = torch.full((2, 3), -100)
+    loss = token_cross_entropy(logits, nothing)
+    loss.backward()
+    assert loss.item() == 0.0 and torch.equal(logits.grad, torch.zeros_like(logits))
+    labels = torch.tensor([[1, -100, 2], [0, 4, -100]])
+    expected = torch.nn.functional.cross_entropy(logits.reshape(-1, 5), labels.reshape(-1), ignore_index=-100)
+    torch.testing.assert_close(token_cross_entropy(logits, labels), expected)
+    torch.testing.assert_close(token_cross_entropy(logits, labels, num_items_in_batch=8), expected * 4 / 8)
+    diverged = logits.detach().clone()
+    diverged[0, 0, 0] = float("nan")
+    assert torch.isnan(token_cross_entropy(diverged, labels))  # a real NaN is never hidden

@@ -4,7 +4,7 @@ hf_attn.layers...``) so that a saved model's code is self-contained for ``trust_
 
 from .attention import AdditiveAttentionPooling
 from .hierarchy import run_rnn_over_sentences, run_rnn_skipping_masked
-from .losses import classification_loss
+from .losses import classification_loss, token_cross_entropy
 from .masking import masked_softmax
 from .positions import sinusoidal_positions
 from .rnn import PackedBiRNN
@@ -22,4 +22,5 @@ __all__ = [
     "run_rnn_skipping_masked",
     "shift_tokens_right",
     "sinusoidal_positions",
+    "token_cross_entropy",
 ]
