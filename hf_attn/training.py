@@ -317,6 +317,31 @@ def _shared_tokenizer(args: TrainingArguments, plan: TrainingPlan, build: Callab
     return tokenizer
 
 
+def _fit(
+    trainer_class: type[Trainer],
+    model: PreTrainedModel,
+    args: TrainingArguments,
+    tokenizer: PreTrainedTokenizerBase,
+    train_split: Dataset,
+    eval_split: Dataset,
+    compute_metrics: Callable | None,
+    pad_token_id: int | None = None,
+) -> tuple[Trainer, dict]:
+    """Trains `model` with `trainer_class` (right-padding batches), then evaluates it on the held-out split;
+    returns the trainer and its metrics without their `eval_` prefix."""
+    trainer = trainer_class(
+        model=model,
+        args=args,
+        train_dataset=train_split,
+        eval_dataset=eval_split,
+        data_collator=PaddingCollator(tokenizer.pad_token_id if pad_token_id is None else pad_token_id),
+        processing_class=tokenizer,
+        compute_metrics=compute_metrics,
+    )
+    trainer.train()
+    return trainer, {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
+
+
 def _train_classifier(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask):
     args = TrainingArguments(**_arguments(plan, architecture))
     train_split, eval_split = _splits(plan, synthetic)
@@ -336,17 +361,7 @@ def _train_classifier(plan: TrainingPlan, architecture, head, synthetic: Synthet
         **plan.config_overrides,
     )
     model = head.model_class(config)
-    trainer = Trainer(
-        model=model,
-        args=args,
-        train_dataset=train_split,
-        eval_dataset=eval_split,
-        data_collator=PaddingCollator(tokenizer.pad_token_id),
-        processing_class=tokenizer,
-        compute_metrics=accuracy_metric,
-    )
-    trainer.train()
-    metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
+    trainer, metrics = _fit(Trainer, model, args, tokenizer, train_split, eval_split, accuracy_metric)
     if head.evidence_field is not None:
         metrics.update(score_evidence_attention(model, eval_split, synthetic, head.evidence_field))
     _report(trainer, tokenizer, f"held-out accuracy {metrics['accuracy']:.4f}")
@@ -391,22 +406,13 @@ def _train_multi_label(plan: TrainingPlan, architecture, head, synthetic: Synthe
     train_split = train_split.map(encode, batched=True, remove_columns=columns)
     eval_split = eval_split.map(encode, batched=True, remove_columns=columns)
     model = head.model_class(config)
-    common = {
-        "model": model,
-        "args": args,
-        "train_dataset": train_split,
-        "eval_dataset": eval_split,
-        "data_collator": PaddingCollator(tokenizer.pad_token_id),
-        "processing_class": tokenizer,
-    }
     if sequence_model:
         args.generation_max_length = len(labels) + 2  # start token, every label once, EOS
         model.generation_config.update(num_beams=plan.num_beams, max_length=args.generation_max_length)
-        trainer = Seq2SeqTrainer(**common, compute_metrics=label_sequence_metrics(config))
+        trainer_class, compute_metrics = Seq2SeqTrainer, label_sequence_metrics(config)
     else:
-        trainer = Trainer(**common, compute_metrics=multi_hot_metrics)
-    trainer.train()
-    metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
+        trainer_class, compute_metrics = Trainer, multi_hot_metrics
+    trainer, metrics = _fit(trainer_class, model, args, tokenizer, train_split, eval_split, compute_metrics)
     _report(
         trainer, tokenizer, f"held-out micro-F1 {metrics['micro_f1']:.4f}, hamming loss {metrics['hamming_loss']:.4f}"
     )
@@ -444,17 +450,8 @@ def _train_seq2seq(plan: TrainingPlan, architecture, head, synthetic: SyntheticT
     )
     model = head.model_class(config)
     model.generation_config.update(num_beams=plan.num_beams, max_length=args.generation_max_length, length_penalty=0.6)
-    trainer = Seq2SeqTrainer(
-        model=model,
-        args=args,
-        train_dataset=train_split,
-        eval_dataset=eval_split,
-        data_collator=PaddingCollator(tokenizer.pad_token_id),
-        processing_class=tokenizer,
-        compute_metrics=translation_metrics(tokenizer),
-    )
-    trainer.train()
-    metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
+    metrics_function = translation_metrics(tokenizer)
+    trainer, metrics = _fit(Seq2SeqTrainer, model, args, tokenizer, train_split, eval_split, metrics_function)
     _report(trainer, tokenizer, f"held-out exact match {metrics['exact_match']:.4f}, BLEU {metrics['bleu']:.2f}")
     return trainer, tokenizer, metrics
 
@@ -505,17 +502,10 @@ def _train_elmo(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask
     model = head.model_class(config)
     model.elmo.load_state_dict(language_model.elmo.state_dict())
     tag_eval = eval_split.map(encode_tags, batched=True)
-    trainer = Trainer(
-        model=model,
-        args=args,
-        train_dataset=train_split.map(encode_tags, batched=True, remove_columns=columns),
-        eval_dataset=tag_eval.remove_columns(columns),
-        data_collator=PaddingCollator(0),
-        processing_class=tokenizer,
-        compute_metrics=accuracy_metric,
+    tag_train = train_split.map(encode_tags, batched=True, remove_columns=columns)
+    trainer, metrics = _fit(
+        Trainer, model, args, tokenizer, tag_train, tag_eval.remove_columns(columns), accuracy_metric, pad_token_id=0
     )
-    trainer.train()
-    metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
     metrics.update(perplexity_before_lm_training=perplexity_before, perplexity=perplexity)
     if synthetic.evidence_column is not None:
         metrics["ambiguous_accuracy"] = token_accuracy_at(model, tag_eval, synthetic.evidence_column, offset=1)
