@@ -300,3 +300,43 @@ def test_a_batch_with_nothing_to_score_gives_loss_zero_and_no_gradient(architect
     loss.backward()
     assert loss.item() == 0.0
     assert all(p.grad is None or not p.grad.any() for p in model.parameters())
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_input_embeddings_are_found_and_replaceable(architecture, head):
+    """transformers' `get_input_embeddings` / `set_input_embeddings` (and so `resize_token_embeddings`) work on
+    every head of an architecture with a token vocabulary; ELMo reads characters and has none."""
+    model, config = build(architecture, head)
+    if architecture.tokenizer == "characters":
+        with pytest.raises(NotImplementedError):
+            model.get_input_embeddings()
+        return
+    embeddings = model.get_input_embeddings()
+    assert isinstance(embeddings, torch.nn.Embedding)
+    assert embeddings.num_embeddings == config.vocab_size
+    replacement = torch.nn.Embedding(config.vocab_size, embeddings.embedding_dim, padding_idx=embeddings.padding_idx)
+    model.set_input_embeddings(replacement)
+    assert model.get_input_embeddings() is replacement
+
+
+def _range_checked_fields(config_class) -> list[str]:
+    """Sizes, layer counts and dropouts: the fields every config must range-check."""
+    import dataclasses
+
+    names = [field.name for field in dataclasses.fields(config_class)]
+    return [name for name in names if name.endswith(("_size", "_layers", "_dim", "dropout", "dropout_prob"))]
+
+
+@pytest.mark.parametrize("architecture", list(ARCHITECTURES.values()), ids=list(ARCHITECTURES))
+def test_config_rejects_out_of_range_values_naming_the_field(architecture):
+    """A negative size or a dropout of 1.5 is refused when the config is built, by an error naming the field
+    (transformers' field validators under `@strict`), never later inside `forward`."""
+    from huggingface_hub.errors import StrictDataclassError
+
+    names = _range_checked_fields(architecture.config_class)
+    assert "vocab_size" in names or architecture.tokenizer == "characters"
+    assert names, "no size field found"
+    for name in names:
+        bad = 1.5 if "dropout" in name else -1
+        with pytest.raises((ValueError, StrictDataclassError), match=name):
+            tiny_config(architecture, **{name: bad})

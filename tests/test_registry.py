@@ -44,15 +44,18 @@ ARCHITECTURE = Architecture(
 '''
 
 MEAN_POOL_CONFIG = """
+from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
+from transformers.utils.type_validators import positive_int_field
 
 
+@strict
 class MeanPoolConfig(PreTrainedConfig):
     model_type = "mean_pool"
 
-    def __init__(self, vocab_size: int = 100, hidden_size: int = 16, pad_token_id: int = 0, **kwargs) -> None:
-        self.vocab_size, self.hidden_size = vocab_size, hidden_size
-        super().__init__(pad_token_id=pad_token_id, **kwargs)
+    vocab_size: int = positive_int_field(default=100)
+    hidden_size: int = positive_int_field(default=16)
+    pad_token_id: int | None = 0
 """
 
 MEAN_POOL_MODELING = """
@@ -68,7 +71,7 @@ from .configuration_mean_pool import MeanPoolConfig
 class MeanPoolPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = MeanPoolConfig
     base_model_prefix = "mean_pool"
-    accepts_loss_kwargs = False
+    _input_embed_layer = "embeddings"
 
 
 class MeanPoolModel(MeanPoolPreTrainedModel):

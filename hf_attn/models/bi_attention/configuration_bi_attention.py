@@ -1,12 +1,11 @@
 """Configuration of BI-Attention, the attention-based bilingual LSTM network (Zhou, Wan & Xiao, EMNLP 2016,
 doi:10.18653/v1/D16-1024)."""
 
-from __future__ import annotations
-
 from typing import ClassVar
 
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
+from transformers.utils.type_validators import interval, positive_int_field
 
 
 @strict
@@ -56,14 +55,14 @@ class BiAttentionConfig(PreTrainedConfig):
         "hidden_states",
     ]
 
-    vocab_size: int = 30000
-    pair_vocab_size: int | None = None
-    embedding_size: int = 100
-    word_hidden_size: int = 50
-    sentence_hidden_size: int = 50
-    attention_size: int = 100
-    bilingual_loss_weight: float | int = 1.0
-    hidden_dropout_prob: float | int = 0.0
+    vocab_size: int = positive_int_field(default=30000)
+    pair_vocab_size: int | None = positive_int_field(default=None)
+    embedding_size: int = positive_int_field(default=100)
+    word_hidden_size: int = positive_int_field(default=50)
+    sentence_hidden_size: int = positive_int_field(default=50)
+    attention_size: int = positive_int_field(default=100)
+    bilingual_loss_weight: float | int = interval(min=0)(default=1.0)
+    hidden_dropout_prob: float | int = interval(min=0.0, max=1.0, exclude_max=True)(default=0.0)
     initializer_range: float = 0.1
     pad_token_id: int | None = 0
 
@@ -71,23 +70,6 @@ class BiAttentionConfig(PreTrainedConfig):
         if self.pair_vocab_size is None:
             self.pair_vocab_size = self.vocab_size
         super().__post_init__(**kwargs)
-
-    def validate_architecture(self):
-        """Part of `@strict` validation: sizes must be positive, α ≥ 0, the dropout in [0, 1)."""
-        for name in (
-            "vocab_size",
-            "pair_vocab_size",
-            "embedding_size",
-            "word_hidden_size",
-            "sentence_hidden_size",
-            "attention_size",
-        ):
-            if getattr(self, name) < 1:
-                raise ValueError(f"`{name}` must be a positive integer, got {getattr(self, name)}.")
-        if self.bilingual_loss_weight < 0:
-            raise ValueError(f"`bilingual_loss_weight` must be ≥ 0, got {self.bilingual_loss_weight}.")
-        if not 0.0 <= self.hidden_dropout_prob < 1.0:
-            raise ValueError(f"`hidden_dropout_prob` must be in [0, 1), got {self.hidden_dropout_prob}.")
 
 
 __all__ = ["BiAttentionConfig"]

@@ -162,10 +162,7 @@ class BiAttentionDocumentEncoder(nn.Module):
 class BiAttentionPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = BiAttentionConfig
     base_model_prefix = "bi_attention"
-    main_input_name = "input_ids"
     _no_split_modules: ClassVar[list[str]] = []
-    supports_gradient_checkpointing = False
-    accepts_loss_kwargs = False
 
     # Copied from hf_attn.models.han.modeling_han.HanPreTrainedModel._init_weights
     @torch.no_grad()

@@ -1,7 +1,5 @@
 """Configuration of ELMo (Peters et al., NAACL 2018, arXiv:1802.05365), mirroring bilm-tf's `options.json`."""
 
-from __future__ import annotations
-
 import json
 from dataclasses import field
 from pathlib import Path
@@ -10,6 +8,7 @@ from typing import Any, ClassVar, Literal
 from huggingface_hub.dataclasses import strict
 from huggingface_hub.errors import StrictDataclassError
 from transformers import PreTrainedConfig
+from transformers.utils.type_validators import interval, positive_int_field
 
 # The char CNN of the released ELMo models (§3.2 and bilm-tf's README): (width, number of filters).
 ORIGINAL_FILTERS = [[1, 32], [2, 32], [3, 64], [4, 128], [5, 256], [6, 512], [7, 1024]]
@@ -84,24 +83,24 @@ class ElmoConfig(PreTrainedConfig):
         "attentions",
     ]
 
-    n_characters: int = 262
-    max_characters_per_token: int = 50
-    character_embedding_size: int = 16
+    n_characters: int = positive_int_field(default=262)
+    max_characters_per_token: int = positive_int_field(default=50)
+    character_embedding_size: int = positive_int_field(default=16)
     filters: list[list[int]] = field(default_factory=lambda: [list(f) for f in ORIGINAL_FILTERS])
-    num_highway_layers: int = 2
+    num_highway_layers: int = interval(min=0)(default=2)
     activation: Literal["relu", "tanh"] = "relu"
-    projection_dim: int = 512
-    hidden_size: int = 4096
-    num_hidden_layers: int = 2
+    projection_dim: int = positive_int_field(default=512)
+    hidden_size: int = positive_int_field(default=4096)
+    num_hidden_layers: int = positive_int_field(default=2)
     cell_clip: float | int | None = 3.0
     proj_clip: float | int | None = 3.0
     use_skip_connections: bool = True
-    dropout: float | int = 0.1
+    dropout: float | int = interval(min=0.0, max=1.0, exclude_max=True)(default=0.1)
     stateful: bool = False
-    vocab_size: int = 0
+    vocab_size: int = interval(min=0)(default=0)
     freeze_elmo: bool = True
-    task_hidden_size: int = 0
-    elmo_dropout: float | int = 0.5
+    task_hidden_size: int = interval(min=0)(default=0)
+    elmo_dropout: float | int = interval(min=0.0, max=1.0, exclude_max=True)(default=0.5)
     initializer_range: float = 0.05
     pad_token_id: int | None = None
 
@@ -111,20 +110,8 @@ class ElmoConfig(PreTrainedConfig):
         return sum(number for _, number in self.filters)
 
     def validate_architecture(self):
-        """Part of `@strict` validation: sizes positive, filters `[width, number]` pairs, dropouts in [0, 1)."""
-        for name in (
-            "n_characters",
-            "max_characters_per_token",
-            "character_embedding_size",
-            "projection_dim",
-            "hidden_size",
-            "num_hidden_layers",
-        ):
-            if getattr(self, name) < 1:
-                raise ValueError(f"`{name}` must be a positive integer, got {getattr(self, name)}.")
-        for name in ("num_highway_layers", "vocab_size", "task_hidden_size"):
-            if getattr(self, name) < 0:
-                raise ValueError(f"`{name}` must be ≥ 0, got {getattr(self, name)}.")
+        """Part of `@strict` validation (the fields check their own ranges): filters are `[width, number]` pairs
+        that fit a token, the clips positive or None."""
         if not self.filters or any(
             not isinstance(f, list | tuple) or len(f) != 2 or min(f) < 1 or f[0] > self.max_characters_per_token
             for f in self.filters
@@ -133,17 +120,12 @@ class ElmoConfig(PreTrainedConfig):
                 "`filters` must be a non-empty list of [width, number] pairs with 1 ≤ width ≤ "
                 f"max_characters_per_token, got {self.filters!r}."
             )
-        if self.activation not in ("relu", "tanh"):
-            raise ValueError(f"`activation` must be 'relu' or 'tanh', got {self.activation!r}.")
-        for name in ("dropout", "elmo_dropout"):
-            if not 0.0 <= getattr(self, name) < 1.0:
-                raise ValueError(f"`{name}` must be in [0, 1), got {getattr(self, name)}.")
         for name in ("cell_clip", "proj_clip"):
             if getattr(self, name) is not None and getattr(self, name) <= 0:
                 raise ValueError(f"`{name}` must be positive or None, got {getattr(self, name)}.")
 
     @classmethod
-    def from_bilm_tf_options(cls, options: str | Path | dict[str, Any], **kwargs: Any) -> ElmoConfig:
+    def from_bilm_tf_options(cls, options: str | Path | dict[str, Any], **kwargs: Any) -> "ElmoConfig":
         """The config of a bilm-tf model from its `options.json` (a path or the parsed dict); `kwargs` override.
 
         Raises `ValueError` naming the missing or malformed key.

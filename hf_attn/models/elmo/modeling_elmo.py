@@ -382,10 +382,7 @@ class ElmoBiLm(nn.Module):
 class ElmoPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = ElmoConfig
     base_model_prefix = "elmo"
-    main_input_name = "input_ids"
     _no_split_modules: ClassVar[list[str]] = []
-    supports_gradient_checkpointing = False
-    accepts_loss_kwargs = False
 
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:

@@ -59,4 +59,4 @@ ARCHITECTURE = Architecture(
     tags=("hierarchical-attention", "document-classification", "gru"),
 )
 
-__all__ = ["HanConfig", "HanForDocumentClassification", "HanModel", "HanPreTrainedModel"]
+__all__ = ["ARCHITECTURE", "HanConfig", "HanForDocumentClassification", "HanModel", "HanPreTrainedModel"]

@@ -1,11 +1,10 @@
 """Configuration of the Hierarchical Attention Network (Yang et al., NAACL 2016, doi:10.18653/v1/N16-1174)."""
 
-from __future__ import annotations
-
 from typing import ClassVar, Literal
 
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
+from transformers.utils.type_validators import interval, positive_int_field
 
 
 @strict
@@ -47,33 +46,16 @@ class HanConfig(PreTrainedConfig):
         "hidden_states",
     ]
 
-    vocab_size: int = 30000
-    embedding_size: int = 200
-    word_hidden_size: int = 50
-    sentence_hidden_size: int = 50
-    word_attention_size: int = 100
-    sentence_attention_size: int = 100
+    vocab_size: int = positive_int_field(default=30000)
+    embedding_size: int = positive_int_field(default=200)
+    word_hidden_size: int = positive_int_field(default=50)
+    sentence_hidden_size: int = positive_int_field(default=50)
+    word_attention_size: int = positive_int_field(default=100)
+    sentence_attention_size: int = positive_int_field(default=100)
     rnn_type: Literal["gru", "lstm"] = "gru"
-    hidden_dropout_prob: float | int = 0.0
+    hidden_dropout_prob: float | int = interval(min=0.0, max=1.0, exclude_max=True)(default=0.0)
     initializer_range: float = 0.1
     pad_token_id: int | None = 0
-
-    def validate_architecture(self):
-        """Part of `@strict` validation: sizes must be positive, the dropout in [0, 1), the cell known."""
-        for name in (
-            "vocab_size",
-            "embedding_size",
-            "word_hidden_size",
-            "sentence_hidden_size",
-            "word_attention_size",
-            "sentence_attention_size",
-        ):
-            if getattr(self, name) < 1:
-                raise ValueError(f"`{name}` must be a positive integer, got {getattr(self, name)}.")
-        if not 0.0 <= self.hidden_dropout_prob < 1.0:
-            raise ValueError(f"`hidden_dropout_prob` must be in [0, 1), got {self.hidden_dropout_prob}.")
-        if self.rnn_type not in ("gru", "lstm"):
-            raise ValueError(f"`rnn_type` must be 'gru' or 'lstm', got {self.rnn_type!r}.")
 
 
 __all__ = ["HanConfig"]

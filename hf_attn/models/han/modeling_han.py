@@ -113,10 +113,8 @@ def _bidirectional_rnn(config: HanConfig, input_size: int, hidden_size: int) -> 
 class HanPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = HanConfig
     base_model_prefix = "han"
-    main_input_name = "input_ids"
+    _input_embed_layer = "embeddings"  # transformers' get/set_input_embeddings find them
     _no_split_modules: ClassVar[list[str]] = []
-    supports_gradient_checkpointing = False
-    accepts_loss_kwargs = False
 
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
@@ -156,12 +154,6 @@ class HanModel(HanPreTrainedModel):
             2 * config.sentence_hidden_size, config.sentence_attention_size
         )
         self.post_init()
-
-    def get_input_embeddings(self) -> nn.Embedding:
-        return self.embeddings
-
-    def set_input_embeddings(self, value: nn.Embedding) -> None:
-        self.embeddings = value
 
     def forward(
         self,

@@ -1,11 +1,10 @@
 """Configuration of the Structured Self-Attentive Sentence Embedding (Lin et al., ICLR 2017, arXiv:1703.03130)."""
 
-from __future__ import annotations
-
 from typing import ClassVar, Literal
 
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
+from transformers.utils.type_validators import interval, positive_int_field
 
 
 @strict
@@ -69,17 +68,17 @@ class LinSelfAttentiveConfig(PreTrainedConfig):
         "hidden_states",
     ]
 
-    vocab_size: int = 30000
-    embedding_size: int = 100
-    hidden_size: int = 300
-    num_hidden_layers: int = 1
-    attention_hidden_size: int = 350
-    attention_hops: int = 30
-    classifier_hidden_size: int = 3000
-    pair_interaction_size: int | None = None
-    penalty_coefficient: float | int = 1.0
+    vocab_size: int = positive_int_field(default=30000)
+    embedding_size: int = positive_int_field(default=100)
+    hidden_size: int = positive_int_field(default=300)
+    num_hidden_layers: int = positive_int_field(default=1)
+    attention_hidden_size: int = positive_int_field(default=350)
+    attention_hops: int = positive_int_field(default=30)
+    classifier_hidden_size: int = positive_int_field(default=3000)
+    pair_interaction_size: int | None = positive_int_field(default=None)
+    penalty_coefficient: float | int = interval(min=0)(default=1.0)
     penalty_type: Literal["squared_frobenius", "frobenius"] = "squared_frobenius"
-    hidden_dropout_prob: float | int = 0.5
+    hidden_dropout_prob: float | int = interval(min=0.0, max=1.0, exclude_max=True)(default=0.5)
     initializer_range: float = 0.1
     pad_token_id: int | None = 0
     pack_sequences: bool = True
@@ -90,31 +89,6 @@ class LinSelfAttentiveConfig(PreTrainedConfig):
         if self.pair_interaction_size is None:
             self.pair_interaction_size = 2 * self.hidden_size
         super().__post_init__(**kwargs)
-
-    def validate_architecture(self):
-        """Part of `@strict` validation: sizes must be positive and probabilities in [0, 1)."""
-        for name in (
-            "vocab_size",
-            "embedding_size",
-            "hidden_size",
-            "num_hidden_layers",
-            "attention_hidden_size",
-            "attention_hops",
-            "classifier_hidden_size",
-            "pair_interaction_size",
-        ):
-            if getattr(self, name) < 1:
-                raise ValueError(f"`{name}` must be a positive integer, got {getattr(self, name)}.")
-        if not 0.0 <= self.hidden_dropout_prob < 1.0:
-            raise ValueError(f"`hidden_dropout_prob` must be in [0, 1), got {self.hidden_dropout_prob}.")
-        for name, allowed in (
-            ("penalty_type", ("squared_frobenius", "frobenius")),
-            ("flatten_order", ("hop_major", "feature_major")),
-        ):
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"`{name}` must be one of {allowed}, got {getattr(self, name)!r}.")
-        if self.penalty_coefficient < 0:
-            raise ValueError(f"`penalty_coefficient` must be ≥ 0, got {self.penalty_coefficient}.")
 
 
 __all__ = ["LinSelfAttentiveConfig"]

@@ -200,10 +200,8 @@ def flatten_sentence_embedding(sentence_embedding: torch.Tensor, flatten_order: 
 class LinSelfAttentivePreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = LinSelfAttentiveConfig
     base_model_prefix = "lin"
-    main_input_name = "input_ids"
+    _input_embed_layer = "embeddings"  # transformers' get/set_input_embeddings find them
     _no_split_modules: ClassVar[list[str]] = []
-    supports_gradient_checkpointing = False
-    accepts_loss_kwargs = False
 
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
@@ -261,12 +259,6 @@ class LinSelfAttentiveModel(LinSelfAttentivePreTrainedModel):
             additive_mask_value=config.attention_mask_value,
         )
         self.post_init()
-
-    def get_input_embeddings(self) -> nn.Embedding:
-        return self.embeddings
-
-    def set_input_embeddings(self, value: nn.Embedding) -> None:
-        self.embeddings = value
 
     def forward(
         self,

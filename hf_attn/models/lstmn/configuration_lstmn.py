@@ -1,16 +1,11 @@
 """Configuration of the LSTMN, the Long Short-Term Memory-Network (Cheng, Dong & Lapata, EMNLP 2016,
 arXiv:1601.06733)."""
 
-from __future__ import annotations
-
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
-
-FUSIONS = ("none", "shallow", "deep")
-POOLINGS = ("mean", "last")
-RECURRENCE_IMPLEMENTATIONS = ("fast", "reference")
+from transformers.utils.type_validators import interval, positive_int_field
 
 
 @strict
@@ -70,16 +65,16 @@ class LstmnConfig(PreTrainedConfig):
         "attentions",
     ]
 
-    vocab_size: int = 30000
-    embedding_size: int = 300
-    hidden_size: int = 450
-    num_hidden_layers: int = 1
-    attention_size: int | None = None
-    fusion: str = "deep"
-    hidden_dropout_prob: float | int = 0.5
-    classifier_hidden_size: int | None = None
-    pooling: str = "mean"
-    recurrence_implementation: str = "fast"
+    vocab_size: int = positive_int_field(default=30000)
+    embedding_size: int = positive_int_field(default=300)
+    hidden_size: int = positive_int_field(default=450)
+    num_hidden_layers: int = positive_int_field(default=1)
+    attention_size: int | None = positive_int_field(default=None)
+    fusion: Literal["none", "shallow", "deep"] = "deep"
+    hidden_dropout_prob: float | int = interval(min=0.0, max=1.0, exclude_max=True)(default=0.5)
+    classifier_hidden_size: int | None = positive_int_field(default=None)
+    pooling: Literal["mean", "last"] = "mean"
+    recurrence_implementation: Literal["fast", "reference"] = "fast"
     compile_recurrence: bool = False
     initializer_range: float = 0.05
     pad_token_id: int | None = 0
@@ -94,30 +89,6 @@ class LstmnConfig(PreTrainedConfig):
         if self.classifier_hidden_size is None:
             self.classifier_hidden_size = self.hidden_size
         super().__post_init__(**kwargs)
-
-    def validate_architecture(self):
-        """Part of `@strict` validation: sizes positive, fusion and implementation known, dropout in [0, 1)."""
-        for name in (
-            "vocab_size",
-            "embedding_size",
-            "hidden_size",
-            "num_hidden_layers",
-            "attention_size",
-            "classifier_hidden_size",
-        ):
-            if getattr(self, name) < 1:
-                raise ValueError(f"`{name}` must be a positive integer, got {getattr(self, name)}.")
-        if self.fusion not in FUSIONS:
-            raise ValueError(f"`fusion` must be one of {FUSIONS}, got {self.fusion!r}.")
-        if self.pooling not in POOLINGS:
-            raise ValueError(f"`pooling` must be one of {POOLINGS}, got {self.pooling!r}.")
-        if self.recurrence_implementation not in RECURRENCE_IMPLEMENTATIONS:
-            raise ValueError(
-                f"`recurrence_implementation` must be one of {RECURRENCE_IMPLEMENTATIONS}, "
-                f"got {self.recurrence_implementation!r}."
-            )
-        if not 0.0 <= self.hidden_dropout_prob < 1.0:
-            raise ValueError(f"`hidden_dropout_prob` must be in [0, 1), got {self.hidden_dropout_prob}.")
 
 
 __all__ = ["LstmnConfig"]

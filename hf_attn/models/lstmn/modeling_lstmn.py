@@ -474,10 +474,8 @@ def pool_states(states: torch.Tensor, mask: torch.Tensor, pooling: str) -> torch
 class LstmnPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = LstmnConfig
     base_model_prefix = "lstmn"
-    main_input_name = "input_ids"
+    _input_embed_layer = "embeddings"  # transformers' get/set_input_embeddings find them
     _no_split_modules: ClassVar[list[str]] = ["LstmnLayer"]
-    supports_gradient_checkpointing = False
-    accepts_loss_kwargs = False
 
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
@@ -501,12 +499,6 @@ class LstmnModel(LstmnPreTrainedModel):
         self.embeddings = nn.Embedding(config.vocab_size, config.embedding_size, padding_idx=config.pad_token_id)
         self.encoder = LstmnStack(config)
         self.post_init()
-
-    def get_input_embeddings(self) -> nn.Embedding:
-        return self.embeddings
-
-    def set_input_embeddings(self, value: nn.Embedding) -> None:
-        self.embeddings = value
 
     def encode(
         self,

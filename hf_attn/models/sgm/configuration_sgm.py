@@ -1,12 +1,11 @@
 """Configuration of SGM, the Sequence Generation Model of Yang et al., *SGM: Sequence Generation Model for Multi-Label
 Classification* (COLING 2018, arXiv:1806.04822)."""
 
-from __future__ import annotations
-
 from typing import ClassVar, Literal
 
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
+from transformers.utils.type_validators import interval, positive_int_field
 
 
 @strict
@@ -87,14 +86,14 @@ class SgmConfig(PreTrainedConfig):
     ]
     attribute_map: ClassVar[dict[str, str]] = {"hidden_size": "decoder_hidden_size"}
 
-    vocab_size: int = 50000
-    embedding_size: int = 512
-    encoder_hidden_size: int = 256
-    decoder_hidden_size: int = 512
-    encoder_layers: int = 2
-    decoder_layers: int = 2
-    hidden_dropout_prob: float | int = 0.5
-    attention_size: int = 512
+    vocab_size: int = positive_int_field(default=50000)
+    embedding_size: int = positive_int_field(default=512)
+    encoder_hidden_size: int = positive_int_field(default=256)
+    decoder_hidden_size: int = positive_int_field(default=512)
+    encoder_layers: int = positive_int_field(default=2)
+    decoder_layers: int = positive_int_field(default=2)
+    hidden_dropout_prob: float | int = interval(min=0.0, max=1.0, exclude_max=True)(default=0.5)
+    attention_size: int = positive_int_field(default=512)
     initializer_range: float = 0.1
     merge_directions: Literal["concat", "sum"] = "concat"
     reverse_source: bool = False
@@ -104,7 +103,7 @@ class SgmConfig(PreTrainedConfig):
     input_feeding: bool = True
     global_embedding: bool = False
     global_embedding_gate: Literal["paper", "original"] = "paper"
-    global_embedding_tau: float | int = 1.0
+    global_embedding_tau: float | int = interval(min=0.0, exclude_min=True)(default=1.0)
     global_embedding_source: Literal["masked", "unmasked", "uniform"] = "masked"
     mask_repeated_labels: bool = True
     num_special_tokens: int = 4
@@ -128,7 +127,7 @@ class SgmConfig(PreTrainedConfig):
     }
 
     @classmethod
-    def original_code(cls, hidden_size: int = 256, **kwargs) -> SgmConfig:
+    def original_code(cls, hidden_size: int = 256, **kwargs) -> "SgmConfig":
         """A config with every switch of the original code (`ORIGINAL_CODE_SWITCHES`) set and, as there, one
         `hidden_size` for the encoder (per direction), the decoder and the attention; the rest from `kwargs` (which
         may override a switch or a size too). The conversion script builds its configs with it."""
@@ -146,33 +145,8 @@ class SgmConfig(PreTrainedConfig):
         return self.num_special_tokens + self.num_labels
 
     def validate_architecture(self):
-        """Part of `@strict` validation: sizes are positive, switches take known values, and the parts that must
-        fit together (initial decoder state, luong-gate attention, special ids) do."""
-        for name in (
-            "vocab_size",
-            "embedding_size",
-            "encoder_hidden_size",
-            "decoder_hidden_size",
-            "encoder_layers",
-            "decoder_layers",
-            "attention_size",
-        ):
-            if getattr(self, name) < 1:
-                raise ValueError(f"`{name}` must be a positive integer, got {getattr(self, name)}.")
-        choices = {
-            "merge_directions": ("concat", "sum"),
-            "decoder_initial_state": ("final", "forward_final", "zeros"),
-            "attention_type": ("additive", "luong_gate"),
-            "global_embedding_gate": ("paper", "original"),
-            "global_embedding_source": ("masked", "unmasked", "uniform"),
-        }
-        for name, allowed in choices.items():
-            if getattr(self, name) not in allowed:
-                raise ValueError(f"`{name}` must be one of {allowed}, got {getattr(self, name)!r}.")
-        if not 0.0 <= self.hidden_dropout_prob < 1.0:
-            raise ValueError(f"`hidden_dropout_prob` must be in [0, 1), got {self.hidden_dropout_prob}.")
-        if self.global_embedding_tau <= 0:
-            raise ValueError(f"`global_embedding_tau` must be positive, got {self.global_embedding_tau}.")
+        """Part of `@strict` validation (the fields check their own ranges and choices): the parts that must fit
+        together (initial decoder state, luong-gate attention, special ids) do."""
         if self.decoder_initial_state != "zeros":
             state_size = self.encoder_hidden_size * (2 if self.decoder_initial_state == "final" else 1)
             if self.encoder_layers != self.decoder_layers or state_size != self.decoder_hidden_size:

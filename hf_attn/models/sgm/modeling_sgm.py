@@ -430,8 +430,6 @@ class SgmDecoder(nn.Module):
 class SgmPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = SgmConfig
     base_model_prefix = "model"
-    main_input_name = "input_ids"
-    supports_gradient_checkpointing = False
     _no_split_modules: ClassVar[list[str]] = ["SgmEncoder", "SgmDecoder"]
 
     @torch.no_grad()
@@ -540,9 +538,6 @@ class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
 
     def get_encoder(self) -> SgmEncoder:
         return self.model.encoder
-
-    def get_input_embeddings(self) -> nn.Embedding:
-        return self.model.encoder.embeddings
 
     def get_output_embeddings(self) -> nn.Linear:
         return self.model.decoder.label_projection
@@ -691,6 +686,9 @@ class SgmForMultiLabelClassification(SgmPreTrainedModel):
 
     def get_input_embeddings(self) -> nn.Embedding:
         return self.encoder.embeddings
+
+    def set_input_embeddings(self, value: nn.Embedding) -> None:
+        self.encoder.embeddings = value
 
     def forward(
         self,

@@ -1,11 +1,10 @@
 """Configuration of the Transformer of Vaswani et al., *Attention Is All You Need* (NeurIPS 2017, arXiv:1706.03762)."""
 
-from __future__ import annotations
-
 from typing import ClassVar, Literal
 
 from huggingface_hub.dataclasses import strict
 from transformers import PreTrainedConfig
+from transformers.utils.type_validators import interval, positive_int_field
 
 
 @strict
@@ -69,19 +68,19 @@ class VaswaniTransformerConfig(PreTrainedConfig):
         "num_hidden_layers": "encoder_layers",
     }
 
-    vocab_size: int = 37000
-    d_model: int = 512
-    encoder_layers: int = 6
-    decoder_layers: int = 6
-    encoder_attention_heads: int = 8
-    decoder_attention_heads: int = 8
-    encoder_ffn_dim: int = 2048
-    decoder_ffn_dim: int = 2048
-    dropout: float | int = 0.1
-    attention_dropout: float | int = 0.0
-    activation_dropout: float | int = 0.0
+    vocab_size: int = positive_int_field(default=37000)
+    d_model: int = positive_int_field(default=512)
+    encoder_layers: int = positive_int_field(default=6)
+    decoder_layers: int = positive_int_field(default=6)
+    encoder_attention_heads: int = positive_int_field(default=8)
+    decoder_attention_heads: int = positive_int_field(default=8)
+    encoder_ffn_dim: int = positive_int_field(default=2048)
+    decoder_ffn_dim: int = positive_int_field(default=2048)
+    dropout: float | int = interval(min=0.0, max=1.0, exclude_max=True)(default=0.1)
+    attention_dropout: float | int = interval(min=0.0, max=1.0, exclude_max=True)(default=0.0)
+    activation_dropout: float | int = interval(min=0.0, max=1.0, exclude_max=True)(default=0.0)
     activation_function: str = "relu"
-    label_smoothing: float | int = 0.1
+    label_smoothing: float | int = interval(min=0.0, max=1.0, exclude_max=True)(default=0.1)
     max_position_embeddings: int = 1024
     scale_embedding: bool = True
     share_encoder_decoder_embeddings: bool = True
@@ -104,23 +103,10 @@ class VaswaniTransformerConfig(PreTrainedConfig):
     use_cache: bool = True
 
     def validate_architecture(self):
-        """Part of `@strict` validation: heads divide d_model, sizes are positive, switches take known values."""
+        """Part of `@strict` validation (the fields check their own ranges and choices): heads divide d_model."""
         for heads in (self.encoder_attention_heads, self.decoder_attention_heads):
-            if heads < 1 or self.d_model % heads:
+            if self.d_model % heads:
                 raise ValueError(f"`d_model` ({self.d_model}) must be a multiple of the attention heads ({heads}).")
-        for name in ("vocab_size", "encoder_layers", "decoder_layers", "encoder_ffn_dim", "decoder_ffn_dim"):
-            if getattr(self, name) < 1:
-                raise ValueError(f"`{name}` must be a positive integer, got {getattr(self, name)}.")
-        if self.sinusoid_layout not in ("interleaved", "concatenated"):
-            raise ValueError(
-                f"`sinusoid_layout` must be 'interleaved' or 'concatenated', got {self.sinusoid_layout!r}."
-            )
-        if self.sinusoid_timescale not in ("paper", "tensor2tensor"):
-            raise ValueError(
-                f"`sinusoid_timescale` must be 'paper' or 'tensor2tensor', got {self.sinusoid_timescale!r}."
-            )
-        if not 0.0 <= self.label_smoothing < 1.0:
-            raise ValueError(f"`label_smoothing` must be in [0, 1), got {self.label_smoothing}.")
 
 
 __all__ = ["VaswaniTransformerConfig"]

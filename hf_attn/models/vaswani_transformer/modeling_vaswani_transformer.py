@@ -312,8 +312,6 @@ class VaswaniEmbedding(nn.Module):
 class VaswaniTransformerPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = VaswaniTransformerConfig
     base_model_prefix = "model"
-    main_input_name = "input_ids"
-    supports_gradient_checkpointing = False
     _no_split_modules: ClassVar[list[str]] = ["VaswaniEncoderLayer", "VaswaniDecoderLayer"]
     _supports_sdpa = True
     _supports_flash_attn = False
