@@ -185,12 +185,16 @@ def test_missing_weights_are_initialised(architecture, head, tmp_path):
     torch.testing.assert_close(reloaded.state_dict()[kept], model.state_dict()[kept])
 
 
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
 @pytest.mark.parametrize(("architecture", "head"), all_heads())
-def test_trainer_runs_two_steps(architecture, head, tmp_path):
+def test_trainer_runs_three_steps(architecture, head, precision, tmp_path):
+    """Three `Trainer` steps move every trainable parameter (Lin's W_s1 gets its first gradient once W_s2 has left
+    zero), in float32 and under `bf16=True` (autocast: finite loss, gradients through every recurrence, the LSTMN's
+    hand-written backward included)."""
     model, config = build(architecture, head)
     model.train()
     rows = []
-    for index, length in enumerate([3, 5, 2, 4]):
+    for index, length in enumerate([3, 5, 2, 4, 6, 1]):
         example = make_inputs(head, config, [length], seed=index)
         labels = make_labels(head, config, example, seed=index)[0]
         row = {name: tensor[0].tolist() for name, tensor in example.items() if not name.startswith("decoder_")}
@@ -201,18 +205,20 @@ def test_trainer_runs_two_steps(architecture, head, tmp_path):
     before = {name: p.detach().clone() for name, p in model.named_parameters() if p.requires_grad}
     args = TrainingArguments(
         output_dir=str(tmp_path),
-        max_steps=2,
+        max_steps=3,
         per_device_train_batch_size=2,
         report_to="none",
         learning_rate=0.05,
         save_strategy="no",
         disable_tqdm=True,
         use_cpu=True,
+        bf16=precision == "bf16",
     )
     collator = PaddingCollator(config.pad_token_id or 0)
     trainer = Trainer(model=model, args=args, train_dataset=rows, data_collator=collator)
     result = trainer.train()
-    assert result.global_step == 2 and result.training_loss > 0
+    assert result.global_step == 3 and np.isfinite(result.training_loss) and result.training_loss > 0
+    assert all(torch.isfinite(p).all() for p in model.parameters())
     predictions = trainer.predict(rows).predictions  # the logits alone: attention maps and caches are kept out
     assert isinstance(predictions, np.ndarray) and predictions.shape[0] == len(rows)
     assert predictions.shape[-1] == logits_shape(head, config, make_inputs(head, config, [3]))[-1]

@@ -343,7 +343,15 @@ class LstmnLayer(nn.Module):
         return_state: bool = False,
     ) -> LstmnLayerOutput:
         """Reads `inputs (B, T, D)` under `mask (B, T)`; `memory` is the encoder layer's output (for fusion) and
-        `state` a memory to continue from (inference only: `generate()`)."""
+        `state` a memory to continue from (inference only: `generate()`).
+
+        Under autocast (`Trainer(bf16=True)`, `torch.autocast`) the layer runs in float32: its hand-written backward
+        computes in one dtype, and a memory read by softmax over many steps wants the precision. The projections
+        around it (embeddings, classifier, LM head) still run in the autocast dtype."""
+        device_type = inputs.device.type
+        if torch.is_autocast_enabled(device_type):
+            with torch.autocast(device_type, enabled=False):
+                return self.forward(inputs.float(), mask, memory, memory_mask, state, return_state)
         if self.config.recurrence_implementation == "reference" and state is None and not return_state:
             return self.forward_reference(inputs, mask, memory, memory_mask)
         step_inputs = self.step_inputs(inputs, mask, memory, memory_mask)
