@@ -3,6 +3,7 @@
 hf-attn list                      the registered architectures
 hf-attn train --output-dir DIR    train on a synthetic task with Trainer (see `hf-attn train -h`)
 hf-attn demo                      train, save, reload and inspect Lin et al. (2017) in about a minute
+hf-attn verify DIR                check a saved model folder's weights against its checksums.json
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from . import demo, training
 from .cards import write_model_card
 from .hub import push_model_dir
 from .registry import ARCHITECTURES
+from .utils.integrity import MANIFEST_NAME, verify_folder, write_manifest
 
 
 def _list(_: argparse.Namespace) -> None:
@@ -32,6 +34,17 @@ def _push(args: argparse.Namespace) -> None:
         args.model_dir, args.repo_id, private=args.private, revision=args.revision, commit_message=args.message
     )
     print(f"pushed {args.model_dir} to {args.repo_id} (revision {args.revision or 'main'}): commit {commit.oid}")
+
+
+def _verify(args: argparse.Namespace) -> None:
+    if args.update:
+        print(f"wrote {write_manifest(args.model_dir)}")
+        return
+    try:
+        checked = verify_folder(args.model_dir, require_manifest=True)
+    except OSError as error:
+        sys.exit(f"hf-attn verify: {error}")
+    print(f"{args.model_dir}: {', '.join(checked) or 'no weight files'} match {MANIFEST_NAME}")
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -56,6 +69,12 @@ def main(argv: list[str] | None = None) -> None:
     push_parser.add_argument("--revision", help="push to this branch (created if missing)")
     push_parser.add_argument("--message", help="commit message")
     push_parser.set_defaults(run=_push)
+    verify_parser = commands.add_parser("verify", help=f"check a saved model folder against its {MANIFEST_NAME}")
+    verify_parser.add_argument("model_dir")
+    verify_parser.add_argument(
+        "--update", action="store_true", help=f"write {MANIFEST_NAME} for the weights as they are now instead"
+    )
+    verify_parser.set_defaults(run=_verify)
     args = parser.parse_args(argv)
     args.run(args)
 

@@ -255,16 +255,28 @@ def test_missing_repo_missing_file_and_broken_downloads(hub, tmp_path):
     cut = run_client(hub, load, cache, repo="alice/lin-faults")
     assert "error" in cut and "complete message body" in cut["error"], cut
     assert snapshot_weights() == []
-    # Bytes corrupted in transit (right size): a clear error, and the corrupt file leaves the cache.
+    # Bytes corrupted in transit (right size): refused before use with a clear error, and the file leaves the cache.
     hub.state.truncate_downloads.clear()
     hub.state.corrupt_downloads.add("model.safetensors")
     corrupt = run_client(hub, load, cache, repo="alice/lin-faults")
-    assert "did not match its hash" in corrupt.get("error", ""), corrupt
+    assert "does not match the hash it is named after" in corrupt.get("error", ""), corrupt
     assert snapshot_weights() == []
     # The network heals: the same cache retries and gets the right weights.
     hub.state.corrupt_downloads.clear()
     healed = run_client(hub, load, cache, repo="alice/lin-faults")
     assert_close(healed["logits"], pushed["logits"])
+    # A byte flipped later inside a cached tensor (the file still parses): refused before use, naming the file, and
+    # evicted; the next load downloads it again.
+    (weights,) = snapshot_weights()
+    blob = weights.resolve()
+    data = bytearray(blob.read_bytes())
+    data[8 + int.from_bytes(data[:8], "little") + 5] ^= 0x40
+    blob.write_bytes(bytes(data))
+    rotten = run_client(hub, load, cache, repo="alice/lin-faults")
+    assert "model.safetensors of alice/lin-faults" in rotten.get("error", ""), rotten
+    assert "does not match the hash it is named after" in rotten["error"] and not blob.exists()
+    again = run_client(hub, load, cache, repo="alice/lin-faults")
+    assert_close(again["logits"], pushed["logits"])
 
 
 def test_cli_push_with_revision_and_private(hub, tmp_path):

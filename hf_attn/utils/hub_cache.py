@@ -3,19 +3,19 @@
 `huggingface_hub` checks a download's size, so a cut connection never leaves a trusted file; it does not check the
 content, so bytes corrupted in flight would stay in the cache and be trusted again on every retry. When loading an
 hf_attn model fails, its loading mixin (`hf_attn.utils.loading`) calls `explain_load_failure`: every cached
-`*.safetensors` of that revision whose sha256 differs from its LFS etag is removed, so the next attempt downloads it
-again.
+`*.safetensors` of that revision whose content does not hash to its name is removed, so the next attempt downloads
+it again. Weights are also checked before a load (`hf_attn.utils.integrity`); this is the repair after one failed.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
+
+from .integrity import blob_matches_its_name, name_unreadable_weights
 
 
 def evict_corrupt_downloads(repo_id: str, revision: str | None = None, cache_dir: str | None = None) -> list[str]:
-    """Removes cached `*.safetensors` files of `repo_id@revision` whose content does not hash to their etag.
+    """Removes cached `*.safetensors` files of `repo_id@revision` whose content does not hash to their name.
 
     Returns the names of the evicted files (empty for local folders and repos not in the cache).
     """
@@ -29,14 +29,7 @@ def evict_corrupt_downloads(repo_id: str, revision: str | None = None, cache_dir
     for name in sorted(os.listdir(snapshot)):
         path = os.path.join(snapshot, name)
         blob = os.path.realpath(path)
-        expected = os.path.basename(blob)
-        if not name.endswith(".safetensors") or not re.fullmatch(r"[0-9a-f]{64}", expected):
-            continue  # only LFS files are named by their sha256
-        digest = hashlib.sha256()
-        with open(blob, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-        if digest.hexdigest() != expected:
+        if name.endswith(".safetensors") and blob_matches_its_name(blob) is False:
             os.remove(path)
             os.remove(blob)
             evicted.append(name)
@@ -50,8 +43,8 @@ def explain_load_failure(error: Exception, pretrained_model_name_or_path, kwargs
     retry downloads them again instead of trusting a corrupt file. transformers' generic "can't load" `OSError` gets
     the root cause of the failure appended. Called by `SafetensorsLoadingMixin` (`hf_attn.utils.loading`).
     """
-    if os.path.isdir(str(pretrained_model_name_or_path)):
-        return None
+    if os.path.isdir(str(pretrained_model_name_or_path)):  # a local folder: name the damaged weight file, if any
+        return name_unreadable_weights(os.path.join(str(pretrained_model_name_or_path), kwargs.get("subfolder") or ""))
     evicted = evict_corrupt_downloads(
         str(pretrained_model_name_or_path), kwargs.get("revision"), kwargs.get("cache_dir")
     )

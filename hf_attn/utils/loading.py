@@ -1,8 +1,10 @@
 """Safetensors-only loading for every hf_attn model (the mixin each model folder's `common.py` copies).
 
-The mixin is all a model file needs: pickle weights are refused, and a failed load is handed to hf_attn's Hub-cache
-repair when hf_attn is installed (`hf_attn.utils.hub_cache`: evicts corrupt downloads, names the root cause). A
-model loaded with `trust_remote_code` where hf_attn is not installed loads as transformers does, pickle refused.
+The mixin is all a model file needs: pickle weights are refused. When hf_attn is installed, weights are checked
+before they are read (`hf_attn.utils.integrity`: a Hub download against the hash it is named after, a local folder
+against the `checksums.json` that `save_pretrained` writes), and a failed load is handed to the Hub-cache repair
+(`hf_attn.utils.hub_cache`: evicts corrupt downloads, names the damaged file or the root cause). A model loaded with
+`trust_remote_code` where hf_attn is not installed loads as transformers does, pickle refused.
 """
 
 from __future__ import annotations
@@ -10,21 +12,33 @@ from __future__ import annotations
 
 class SafetensorsLoadingMixin:
     """`from_pretrained` for hf_attn models: safetensors only (a folder holding only pickle weights is refused, and
-    `use_safetensors=False` raises: loading never unpickles). Listed before `PreTrainedModel` in a model's bases."""
+    `use_safetensors=False` raises: loading never unpickles), weights verified before use; `save_pretrained` writes
+    the checksum manifest. Listed before `PreTrainedModel` in a model's bases."""
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):
         if kwargs.get("use_safetensors") is False:
             raise ValueError("hf_attn models load safetensors only; pickle checkpoints are never unpickled.")
         kwargs["use_safetensors"] = True
+        try:  # hf_attn installed: its integrity checks and Hub-cache repair
+            from hf_attn.utils import hub_cache, integrity
+        except ImportError:
+            hub_cache = integrity = None
+        if integrity is not None:
+            integrity.verify_before_load(pretrained_model_name_or_path, kwargs)
         try:
             return super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
         except Exception as error:
-            try:  # hf_attn installed: evict corrupt Hub downloads and name the root cause
-                from hf_attn.utils.hub_cache import explain_load_failure
-            except ImportError:
-                explain_load_failure = None
-            explained = explain_load_failure and explain_load_failure(error, pretrained_model_name_or_path, kwargs)
+            explained = hub_cache and hub_cache.explain_load_failure(error, pretrained_model_name_or_path, kwargs)
             if explained is None:
                 raise
             raise explained from error
+
+    def save_pretrained(self, save_directory, *args, **kwargs) -> None:
+        super().save_pretrained(save_directory, *args, **kwargs)
+        try:  # hf_attn installed: the manifest `from_pretrained` and `hf-attn verify` check
+            from hf_attn.utils.integrity import write_manifest
+        except ImportError:
+            write_manifest = None
+        if write_manifest is not None and kwargs.get("is_main_process", True):
+            write_manifest(save_directory)

@@ -109,24 +109,36 @@ def classification_loss(config: PreTrainedConfig, logits: torch.Tensor, labels: 
 # Copied from hf_attn.utils.loading.SafetensorsLoadingMixin
 class SafetensorsLoadingMixin:
     """`from_pretrained` for hf_attn models: safetensors only (a folder holding only pickle weights is refused, and
-    `use_safetensors=False` raises: loading never unpickles). Listed before `PreTrainedModel` in a model's bases."""
+    `use_safetensors=False` raises: loading never unpickles), weights verified before use; `save_pretrained` writes
+    the checksum manifest. Listed before `PreTrainedModel` in a model's bases."""
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):
         if kwargs.get("use_safetensors") is False:
             raise ValueError("hf_attn models load safetensors only; pickle checkpoints are never unpickled.")
         kwargs["use_safetensors"] = True
+        try:  # hf_attn installed: its integrity checks and Hub-cache repair
+            from hf_attn.utils import hub_cache, integrity
+        except ImportError:
+            hub_cache = integrity = None
+        if integrity is not None:
+            integrity.verify_before_load(pretrained_model_name_or_path, kwargs)
         try:
             return super().from_pretrained(pretrained_model_name_or_path, *args, **kwargs)
         except Exception as error:
-            try:  # hf_attn installed: evict corrupt Hub downloads and name the root cause
-                from hf_attn.utils.hub_cache import explain_load_failure
-            except ImportError:
-                explain_load_failure = None
-            explained = explain_load_failure and explain_load_failure(error, pretrained_model_name_or_path, kwargs)
+            explained = hub_cache and hub_cache.explain_load_failure(error, pretrained_model_name_or_path, kwargs)
             if explained is None:
                 raise
             raise explained from error
+
+    def save_pretrained(self, save_directory, *args, **kwargs) -> None:
+        super().save_pretrained(save_directory, *args, **kwargs)
+        try:  # hf_attn installed: the manifest `from_pretrained` and `hf-attn verify` check
+            from hf_attn.utils.integrity import write_manifest
+        except ImportError:
+            write_manifest = None
+        if write_manifest is not None and kwargs.get("is_main_process", True):
+            write_manifest(save_directory)
 
 
 # Copied from hf_attn.layers.sequences.reverse_padded
