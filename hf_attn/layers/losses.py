@@ -6,6 +6,8 @@ import torch
 from torch import nn
 from transformers import PreTrainedConfig
 
+from .validation import check_labels
+
 
 def classification_loss(config: PreTrainedConfig, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """The task loss by `config.problem_type` (inferred from `num_labels` and the labels' dtype, as transformers)."""
@@ -17,9 +19,20 @@ def classification_loss(config: PreTrainedConfig, logits: torch.Tensor, labels: 
         else:
             config.problem_type = "multi_label_classification"
     if config.problem_type == "regression":
+        if labels.numel() != logits.numel():
+            raise ValueError(
+                f"`labels` must hold {logits.numel()} regression targets, got shape {tuple(labels.shape)}."
+            )
         return nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).view(-1))
     if config.problem_type == "single_label_classification":
-        return token_cross_entropy(logits.view(-1, config.num_labels), labels.view(-1))
+        return token_cross_entropy(logits.view(-1, config.num_labels), labels.view(-1), batch_shape=logits.shape[:1])
+    if tuple(labels.shape) != tuple(logits.shape):
+        raise ValueError(f"`labels` must have shape {tuple(logits.shape)} (multi-hot), got {tuple(labels.shape)}.")
+    if labels.numel() and (float(labels.min()) < 0 or float(labels.max()) > 1):
+        raise ValueError(
+            f"`labels` must hold multi-hot values in [0, 1] (1 = the label applies), got min {float(labels.min())} "
+            f"and max {float(labels.max())}."
+        )
     return nn.functional.binary_cross_entropy_with_logits(logits, labels.to(logits.dtype))
 
 
@@ -28,13 +41,17 @@ def token_cross_entropy(
     labels: torch.Tensor,
     num_items_in_batch: torch.Tensor | int | None = None,
     label_smoothing: float = 0.0,
+    batch_shape: torch.Size | tuple[int, ...] | None = None,
 ) -> torch.Tensor:
     """Mean cross-entropy over the positions whose label is not -100: `logits (..., V)`, `labels (...)`.
 
     The one rule for a batch with nothing to score: the sum over no positions is 0 and is divided by 1, so the loss
     is 0 with a gradient of 0, never NaN. A NaN from real scores still comes out as NaN (divergence stays visible).
     `num_items_in_batch` (from `Trainer` under gradient accumulation) replaces the batch's own count.
+    `labels` must have the logits' leading shape (`batch_shape`, when the logits were flattened first) and hold
+    ids in [0, V) or −100; anything else is a `ValueError` naming `labels`.
     """
+    check_labels(labels, logits.shape[:-1] if batch_shape is None else batch_shape, logits.size(-1), "classes")
     summed = nn.functional.cross_entropy(
         logits.float().reshape(-1, logits.size(-1)),
         labels.reshape(-1),

@@ -296,6 +296,8 @@ class BiAttentionForDocumentClassification(BiAttentionPreTrainedModel):
         distance = (view - pair_view).pow(2).sum(dim=-1)  # ‖r_view1 − r_view2‖², (B,)
         loss = None
         if labels is not None:
+            if labels.size(0) != logits.size(0):
+                raise ValueError(f"`labels` must have batch size {logits.size(0)}, got shape {tuple(labels.shape)}.")
             labelled = labels != -100 if labels.dim() == 1 else (labels != -100).all(dim=-1)  # (B,)
             if labelled.any():
                 supervised = classification_loss(self.config, logits[labelled], labels[labelled])  # L1

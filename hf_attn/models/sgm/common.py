@@ -42,6 +42,7 @@ def check_token_inputs(
     shape: str = "(batch, tokens)",
     name: str = "input_ids",
     batch_size: int | None = None,
+    right_padded: bool = False,
 ) -> torch.Tensor:
     """Validates token ids and their mask; returns the mask as a boolean tensor.
 
@@ -54,6 +55,10 @@ def check_token_inputs(
         shape: the expected shape, e.g. ``"(batch, tokens)"``; its rank is checked and it is quoted in errors.
         name: the argument's name, quoted in errors.
         batch_size: the batch size ``input_ids`` must have: the first sequence's, when checking a pair's second.
+        right_padded: refuse a mask that is not of the form 1…1 0…0 along its last axis (models that read lengths).
+
+    An empty batch or a zero-length axis is refused too: there is nothing to encode, and an all-padding row of
+    length 1 is the defined way to pass an empty text.
     """
     rank = shape.count(",") + 1
     if not isinstance(input_ids, torch.Tensor):
@@ -63,30 +68,59 @@ def check_token_inputs(
             f"`{name}` must have {rank} dimensions {shape}, got shape {tuple(input_ids.shape)} "
             f"({input_ids.dim()} dimensions)."
         )
+    if input_ids.numel() == 0:
+        raise ValueError(
+            f"`{name}` is empty (shape {tuple(input_ids.shape)} for {shape}): a batch needs an example and every "
+            "axis a position. Pass an empty text as one padding position (attention_mask 0): it gets a defined output."
+        )
     if batch_size is not None and input_ids.size(0) != batch_size:
         raise ValueError(
             f"`{name}` must have the batch size of `input_ids`: got {input_ids.size(0)} and {batch_size}."
         )
     if input_ids.is_floating_point() or input_ids.is_complex():
         raise ValueError(f"`{name}` must hold integer token ids, got dtype {input_ids.dtype}.")
-    if input_ids.numel() > 0:
-        smallest, largest = int(input_ids.min()), int(input_ids.max())
-        if smallest < 0 or largest >= vocab_size:
-            raise ValueError(
-                f"`{name}` holds token ids outside the vocabulary [0, {vocab_size}): min {smallest}, max {largest}. "
-                "Was the tokenizer built for this model?"
-            )
+    smallest, largest = int(input_ids.min()), int(input_ids.max())
+    if smallest < 0 or largest >= vocab_size:
+        raise ValueError(
+            f"`{name}` holds token ids outside the vocabulary [0, {vocab_size}): min {smallest}, max {largest}. "
+            "Was the tokenizer built for this model?"
+        )
     mask_name = name.replace("input_ids", "attention_mask")
     if attention_mask is None:
-        if pad_token_id is None:
-            return torch.ones_like(input_ids, dtype=torch.bool)
-        return input_ids != pad_token_id
-    if attention_mask.shape != input_ids.shape:
+        mask = input_ids != pad_token_id if pad_token_id is not None else torch.ones_like(input_ids, dtype=torch.bool)
+    elif attention_mask.shape != input_ids.shape:
         raise ValueError(
             f"`{mask_name}` must have the same shape as `{name}` {shape}: got {tuple(attention_mask.shape)} "
             f"for a `{name}` of shape {tuple(input_ids.shape)}."
         )
-    return attention_mask.to(torch.bool)
+    else:
+        mask = attention_mask.to(torch.bool)
+    if right_padded:
+        positions = torch.arange(mask.size(-1), device=mask.device)
+        if not torch.equal(mask, positions < mask.sum(dim=-1, keepdim=True)):
+            raise ValueError(
+                f"`{mask_name}` must be right-padded (each row of the form 1…1 0…0): this model reads sequences by "
+                "their lengths. Use a tokenizer with padding_side='right'."
+            )
+    return mask
+
+
+# Copied from hf_attn.layers.validation.check_labels
+def check_labels(labels: torch.Tensor, shape: tuple[int, ...], num_classes: int | None, what: str) -> None:
+    """Validates `labels` before a loss: the expected `shape`, and class ids in [0, num_classes) or −100 (ignored).
+    `num_classes=None` checks the shape only. `what` names the classes in the message ("labels", "tokens", ...)."""
+    if tuple(labels.shape) != tuple(shape):
+        raise ValueError(f"`labels` must have shape {tuple(shape)}, got {tuple(labels.shape)}.")
+    if num_classes is None or labels.numel() == 0:
+        return
+    if labels.is_floating_point():
+        raise ValueError(f"`labels` must hold integer class ids, got dtype {labels.dtype}.")
+    scored = labels[labels != -100]
+    if scored.numel() and (int(scored.min()) < 0 or int(scored.max()) >= num_classes):
+        raise ValueError(
+            f"`labels` holds ids outside [0, {num_classes}) ({what}; −100 marks an ignored position): "
+            f"min {int(scored.min())}, max {int(scored.max())}."
+        )
 
 
 # Copied from hf_attn.layers.losses.classification_loss
@@ -100,9 +134,20 @@ def classification_loss(config: PreTrainedConfig, logits: torch.Tensor, labels: 
         else:
             config.problem_type = "multi_label_classification"
     if config.problem_type == "regression":
+        if labels.numel() != logits.numel():
+            raise ValueError(
+                f"`labels` must hold {logits.numel()} regression targets, got shape {tuple(labels.shape)}."
+            )
         return nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).view(-1))
     if config.problem_type == "single_label_classification":
-        return token_cross_entropy(logits.view(-1, config.num_labels), labels.view(-1))
+        return token_cross_entropy(logits.view(-1, config.num_labels), labels.view(-1), batch_shape=logits.shape[:1])
+    if tuple(labels.shape) != tuple(logits.shape):
+        raise ValueError(f"`labels` must have shape {tuple(logits.shape)} (multi-hot), got {tuple(labels.shape)}.")
+    if labels.numel() and (float(labels.min()) < 0 or float(labels.max()) > 1):
+        raise ValueError(
+            f"`labels` must hold multi-hot values in [0, 1] (1 = the label applies), got min {float(labels.min())} "
+            f"and max {float(labels.max())}."
+        )
     return nn.functional.binary_cross_entropy_with_logits(logits, labels.to(logits.dtype))
 
 
@@ -165,13 +210,17 @@ def token_cross_entropy(
     labels: torch.Tensor,
     num_items_in_batch: torch.Tensor | int | None = None,
     label_smoothing: float = 0.0,
+    batch_shape: torch.Size | tuple[int, ...] | None = None,
 ) -> torch.Tensor:
     """Mean cross-entropy over the positions whose label is not -100: `logits (..., V)`, `labels (...)`.
 
     The one rule for a batch with nothing to score: the sum over no positions is 0 and is divided by 1, so the loss
     is 0 with a gradient of 0, never NaN. A NaN from real scores still comes out as NaN (divergence stays visible).
     `num_items_in_batch` (from `Trainer` under gradient accumulation) replaces the batch's own count.
+    `labels` must have the logits' leading shape (`batch_shape`, when the logits were flattened first) and hold
+    ids in [0, V) or −100; anything else is a `ValueError` naming `labels`.
     """
+    check_labels(labels, logits.shape[:-1] if batch_shape is None else batch_shape, logits.size(-1), "classes")
     summed = nn.functional.cross_entropy(
         logits.float().reshape(-1, logits.size(-1)),
         labels.reshape(-1),

@@ -210,11 +210,8 @@ class SgmEncoder(nn.Module):
         self, input_ids: torch.LongTensor, attention_mask: torch.Tensor | None = None, **kwargs: Any
     ) -> SgmEncoderOutput:
         config = self.config
-        mask = check_token_inputs(input_ids, attention_mask, config.vocab_size, config.pad_token_id)
+        mask = check_token_inputs(input_ids, attention_mask, config.vocab_size, config.pad_token_id, right_padded=True)
         lengths = mask.sum(dim=-1)
-        positions = torch.arange(mask.size(-1), device=mask.device)
-        if not torch.equal(mask, positions[None, :] < lengths[:, None]):
-            raise ValueError("SGM reads right-padded sources (attention_mask of the form 1…1 0…0).")
         if config.reverse_source:
             input_ids = reverse_padded(input_ids, lengths)
         packed = nn.utils.rnn.pack_padded_sequence(

@@ -15,8 +15,9 @@ What differs from the paper / the original code:
 - Switches load other implementations' checkpoints: pre-LN with final LayerNorms, [sin | cos] positions with the
   tensor2tensor timescale and fairseq's offset, separate source/target embeddings, an output bias (Marian).
 - Attention runs through transformers' attention interface (SDPA by default); the maps are computed eagerly when
-  `output_attentions=True`. Key-padding rows that would mask every key are left unmasked (their outputs are
-  padding and ignored), so an all-padding example never produces NaN.
+  `output_attentions=True`. A row that would mask every key attends to the first key alone (its queries are
+  padding and ignored), so an all-padding example never produces NaN and its output does not depend on the
+  padding width. Sources must be right-padded: positions count from the first token.
 
 Shape legend: B batch, S source tokens, T target tokens, D d_model, H heads, K = D / H, F d_ff, V vocabulary.
 """
@@ -57,13 +58,15 @@ from .configuration_vaswani_transformer import VaswaniTransformerConfig
 
 def key_padding_mask(mask: torch.Tensor | None) -> torch.Tensor | None:
     """`(B, S)` 1/0 → `(B, 1, 1, S)` boolean (True = may be attended), or `None` when nothing is padded. A row
-    without any real key is left unmasked: its queries are padding themselves, and an empty row would be NaN."""
+    without any real key attends to its first key alone: its queries are padding themselves, an empty row would be
+    NaN, and one fixed key keeps its output independent of how far it is padded."""
     if mask is None:
         return None
     mask = mask.to(torch.bool)
     if bool(mask.all()):
         return None
-    mask = mask | ~mask.any(dim=-1, keepdim=True)
+    mask = mask.clone()
+    mask[:, 0] |= ~mask.any(dim=-1)
     return mask[:, None, None, :]
 
 
@@ -79,7 +82,7 @@ def causal_mask(
     queries = torch.arange(past_length, total, device=device)
     mask = (keys[None, :] <= queries[:, None])[None, None]  # (1, 1, T, past + T)
     if padding is not None:
-        mask = mask & padding.to(torch.bool)[:, None, None, -total:]
+        mask = mask & padding.to(torch.bool)[:, None, None, :]
         mask = mask | ~mask.any(dim=-1, keepdim=True)
     return mask
 
@@ -359,7 +362,9 @@ class VaswaniTransformerEncoder(VaswaniTransformerPreTrainedModel):
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id)
+        mask = check_token_inputs(
+            input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id, right_padded=True
+        )
         hidden_states = self.embeddings(input_ids)  # (B, S, D)
         self_mask = key_padding_mask(mask)
         all_states, all_weights = [], []
@@ -410,6 +415,17 @@ class VaswaniTransformerDecoder(VaswaniTransformerPreTrainedModel):
         if use_cache and past_key_values is None:
             past_key_values = EncoderDecoderCache(DynamicCache(), DynamicCache())
         past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
+        batch_size, total = input_ids.size(0), past_length + input_ids.size(1)
+        if attention_mask is not None and tuple(attention_mask.shape) != (batch_size, total):
+            raise ValueError(
+                f"`decoder_attention_mask` must have shape (batch, cached + new target tokens) = {(batch_size, total)}"
+                f", got {tuple(attention_mask.shape)}."
+            )
+        if encoder_hidden_states.size(0) != batch_size:
+            raise ValueError(
+                f"`decoder_input_ids` must have the batch size of the source: got {batch_size} and "
+                f"{encoder_hidden_states.size(0)}."
+            )
         hidden_states = self.embeddings(input_ids, past_length)  # (B, T, D)
         self_mask = causal_mask(input_ids.size(1), past_length, attention_mask, input_ids.device)
         cross_mask = key_padding_mask(encoder_attention_mask)

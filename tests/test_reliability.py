@@ -1,0 +1,84 @@
+"""Malformed input gets a `ValueError` naming the argument, never a torch error from deep inside a model; the
+Transformer's decoder side is validated as its encoder side is. Each test here failed on main before issue 16."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from hf_attn.registry import get_architecture
+from tests.helpers import all_heads, make_inputs, make_labels, tiny_config
+
+
+def build(architecture, head):
+    torch.manual_seed(0)
+    config = tiny_config(architecture)
+    return head.model_class(config).eval(), config
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_an_empty_batch_or_a_zero_length_axis_is_refused_naming_input_ids(architecture, head):
+    model, config = build(architecture, head)
+    inputs = make_inputs(head, config, [3, 2])
+    no_examples = {name: tensor[:0] for name, tensor in inputs.items()}
+    with pytest.raises(ValueError, match=r"`input_ids` is empty"):
+        model(**no_examples)
+    axis = 2 if head.inputs == "document" else 1  # documents: no words; everything else: no tokens
+    no_positions = {
+        name: tensor.narrow(axis, 0, 0) if name in ("input_ids", "attention_mask") else tensor
+        for name, tensor in inputs.items()
+    }
+    with pytest.raises(ValueError, match=r"`input_ids` is empty"):
+        model(**no_positions)
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_labels_of_the_wrong_batch_size_or_out_of_range_are_refused(architecture, head):
+    model, config = build(architecture, head)
+    inputs = make_inputs(head, config, [3, 2])
+    labels = make_labels(head, config, inputs)
+    with pytest.raises(ValueError, match=r"`labels` must have"):
+        model(**inputs, labels=labels[:1])
+    wrong = labels.clone()
+    if head.labels == "multi_hot":
+        wrong[0, 0] = 2.0
+        message = r"`labels` must hold multi-hot values in \[0, 1\]"
+    else:
+        wrong[wrong != -100] = 10_000
+        message = r"`labels` holds ids outside"
+    with pytest.raises(ValueError, match=message):
+        model(**inputs, labels=wrong)
+
+
+def _translation_model():
+    architecture = get_architecture("vaswani_transformer")
+    head = architecture.heads[0]
+    model, config = build(architecture, head)
+    return model, config, make_inputs(head, config, [5, 3], pair_lengths=[4, 2])
+
+
+def test_decoder_attention_mask_and_batch_are_validated():
+    model, _, inputs = _translation_model()
+    mask = inputs["decoder_attention_mask"]
+    for bad in (torch.cat([mask, mask[:, :1]], dim=1), mask[:, :-1]):  # one column too long, one too short
+        with pytest.raises(ValueError, match=r"`decoder_attention_mask` must have shape"):
+            model(**{**inputs, "decoder_attention_mask": bad})
+    with pytest.raises(ValueError, match=r"`decoder_input_ids` must have the batch size of the source"):
+        model(**{**inputs, "decoder_input_ids": inputs["decoder_input_ids"][:1], "decoder_attention_mask": None})
+
+
+def test_a_left_padded_source_is_refused():
+    model, _, inputs = _translation_model()
+    with pytest.raises(ValueError, match=r"`attention_mask` must be right-padded"):
+        model(**{**inputs, "attention_mask": inputs["attention_mask"].flip(-1)})
+
+
+def test_an_all_padding_source_row_does_not_depend_on_the_padding_width():
+    model, config, inputs = _translation_model()
+    outputs = []
+    for width in (3, 6):
+        source = torch.full((1, width), config.pad_token_id)
+        decoder = {"decoder_input_ids": inputs["decoder_input_ids"][:1], "decoder_attention_mask": None}
+        outputs.append(model(input_ids=source, attention_mask=torch.zeros_like(source), **decoder).logits)
+    assert torch.isfinite(outputs[0]).all()
+    torch.testing.assert_close(outputs[0], outputs[1])
