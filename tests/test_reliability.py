@@ -82,3 +82,14 @@ def test_an_all_padding_source_row_does_not_depend_on_the_padding_width():
         outputs.append(model(input_ids=source, attention_mask=torch.zeros_like(source), **decoder).logits)
     assert torch.isfinite(outputs[0]).all()
     torch.testing.assert_close(outputs[0], outputs[1])
+
+
+def test_elmo_tokenizer_pads_a_batch_of_empty_sentences_to_full_character_width():
+    from hf_attn.tokenization.elmo import build_elmo_tokenizer
+
+    architecture = get_architecture("elmo")
+    model, config = build(architecture, architecture.heads[1])
+    tokenizer = build_elmo_tokenizer(max_characters_per_token=config.max_characters_per_token)
+    encoded = tokenizer([[], []], is_split_into_words=True, add_special_tokens=False, return_tensors="pt")
+    assert encoded["input_ids"].shape == (2, 1, config.max_characters_per_token)
+    assert torch.isfinite(model(**encoded).logits).all()  # an all-padding row: a defined output

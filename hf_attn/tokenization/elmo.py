@@ -143,6 +143,9 @@ class ElmoCharacterTokenizerFast(PreTrainedTokenizerFast):
             pads = {"input_ids": 0, "attention_mask": 0, "token_ids": -100}
             dims = {"input_ids": 3, "attention_mask": 2, "token_ids": 2}
             encoded = {name: pad_nested(value, pads[name], dims[name]) for name, value in encoded.items()}
+            # A batch of empty sentences has no character to pad to: the character axis is always C long.
+            missing = self.max_characters_per_token - encoded["input_ids"].size(-1)
+            encoded["input_ids"] = torch.nn.functional.pad(encoded["input_ids"], (0, missing))
             if return_tensors is None:
                 encoded = {name: value.tolist() for name, value in encoded.items()}
         elif single:

@@ -1,0 +1,83 @@
+"""Property-based tests over the registry (hypothesis): random batch sizes, lengths (0 = an all-padding row) and
+seeds for every head. Invariants: finite outputs, losses and gradients; each example's outputs as if it were padded
+alone; attention rows sum to 1 over real keys and to 0 where there is none.
+
+The default profile is deterministic (derandomized, no example database) and small, so CI is reproducible; the
+`slow` run draws many more examples (`make test-slow`, or `HYPOTHESIS_PROFILE=long`)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.helpers import (
+    all_heads,
+    attention_maps,
+    make_inputs,
+    make_labels,
+    select_example,
+    tiny_config,
+    trim_like,
+)
+
+settings.register_profile(
+    "ci", max_examples=8, derandomize=True, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+)
+settings.register_profile("long", max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+BATCHES = st.lists(st.integers(min_value=0, max_value=7), min_size=1, max_size=4)
+SEEDS = st.integers(min_value=0, max_value=2**16)
+
+
+def check_head(architecture, head, lengths: list[int], seed: int) -> None:
+    torch.manual_seed(seed)
+    config = tiny_config(architecture)
+    model = head.model_class(config).eval()
+    inputs = make_inputs(head, config, lengths, seed=seed)
+    labels = make_labels(head, config, inputs, seed=seed)
+    model.train()
+    torch.manual_seed(seed)
+    trained = model(**inputs, labels=labels)
+    assert torch.isfinite(trained.loss), (lengths, seed)
+    trained.loss.backward()
+    for name, parameter in model.named_parameters():
+        assert parameter.grad is None or torch.isfinite(parameter.grad).all(), (name, lengths, seed)
+    model.eval()
+    batched = model(**inputs, **head.attention_kwargs)
+    assert torch.isfinite(batched.logits).all(), (lengths, seed)
+    maps = attention_maps(architecture, batched, inputs)
+    for field, attention, mask in maps:
+        key_mask = mask.reshape(mask.shape[0], *[1] * (attention.dim() - mask.dim()), *mask.shape[1:])
+        key_mask = key_mask.expand_as(attention)
+        has_key = key_mask.any(-1)
+        torch.testing.assert_close(attention.sum(-1)[has_key], torch.ones_like(attention.sum(-1)[has_key]))
+        assert torch.all(attention.masked_select(~key_mask & has_key[..., None]) == 0), field
+        # A row without any real key: 0 everywhere, or (the Transformer) all its weight on the first key, so its
+        # output does not depend on the padding width.
+        empty = attention[~has_key]
+        assert torch.all((empty.sum(-1) == 0) | ((empty[..., 0] == 1) & (empty.sum(-1) == 1))), field
+    for index in range(len(lengths)):
+        single = select_example(inputs, index)
+        alone = model(**single, **head.attention_kwargs)
+        torch.testing.assert_close(trim_like(batched.logits, index, alone.logits), alone.logits, rtol=0, atol=1e-5)
+        for (field, attention, _), (_, full, _) in zip(attention_maps(architecture, alone, single), maps, strict=True):
+            torch.testing.assert_close(trim_like(full, index, attention), attention, rtol=0, atol=1e-5, msg=field)
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+@given(lengths=BATCHES, seed=SEEDS)
+def test_random_batches_keep_every_invariant(architecture, head, lengths, seed):
+    check_head(architecture, head, lengths, seed)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+@settings(max_examples=150)
+@given(lengths=BATCHES, seed=SEEDS)
+def test_random_batches_keep_every_invariant_long(architecture, head, lengths, seed):
+    check_head(architecture, head, lengths, seed)
