@@ -125,6 +125,11 @@ def check_token_inputs():
     pass
 
 
+# Copied from hf_attn.layers.validation.check_labels
+def check_labels():
+    pass
+
+
 # Copied from hf_attn.layers.losses.classification_loss
 def classification_loss():
     pass
