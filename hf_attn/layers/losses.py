@@ -51,7 +51,7 @@ def token_cross_entropy(
     `labels` must have the logits' leading shape (`batch_shape`, when the logits were flattened first) and hold
     ids in [0, V) or −100; anything else is a `ValueError` naming `labels`.
     """
-    check_labels(labels, logits.shape[:-1] if batch_shape is None else batch_shape, logits.size(-1), "classes")
+    check_labels(labels, logits.shape[:-1] if batch_shape is None else batch_shape, logits.size(-1))
     summed = nn.functional.cross_entropy(
         logits.float().reshape(-1, logits.size(-1)),
         labels.reshape(-1),

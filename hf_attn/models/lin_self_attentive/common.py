@@ -210,19 +210,16 @@ def check_token_inputs(
 
 
 # Copied from hf_attn.layers.validation.check_labels
-def check_labels(labels: torch.Tensor, shape: tuple[int, ...], num_classes: int | None, what: str) -> None:
-    """Validates `labels` before a loss: the expected `shape`, and class ids in [0, num_classes) or −100 (ignored).
-    `num_classes=None` checks the shape only. `what` names the classes in the message ("labels", "tokens", ...)."""
+def check_labels(labels: torch.Tensor, shape: tuple[int, ...], num_classes: int) -> None:
+    """Validates `labels` before a loss: the expected `shape`, and class ids in [0, num_classes) or −100 (ignored)."""
     if tuple(labels.shape) != tuple(shape):
         raise ValueError(f"`labels` must have shape {tuple(shape)}, got {tuple(labels.shape)}.")
-    if num_classes is None or labels.numel() == 0:
-        return
     if labels.is_floating_point():
         raise ValueError(f"`labels` must hold integer class ids, got dtype {labels.dtype}.")
     scored = labels[labels != -100]
     if scored.numel() and (int(scored.min()) < 0 or int(scored.max()) >= num_classes):
         raise ValueError(
-            f"`labels` holds ids outside [0, {num_classes}) ({what}; −100 marks an ignored position): "
+            f"`labels` holds ids outside [0, {num_classes}) (−100 marks an ignored position): "
             f"min {int(scored.min())}, max {int(scored.max())}."
         )
 
@@ -306,7 +303,7 @@ def token_cross_entropy(
     `labels` must have the logits' leading shape (`batch_shape`, when the logits were flattened first) and hold
     ids in [0, V) or −100; anything else is a `ValueError` naming `labels`.
     """
-    check_labels(labels, logits.shape[:-1] if batch_shape is None else batch_shape, logits.size(-1), "classes")
+    check_labels(labels, logits.shape[:-1] if batch_shape is None else batch_shape, logits.size(-1))
     summed = nn.functional.cross_entropy(
         logits.float().reshape(-1, logits.size(-1)),
         labels.reshape(-1),
