@@ -192,11 +192,14 @@ def register_all() -> None:
     """Registers every config, model and tokenizer with the Auto classes, and hf_attn's pipelines. Idempotent.
 
     Also marks each class for `register_for_auto_class`, so `save_pretrained` writes `auto_map` and copies the model
-    code into the folder: users without hf_attn load it with `trust_remote_code=True`.
+    code into the folder: users without hf_attn load it with `trust_remote_code=True`. A folder whose `model_type`
+    is unknown is then reported as such instead of prompting to run its code (`hf_attn.utils.model_type`).
     """
     from .pipelines import register_pipelines
+    from .utils.model_type import install_model_type_check
 
     register_pipelines()
+    install_model_type_check({row.name: row.config_class.__name__ for row in ARCHITECTURES.values()})
     for architecture in ARCHITECTURES.values():
         config_class = architecture.config_class
         AutoConfig.register(architecture.name, config_class, exist_ok=True)

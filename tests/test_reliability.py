@@ -3,10 +3,14 @@ Transformer's decoder side is validated as its encoder side is. Each test here f
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
+import transformers
+from transformers import AutoConfig, pipeline
 
-from hf_attn.registry import get_architecture
+from hf_attn.registry import ARCHITECTURES, get_architecture
 from tests.helpers import all_heads, make_inputs, make_labels, tiny_config
 
 
@@ -93,3 +97,28 @@ def test_elmo_tokenizer_pads_a_batch_of_empty_sentences_to_full_character_width(
     encoded = tokenizer([[], []], is_split_into_words=True, add_special_tokens=False, return_tensors="pt")
     assert encoded["input_ids"].shape == (2, 1, config.max_characters_per_token)
     assert torch.isfinite(model(**encoded).logits).all()  # an all-padding row: a defined output
+
+
+@pytest.mark.parametrize("architecture", list(ARCHITECTURES.values()), ids=lambda row: row.name)
+def test_a_misspelled_model_type_is_named_before_any_remote_code_prompt(architecture, tmp_path):
+    head = next(head for head in architecture.heads if head.auto_class is not None)
+    head.model_class(tiny_config(architecture)).save_pretrained(tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    assert "AutoConfig" in config["auto_map"]  # the folder carries code: transformers would offer to run it
+    misspelled = architecture.name[:-1] + "x"
+    (tmp_path / "config.json").write_text(json.dumps({**config, "model_type": misspelled}))
+    loaders = [AutoConfig.from_pretrained, getattr(transformers, head.auto_class).from_pretrained]
+    if head.pipeline_tag is not None:
+        loaders.append(lambda path: pipeline(head.pipeline_tag, model=path))
+    for load in loaders:
+        with pytest.raises(ValueError, match=rf"model_type '{misspelled}'.*Did you mean '{architecture.name}'"):
+            load(str(tmp_path))
+
+
+def test_someone_elses_custom_code_model_keeps_transformers_rules(tmp_path):
+    (tmp_path / "config.json").write_text(
+        json.dumps({"model_type": "my_own_model", "auto_map": {"AutoConfig": "configuration_mine.MineConfig"}})
+    )
+    with pytest.raises(ValueError, match="trust_remote_code=True") as error:
+        AutoConfig.from_pretrained(str(tmp_path))
+    assert "hf_attn" not in str(error.value)
