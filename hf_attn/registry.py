@@ -16,6 +16,7 @@ from typing import Any
 import transformers
 from transformers import AutoConfig, AutoTokenizer, PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerFast
 
+from .tokenization.base import HfAttnTokenizerFast
 from .tokenization.document import DocumentTokenizerFast
 from .tokenization.elmo import ElmoCharacterTokenizerFast
 
@@ -166,8 +167,8 @@ def discover_architectures(
 
 # Tokenizer kind -> the class `AutoTokenizer` gives for an architecture's folders.
 TOKENIZER_CLASSES: dict[str, type[PreTrainedTokenizerFast]] = {
-    "word_level": PreTrainedTokenizerFast,
-    "bpe": PreTrainedTokenizerFast,
+    "word_level": HfAttnTokenizerFast,
+    "bpe": HfAttnTokenizerFast,
     "document": DocumentTokenizerFast,
     "characters": ElmoCharacterTokenizerFast,
 }
@@ -206,8 +207,7 @@ def register_all() -> None:
         config_class.register_for_auto_class()
         tokenizer_class = TOKENIZER_CLASSES[architecture.tokenizer]
         AutoTokenizer.register(config_class, tokenizer_class=tokenizer_class, exist_ok=True)
-        if tokenizer_class is not PreTrainedTokenizerFast:  # our own class: saved folders carry its code too
-            tokenizer_class.register_for_auto_class("AutoTokenizer")
+        tokenizer_class.register_for_auto_class("AutoTokenizer")  # saved folders carry its code too
         for model_class, auto_class in [(architecture.base_model_class, "AutoModel")] + [
             (head.model_class, head.auto_class) for head in architecture.heads if head.auto_class is not None
         ]:

@@ -7,6 +7,7 @@ The default profile is deterministic (derandomized, no example database) and sma
 
 from __future__ import annotations
 
+import functools
 import os
 
 import pytest
@@ -14,6 +15,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from hf_attn.registry import TOKENIZER_CLASSES
 from tests.helpers import (
     all_heads,
     attention_maps,
@@ -81,3 +83,71 @@ def test_random_batches_keep_every_invariant(architecture, head, lengths, seed):
 @given(lengths=BATCHES, seed=SEEDS)
 def test_random_batches_keep_every_invariant_long(architecture, head, lengths, seed):
     check_head(architecture, head, lengths, seed)
+
+
+# Tokenizers: any Python string in (lone surrogates, control characters, empty and whitespace-only texts), a batch
+# every model of the architecture reads out ------------------------------------------------------------------------
+
+CORPUS = ["The movie was good .", "not bad , really !", "Ein Haus ist groß .\nZwei Häuser ."]
+ANY_CHARACTER = st.one_of(st.characters(), st.integers(0xD800, 0xDFFF).map(chr))  # surrogates, paired or not
+TEXTS = st.lists(st.one_of(st.text(ANY_CHARACTER, max_size=40), st.sampled_from(["", " \t\n", "\ud800"])), min_size=1)
+
+
+@functools.cache
+def corpus_tokenizer(kind: str):
+    """A tokenizer of each kind the registry names, trained on a tiny corpus (its vocabulary fits the tiny configs)."""
+    from hf_attn.tokenization import (
+        build_elmo_tokenizer,
+        train_bpe_tokenizer,
+        train_document_tokenizer,
+        train_word_level_tokenizer,
+    )
+
+    builders = {
+        "word_level": lambda: train_word_level_tokenizer(CORPUS),
+        "bpe": lambda: train_bpe_tokenizer(CORPUS, vocab_size=40, min_frequency=1),
+        "document": lambda: train_document_tokenizer(CORPUS),
+        "characters": build_elmo_tokenizer,
+    }
+    return builders[kind]()
+
+
+def encode(architecture, head, tokenizer, texts: list[str]) -> dict[str, torch.Tensor]:
+    """The head's inputs for `texts`, as a user builds them with the architecture's tokenizer."""
+    inputs = dict(tokenizer(texts, padding=True, return_tensors="pt"))
+    if head.inputs in ("sentence_pair", "document_pair"):
+        pair = tokenizer(texts[::-1], padding=True, return_tensors="pt")
+        inputs.update(pair_input_ids=pair["input_ids"], pair_attention_mask=pair["attention_mask"])
+    elif head.inputs == "seq2seq":
+        inputs["decoder_input_ids"] = torch.full((len(texts), 1), tiny_config(architecture).decoder_start_token_id)
+    return inputs
+
+
+@pytest.mark.parametrize("kind", sorted(TOKENIZER_CLASSES))
+@given(texts=TEXTS)
+def test_tokenizers_take_any_string(kind, texts):
+    tokenizer = corpus_tokenizer(kind)
+    encoded = tokenizer(texts, padding=True, return_tensors="pt")
+    ids, mask = encoded["input_ids"], encoded["attention_mask"]
+    assert ids.shape[0] == len(texts) and min(ids.shape) >= 1, ids.shape  # an empty text: one padding position
+    assert ids.min() >= 0 and ids.max() < (262 if kind == "characters" else len(tokenizer))
+    assert set(mask.unique().tolist()) <= {0, 1}
+    for text in texts:  # one at a time too, as a pipeline calls it
+        assert tokenizer(text, return_tensors="pt")["input_ids"].shape[0] == 1
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+@given(texts=TEXTS)
+def test_any_string_reaches_the_model_through_its_tokenizer(architecture, head, texts):
+    model = head.model_class(tiny_config(architecture)).eval()
+    with torch.no_grad():
+        logits = model(**encode(architecture, head, corpus_tokenizer(architecture.tokenizer), texts)).logits
+    assert logits.shape[0] == len(texts) and torch.isfinite(logits).all()
+
+
+@pytest.mark.parametrize("kind", sorted(TOKENIZER_CLASSES))
+def test_a_100k_character_text_is_tokenized(kind):
+    tokenizer = corpus_tokenizer(kind)
+    for text in ("x" * 100_000, "groß " * 20_000, "\ud800" * 100_000):
+        ids = tokenizer([text], return_tensors="pt")["input_ids"]
+        assert ids.shape[0] == 1 and ids.numel() >= 1

@@ -1,7 +1,8 @@
 """A shared source/target byte-pair-encoding tokenizer (Sennrich et al. 2016), as the Transformer paper used
 (§5.1: a shared vocabulary of about 37000 tokens for English-German).
 
-A plain `PreTrainedTokenizerFast` (`tokenizer.json` + `tokenizer_config.json`, reloads with `AutoTokenizer`).
+An `HfAttnTokenizerFast` (`hf_attn.tokenization.base`; `tokenizer.json` + `tokenizer_config.json`, reloads with
+`AutoTokenizer`).
 Special tokens: `[PAD]` 0, `[UNK]` 1, `[BOS]` 2 (the decoder's start token), `[EOS]` 3, appended to every encoding.
 """
 
@@ -11,7 +12,7 @@ import json
 from collections.abc import Iterable
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
-from transformers import PreTrainedTokenizerFast
+from .base import HfAttnTokenizerFast
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[BOS]", "[EOS]"]
 END_OF_WORD = "</w>"
@@ -20,7 +21,7 @@ END_OF_WORD = "</w>"
 def train_bpe_tokenizer(
     texts: Iterable[str], vocab_size: int = 8000, min_frequency: int = 2, lowercase: bool = False,
     model_max_length: int = 1024,
-) -> PreTrainedTokenizerFast:  # fmt: skip
+) -> HfAttnTokenizerFast:  # fmt: skip
     """Learns BPE merges on `texts` (source and target sentences together, for a shared vocabulary).
 
     Args:
@@ -47,7 +48,7 @@ def train_bpe_tokenizer(
     tokenizer.post_processor = processors.TemplateProcessing(
         single="$A [EOS]", pair="$A [EOS] $B [EOS]", special_tokens=[("[EOS]", eos_id)]
     )
-    return PreTrainedTokenizerFast(
+    return HfAttnTokenizerFast(
         tokenizer_object=tokenizer,
         pad_token="[PAD]",
         unk_token="[UNK]",
@@ -63,8 +64,10 @@ def _canonical_model(tokenizer: Tokenizer) -> models.BPE:
     """The trained BPE model with ids renumbered canonically: special tokens, the base alphabet in sorted order,
     then merged tokens in merge order.
 
-    The `tokenizers` trainer learns the same merges in every process but numbers tokens in hash-map order, which
-    differs between processes; every process of a distributed run must build the same vocabulary.
+    The `tokenizers` trainer numbers tokens in hash-map order, which differs between calls. It also breaks ties
+    between equally frequent pairs by those numbers, so two trainings may order tied merges differently: a
+    distributed run trains the vocabulary once and shares it, and a resumed run reads it from its checkpoint
+    (`hf_attn.training`).
     """
     model = json.loads(tokenizer.to_str())["model"]
     merges = [tuple(merge) if isinstance(merge, list) else tuple(merge.split(" ")) for merge in model["merges"]]

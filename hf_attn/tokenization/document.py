@@ -13,7 +13,7 @@ zero sentences (one all-padding row once padded). Without `return_tensors` and `
 lists (documents -> sentences -> ids) for `datasets.map`; `hf_attn.data.PaddingCollator` pads both levels per
 batch. `max_sentences` / `max_words_per_sentence` (set at construction, overridable per call) truncate.
 
-The class is self-contained (it imports only transformers), is registered with `AutoTokenizer` by `import hf_attn`,
+The class is self-contained (it imports only transformers and `base.py`), is registered with `AutoTokenizer` by `import hf_attn`,
 and is copied next to a saved model for `trust_remote_code` users.
 
 Shape legend: B documents, S sentences per document, T words per sentence.
@@ -26,7 +26,9 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import torch
-from transformers import BatchEncoding, PreTrainedTokenizerFast
+from transformers import BatchEncoding
+
+from .base import HfAttnTokenizerFast, replace_lone_surrogates
 
 # A sentence ends at ., ! or ? followed by whitespace (the mark stays with its sentence), or at a line break.
 SENTENCE_BOUNDARY = r"(?<=[.!?])\s+|\s*\n\s*"
@@ -34,7 +36,7 @@ SENTENCE_BOUNDARY = r"(?<=[.!?])\s+|\s*\n\s*"
 Document = str | Sequence[str]
 
 
-class DocumentTokenizerFast(PreTrainedTokenizerFast):
+class DocumentTokenizerFast(HfAttnTokenizerFast):
     """Splits documents into sentences and sentences into word ids: `(B, S, T)` ids and mask.
 
     Args (besides `PreTrainedTokenizerFast`'s):
@@ -63,6 +65,7 @@ class DocumentTokenizerFast(PreTrainedTokenizerFast):
 
     def split_sentences(self, document: Document) -> list[str]:
         """The non-empty sentences of `document` (a text, or already a list of sentences)."""
+        document = replace_lone_surrogates(document)
         sentences = re.split(self.sentence_boundary, document) if isinstance(document, str) else list(document)
         return [sentence.strip() for sentence in sentences if sentence and sentence.strip()]
 

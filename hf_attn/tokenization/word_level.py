@@ -1,7 +1,7 @@
 """Word-level tokenizers, as the classic attention papers used: one id per lower-cased word or punctuation mark.
 
-They are plain `PreTrainedTokenizerFast` objects (saved as `tokenizer.json` + `tokenizer_config.json`), so
-`AutoTokenizer.from_pretrained` reloads them without hf_attn installed. No special tokens are added around a
+They are `HfAttnTokenizerFast` objects (`hf_attn.tokenization.base`: any string in, an empty text one padding
+position), saved as `tokenizer.json` + `tokenizer_config.json`. No special tokens are added around a
 sentence: token t of the encoding is word t of the text, which keeps attention maps aligned with the words.
 """
 
@@ -13,6 +13,7 @@ from typing import Any
 from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
+from .base import HfAttnTokenizerFast
 from .document import DocumentTokenizerFast
 
 PAD_TOKEN = "[PAD]"
@@ -35,9 +36,9 @@ def _wrap(
     pad_token: str,
     unk_token: str | None,
     model_max_length: int,
-    tokenizer_class: type[PreTrainedTokenizerFast] = PreTrainedTokenizerFast,
+    tokenizer_class: type[PreTrainedTokenizerFast] = HfAttnTokenizerFast,
     **kwargs: Any,
-) -> PreTrainedTokenizerFast:
+) -> HfAttnTokenizerFast:
     return tokenizer_class(
         tokenizer_object=tokenizer,
         pad_token=pad_token,
@@ -57,7 +58,7 @@ def train_word_level_tokenizer(
     model_max_length: int = 512,
     pad_token: str = PAD_TOKEN,
     unk_token: str = UNK_TOKEN,
-) -> PreTrainedTokenizerFast:
+) -> HfAttnTokenizerFast:
     """Trains a word-level vocabulary on ``texts``: ``pad_token`` gets id 0, ``unk_token`` id 1, then words by
     decreasing frequency (the `tokenizers` trainer breaks ties deterministically, so every process of a
     distributed run builds the same vocabulary).
@@ -85,7 +86,7 @@ def build_word_level_tokenizer(
     unk_token: str | None = UNK_TOKEN,
     lowercase: bool = True,
     model_max_length: int = 512,
-) -> PreTrainedTokenizerFast:
+) -> HfAttnTokenizerFast:
     """A word-level tokenizer over a fixed vocabulary, word ``i`` getting id ``i`` (e.g. an original checkpoint's
     dictionary). ``pad_token`` and ``unk_token`` (when not ``None``) must be in ``vocabulary``."""
     vocab = {word: index for index, word in enumerate(vocabulary)}

@@ -1,0 +1,55 @@
+"""The fast tokenizer every hf_attn tokenizer builds on: `PreTrainedTokenizerFast` with two defined results where
+the plain one has none.
+
+- **Lone surrogates** (`"\\ud800"`: text decoded with `surrogateescape`, or a JSON `\\ud800` escape) cannot cross into
+  the Rust `tokenizers` library, which answers with an unrelated `TypeError`. They are replaced by U+FFFD, the
+  replacement character a UTF-8 decoder puts for an invalid byte (properly paired surrogates become the character
+  they encode), so one bad character does not stop a dataset: it is an unknown token.
+- **An empty text** (or only whitespace) has no token. Returned as tensors, it would be an `(B, 0)` batch that no
+  model can read; a batch is padded to at least one position instead, so an empty text is one all-padding row, the
+  defined way hf_attn models take an empty input (they return a finite output for it).
+
+The file is self-contained (it imports only transformers), is registered with `AutoTokenizer` by `import hf_attn`,
+and is copied next to a saved model for `trust_remote_code` users; `PreTrainedTokenizerFast.from_pretrained` also
+reads a saved folder's `tokenizer.json` without any code.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import torch
+from transformers import BatchEncoding, PreTrainedTokenizerFast
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def replace_lone_surrogates(text: Any) -> Any:
+    """`text` (a string, or nested lists/tuples of strings) with every unpaired surrogate replaced by U+FFFD and
+    every surrogate pair joined into its character; anything else is returned as it is."""
+    if isinstance(text, str):
+        if _SURROGATE.search(text) is None:
+            return text
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    if isinstance(text, list | tuple):
+        return type(text)(replace_lone_surrogates(item) for item in text)
+    return text
+
+
+class HfAttnTokenizerFast(PreTrainedTokenizerFast):
+    """`PreTrainedTokenizerFast` that takes any Python string (lone surrogates become U+FFFD) and pads tensors to at
+    least one position (an empty text is one all-padding row)."""
+
+    def _encode_plus(self, text: Any, text_pair: Any = None, *args: Any, **kwargs: Any) -> BatchEncoding:
+        encoding = super()._encode_plus(
+            replace_lone_surrogates(text), replace_lone_surrogates(text_pair), *args, **kwargs
+        )
+        ids = encoding.get("input_ids")
+        if isinstance(ids, torch.Tensor) and ids.dim() == 2 and ids.size(0) > 0 and ids.size(1) == 0:
+            pad_id = self.pad_token_id if self.pad_token_id is not None else 0
+            pads = {"input_ids": pad_id, "special_tokens_mask": 1, "labels": -100}
+            for name, value in list(encoding.items()):
+                if isinstance(value, torch.Tensor) and value.dim() == 2 and value.size(1) == 0:
+                    encoding[name] = value.new_full((value.size(0), 1), pads.get(name, 0))
+        return encoding
