@@ -30,9 +30,11 @@ from transformers import (
     Seq2SeqTrainer,
     Seq2SeqTrainingArguments,
     Trainer,
+    TrainerCallback,
     TrainingArguments,
     set_seed,
 )
+from transformers.trainer_utils import get_last_checkpoint
 
 from .cards import TRAINING_FILE, write_model_card
 from .data import PaddingCollator, SyntheticTask, get_synthetic_task, labels_by_frequency, tokenize_dataset
@@ -175,6 +177,10 @@ class TrainingPlan:
     schedule: str
     warmup_steps: int
     num_beams: int
+    save_steps: int = 0
+    resume_from_checkpoint: str | bool | None = None
+    callbacks: tuple[TrainerCallback, ...] = ()
+    tokenizer: str | PreTrainedTokenizerBase | None = None
 
 
 def train(
@@ -199,6 +205,10 @@ def train(
     warmup_steps: int = 0,
     head: str | None = None,
     num_beams: int | None = None,
+    save_steps: int = 0,
+    resume_from_checkpoint: str | bool | None = None,
+    callbacks: list[TrainerCallback] | None = None,
+    tokenizer: str | PreTrainedTokenizerBase | None = None,
 ) -> TrainingResult:
     """Trains `arch` on a synthetic task with `Trainer` and evaluates it on a held-out split.
 
@@ -211,6 +221,13 @@ def train(
     `head` picks a head by class name when an architecture has several for the task's inputs.
     `schedule="noam"` uses the Transformer paper's optimiser. Saves model + tokenizer + card to `output_dir`;
     `push_to_hub="user/repo"` then uploads the folder.
+
+    `save_steps=N` writes a resumable checkpoint (`output_dir/checkpoint-N`: weights, optimizer, scheduler, RNG
+    states) every N steps; `resume_from_checkpoint=True` (the last one) or a checkpoint's path continues a run that
+    was stopped, with the same arguments: the data and the initial weights come from the seed and the tokenizer from
+    the checkpoint, so the resumed run ends where an uninterrupted one would. `callbacks` are passed to the Trainer.
+    `tokenizer` (a tokenizer, or a folder or Hub id `AutoTokenizer` loads) is used instead of one trained on the
+    task's texts.
     """
     architecture = get_architecture(arch)
     synthetic = get_synthetic_task(task or architecture.synthetic_task)
@@ -234,6 +251,10 @@ def train(
         schedule=schedule,
         warmup_steps=warmup_steps,
         num_beams=num_beams or (1 if synthetic.inputs == "multi_label" else 4),
+        save_steps=save_steps,
+        resume_from_checkpoint=resume_from_checkpoint,
+        callbacks=tuple(callbacks or ()),
+        tokenizer=tokenizer,
     )
     if synthetic.inputs == "multi_label":
         heads = [h for h in architecture.heads if h.labels in ("label_sequence", "multi_hot")]
@@ -280,7 +301,8 @@ def _arguments(plan: TrainingPlan, architecture) -> dict[str, Any]:
         "seed": plan.seed,
         "data_seed": plan.seed,
         "logging_steps": plan.logging_steps,
-        "save_strategy": "no",
+        "save_strategy": "steps" if plan.save_steps else "no",
+        "save_steps": plan.save_steps or 500,
         "eval_strategy": "no",
         "report_to": "none",
         "disable_tqdm": plan.disable_tqdm,
@@ -303,8 +325,17 @@ def _label_fields(labels: list[str]) -> dict[str, Any]:
 
 
 def _shared_tokenizer(args: TrainingArguments, plan: TrainingPlan, build: Callable[[], PreTrainedTokenizerBase]):
-    """Every process must use the same vocabulary, and the `tokenizers` trainers break frequency ties in hash-map
-    order, which differs between processes: the main process builds the tokenizer, the others load its copy."""
+    """The plan's tokenizer; when resuming, the checkpoint's (a vocabulary trained again could differ: the BPE
+    trainer orders tied merges by hash-map order); else one `build` trains. Every process must use the same
+    vocabulary, so in a distributed run the main process builds the tokenizer and the others load its copy."""
+    source = plan.tokenizer
+    checkpoint = _resume_point(plan, str(plan.output_dir), started=False)
+    if source is None and isinstance(checkpoint, str) and (Path(checkpoint) / "tokenizer_config.json").is_file():
+        source = checkpoint
+    if isinstance(source, PreTrainedTokenizerBase):
+        return source
+    if source is not None:
+        return AutoTokenizer.from_pretrained(source)
     if args.world_size == 1:
         return build()
     folder = plan.output_dir / "tokenizer"
@@ -317,7 +348,17 @@ def _shared_tokenizer(args: TrainingArguments, plan: TrainingPlan, build: Callab
     return tokenizer
 
 
+def _resume_point(plan: TrainingPlan, folder: str, started: bool = True) -> str | bool | None:
+    """What `Trainer.train(resume_from_checkpoint=...)` gets: the plan's value (`True`: the Trainer finds the last
+    checkpoint of `folder`, or says there is none). With `started=False` (a later stage of a multi-stage run, which
+    may not have begun when the run stopped) `True` is the last checkpoint of `folder`, or nothing."""
+    if plan.resume_from_checkpoint is True and not started:
+        return get_last_checkpoint(folder) if Path(folder).is_dir() else None
+    return plan.resume_from_checkpoint or None
+
+
 def _fit(
+    plan: TrainingPlan,
     trainer_class: type[Trainer],
     model: PreTrainedModel,
     args: TrainingArguments,
@@ -326,9 +367,11 @@ def _fit(
     eval_split: Dataset,
     compute_metrics: Callable | None,
     pad_token_id: int | None = None,
+    first_stage: bool = True,
 ) -> tuple[Trainer, dict]:
-    """Trains `model` with `trainer_class` (right-padding batches), then evaluates it on the held-out split;
-    returns the trainer and its metrics without their `eval_` prefix."""
+    """Trains `model` with `trainer_class` (right-padding batches; resuming where `plan` says, `first_stage=False`
+    for a stage that may not have begun), then evaluates it on the held-out split; returns the trainer and its
+    metrics without their `eval_` prefix."""
     trainer = trainer_class(
         model=model,
         args=args,
@@ -337,8 +380,9 @@ def _fit(
         data_collator=PaddingCollator(tokenizer.pad_token_id if pad_token_id is None else pad_token_id),
         processing_class=tokenizer,
         compute_metrics=compute_metrics,
+        callbacks=list(plan.callbacks),
     )
-    trainer.train()
+    trainer.train(resume_from_checkpoint=_resume_point(plan, args.output_dir, started=first_stage))
     return trainer, {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
 
 
@@ -361,7 +405,7 @@ def _train_classifier(plan: TrainingPlan, architecture, head, synthetic: Synthet
         **plan.config_overrides,
     )
     model = head.model_class(config)
-    trainer, metrics = _fit(Trainer, model, args, tokenizer, train_split, eval_split, accuracy_metric)
+    trainer, metrics = _fit(plan, Trainer, model, args, tokenizer, train_split, eval_split, accuracy_metric)
     if head.evidence_field is not None:
         metrics.update(score_evidence_attention(model, eval_split, synthetic, head.evidence_field))
     _report(trainer, tokenizer, f"held-out accuracy {metrics['accuracy']:.4f}")
@@ -412,7 +456,7 @@ def _train_multi_label(plan: TrainingPlan, architecture, head, synthetic: Synthe
         trainer_class, compute_metrics = Seq2SeqTrainer, label_sequence_metrics(config)
     else:
         trainer_class, compute_metrics = Trainer, multi_hot_metrics
-    trainer, metrics = _fit(trainer_class, model, args, tokenizer, train_split, eval_split, compute_metrics)
+    trainer, metrics = _fit(plan, trainer_class, model, args, tokenizer, train_split, eval_split, compute_metrics)
     _report(
         trainer, tokenizer, f"held-out micro-F1 {metrics['micro_f1']:.4f}, hamming loss {metrics['hamming_loss']:.4f}"
     )
@@ -449,9 +493,11 @@ def _train_seq2seq(plan: TrainingPlan, architecture, head, synthetic: SyntheticT
         **plan.config_overrides,
     )
     model = head.model_class(config)
-    model.generation_config.update(num_beams=plan.num_beams, max_length=args.generation_max_length, length_penalty=0.6)
+    model.generation_config.update(num_beams=plan.num_beams, max_length=args.generation_max_length)
+    if plan.num_beams > 1:  # the paper's α = 0.6 (§6.1); transformers refuses to save it for greedy search
+        model.generation_config.length_penalty = 0.6
     metrics_function = translation_metrics(tokenizer)
-    trainer, metrics = _fit(Seq2SeqTrainer, model, args, tokenizer, train_split, eval_split, metrics_function)
+    trainer, metrics = _fit(plan, Seq2SeqTrainer, model, args, tokenizer, train_split, eval_split, metrics_function)
     _report(trainer, tokenizer, f"held-out exact match {metrics['exact_match']:.4f}, BLEU {metrics['bleu']:.2f}")
     return trainer, tokenizer, metrics
 
@@ -465,7 +511,9 @@ def _train_elmo(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask
 
     arguments = _arguments(plan, architecture)
     args = TrainingArguments(**arguments)
-    lm_args = TrainingArguments(**arguments, prediction_loss_only=True)
+    # The biLM's checkpoints go to their own folder, so that each stage resumes from its own.
+    lm_folder = str(plan.output_dir / "bilm")
+    lm_args = TrainingArguments(**{**arguments, "output_dir": lm_folder}, prediction_loss_only=True)
     train_split, eval_split = _splits(plan, synthetic)
     texts = list(train_split[synthetic.text_column])
     tokenizer = _shared_tokenizer(args, plan, lambda: train_elmo_tokenizer(texts))
@@ -492,9 +540,10 @@ def _train_elmo(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask
         train_dataset=train_split.map(encode_words, batched=True, remove_columns=columns),
         eval_dataset=eval_split.map(encode_words, batched=True, remove_columns=columns),
         data_collator=PaddingCollator(0),
+        callbacks=list(plan.callbacks),
     )
     perplexity_before = math.exp(lm_trainer.evaluate()["eval_loss"])
-    lm_trainer.train()
+    lm_trainer.train(resume_from_checkpoint=_resume_point(plan, lm_folder))
     perplexity = math.exp(lm_trainer.evaluate()["eval_loss"])
     _report(lm_trainer, tokenizer, f"biLM held-out perplexity {perplexity_before:.2f} -> {perplexity:.2f}")
 
@@ -503,9 +552,11 @@ def _train_elmo(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask
     model.elmo.load_state_dict(language_model.elmo.state_dict())
     tag_eval = eval_split.map(encode_tags, batched=True)
     tag_train = train_split.map(encode_tags, batched=True, remove_columns=columns)
+    tag_eval_inputs = tag_eval.remove_columns(columns)
     trainer, metrics = _fit(
-        Trainer, model, args, tokenizer, tag_train, tag_eval.remove_columns(columns), accuracy_metric, pad_token_id=0
-    )
+        plan, Trainer, model, args, tokenizer, tag_train, tag_eval_inputs, accuracy_metric,
+        pad_token_id=0, first_stage=False,
+    )  # fmt: skip
     metrics.update(perplexity_before_lm_training=perplexity_before, perplexity=perplexity)
     if synthetic.evidence_column is not None:
         metrics["ambiguous_accuracy"] = token_accuracy_at(model, tag_eval, synthetic.evidence_column, offset=1)
@@ -611,6 +662,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--private", action="store_true", help="with --push-to-hub: create the repo private")
     parser.add_argument("--head", help="the head's class name, when the architecture has several for the task")
     parser.add_argument("--num-beams", type=int, help="beam size of held-out generation (default: 4; 1 multi-label)")
+    parser.add_argument("--tokenizer", help="a saved tokenizer (folder or Hub id) instead of one trained on the task")
+    parser.add_argument("--save-steps", type=int, default=0, help="write a resumable checkpoint every N steps")
+    parser.add_argument(
+        "--resume-from-checkpoint",
+        nargs="?",
+        const=True,
+        metavar="PATH",
+        help="continue a stopped run (same arguments): from its last checkpoint, or from PATH",
+    )
 
 
 def run_from_args(args: argparse.Namespace) -> TrainingResult:
@@ -634,6 +694,9 @@ def run_from_args(args: argparse.Namespace) -> TrainingResult:
         warmup_steps=args.warmup_steps,
         head=args.head,
         num_beams=args.num_beams,
+        save_steps=args.save_steps,
+        resume_from_checkpoint=args.resume_from_checkpoint,
+        tokenizer=args.tokenizer,
     )
     if result.trainer.is_world_process_zero():
         shown = {key: round(value, 4) for key, value in result.metrics.items() if not math.isnan(value)}
