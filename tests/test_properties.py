@@ -1,6 +1,8 @@
 """Property-based tests over the registry (hypothesis): random batch sizes, lengths (0 = an all-padding row) and
 seeds for every head. Invariants: finite outputs, losses and gradients; each example's outputs as if it were padded
-alone; attention rows sum to 1 over real keys and to 0 where there is none.
+alone; attention rows sum to 1 over real keys and to 0 where there is none; padding on the left is refused naming
+`attention_mask` or changes nothing; any string (surrogates, control characters, empty) goes through every
+tokenizer kind and reaches every head as a finite output.
 
 The default profile is deterministic (derandomized, no example database) and small, so CI is reproducible; the
 `slow` run draws many more examples (`make test-slow`, or `HYPOTHESIS_PROFILE=long`)."""
@@ -151,3 +153,47 @@ def test_a_100k_character_text_is_tokenized(kind):
     for text in ("x" * 100_000, "groß " * 20_000, "\ud800" * 100_000):
         ids = tokenizer([text], return_tensors="pt")["input_ids"]
         assert ids.shape[0] == 1 and ids.numel() >= 1
+
+
+# Padding on the left: a head either refuses it naming `attention_mask`, or gives every example the outputs it has
+# when right-padded ------------------------------------------------------------------------------------------------
+
+
+def pad_on_the_left(inputs: dict[str, torch.Tensor]) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """Every `*input_ids`/`*attention_mask` pair moved so its padding comes first (along the mask's last axis: the
+    words of a sentence, the tokens of a character sequence); also returns each mask's per-row shift."""
+    moved, shifts = dict(inputs), {}
+    for name in [name for name in inputs if name.endswith("attention_mask") and not name.startswith("decoder")]:
+        mask = inputs[name]
+        width = mask.size(-1)
+        shift = width - mask.sum(-1, keepdim=True)  # (B[, S], 1)
+        source = (torch.arange(width) - shift) % width  # left position p reads right position p - shift
+        ids_name = name.replace("attention_mask", "input_ids")
+        ids = inputs[ids_name]
+        ids_source = source.reshape(*source.shape, *[1] * (ids.dim() - mask.dim())).expand_as(ids)
+        moved[name] = mask.gather(-1, source)
+        moved[ids_name] = ids.gather(mask.dim() - 1, ids_source)
+        shifts[name] = shift
+    return moved, shifts
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+@given(lengths=BATCHES.filter(lambda lengths: len(set(lengths)) > 1), seed=SEEDS)
+def test_left_padding_is_refused_or_changes_nothing(architecture, head, lengths, seed):
+    torch.manual_seed(seed)
+    config = tiny_config(architecture)
+    model = head.model_class(config).eval()
+    inputs = make_inputs(head, config, lengths, seed=seed)
+    left, shifts = pad_on_the_left(inputs)
+    try:
+        moved = model(**left).logits
+    except ValueError as error:
+        assert "attention_mask" in str(error), error
+        return
+    expected = model(**inputs).logits
+    mask = inputs["attention_mask"].bool()
+    if expected.dim() == 3 and head.inputs != "seq2seq":  # a prediction per token: move them back to the right
+        source = (torch.arange(mask.size(-1)) + shifts["attention_mask"]) % mask.size(-1)
+        moved = moved.gather(1, source[..., None].expand_as(moved))
+        expected, moved = expected[mask], moved[mask]
+    torch.testing.assert_close(moved, expected, rtol=0, atol=1e-5)
