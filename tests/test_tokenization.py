@@ -102,18 +102,26 @@ def test_document_tokenizer_reloads_with_auto_tokenizer(tmp_path):
         assert reloaded(DOCUMENTS, padding=True)[name] == tokenizer(DOCUMENTS, padding=True)[name]
 
 
-def test_document_tokenizer_loads_without_hf_attn_through_remote_code(tmp_path):
+@pytest.mark.parametrize(
+    ("build", "module", "texts"),
+    [
+        (lambda: train_document_tokenizer(DOCUMENTS), "document.py", DOCUMENTS),
+        (lambda: train_word_level_tokenizer(TEXTS), "base.py", [*TEXTS, "", "bad \ud800 movie"]),
+    ],
+    ids=["document", "word_level"],
+)
+def test_tokenizers_load_without_hf_attn_through_remote_code(build, module, texts, tmp_path):
     import hf_attn  # noqa: F401  (marks the class for register_for_auto_class)
 
-    tokenizer = train_document_tokenizer(DOCUMENTS)
+    tokenizer = build()
     tokenizer.save_pretrained(tmp_path / "tokenizer")
-    assert (tmp_path / "tokenizer" / "document.py").is_file()
+    assert (tmp_path / "tokenizer" / module).is_file()
     script = BLOCK_HF_ATTN + textwrap.dedent(
         f"""
         from transformers import AutoTokenizer
         tokenizer = AutoTokenizer.from_pretrained({str(tmp_path / "tokenizer")!r}, trust_remote_code=True)
-        assert type(tokenizer).__name__ == "DocumentTokenizerFast", type(tokenizer)
-        print(tokenizer({DOCUMENTS!r}, padding=True)["input_ids"])
+        assert type(tokenizer).__name__ == {type(tokenizer).__name__!r}, type(tokenizer)
+        print(tokenizer({texts!r}, padding=True, return_tensors="pt")["input_ids"].tolist())
         """
     )
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf_home"), "HF_HUB_OFFLINE": "1"}
@@ -121,7 +129,7 @@ def test_document_tokenizer_loads_without_hf_attn_through_remote_code(tmp_path):
         [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300, check=False
     )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.strip() == str(tokenizer(DOCUMENTS, padding=True)["input_ids"])
+    assert result.stdout.strip() == str(tokenizer(texts, padding=True, return_tensors="pt")["input_ids"].tolist())
 
 
 # ELMo's character tokenizer ----------------------------------------------------------------------------------------
