@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
+
 from .base import HfAttnTokenizerFast
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[BOS]", "[EOS]"]

@@ -13,8 +13,8 @@ zero sentences (one all-padding row once padded). Without `return_tensors` and `
 lists (documents -> sentences -> ids) for `datasets.map`; `hf_attn.data.PaddingCollator` pads both levels per
 batch. `max_sentences` / `max_words_per_sentence` (set at construction, overridable per call) truncate.
 
-The class is self-contained (it imports only transformers and `base.py`), is registered with `AutoTokenizer` by `import hf_attn`,
-and is copied next to a saved model for `trust_remote_code` users.
+The class is self-contained (it imports only transformers and `base.py`), is registered with `AutoTokenizer` by
+`import hf_attn`, and is copied next to a saved model for `trust_remote_code` users.
 
 Shape legend: B documents, S sentences per document, T words per sentence.
 """
