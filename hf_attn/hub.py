@@ -8,8 +8,8 @@ from huggingface_hub import CommitInfo, HfApi
 
 from .cards import write_model_card
 
-# Never uploaded: pickles and Trainer scratch.
-IGNORE_PATTERNS = ["*.bin", "*.pt", "*.pth", "*.pkl", "checkpoint-*", "runs/*", ".ipynb_checkpoints/*"]
+# Never uploaded: pickles and Trainer scratch (checkpoints at any depth: ELMo's biLM stage keeps its own in bilm/).
+IGNORE_PATTERNS = ["*.bin", "*.pt", "*.pth", "*.pkl", "*checkpoint-*/*", "runs/*", ".ipynb_checkpoints/*"]
 
 
 def push_model_dir(
