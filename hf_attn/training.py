@@ -506,9 +506,15 @@ def _train_elmo(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask
     """ELMo's two stages (§3 of the paper): (1) the biLM learns the task's texts as a bidirectional language model
     (`ElmoForBidirectionalLanguageModeling`; held-out perplexity before and after); (2) the tagger `head` reads the
     frozen biLM through a learned scalar mix. Reports token accuracy and the accuracy on the words whose tag only
-    their context decides (`synthetic.evidence_column`)."""
+    their context decides (`synthetic.evidence_column`). Each stage checkpoints into its own folder and, on
+    `resume_from_checkpoint=True`, continues from its own last checkpoint."""
     from .models.elmo import ElmoForBidirectionalLanguageModeling
 
+    if isinstance(plan.resume_from_checkpoint, str):
+        raise ValueError(
+            "ELMo trains in two stages, each with its own checkpoints (output_dir/bilm, then output_dir): resume with "
+            "`resume_from_checkpoint=True` (`--resume-from-checkpoint` without a path), not a checkpoint path."
+        )
     arguments = _arguments(plan, architecture)
     args = TrainingArguments(**arguments)
     # The biLM's checkpoints go to their own folder, so that each stage resumes from its own.

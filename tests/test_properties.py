@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from hf_attn.registry import TOKENIZER_CLASSES
+from hf_attn.tokenization.elmo import PAD_CHARACTER  # the largest character id, before the +1 shift
 from tests.helpers import (
     all_heads,
     attention_maps,
@@ -132,7 +133,7 @@ def test_tokenizers_take_any_string(kind, texts):
     encoded = tokenizer(texts, padding=True, return_tensors="pt")
     ids, mask = encoded["input_ids"], encoded["attention_mask"]
     assert ids.shape[0] == len(texts) and min(ids.shape) >= 1, ids.shape  # an empty text: one padding position
-    assert ids.min() >= 0 and ids.max() < (262 if kind == "characters" else len(tokenizer))
+    assert ids.min() >= 0 and ids.max() < (PAD_CHARACTER + 2 if kind == "characters" else len(tokenizer))
     assert set(mask.unique().tolist()) <= {0, 1}
     for text in texts:  # one at a time too, as a pipeline calls it
         assert tokenizer(text, return_tensors="pt")["input_ids"].shape[0] == 1

@@ -97,3 +97,9 @@ def test_the_command_line_takes_checkpointing_options():
         "runs/x/checkpoint-4"
     )
     assert parser.parse_args(base).resume_from_checkpoint is None
+
+
+def test_elmo_refuses_a_checkpoint_path_it_cannot_assign_to_a_stage(tmp_path):
+    options = run_options("elmo", tmp_path / "elmo")
+    with pytest.raises(ValueError, match="two stages"):
+        train(**options, resume_from_checkpoint=str(tmp_path / "elmo" / "checkpoint-4"))
