@@ -66,8 +66,22 @@ def _training_section(training: dict[str, Any] | None) -> str | None:
 def _evaluation_section(training: dict[str, Any] | None) -> str | None:
     if not training or not training.get("metrics"):
         return None
-    rows = "\n".join(f"| {name} | {value:.4f} |" for name, value in training["metrics"].items())
-    return f"Held-out split of {training['dataset']['name']}:\n\n| metric | value |\n|---|---|\n{rows}"
+    paper = training.get("paper")
+    if paper is None:
+        rows = "\n".join(f"| {name} | {value:.4f} |" for name, value in training["metrics"].items())
+        return f"Held-out split of {training['dataset']['name']}:\n\n| metric | value |\n|---|---|\n{rows}"
+    # Trained from a recipe: the paper's number beside the measured one.
+    rows = "\n".join(
+        f"| {name} | {value:.4f} | {paper['value'] if name == paper['metric'] else ''} |"
+        for name, value in training["metrics"].items()
+    )
+    if paper["metric"] not in training["metrics"]:
+        rows += f"\n| {paper['metric']} | not measured | {paper['value']} |"
+    note = f"\n\n{paper['note']}" if paper.get("note") else ""
+    return (
+        f"Held-out split of {training['dataset']['name']}, beside the paper's {paper.get('split', 'test')} result "
+        f"({paper['source']}):\n\n| metric | measured | paper |\n|---|---|---|\n{rows}{note}"
+    )
 
 
 def _conversion_section(conversion: dict[str, Any] | None) -> str | None:

@@ -1,7 +1,10 @@
 """The `hf-attn` command.
 
 hf-attn list                      the registered architectures
-hf-attn train --output-dir DIR    train on a synthetic task with Trainer (see `hf-attn train -h`)
+hf-attn train --output_dir DIR    train with Trainer, on a synthetic task or --dataset (see `hf-attn train -h`)
+hf-attn evaluate MODEL --dataset  score a trained model on a dataset (JSON metrics)
+hf-attn predict MODEL "text"      a trained model's prediction and the tokens it attends to
+hf-attn recipes                   the papers' settings `hf-attn train --recipe NAME` runs
 hf-attn demo                      train, save, reload and inspect Lin et al. (2017) in about a minute
 hf-attn verify DIR                check a saved model folder's weights against its checksums.json
 """
@@ -9,11 +12,15 @@ hf-attn verify DIR                check a saved model folder's weights against i
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
-from . import demo, training
+from transformers import HfArgumentParser
+
+from . import demo, inference, training
 from .cards import write_model_card
 from .hub import push_model_dir
+from .recipes import list_recipes, load_recipe
 from .registry import ARCHITECTURES
 from .utils.integrity import MANIFEST_NAME, verify_folder, write_manifest
 
@@ -47,13 +54,66 @@ def _verify(args: argparse.Namespace) -> None:
     print(f"{args.model_dir}: {', '.join(checked) or 'no weight files'} match {MANIFEST_NAME}")
 
 
+def _recipes(_: argparse.Namespace) -> None:
+    for name in list_recipes():
+        recipe = load_recipe(name)
+        paper = recipe.paper
+        print(
+            f"{name:24s} {recipe.description}\n{'':24s} paper: {paper['metric']} {paper['value']} ({paper['source']})"
+        )
+
+
+def _evaluation_parser(prog: str) -> HfArgumentParser:
+    """`hf-attn train`'s data options (`HfAttnArguments`) and a positional MODEL."""
+    parser = HfArgumentParser(training.HfAttnArguments, prog=prog)
+    parser.add_argument("model", help="a trained model folder or Hub id")
+    return parser
+
+
+def _evaluate(argv: list[str]) -> None:
+    parser = _evaluation_parser("hf-attn evaluate")
+    parser.add_argument("--batch_size", "--batch-size", type=int, default=64, help="evaluation batch size")
+    parser.add_argument("--output_file", "--output-file", help="write the metrics here as JSON")
+    options, rest = parser.parse_args_into_dataclasses(argv)
+    metrics = inference.evaluate(rest.model, options, batch_size=rest.batch_size, output_file=rest.output_file)
+    print(json.dumps({key: round(value, 4) for key, value in metrics.items()}, indent=2))
+
+
+def _predict(argv: list[str]) -> None:
+    parser = argparse.ArgumentParser(prog="hf-attn predict")
+    parser.add_argument("model", help="a trained model folder or Hub id")
+    parser.add_argument("texts", nargs="+", help="the texts")
+    parser.add_argument("--pair", nargs="+", help="the second text of each pair (pair models)")
+    parser.add_argument("--top_k", "--top-k", type=int, default=5, help="how many attended tokens to show")
+    args = parser.parse_args(argv)
+    for text, result in zip(args.texts, inference.predict(args.model, args.texts, args.pair, args.top_k), strict=True):
+        attended = result.pop("attended", None)
+        print(f"{text}\n  -> {json.dumps(result, ensure_ascii=False)}")
+        if attended:
+            print("  attends to: " + ", ".join(f"{token} {weight:.3f}" for token, weight in attended))
+
+
+# Commands with their own parsers (HfArgumentParser), given the rest of the command line as it is.
+PASSTHROUGH = {
+    "train": (training.main, "train with Trainer: a synthetic task or --dataset; every TrainingArguments flag"),
+    "evaluate": (_evaluate, "score a trained model on a dataset; prints and writes JSON metrics"),
+    "predict": (_predict, "a trained model's predictions for texts, with the tokens it attends to"),
+}
+
+
 def main(argv: list[str] | None = None) -> None:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in PASSTHROUGH:
+        PASSTHROUGH[argv[0]][0](argv[1:])
+        return
     parser = argparse.ArgumentParser(prog="hf-attn", description="Classic attention architectures of NLP.")
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("list", help="list the registered architectures").set_defaults(run=_list)
-    train_parser = commands.add_parser("train", help="train a model on a synthetic task with Trainer")
-    training.add_arguments(train_parser)
-    train_parser.set_defaults(run=training.run_from_args)
+    for name, (_, help_text) in PASSTHROUGH.items():
+        commands.add_parser(name, help=help_text, add_help=False)
+    commands.add_parser("recipes", help="the papers' settings (hf-attn train --recipe NAME)").set_defaults(
+        run=_recipes
+    )
     demo_parser = commands.add_parser("demo", help="train, save, reload and inspect Lin et al. (2017)")
     demo.add_arguments(demo_parser)
     demo_parser.set_defaults(run=demo.run)

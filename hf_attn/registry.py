@@ -94,6 +94,9 @@ class Architecture:
             reads keys 0..t, and a padded token's row is empty. `attention_mask@pair_attention_mask`: rows are the
             tokens of the second mask (a padded one's row is empty), keys those of the first. The common tests
             check them; the first one is scored against a synthetic task's evidence.
+        pretraining_head: the class name of a head trained first, as a language model on the task's own texts,
+            whose base model every other head of the architecture then starts from (ELMo's biLM, §3 of its paper);
+            `None`: the task head trains alone. The training pipeline runs the stage; nothing else branches on it.
         tiny_config: keyword arguments of a config small enough for unit tests.
         license / tags: card metadata.
         exports: further public objects `import hf_attn` exposes (e.g. a decoding method).
@@ -109,6 +112,7 @@ class Architecture:
     tokenizer: str
     synthetic_task: str
     attention_fields: dict[str, str]
+    pretraining_head: str | None = None
     tiny_config: dict[str, Any] = field(default_factory=dict)
     license: str = "apache-2.0"
     tags: tuple[str, ...] = ()
@@ -141,6 +145,8 @@ def _check_row(name: str, folder: Path, module: Any, cards_dir: Path) -> Archite
         raise ValueError(f"{where}: the row's name is {row.name!r}; it must be the folder's name, {name!r}.")
     if row.config_class.model_type != name:
         raise ValueError(f"{where}: {row.config_class.__name__}.model_type must be {name!r}.")
+    if row.pretraining_head is not None and row.pretraining_head not in {h.model_class.__name__ for h in row.heads}:
+        raise ValueError(f"{where}: pretraining_head {row.pretraining_head!r} is not one of its heads.")
     for head in row.heads:
         unknown = [field for field in head.attention_fields if field not in row.attention_fields]
         if unknown:

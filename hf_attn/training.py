@@ -1,58 +1,69 @@
-"""Train any registered architecture on a synthetic task with `transformers.Trainer`.
+"""Train any registered architecture with `transformers.Trainer`: on your data or on a synthetic task.
 
-The same entry point runs on one process or many, unchanged:
+One pipeline for every task. What differs between a classifier, a multi-label generator, a translator, a language
+model and a tagger lives in its task shape (`hf_attn.data.shapes`); an architecture with a stage of its own before
+the task (ELMo's biLM) says so in its registry row (`Architecture.pretraining_head`). The options are one dataclass
+of hf_attn's (`HfAttnArguments`: architecture, data, vocabulary, word vectors, recipe) plus transformers'
+`TrainingArguments` (here `HfAttnTrainingArguments`, with hf_attn's defaults), parsed by `HfArgumentParser`, so
+every Trainer flag works as in transformers' own examples:
 
-    hf-attn train --output-dir runs/lin --config hidden_size=32 attention_hops=4
-    python -m hf_attn.training --output-dir runs/lin
-    accelerate launch --multi_gpu --num_processes 2 -m hf_attn.training --output-dir runs/lin
+    hf-attn train --output_dir runs/lin --config hidden_size=32 attention_hops=4
+    hf-attn train --arch han --dataset reviews.csv --label_column stars --word_vectors glove.6B.100d.txt --bf16
+    hf-attn train --recipe han-yelp --output_dir runs/han-yelp
+    accelerate launch --multi_gpu --num_processes 2 -m hf_attn.training --output_dir runs/lin
 
-Every process generates the same data and trains the same tokenizer from the seed, so no process waits on
-another to build them; the Trainer shards the batches and averages the gradients.
+Options are spelled with `_` or `-` (`--output-dir` too). Every process loads the same data and (for a vocabulary
+trained here) the main process builds the tokenizer the others load; the Trainer shards the batches.
 """
 
 from __future__ import annotations
 
-import argparse
 import hashlib
 import json
 import math
-from collections.abc import Callable
-from dataclasses import dataclass
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import torch
 from datasets import Dataset
 from transformers import (
     AutoTokenizer,
+    HfArgumentParser,
+    PreTrainedConfig,
     PreTrainedModel,
     PreTrainedTokenizerBase,
     Seq2SeqTrainer,
     Seq2SeqTrainingArguments,
     Trainer,
     TrainerCallback,
-    TrainingArguments,
     set_seed,
 )
 from transformers.trainer_utils import get_last_checkpoint
 
 from .cards import TRAINING_FILE, write_model_card
-from .data import PaddingCollator, SyntheticTask, get_synthetic_task, labels_by_frequency, tokenize_dataset
-from .evaluation import (
-    accuracy_metric,
-    evidence_attention_scores,
-    label_sequence_metrics,
-    multi_hot_metrics,
-    translation_metrics,
-)
+from .data import get_synthetic_task
+from .data.files import load_splits, prepare_task_data
+from .data.shapes import TASK_SHAPES, TaskData, TaskShape, score_evidence_attention, token_accuracy_at
+from .data.word_vectors import initialise_embeddings
 from .hub import push_model_dir
-from .registry import get_architecture
-from .tokenization import (
-    train_bpe_tokenizer,
-    train_document_tokenizer,
-    train_elmo_tokenizer,
-    train_word_level_tokenizer,
-)
+from .recipes import load_recipe
+from .registry import Architecture, Head, get_architecture
+from .tokenization.kinds import train_tokenizer
+
+__all__ = [
+    "HfAttnArguments",
+    "HfAttnTrainingArguments",
+    "TrainingResult",
+    "noam_arguments",
+    "parse_arguments",
+    "run",
+    "score_evidence_attention",
+    "token_accuracy_at",
+    "train",
+]
 
 # Held-out metrics recorded with a trained model (and shown on its card).
 REPORTED_METRICS = (
@@ -95,21 +106,13 @@ def noam_arguments(d_model: int, warmup_steps: int = 4000, factor: float = 1.0) 
     }
 
 
-@dataclass
-class TrainingResult:
-    """What `train` returns: the trained model and tokenizer, held-out metrics, and the Trainer."""
-
-    model: PreTrainedModel
-    tokenizer: PreTrainedTokenizerBase
-    metrics: dict[str, float]
-    trainer: Trainer
-
-
-def parse_overrides(pairs: list[str]) -> dict[str, Any]:
+def parse_overrides(pairs: Sequence[str] | dict[str, Any] | None) -> dict[str, Any]:
     """`["hidden_size=32", "penalty_type=frobenius"]` -> `{"hidden_size": 32, "penalty_type": "frobenius"}` (values are
-    read as JSON when they parse, else as strings)."""
+    read as JSON when they parse, else as strings); a dict is returned as it is."""
+    if isinstance(pairs, dict):
+        return dict(pairs)
     overrides: dict[str, Any] = {}
-    for pair in pairs:
+    for pair in pairs or ():
         key, separator, value = pair.partition("=")
         if not separator or not key:
             raise ValueError(f"Config overrides are KEY=VALUE, got {pair!r}.")
@@ -120,216 +123,284 @@ def parse_overrides(pairs: list[str]) -> dict[str, Any]:
     return overrides
 
 
-@torch.no_grad()
-def score_evidence_attention(
-    model: PreTrainedModel, dataset: Dataset, task: SyntheticTask, attention_field: str, batch_size: int = 64
-) -> dict[str, float]:
-    """Runs `model` over `dataset` and scores `attention_field` (the top layer's, for per-layer maps) against the
-    task's evidence column; `{}` when the task has no evidence or the model does not return that field."""
-    if task.evidence_column is None:
-        return {}
-    collator = PaddingCollator(model.config.pad_token_id or 0)
-    input_names = [name for name in dataset.column_names if name.endswith(("input_ids", "attention_mask"))]
-    was_training = model.training
-    model.eval()
-    attentions, evidence = [], []
-    for start in range(0, len(dataset), batch_size):
-        rows = dataset.select(range(start, min(start + batch_size, len(dataset))))
-        batch = collator([{name: row[name] for name in [*input_names, task.evidence_column]} for row in rows])
-        output = model(**{name: batch[name].to(model.device) for name in input_names})
-        attention = getattr(output, attention_field)
-        if attention is None:  # e.g. a pair model built without the attention this field holds
-            return {}
-        if isinstance(attention, tuple):  # one map per layer: the top layer's
-            attention = attention[-1]
-        attention = attention.float().cpu()  # (B, R, T), or (B, S) over sentences
-        if attention.dim() == 2:
-            attention = attention[:, None, :]
-        # Batches pad to different lengths: right-pad every batch's attention to the longest of the dataset.
-        attentions.append(attention)
-        evidence.append(batch[task.evidence_column])
-    model.train(was_training)
-    longest = max(attention.size(-1) for attention in attentions)
-    attentions = [torch.nn.functional.pad(attention, (0, longest - attention.size(-1))) for attention in attentions]
-    return evidence_attention_scores(torch.cat(attentions), torch.cat(evidence))
+def _help(text: str, *aliases: str, **metadata: Any) -> dict[str, Any]:
+    return {"help": text, **({"aliases": list(aliases)} if aliases else {}), **metadata}
 
 
 @dataclass
-class TrainingPlan:
-    """What `train` was asked to do, passed whole to the steps below."""
+class HfAttnArguments:
+    """hf_attn's options of `hf-attn train` (transformers' own are `HfAttnTrainingArguments`)."""
 
-    output_dir: Path
-    task: str
-    num_train: int
-    num_eval: int
-    seed: int
-    epochs: float
-    max_steps: int
-    batch_size: int
-    learning_rate: float
-    config_overrides: dict[str, Any]
-    task_kwargs: dict[str, Any]
-    disable_tqdm: bool
-    save: bool
-    logging_steps: int
-    push_to_hub: str | None
-    hub_private: bool
-    schedule: str
-    warmup_steps: int
-    num_beams: int
-    save_steps: int = 0
-    resume_from_checkpoint: str | bool | None = None
-    callbacks: tuple[TrainerCallback, ...] = ()
-    tokenizer: str | PreTrainedTokenizerBase | None = None
+    arch: str = field(default="lin_self_attentive", metadata=_help("a registered architecture (hf-attn list)"))
+    head: str | None = field(default=None, metadata=_help("the head's class name, when several fit the task"))
+    recipe: str | None = field(
+        default=None, metadata=_help("a paper's setting (hf-attn recipes): its data, sizes and optimiser")
+    )
+    # The data: a synthetic task (the default) ...
+    task: str | None = field(default=None, metadata=_help("synthetic task (default: the architecture's)"))
+    task_args: list[str] = field(
+        default_factory=list, metadata=_help("synthetic task options KEY=VALUE", "--task-kwargs", "--task_kwargs")
+    )
+    num_train: int = field(default=2000, metadata=_help("synthetic training examples"))
+    num_eval: int = field(default=500, metadata=_help("synthetic held-out examples"))
+    # ... or yours.
+    dataset: str | None = field(
+        default=None, metadata=_help("a Hub dataset id, a folder or a file (.csv .tsv .json .jsonl .parquet .txt)")
+    )
+    dataset_config: str | None = field(default=None, metadata=_help("the Hub dataset's configuration"))
+    dataset_format: str | None = field(
+        default=None, metadata=_help("csv, json, parquet or text, for a file whose extension does not say")
+    )
+    column_names: list[str] | None = field(
+        default=None, metadata=_help("column names of a .csv/.tsv without a header row")
+    )
+    train_split: str = field(default="train", metadata=_help("the training split"))
+    eval_split: str | None = field(
+        default=None, metadata=_help("the held-out split (default: validation, dev, valid or test)")
+    )
+    eval_dataset: str | None = field(default=None, metadata=_help("a file holding the held-out rows"))
+    eval_fraction: float = field(
+        default=0.1, metadata=_help("held out from training when the dataset has no held-out split")
+    )
+    shape: Literal[tuple(TASK_SHAPES)] | None = field(  # type: ignore[valid-type]
+        default=None, metadata=_help("the task shape (default: from the columns given and the architecture)")
+    )
+    text_column: str = field(default="text", metadata=_help("the text (the source text, for seq2seq)"))
+    text_pair_column: str | None = field(default=None, metadata=_help("the second text of a pair"))
+    label_column: str | None = field(default=None, metadata=_help("the labels (default: label or labels)"))
+    target_column: str | None = field(default=None, metadata=_help("the target text, for seq2seq"))
+    label_separator: str | None = field(default=None, metadata=_help("splits a string column into a label set"))
+    max_length: int | None = field(default=None, metadata=_help("truncate texts to this many tokens"))
+    # The vocabulary.
+    tokenizer: str | None = field(
+        default=None, metadata=_help("a saved tokenizer (folder or Hub id) instead of one trained on the data")
+    )
+    min_frequency: int | None = field(default=None, metadata=_help("rarer words are unknown (default: 1; BPE 2)"))
+    max_vocab_size: int | None = field(
+        default=None, metadata=_help("the largest vocabulary (default: 30000; BPE 8000)")
+    )
+    lowercase: bool | None = field(
+        default=None, metadata=_help("lower-case before building the vocabulary (default: words yes, BPE no)")
+    )
+    # The model.
+    config: list[str] = field(
+        default_factory=list, metadata=_help("config overrides KEY=VALUE", "--config-overrides", "--config_overrides")
+    )
+    word_vectors: str | None = field(
+        default=None, metadata=_help("GloVe / word2vec (text or .bin) / fastText .vec vectors for the embedding")
+    )
+    freeze_embeddings: bool = field(default=False, metadata=_help("keep the word embedding fixed"))
+    schedule: Literal["linear", "noam"] = field(
+        default="linear", metadata=_help("noam: the Transformer paper's optimiser and warm-up schedule")
+    )
+    num_beams: int | None = field(
+        default=None, metadata=_help("beam size of held-out generation (default: 4; multi-label 1)")
+    )
+    save: bool = field(default=True, metadata=_help("save the model, tokenizer and card to output_dir"))
 
 
-def train(
-    output_dir: str | Path,
-    arch: str = "lin_self_attentive",
-    task: str | None = None,
-    num_train: int = 2000,
-    num_eval: int = 500,
-    seed: int = 0,
-    epochs: float = 3.0,
-    max_steps: int = -1,
-    batch_size: int = 32,
-    learning_rate: float = 1e-3,
-    config_overrides: dict[str, Any] | None = None,
-    task_kwargs: dict[str, Any] | None = None,
-    disable_tqdm: bool = False,
-    save: bool = True,
-    logging_steps: int = 50,
-    push_to_hub: str | None = None,
-    hub_private: bool = False,
-    schedule: str = "linear",
-    warmup_steps: int = 0,
-    head: str | None = None,
-    num_beams: int | None = None,
-    save_steps: int = 0,
-    resume_from_checkpoint: str | bool | None = None,
-    callbacks: list[TrainerCallback] | None = None,
-    tokenizer: str | PreTrainedTokenizerBase | None = None,
-) -> TrainingResult:
-    """Trains `arch` on a synthetic task with `Trainer` and evaluates it on a held-out split.
+@dataclass
+class HfAttnTrainingArguments(Seq2SeqTrainingArguments):
+    """transformers' `Seq2SeqTrainingArguments` (every `TrainingArguments` flag) with hf_attn's defaults: the
+    learning rate and batch sizes of small recurrent models, seed 0, `data_seed` = `seed` (a resumed run sees the
+    same data order), every head's parameters used (`ddp_find_unused_parameters=False`) and, without an
+    accelerator, `use_cpu`, which is what makes a multi-process launch on CPUs join one gloo group.
+    `--push_to_hub` uploads the finished folder once (weights, tokenizer, card; never a pickle), not every
+    checkpoint."""
 
-    The data come from the task's generator (`task_kwargs` passed on); the config is the architecture's defaults
-    updated by `config_overrides`; the head is the one for the task's input shape. Classifiers get a word-level
-    tokenizer and report accuracy (and, where the task knows its evidence, the attention hit rate); seq2seq models
-    get a shared BPE vocabulary, `Seq2SeqTrainer` with beam-4 `predict_with_generate`, BLEU and exact match.
-    Multi-label tasks train a label-sequence model (SGM) with `Seq2SeqTrainer` and greedy `predict_with_generate`
-    (or `num_beams`), or a multi-hot classifier, and report hamming loss, micro/macro-F1 and subset accuracy.
-    `head` picks a head by class name when an architecture has several for the task's inputs.
-    `schedule="noam"` uses the Transformer paper's optimiser. Saves model + tokenizer + card to `output_dir`;
-    `push_to_hub="user/repo"` then uploads the folder.
+    learning_rate: float = field(default=1e-3, metadata=_help("the initial learning rate", "--lr"))
+    seed: int = field(default=0, metadata=_help("seeds the data (synthetic tasks, held-out split), weights and order"))
+    num_train_epochs: float = field(default=3.0, metadata=_help("training epochs", "--epochs"))
+    per_device_train_batch_size: int = field(default=32, metadata=_help("batch size per process", "--batch-size"))
+    per_device_eval_batch_size: int = field(default=64, metadata=_help("evaluation batch size per process"))
+    logging_steps: float = field(default=50, metadata=_help("log every N steps"))
+    disable_tqdm: bool | None = field(default=False, metadata=_help("hide the progress bar", "--no-progress"))
+    ddp_find_unused_parameters: bool | None = field(default=False, metadata=_help("see TrainingArguments"))
+    use_cpu: bool | None = field(default=None, metadata=_help("train on CPUs (default: when no accelerator is found)"))
 
-    `save_steps=N` writes a resumable checkpoint (`output_dir/checkpoint-N`: weights, optimizer, scheduler, RNG
-    states) every N steps; `resume_from_checkpoint=True` (the last one) or a checkpoint's path continues a run that
-    was stopped, with the same arguments: the data and the initial weights come from the seed and the tokenizer from
-    the checkpoint, so the resumed run ends where an uninterrupted one would. `callbacks` are passed to the Trainer.
-    `tokenizer` (a tokenizer, or a folder or Hub id `AutoTokenizer` loads) is used instead of one trained on the
-    task's texts.
+    def __post_init__(self) -> None:
+        if self.use_cpu is None:
+            self.use_cpu = not torch.accelerator.is_available()
+        if self.data_seed is None:
+            self.data_seed = self.seed
+        if isinstance(self.resume_from_checkpoint, str) and self.resume_from_checkpoint.lower() in ("true", "last"):
+            self.resume_from_checkpoint = True  # the last checkpoint of output_dir
+        super().__post_init__()
+
+
+@dataclass
+class TrainingResult:
+    """What `train` returns: the trained model and tokenizer, held-out metrics, and the Trainer."""
+
+    model: PreTrainedModel
+    tokenizer: PreTrainedTokenizerBase
+    metrics: dict[str, float]
+    trainer: Trainer
+
+
+DATACLASSES = (HfAttnArguments, HfAttnTrainingArguments)
+
+
+def _aliases() -> dict[str, str]:
+    """Keyword spellings `train()` accepts for a field: its CLI aliases without dashes (`epochs`, `batch_size`)."""
+    names = {}
+    for dataclass_type in DATACLASSES:
+        for item in fields(dataclass_type):
+            for alias in item.metadata.get("aliases", ()):
+                names[alias.lstrip("-").replace("-", "_")] = item.name
+    return names
+
+
+def _dependent_defaults(given: dict[str, Any]) -> dict[str, Any]:
+    """Defaults that follow from other options: a recipe's settings, then the noam schedule's optimiser (its peak
+    learning rate depends on d_model and the warm-up). Options given explicitly override them."""
+    defaults: dict[str, Any] = {}
+    if given.get("recipe"):
+        defaults.update(load_recipe(given["recipe"]).arguments)
+    merged = {**defaults, **{key: value for key, value in given.items() if value is not None}}
+    if merged.get("schedule") == "noam":
+        recipe_config = load_recipe(given["recipe"]).config if given.get("recipe") else {}
+        overrides = {**recipe_config, **parse_overrides(merged.get("config"))}
+        architecture = get_architecture(merged.get("arch", HfAttnArguments.arch))
+        d_model = architecture.config_class(**overrides).d_model
+        defaults.update(noam_arguments(d_model, int(merged.get("warmup_steps") or 4000)))
+    return defaults
+
+
+def parse_arguments(
+    argv: Sequence[str] | None = None,
+) -> tuple[HfAttnArguments, HfAttnTrainingArguments]:
+    """`hf-attn train`'s command line -> the two dataclasses (a recipe's and the schedule's values as defaults)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = HfArgumentParser(DATACLASSES)
+    first, _ = parser.parse_known_args(argv)
+    given = {key: value for key, value in vars(first).items() if value != parser.get_default(key)}
+    given.setdefault("arch", first.arch)
+    parser.set_defaults(**_dependent_defaults(given))
+    options, args = parser.parse_args_into_dataclasses(argv)
+    return options, args
+
+
+def train(output_dir: str | Path | None = None, callbacks: Sequence[TrainerCallback] = (), **options: Any):
+    """`hf-attn train` from Python: any field of `HfAttnArguments` or `HfAttnTrainingArguments` as a keyword
+    (or a CLI alias: `epochs`, `batch_size`, `config_overrides`, ...); `config` and `task_args` may be dicts.
+
+        train("runs/lin", arch="lin_self_attentive", epochs=10, config={"hidden_size": 32})
+        train("runs/han", arch="han", dataset="reviews.csv", label_column="stars", bf16=True)
     """
-    architecture = get_architecture(arch)
-    synthetic = get_synthetic_task(task or architecture.synthetic_task)
-    plan = TrainingPlan(
-        output_dir=Path(output_dir),
-        task=task or architecture.synthetic_task,
-        num_train=num_train,
-        num_eval=num_eval,
+    aliases = _aliases()
+    given = {aliases.get(key, key): value for key, value in options.items()}
+    if output_dir is not None:
+        given["output_dir"] = str(output_dir)
+    known = {item.name for dataclass_type in DATACLASSES for item in fields(dataclass_type) if item.init}
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise TypeError(f"train() got unknown options {unknown}; see `hf-attn train --help`.")
+    merged = {**_dependent_defaults(given), **given}
+    own = {item.name for item in fields(HfAttnArguments)}
+    hf_attn_options = HfAttnArguments(**{key: value for key, value in merged.items() if key in own})
+    args = HfAttnTrainingArguments(**{key: value for key, value in merged.items() if key not in own})
+    return run(hf_attn_options, args, callbacks)
+
+
+def _synthetic_data(options: HfAttnArguments, architecture: Architecture, seed: int) -> TaskData:
+    name = options.task or architecture.synthetic_task
+    synthetic = get_synthetic_task(name)
+    train_split, held_out = synthetic.splits(
+        options.num_train, options.num_eval, seed=seed, **parse_overrides(options.task_args)
+    )
+    return TaskData(
+        train=train_split,
+        eval=held_out,
+        shape=options.shape or synthetic.shape,
+        text_column=synthetic.text_column,
+        pair_column=synthetic.pair_column,
+        label_column=synthetic.label_column if synthetic.shape not in ("seq2seq", "language_modeling") else None,
+        labels=list(synthetic.labels) or None,
+        evidence_column=synthetic.evidence_column,
+        source={
+            "type": f"hf_attn/{name}",
+            "name": f"{name} (synthetic, hf_attn.data)",
+            "description": (synthetic.generator.__doc__ or "").strip().splitlines()[0],
+        },
+    )
+
+
+def _infer_shape(options: HfAttnArguments, architecture: Architecture, train_split: Dataset, label: str | None):
+    """The task shape the columns given ask for, among those the architecture has a head for."""
+    if options.target_column:
+        wanted = ["seq2seq"]
+    elif options.text_pair_column:
+        wanted = ["pair_classification"]
+    elif label is None:
+        wanted = ["language_modeling"]
+    elif label not in train_split.column_names:  # `prepare_task_data` names the missing column
+        wanted = ["classification"]
+    else:
+        values = (value for value in train_split[label] if value is not None)
+        listed = options.label_separator is not None or isinstance(next(values, None), list | tuple)
+        wanted = ["token_classification", "multi_label"] if listed else ["classification"]
+    for name in wanted:
+        if _heads(architecture, TASK_SHAPES[name], options.head):
+            return name
+    return wanted[-1]  # `_pick_head` names what is missing
+
+
+def _dataset_data(options: HfAttnArguments, architecture: Architecture, seed: int) -> TaskData:
+    train_split, held_out, source = load_splits(
+        options.dataset,
+        options.dataset_config,
+        train_split=options.train_split,
+        eval_split=options.eval_split,
+        eval_dataset=options.eval_dataset,
+        eval_fraction=options.eval_fraction,
         seed=seed,
-        epochs=epochs,
-        max_steps=max_steps,
-        batch_size=batch_size,
-        learning_rate=learning_rate,
-        config_overrides=config_overrides or {},
-        task_kwargs=task_kwargs or {},
-        disable_tqdm=disable_tqdm,
-        save=save,
-        logging_steps=logging_steps,
-        push_to_hub=push_to_hub,
-        hub_private=hub_private,
-        schedule=schedule,
-        warmup_steps=warmup_steps,
-        num_beams=num_beams or (1 if synthetic.inputs == "multi_label" else 4),
-        save_steps=save_steps,
-        resume_from_checkpoint=resume_from_checkpoint,
-        callbacks=tuple(callbacks or ()),
-        tokenizer=tokenizer,
+        data_format=options.dataset_format,
+        column_names=options.column_names,
     )
-    if synthetic.inputs == "multi_label":
-        heads = [h for h in architecture.heads if h.labels in ("label_sequence", "multi_hot")]
-    else:
-        heads = [h for h in architecture.heads if h.inputs == synthetic.inputs]
-    if head is not None:
-        heads = [h for h in heads if h.model_class.__name__ == head]
+    label = options.label_column
+    if label is None and not options.target_column:
+        label = next((name for name in ("label", "labels") if name in train_split.column_names), None)
+    shape = options.shape or _infer_shape(options, architecture, train_split, label)
+    return prepare_task_data(
+        train_split,
+        held_out,
+        shape,
+        text_column=options.text_column,
+        pair_column=options.target_column or options.text_pair_column,
+        label_column=label if shape not in ("seq2seq", "language_modeling") else None,
+        label_separator=options.label_separator,
+        source=source,
+    )
+
+
+def _heads(architecture: Architecture, shape: TaskShape, name: str | None) -> list[Head]:
+    return [head for head in shape.heads(architecture) if name is None or head.model_class.__name__ == name]
+
+
+def _pick_head(architecture: Architecture, shape: TaskShape, name: str | None) -> Head:
+    heads = _heads(architecture, shape, name)
     if not heads:
-        wanted = f"{head} " if head else ""
-        raise ValueError(f"{arch} has no head {wanted}for {synthetic.inputs!r} inputs.")
-    steps = {"seq2seq": _train_seq2seq, "characters": _train_elmo, "multi_label": _train_multi_label}
-    trainer, tokenizer, metrics = steps.get(synthetic.inputs, _train_classifier)(
-        plan, architecture, heads[0], synthetic
-    )
-    _finish(plan, synthetic, trainer, tokenizer, metrics)
-    return TrainingResult(model=trainer.model, tokenizer=tokenizer, metrics=metrics, trainer=trainer)
+        wanted = f"{name} " if name else ""
+        available = ", ".join(head.model_class.__name__ for head in architecture.heads)
+        raise ValueError(f"{architecture.name} has no head {wanted}for {shape.name} tasks (its heads: {available}).")
+    return heads[0]
 
 
-def _splits(plan: TrainingPlan, synthetic: SyntheticTask) -> tuple[Dataset, Dataset]:
-    """The training and held-out splits: one generator call cut in two, or, for a task whose held-out split is
-    drawn differently (`held_out_kwargs`), a second call with those options and another seed."""
-    if synthetic.held_out_kwargs is not None:
-        train_split = synthetic.generator(plan.num_train, seed=plan.seed, **plan.task_kwargs)
-        held_out = {**plan.task_kwargs, **synthetic.held_out_kwargs}
-        return train_split, synthetic.generator(plan.num_eval, seed=plan.seed + 1_000_003, **held_out)
-    data = synthetic.generator(plan.num_train + plan.num_eval, seed=plan.seed, **plan.task_kwargs)
-    return data.select(range(plan.num_train)), data.select(range(plan.num_train, plan.num_train + plan.num_eval))
+def _resume_point(resume: str | bool | None, folder: str, started: bool = True) -> str | bool | None:
+    """What `Trainer.train(resume_from_checkpoint=...)` gets: the value asked for (`True`: the Trainer finds the last
+    checkpoint of `folder`, or says there is none). With `started=False` (a later stage of a multi-stage run, which
+    may not have begun when the run stopped) `True` is the last checkpoint of `folder`, or nothing."""
+    if resume is True and not started:
+        return get_last_checkpoint(folder) if Path(folder).is_dir() else None
+    return resume or None
 
 
-def _arguments(plan: TrainingPlan, architecture) -> dict[str, Any]:
-    """`TrainingArguments` keywords shared by every architecture."""
-    if plan.schedule == "noam":
-        d_model = architecture.config_class(**plan.config_overrides).d_model
-        optimisation = noam_arguments(d_model, plan.warmup_steps or 4000)
-    else:
-        optimisation = {"learning_rate": plan.learning_rate, "lr_scheduler_type": "linear"}
-        optimisation["warmup_steps"] = plan.warmup_steps
-    return {
-        "output_dir": str(plan.output_dir),
-        "num_train_epochs": plan.epochs,
-        "max_steps": plan.max_steps,
-        "per_device_train_batch_size": plan.batch_size,
-        "per_device_eval_batch_size": max(plan.batch_size, 64),
-        "seed": plan.seed,
-        "data_seed": plan.seed,
-        "logging_steps": plan.logging_steps,
-        "save_strategy": "steps" if plan.save_steps else "no",
-        "save_steps": plan.save_steps or 500,
-        "eval_strategy": "no",
-        "report_to": "none",
-        "disable_tqdm": plan.disable_tqdm,
-        "dataloader_num_workers": 0,
-        # Without an accelerator, use_cpu is what makes a multi-process launch (accelerate/torchrun) join one gloo
-        # group; left False, every process would train alone.
-        "use_cpu": not torch.accelerator.is_available(),
-        "ddp_find_unused_parameters": False,  # every head uses all its parameters
-        **optimisation,
-    }
-
-
-def _label_fields(labels: list[str]) -> dict[str, Any]:
-    """The config fields that name a classification task's labels."""
-    return {
-        "num_labels": len(labels),
-        "id2label": dict(enumerate(labels)),
-        "label2id": {label: index for index, label in enumerate(labels)},
-    }
-
-
-def _shared_tokenizer(args: TrainingArguments, plan: TrainingPlan, build: Callable[[], PreTrainedTokenizerBase]):
-    """The plan's tokenizer; when resuming, the checkpoint's (a vocabulary trained again could differ: the BPE
+def _shared_tokenizer(args: HfAttnTrainingArguments, source: str | None, build) -> PreTrainedTokenizerBase:
+    """The given tokenizer; when resuming, the checkpoint's (a vocabulary trained again could differ: the BPE
     trainer orders tied merges by hash-map order); else one `build` trains. Every process must use the same
     vocabulary, so in a distributed run the main process builds the tokenizer and the others load its copy."""
-    source = plan.tokenizer
-    checkpoint = _resume_point(plan, str(plan.output_dir), started=False)
+    checkpoint = _resume_point(args.resume_from_checkpoint, args.output_dir, started=False)
     if source is None and isinstance(checkpoint, str) and (Path(checkpoint) / "tokenizer_config.json").is_file():
         source = checkpoint
     if isinstance(source, PreTrainedTokenizerBase):
@@ -338,7 +409,7 @@ def _shared_tokenizer(args: TrainingArguments, plan: TrainingPlan, build: Callab
         return AutoTokenizer.from_pretrained(source)
     if args.world_size == 1:
         return build()
-    folder = plan.output_dir / "tokenizer"
+    folder = Path(args.output_dir) / "tokenizer"
     with args.main_process_first(local=False, desc="building the tokenizer"):
         if args.process_index == 0:
             tokenizer = build()
@@ -348,243 +419,145 @@ def _shared_tokenizer(args: TrainingArguments, plan: TrainingPlan, build: Callab
     return tokenizer
 
 
-def _resume_point(plan: TrainingPlan, folder: str, started: bool = True) -> str | bool | None:
-    """What `Trainer.train(resume_from_checkpoint=...)` gets: the plan's value (`True`: the Trainer finds the last
-    checkpoint of `folder`, or says there is none). With `started=False` (a later stage of a multi-stage run, which
-    may not have begun when the run stopped) `True` is the last checkpoint of `folder`, or nothing."""
-    if plan.resume_from_checkpoint is True and not started:
-        return get_last_checkpoint(folder) if Path(folder).is_dir() else None
-    return plan.resume_from_checkpoint or None
+def _encode(split: Dataset, encode, keep: Sequence[str] = ()) -> Dataset:
+    return split.map(encode, batched=True, remove_columns=[name for name in split.column_names if name not in keep])
 
 
 def _fit(
-    plan: TrainingPlan,
-    trainer_class: type[Trainer],
+    args: HfAttnTrainingArguments,
     model: PreTrainedModel,
-    args: TrainingArguments,
+    shape: TaskShape,
+    head: Head,
     tokenizer: PreTrainedTokenizerBase,
     train_split: Dataset,
     eval_split: Dataset,
-    compute_metrics: Callable | None,
-    pad_token_id: int | None = None,
-    first_stage: bool = True,
-) -> tuple[Trainer, dict]:
-    """Trains `model` with `trainer_class` (right-padding batches; resuming where `plan` says, `first_stage=False`
-    for a stage that may not have begun), then evaluates it on the held-out split; returns the trainer and its
-    metrics without their `eval_` prefix."""
+    callbacks: Sequence[TrainerCallback],
+    resume: str | bool | None,
+) -> tuple[Trainer, dict[str, float]]:
+    """One stage: trains `model` with the Trainer the shape needs, then evaluates it on the held-out split;
+    returns the trainer and its metrics without their `eval_` prefix."""
+    trainer_class = Seq2SeqTrainer if args.predict_with_generate else Trainer
     trainer = trainer_class(
         model=model,
         args=args,
         train_dataset=train_split,
         eval_dataset=eval_split,
-        data_collator=PaddingCollator(tokenizer.pad_token_id if pad_token_id is None else pad_token_id),
+        data_collator=shape.collator(tokenizer),
         processing_class=tokenizer,
-        compute_metrics=compute_metrics,
-        callbacks=list(plan.callbacks),
+        compute_metrics=shape.metrics(head, model.config, tokenizer),
+        callbacks=list(callbacks),
     )
-    trainer.train(resume_from_checkpoint=_resume_point(plan, args.output_dir, started=first_stage))
-    return trainer, {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
+    trainer.train(resume_from_checkpoint=resume)
+    metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
+    return trainer, shape.finish_metrics(metrics)
 
 
-def _train_classifier(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask):
-    args = TrainingArguments(**_arguments(plan, architecture))
-    train_split, eval_split = _splits(plan, synthetic)
-    texts = list(train_split[synthetic.text_column])
-    if synthetic.pair_column is not None:
-        texts += list(train_split[synthetic.pair_column])
-    build = train_document_tokenizer if architecture.tokenizer == "document" else train_word_level_tokenizer
-    tokenizer = _shared_tokenizer(args, plan, lambda: build(texts))
-    train_split = tokenize_dataset(train_split, tokenizer, synthetic.text_column, synthetic.pair_column)
-    eval_split = tokenize_dataset(eval_split, tokenizer, synthetic.text_column, synthetic.pair_column)
+def _pretrain(
+    architecture: Architecture,
+    data: TaskData,
+    tokenizer: PreTrainedTokenizerBase,
+    config: PreTrainedConfig,
+    args: HfAttnTrainingArguments,
+    callbacks: Sequence[TrainerCallback],
+    max_length: int | None,
+) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+    """The architecture's first stage (`Architecture.pretraining_head`, e.g. ELMo's biLM, §3 of its paper): a
+    language model on the task's texts, with its own checkpoints in `output_dir/pretraining`. Returns its base
+    model's weights, which the task head starts from, and held-out perplexity before and after."""
+    import copy
 
-    set_seed(plan.seed)
-    config = architecture.config_class(
-        vocab_size=len(tokenizer),
-        pad_token_id=tokenizer.pad_token_id,
-        **_label_fields(synthetic.labels),
-        **plan.config_overrides,
-    )
+    head = next(head for head in architecture.heads if head.model_class.__name__ == architecture.pretraining_head)
+    shape = TASK_SHAPES["language_modeling"]
+    texts = TaskData(train=data.train, eval=data.eval, shape=shape.name, text_column=data.text_column)
+    encode = shape.encoder(texts, tokenizer, config, head, max_length)
+    stage_args = copy.copy(args)
+    stage_args.output_dir = str(Path(args.output_dir) / "pretraining")
+    stage_args.prediction_loss_only, stage_args.predict_with_generate = True, False
     model = head.model_class(config)
-    trainer, metrics = _fit(plan, Trainer, model, args, tokenizer, train_split, eval_split, accuracy_metric)
-    if head.evidence_field is not None:
-        metrics.update(score_evidence_attention(model, eval_split, synthetic, head.evidence_field))
-    _report(trainer, tokenizer, f"held-out accuracy {metrics['accuracy']:.4f}")
-    return trainer, tokenizer, metrics
-
-
-def _train_multi_label(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask):
-    """A word-level tokenizer and the training split's labels sorted by frequency (`id2label`, the order SGM emits
-    them in). A label-sequence head (SGM) learns `labels` = [l_1, …, l_k, EOS] (target id = specials + label index)
-    with `Seq2SeqTrainer` and is scored on `generate()`'s label sets (`plan.num_beams`); a multi-hot head (the
-    binary-relevance baseline) learns indicator vectors with `Trainer`. Both report hamming loss, micro/macro-F1 and
-    subset accuracy on the held-out split."""
-    train_split, eval_split = _splits(plan, synthetic)
-    sequence_model = head.labels == "label_sequence"
-    arguments = _arguments(plan, architecture)
-    if sequence_model:
-        args = Seq2SeqTrainingArguments(**arguments, predict_with_generate=True, generation_num_beams=plan.num_beams)
-    else:
-        args = TrainingArguments(**arguments)
-    tokenizer = _shared_tokenizer(
-        args, plan, lambda: train_word_level_tokenizer(list(train_split[synthetic.text_column]))
+    trainer = Trainer(
+        model=model,
+        args=stage_args,
+        train_dataset=_encode(data.train, encode),
+        eval_dataset=_encode(data.eval, encode),
+        data_collator=shape.collator(tokenizer),
+        processing_class=tokenizer,
+        callbacks=list(callbacks),
     )
-    labels = labels_by_frequency(train_split[synthetic.label_column])
-    set_seed(plan.seed)
-    config = architecture.config_class(vocab_size=len(tokenizer), **_label_fields(labels), **plan.config_overrides)
-
-    def encode(batch: dict[str, list]) -> dict[str, list]:
-        encoded = dict(tokenizer(batch[synthetic.text_column]))
-        indices = [
-            sorted(config.label2id[name] for name in names if name in config.label2id)
-            for names in batch[synthetic.label_column]
-        ]
-        if sequence_model:
-            encoded["labels"] = [
-                [config.num_special_tokens + index for index in row] + [config.eos_token_id] for row in indices
-            ]
-        else:
-            encoded["labels"] = [[float(index in row) for index in range(len(labels))] for row in indices]
-        return encoded
-
-    columns = train_split.column_names
-    train_split = train_split.map(encode, batched=True, remove_columns=columns)
-    eval_split = eval_split.map(encode, batched=True, remove_columns=columns)
-    model = head.model_class(config)
-    if sequence_model:
-        args.generation_max_length = len(labels) + 2  # start token, every label once, EOS
-        model.generation_config.update(num_beams=plan.num_beams, max_length=args.generation_max_length)
-        trainer_class, compute_metrics = Seq2SeqTrainer, label_sequence_metrics(config)
-    else:
-        trainer_class, compute_metrics = Trainer, multi_hot_metrics
-    trainer, metrics = _fit(plan, trainer_class, model, args, tokenizer, train_split, eval_split, compute_metrics)
-    _report(
-        trainer, tokenizer, f"held-out micro-F1 {metrics['micro_f1']:.4f}, hamming loss {metrics['hamming_loss']:.4f}"
-    )
-    return trainer, tokenizer, metrics
+    before = math.exp(trainer.evaluate()["eval_loss"])
+    trainer.train(resume_from_checkpoint=_resume_point(args.resume_from_checkpoint, stage_args.output_dir))
+    after = math.exp(trainer.evaluate()["eval_loss"])
+    _report(trainer, tokenizer, f"{head.model_class.__name__} held-out perplexity {before:.2f} -> {after:.2f}")
+    base = getattr(model, model.base_model_prefix)
+    return base.state_dict(), {"perplexity_before_lm_training": before, "perplexity": after}
 
 
-def _train_seq2seq(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask):
-    """A shared BPE vocabulary over source and target, `Seq2SeqTrainer` with `predict_with_generate` (beam
-    search), held-out BLEU and exact match."""
-    train_split, eval_split = _splits(plan, synthetic)
-    args = Seq2SeqTrainingArguments(
-        **_arguments(plan, architecture), predict_with_generate=True, generation_num_beams=plan.num_beams
-    )
-    texts = list(train_split[synthetic.text_column]) + list(train_split[synthetic.pair_column])
-    tokenizer = _shared_tokenizer(args, plan, lambda: train_bpe_tokenizer(texts, vocab_size=8000))
-
-    def encode(batch: dict[str, list]) -> dict[str, list]:
-        encoded = dict(tokenizer(batch[synthetic.text_column]))
-        encoded["labels"] = tokenizer(batch[synthetic.pair_column])["input_ids"]
-        return encoded
-
-    columns = train_split.column_names
-    train_split = train_split.map(encode, batched=True, remove_columns=columns)
-    eval_split = eval_split.map(encode, batched=True, remove_columns=columns)
-    args.generation_max_length = max(len(labels) for labels in eval_split["labels"]) + 10
-
-    set_seed(plan.seed)
-    config = architecture.config_class(
-        vocab_size=len(tokenizer),
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-        decoder_start_token_id=tokenizer.bos_token_id,
-        **plan.config_overrides,
-    )
-    model = head.model_class(config)
-    model.generation_config.update(num_beams=plan.num_beams, max_length=args.generation_max_length)
-    if plan.num_beams > 1:  # the paper's α = 0.6 (§6.1); transformers refuses to save it for greedy search
-        model.generation_config.length_penalty = 0.6
-    metrics_function = translation_metrics(tokenizer)
-    trainer, metrics = _fit(plan, Seq2SeqTrainer, model, args, tokenizer, train_split, eval_split, metrics_function)
-    _report(trainer, tokenizer, f"held-out exact match {metrics['exact_match']:.4f}, BLEU {metrics['bleu']:.2f}")
-    return trainer, tokenizer, metrics
-
-
-def _train_elmo(plan: TrainingPlan, architecture, head, synthetic: SyntheticTask):
-    """ELMo's two stages (§3 of the paper): (1) the biLM learns the task's texts as a bidirectional language model
-    (`ElmoForBidirectionalLanguageModeling`; held-out perplexity before and after); (2) the tagger `head` reads the
-    frozen biLM through a learned scalar mix. Reports token accuracy and the accuracy on the words whose tag only
-    their context decides (`synthetic.evidence_column`). Each stage checkpoints into its own folder and, on
-    `resume_from_checkpoint=True`, continues from its own last checkpoint."""
-    from .models.elmo import ElmoForBidirectionalLanguageModeling
-
-    if isinstance(plan.resume_from_checkpoint, str):
+def run(
+    options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Sequence[TrainerCallback] = ()
+) -> TrainingResult:
+    """The pipeline: data -> shape and head -> tokenizer -> config and model (pretraining stage, word vectors) ->
+    `Trainer` -> held-out metrics -> saved folder with its card (and a Hub push)."""
+    architecture = get_architecture(options.arch)
+    recipe = load_recipe(options.recipe) if options.recipe else None
+    overrides = {**(recipe.config if recipe else {}), **parse_overrides(options.config)}
+    data = _dataset_data(options, architecture, args.seed) if options.dataset else None
+    data = data or _synthetic_data(options, architecture, args.seed)
+    shape = TASK_SHAPES[data.shape]
+    head = _pick_head(architecture, shape, options.head)
+    staged = architecture.pretraining_head is not None and head.model_class.__name__ != architecture.pretraining_head
+    if staged and isinstance(args.resume_from_checkpoint, str):
         raise ValueError(
-            "ELMo trains in two stages, each with its own checkpoints (output_dir/bilm, then output_dir): resume with "
-            "`resume_from_checkpoint=True` (`--resume-from-checkpoint` without a path), not a checkpoint path."
+            f"{architecture.display_name} trains in two stages, each with its own checkpoints "
+            "(output_dir/pretraining, then output_dir): resume with `--resume_from_checkpoint true` "
+            "(`resume_from_checkpoint=True`), not a checkpoint path."
         )
-    arguments = _arguments(plan, architecture)
-    args = TrainingArguments(**arguments)
-    # The biLM's checkpoints go to their own folder, so that each stage resumes from its own.
-    lm_folder = str(plan.output_dir / "bilm")
-    lm_args = TrainingArguments(**{**arguments, "output_dir": lm_folder}, prediction_loss_only=True)
-    train_split, eval_split = _splits(plan, synthetic)
-    texts = list(train_split[synthetic.text_column])
-    tokenizer = _shared_tokenizer(args, plan, lambda: train_elmo_tokenizer(texts))
-    columns = train_split.column_names
+    push_repo = (args.hub_model_id or None) if args.push_to_hub else None
+    if args.push_to_hub and push_repo is None:
+        raise ValueError("--push_to_hub needs --hub_model_id USER/REPO.")
+    args.push_to_hub = False  # hf_attn pushes the finished folder itself: no pickled arguments, no checkpoints
+    args.predict_with_generate = shape.generates(head)
 
-    def encode_words(batch: dict[str, list]) -> dict[str, list]:
-        encoded = dict(tokenizer(batch[synthetic.text_column], return_token_ids=True))
-        encoded["labels"] = encoded.pop("token_ids")  # the words themselves: the biLM's targets
-        return encoded
-
-    def encode_tags(batch: dict[str, list]) -> dict[str, list]:
-        encoded = dict(tokenizer(batch[synthetic.text_column]))
-        encoded["labels"] = [[-100, *tags, -100] for tags in batch[synthetic.label_column]]  # no tag for <S>, </S>
-        return encoded
-
-    set_seed(plan.seed)
-    config = architecture.config_class(
-        vocab_size=len(tokenizer), **_label_fields(synthetic.labels), **plan.config_overrides
+    tokenizer = _shared_tokenizer(
+        args,
+        options.tokenizer,
+        lambda: train_tokenizer(
+            architecture.tokenizer,
+            list(data.texts()),
+            options.max_vocab_size,
+            options.min_frequency,
+            options.lowercase,
+        ),
     )
-    language_model = ElmoForBidirectionalLanguageModeling(config)
-    lm_trainer = Trainer(
-        model=language_model,
-        args=lm_args,
-        train_dataset=train_split.map(encode_words, batched=True, remove_columns=columns),
-        eval_dataset=eval_split.map(encode_words, batched=True, remove_columns=columns),
-        data_collator=PaddingCollator(0),
-        callbacks=list(plan.callbacks),
-    )
-    perplexity_before = math.exp(lm_trainer.evaluate()["eval_loss"])
-    lm_trainer.train(resume_from_checkpoint=_resume_point(plan, lm_folder))
-    perplexity = math.exp(lm_trainer.evaluate()["eval_loss"])
-    _report(lm_trainer, tokenizer, f"biLM held-out perplexity {perplexity_before:.2f} -> {perplexity:.2f}")
+    labels = shape.label_names(data)
+    config = architecture.config_class(**shape.config_fields(tokenizer, labels), **overrides)
+    encode = shape.encoder(data, tokenizer, config, head, options.max_length)
+    keep = [data.evidence_column] if data.evidence_column else []
+    train_split, eval_split = _encode(data.train, encode), _encode(data.eval, encode, keep)
 
-    set_seed(plan.seed)
+    metrics: dict[str, float] = {}
+    base_state = None
+    if staged:
+        set_seed(args.seed)
+        base_state, metrics = _pretrain(architecture, data, tokenizer, config, args, callbacks, options.max_length)
+    set_seed(args.seed)  # the initial weights depend on the seed alone
     model = head.model_class(config)
-    model.elmo.load_state_dict(language_model.elmo.state_dict())
-    tag_eval = eval_split.map(encode_tags, batched=True)
-    tag_train = train_split.map(encode_tags, batched=True, remove_columns=columns)
-    tag_eval_inputs = tag_eval.remove_columns(columns)
-    trainer, metrics = _fit(
-        plan, Trainer, model, args, tokenizer, tag_train, tag_eval_inputs, accuracy_metric,
-        pad_token_id=0, first_stage=False,
-    )  # fmt: skip
-    metrics.update(perplexity_before_lm_training=perplexity_before, perplexity=perplexity)
-    if synthetic.evidence_column is not None:
-        metrics["ambiguous_accuracy"] = token_accuracy_at(model, tag_eval, synthetic.evidence_column, offset=1)
-    _report(trainer, tokenizer, f"held-out accuracy {metrics['accuracy']:.4f}")
-    return trainer, tokenizer, metrics
-
-
-@torch.no_grad()
-def token_accuracy_at(model: PreTrainedModel, dataset: Dataset, position_column: str, offset: int = 0) -> float:
-    """Token-classification accuracy at one position per example (`position_column` + `offset`)."""
-    model.eval()
-    collator = PaddingCollator(0)
-    correct = []
-    for start in range(0, len(dataset), 64):
-        rows = dataset.select(range(start, min(start + 64, len(dataset))))
-        batch = collator([{"input_ids": r["input_ids"], "attention_mask": r["attention_mask"]} for r in rows])
-        logits = model(**{name: tensor.to(model.device) for name, tensor in batch.items()}).logits
-        positions = torch.tensor(rows[position_column], device=logits.device) + offset
-        predicted = logits[torch.arange(len(rows), device=logits.device), positions].argmax(dim=-1)
-        labels = torch.tensor([r["labels"][p] for r, p in zip(rows, positions.tolist(), strict=True)])
-        correct.append(predicted.cpu() == labels)
-    return torch.cat(correct).float().mean().item()
+    if base_state is not None:
+        getattr(model, model.base_model_prefix).load_state_dict(base_state)
+    coverage = None
+    if options.word_vectors:
+        coverage = initialise_embeddings(model, tokenizer, options.word_vectors, freeze=options.freeze_embeddings)
+        if args.process_index == 0:
+            print(f"[hf-attn] word vectors {coverage.summary()}", flush=True)
+    elif options.freeze_embeddings:
+        raise ValueError("--freeze_embeddings needs --word_vectors (a random embedding would stay random).")
+    shape.prepare(model, args, eval_split, options.num_beams)
+    resume = _resume_point(args.resume_from_checkpoint, args.output_dir, started=not staged)
+    trainer, task_metrics = _fit(args, model, shape, head, tokenizer, train_split, eval_split, callbacks, resume)
+    metrics.update(task_metrics)
+    metrics.update(shape.extra_metrics(model, head, eval_split, data))
+    _report(trainer, tokenizer, shape.headline(metrics))
+    summary = _summary(options, args, architecture, data, trainer, metrics, overrides, coverage, recipe, tokenizer)
+    _finish(options, args, trainer, tokenizer, summary, push_repo)
+    return TrainingResult(model=trainer.model, tokenizer=tokenizer, metrics=metrics, trainer=trainer)
 
 
 def _report(trainer: Trainer, tokenizer: PreTrainedTokenizerBase, result: str) -> None:
@@ -598,34 +571,53 @@ def _report(trainer: Trainer, tokenizer: PreTrainedTokenizerBase, result: str) -
     )
 
 
-def _finish(plan: TrainingPlan, synthetic: SyntheticTask, trainer: Trainer, tokenizer, metrics: dict) -> None:
+def _summary(options, args, architecture, data, trainer, metrics, overrides, coverage, recipe, tokenizer) -> dict:
+    """The training record (`hf_attn_training.json`) the card is written from."""
+    if options.tokenizer:
+        vocabulary = f"{options.tokenizer} ({len(tokenizer)} tokens)"
+    else:
+        vocabulary = f"{architecture.tokenizer}, trained on the training split ({len(tokenizer)} tokens)"
+    settings = {
+        "training examples": len(data.train),
+        "held-out examples": len(data.eval),
+        "dropped rows": data.dropped or None,
+        "seed": args.seed,
+        "steps": trainer.state.global_step,
+        "batch size per process": args.per_device_train_batch_size,
+        "gradient accumulation steps": args.gradient_accumulation_steps,
+        "processes": args.world_size,
+        "learning rate": args.learning_rate,
+        "schedule": options.schedule if options.schedule == "noam" else str(args.lr_scheduler_type.value),
+        "optimizer": str(args.optim.value if hasattr(args.optim, "value") else args.optim),
+        "precision": "bf16" if args.bf16 else "fp16" if args.fp16 else "fp32",
+        "vocabulary": vocabulary,
+        "word vectors": coverage.summary() if coverage else None,
+        "task options": parse_overrides(options.task_args) if not options.dataset else None,
+        "config overrides": overrides,
+        "recipe": options.recipe,
+    }
+    source = dict(data.source)
+    description = source.pop("description", None) or (
+        f"columns {source.get('columns')}; held-out: {source.get('held_out')}"
+    )
+    summary = {
+        "dataset": {"type": source["type"], "name": source["name"], "description": description},
+        "settings": {key: value for key, value in settings.items() if value not in (None, {}, [])},
+        "metrics": {key: metrics[key] for key in REPORTED_METRICS if key in metrics and not math.isnan(metrics[key])},
+    }
+    if recipe is not None:
+        summary["paper"] = recipe.paper
+    return summary
+
+
+def _finish(options, args, trainer: Trainer, tokenizer, summary: dict, push_repo: str | None) -> None:
     """Saves model, tokenizer, training record and card (main process), then pushes if asked."""
-    if plan.save or plan.push_to_hub:
-        summary = {
-            "dataset": {
-                "type": f"hf_attn/{plan.task}",
-                "name": f"{plan.task} (synthetic, hf_attn.data)",
-                "description": (synthetic.generator.__doc__ or "").strip().splitlines()[0],
-            },
-            "settings": {
-                "training examples": plan.num_train,
-                "held-out examples": plan.num_eval,
-                "seed": plan.seed,
-                "steps": trainer.state.global_step,
-                "batch size per process": plan.batch_size,
-                "processes": trainer.args.world_size,
-                "learning rate": trainer.args.learning_rate,
-                "schedule": plan.schedule,
-                "optimizer": str(trainer.args.optim),
-                "task options": plan.task_kwargs,
-                "config overrides": plan.config_overrides,
-            },
-            "metrics": {key: metrics[key] for key in REPORTED_METRICS if key in metrics},
-        }
-        save_trained(trainer, tokenizer, plan.output_dir, summary, repo_id=plan.push_to_hub)
-    if plan.push_to_hub and trainer.is_world_process_zero():
-        commit = push_model_dir(plan.output_dir, plan.push_to_hub, private=plan.hub_private)
-        print(f"[hf-attn] pushed {plan.output_dir} to {plan.push_to_hub} at {commit.oid}", flush=True)
+    output_dir = Path(args.output_dir)
+    if options.save or push_repo:
+        save_trained(trainer, tokenizer, output_dir, summary, repo_id=push_repo)
+    if push_repo and trainer.is_world_process_zero():
+        commit = push_model_dir(output_dir, push_repo, private=bool(args.hub_private_repo))
+        print(f"[hf-attn] pushed {output_dir} to {push_repo} at {commit.oid}", flush=True)
 
 
 def save_trained(
@@ -643,77 +635,19 @@ def save_trained(
         trainer.accelerator.unwrap_model(trainer.model).save_pretrained(output_dir)
         tokenizer.save_pretrained(output_dir)
         (output_dir / "training_args.json").write_text(trainer.args.to_json_string())
-        (output_dir / TRAINING_FILE).write_text(json.dumps(summary, indent=2))
+        (output_dir / TRAINING_FILE).write_text(json.dumps(summary, indent=2, default=str))
         write_model_card(output_dir, repo_id=repo_id)
     trainer.accelerator.wait_for_everyone()
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--output-dir", required=True, help="where the trained model and tokenizer are saved")
-    parser.add_argument("--arch", default="lin_self_attentive", help="a registered architecture (hf-attn list)")
-    parser.add_argument("--task", help="synthetic task (default: the architecture's)")
-    parser.add_argument("--num-train", type=int, default=2000)
-    parser.add_argument("--num-eval", type=int, default=500)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--epochs", type=float, default=3.0)
-    parser.add_argument("--max-steps", type=int, default=-1, help="overrides --epochs when > 0")
-    parser.add_argument("--batch-size", type=int, default=32, help="per process")
-    parser.add_argument("--learning-rate", type=float, default=1e-3)
-    parser.add_argument("--config", nargs="*", default=[], metavar="KEY=VALUE", help="config overrides")
-    parser.add_argument("--task-args", nargs="*", default=[], metavar="KEY=VALUE", help="synthetic task options")
-    parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
-    parser.add_argument("--schedule", choices=["linear", "noam"], default="linear", help="learning-rate schedule")
-    parser.add_argument("--warmup-steps", type=int, default=0, help="warmup (noam: defaults to the paper's 4000)")
-    parser.add_argument("--push-to-hub", metavar="REPO_ID", help="upload the trained model to this Hub repo")
-    parser.add_argument("--private", action="store_true", help="with --push-to-hub: create the repo private")
-    parser.add_argument("--head", help="the head's class name, when the architecture has several for the task")
-    parser.add_argument("--num-beams", type=int, help="beam size of held-out generation (default: 4; 1 multi-label)")
-    parser.add_argument("--tokenizer", help="a saved tokenizer (folder or Hub id) instead of one trained on the task")
-    parser.add_argument("--save-steps", type=int, default=0, help="write a resumable checkpoint every N steps")
-    parser.add_argument(
-        "--resume-from-checkpoint",
-        nargs="?",
-        const=True,
-        metavar="PATH",
-        help="continue a stopped run (same arguments): from its last checkpoint, or from PATH",
-    )
-
-
-def run_from_args(args: argparse.Namespace) -> TrainingResult:
-    result = train(
-        output_dir=args.output_dir,
-        arch=args.arch,
-        task=args.task,
-        num_train=args.num_train,
-        num_eval=args.num_eval,
-        seed=args.seed,
-        epochs=args.epochs,
-        max_steps=args.max_steps,
-        batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
-        config_overrides=parse_overrides(args.config),
-        task_kwargs=parse_overrides(args.task_args),
-        disable_tqdm=args.no_progress,
-        push_to_hub=args.push_to_hub,
-        hub_private=args.private,
-        schedule=args.schedule,
-        warmup_steps=args.warmup_steps,
-        head=args.head,
-        num_beams=args.num_beams,
-        save_steps=args.save_steps,
-        resume_from_checkpoint=args.resume_from_checkpoint,
-        tokenizer=args.tokenizer,
-    )
+def main(argv: Sequence[str] | None = None) -> TrainingResult:
+    """`hf-attn train` / `python -m hf_attn.training`: parse, train, print the held-out metrics."""
+    options, args = parse_arguments(argv)
+    result = run(options, args)
     if result.trainer.is_world_process_zero():
         shown = {key: round(value, 4) for key, value in result.metrics.items() if not math.isnan(value)}
         print(json.dumps(shown, indent=2))
     return result
-
-
-def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="Train an hf_attn model on a synthetic task with Trainer.")
-    add_arguments(parser)
-    run_from_args(parser.parse_args(argv))
 
 
 if __name__ == "__main__":

@@ -5,7 +5,6 @@ Checkpoints every 4 steps, 6 steps an epoch, killed after step 7: the resumed ru
 
 from __future__ import annotations
 
-import argparse
 import json
 import signal
 import subprocess
@@ -16,14 +15,14 @@ import pytest
 import torch
 
 from hf_attn.registry import get_architecture
-from hf_attn.training import add_arguments, train
+from hf_attn.training import parse_arguments, train
 
 KILL_AFTER_STEP = 7
 KILLED_RUN = textwrap.dedent(
     f"""
     import json, os, signal, sys
     from transformers import TrainerCallback
-    from hf_attn.training import add_arguments, train
+    from hf_attn.training import train
 
     class KillMidEpoch(TrainerCallback):
         def on_step_end(self, args, state, control, **kwargs):
@@ -88,15 +87,13 @@ def test_resuming_without_a_checkpoint_is_a_clear_error(tmp_path):
 
 
 def test_the_command_line_takes_checkpointing_options():
-    parser = argparse.ArgumentParser()
-    add_arguments(parser)
-    base = ["--output-dir", "runs/x", "--save-steps", "4", "--tokenizer", "runs/tok"]
-    args = parser.parse_args([*base, "--resume-from-checkpoint"])
-    assert (args.save_steps, args.resume_from_checkpoint, args.tokenizer) == (4, True, "runs/tok")
-    assert parser.parse_args([*base, "--resume-from-checkpoint", "runs/x/checkpoint-4"]).resume_from_checkpoint == (
-        "runs/x/checkpoint-4"
-    )
-    assert parser.parse_args(base).resume_from_checkpoint is None
+    """transformers' own flags, through `hf-attn train`'s HfArgumentParser (`true`: the last checkpoint)."""
+    base = ["--output-dir", "runs/x", "--save_steps", "4", "--tokenizer", "runs/tok"]
+    options, args = parse_arguments([*base, "--resume_from_checkpoint", "true"])
+    assert (args.save_steps, args.resume_from_checkpoint, options.tokenizer) == (4, True, "runs/tok")
+    _, args = parse_arguments([*base, "--resume-from-checkpoint", "runs/x/checkpoint-4"])
+    assert args.resume_from_checkpoint == "runs/x/checkpoint-4"
+    assert parse_arguments(base)[1].resume_from_checkpoint is None
 
 
 def test_elmo_refuses_a_checkpoint_path_it_cannot_assign_to_a_stage(tmp_path):

@@ -539,9 +539,8 @@ class SyntheticTask:
     Attributes:
         generator: `(num_examples, seed=...) -> Dataset`.
         labels: label names, index = label id.
-        inputs: the input shape (`sentence`, `sentence_pair`), matched against the registry's heads; `multi_label`:
-            sentences with a set of labels (`label_column` holds label names), for heads with `label_sequence` or
-            `multi_hot` labels.
+        shape: the task shape (`hf_attn.data.shapes`: `classification`, `pair_classification`, `multi_label` (the
+            label column holds label names), `seq2seq`, `token_classification`, ...); the shape picks the head.
         text_column / pair_column: the text fields (for `seq2seq`: the source and the target).
         evidence_column: position of the label's evidence in `text_column` (-1: none), for attention scoring: a
             word position for sentences, a sentence index for documents.
@@ -552,37 +551,48 @@ class SyntheticTask:
 
     generator: Callable[..., Dataset]
     labels: list[str]
-    inputs: str
+    shape: str
     text_column: str
     pair_column: str | None = None
     evidence_column: str | None = None
     held_out_kwargs: dict | None = None
     label_column: str = "label"
 
+    def splits(self, num_train: int, num_eval: int, seed: int = 0, **kwargs) -> tuple[Dataset, Dataset]:
+        """The training and held-out splits: one generator call cut in two, or, for a task whose held-out split is
+        drawn differently (`held_out_kwargs`), a second call with those options and another seed."""
+        if self.held_out_kwargs is not None:
+            train = self.generator(num_train, seed=seed, **kwargs)
+            return train, self.generator(num_eval, seed=seed + 1_000_003, **{**kwargs, **self.held_out_kwargs})
+        data = self.generator(num_train + num_eval, seed=seed, **kwargs)
+        return data.select(range(num_train)), data.select(range(num_train, num_train + num_eval))
+
 
 SYNTHETIC_TASKS: dict[str, SyntheticTask] = {
     "label_topics": SyntheticTask(label_topics, topic_labels(), "multi_label", "text", label_column="labels"),
-    "cue_sentiment": SyntheticTask(cue_word_sentiment, CUE_SENTIMENT_LABELS, "sentence", "text", None, "cue_index"),
+    "cue_sentiment": SyntheticTask(
+        cue_word_sentiment, CUE_SENTIMENT_LABELS, "classification", "text", None, "cue_index"
+    ),
     "cue_pairs": SyntheticTask(
-        cue_word_pairs, PAIR_LABELS, "sentence_pair", "premise", "hypothesis", "evidence_index"
+        cue_word_pairs, PAIR_LABELS, "pair_classification", "premise", "hypothesis", "evidence_index"
     ),
     "translation": SyntheticTask(toy_translation, [], "seq2seq", "source", "target"),
     "evidence_documents": SyntheticTask(
-        evidence_documents, CUE_SENTIMENT_LABELS, "document", "text", None, "evidence_sentence"
+        evidence_documents, CUE_SENTIMENT_LABELS, "classification", "text", None, "evidence_sentence"
     ),
     "bilingual_documents": SyntheticTask(
         bilingual_evidence_documents,
         CUE_SENTIMENT_LABELS,
-        "document_pair",
+        "pair_classification",
         "text",
         "translation",
         "evidence_sentence",
         held_out_kwargs={"labelled_fraction": 1.0, "source_cue_drop": 1.0, "target_cue_drop": 0.0},
     ),
     # The evidence column is not scored during training: an LSTMN's maps are (B, T, T), one row per token.
-    "long_range_cue": SyntheticTask(long_range_cue, LONG_RANGE_LABELS, "sentence", "text"),
+    "long_range_cue": SyntheticTask(long_range_cue, LONG_RANGE_LABELS, "classification", "text"),
     "ambiguous_tagging": SyntheticTask(
-        ambiguous_word_tagging, TAGS, "characters", "text", None, "ambiguous_index", label_column="tags"
+        ambiguous_word_tagging, TAGS, "token_classification", "text", None, "ambiguous_index", label_column="tags"
     ),
 }
 

@@ -58,6 +58,7 @@ ARCHITECTURE = Architecture(
     tokenizer="characters",
     synthetic_task="ambiguous_tagging",
     attention_fields={},  # ELMo has no attention; its scalar mix weighs layers, not tokens
+    pretraining_head="ElmoForBidirectionalLanguageModeling",  # the biLM learns the texts first (§3)
     tiny_config={
         "character_embedding_size": 4,
         "filters": [[1, 4], [2, 6], [3, 7]],

@@ -1,0 +1,322 @@
+"""Your data: a Hub dataset or local files, through `datasets.load_dataset`, put in the canonical form of a task shape.
+
+`load_splits` reads the training and held-out splits: a Hub id (`stanfordnlp/snli`, with a config and split names),
+a folder `load_dataset` understands (`train.csv`, `test.csv`, ...), or one file, `.csv`, `.tsv`, `.json`, `.jsonl`,
+`.parquet` or `.txt` (one text per line, for language models). A file that cannot be parsed is reported with the
+row that breaks it. Without a held-out split, a seeded fraction of the training rows is held out (and said so).
+
+`prepare_task_data` checks the columns and returns a `TaskData` whose columns are canonical (`text`, `pair`,
+`label`; see `hf_attn.data.shapes`): class names from a `ClassLabel` feature or collected from the training split,
+label sets from a list column or a separator, tags per word. Rows it cannot use (an empty text, no label: SNLI's
+-1 or "-") are dropped and counted, never silently; a held-out label that training never saw is an error.
+Nested columns are named with dots (`translation.de`, the WMT datasets' layout).
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from datasets import ClassLabel, Dataset, DatasetDict, load_dataset
+from datasets import Sequence as SequenceFeature
+
+from .shapes import TaskData
+
+FILE_FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet", ".txt": "text"}
+# Label values that mean "no label" (SNLI: -1 in the Hub dataset, "-" as gold_label in the original jsonl).
+NO_LABEL = (None, -1, "-", "")
+HELD_OUT_SPLITS = ("validation", "dev", "valid", "test")
+
+
+def _file_format(path: Path, data_format: str | None) -> tuple[str, dict[str, Any]]:
+    """The `load_dataset` builder of a local file, and its options."""
+    builder = data_format or FILE_FORMATS.get(path.suffix.lower())
+    if builder is None:
+        raise ValueError(
+            f"--dataset {path}: unknown file type {path.suffix!r}; use one of {', '.join(FILE_FORMATS)} or give "
+            "--dataset-format (csv, json, parquet, text)."
+        )
+    options: dict[str, Any] = {}
+    if builder == "csv" and path.suffix.lower() == ".tsv":
+        options["delimiter"] = "\t"
+    if builder == "text":
+        options["keep_linebreaks"] = False
+    return builder, options
+
+
+def locate_parse_error(path: Path, builder: str, delimiter: str = ",") -> str | None:
+    """`"row N: what is wrong"` for the first row of a local file that does not parse, or `None`."""
+    with path.open(encoding="utf-8", errors="strict", newline="") as handle:
+        try:
+            if builder == "json":
+                text = handle.read()
+                if text.lstrip().startswith("["):  # one JSON array
+                    try:
+                        json.loads(text)
+                    except json.JSONDecodeError as error:
+                        return f"line {error.lineno}: {error.msg}"
+                    return None
+                for number, line in enumerate(text.splitlines(), start=1):
+                    if line.strip():
+                        try:
+                            if not isinstance(json.loads(line), dict):
+                                return f"row {number}: not a JSON object"
+                        except json.JSONDecodeError as error:
+                            return f"row {number}: {error.msg}"
+            elif builder == "csv":
+                rows = csv.reader(handle, delimiter=delimiter)
+                width = len(next(rows, []))
+                for number, row in enumerate(rows, start=2):
+                    if row and len(row) != width:
+                        return f"row {number}: {len(row)} fields where the header has {width}"
+        except UnicodeDecodeError as error:
+            return f"byte {error.start}: not UTF-8"
+    return None
+
+
+def _load_file(path: Path, data_format: str | None, column_names: Sequence[str] | None) -> Dataset:
+    builder, options = _file_format(path, data_format)
+    if column_names:  # a file without a header row (e.g. a TSV of sentence pairs)
+        if builder != "csv":
+            raise ValueError("--column-names applies to .csv/.tsv files (their header row is then data).")
+        options["column_names"] = list(column_names)
+    try:
+        return load_dataset(builder, data_files={"train": str(path)}, split="train", **options)
+    except Exception as error:
+        lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+        if len(lines) <= (1 if builder == "csv" and not column_names else 0):
+            raise ValueError(f"--dataset {path} is empty: it holds no rows.") from error
+        where = locate_parse_error(path, builder, options.get("delimiter", ","))
+        cause = where or f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
+        raise ValueError(f"--dataset {path} cannot be parsed as {builder}: {cause}") from error
+
+
+def load_splits(
+    dataset: str,
+    dataset_config: str | None = None,
+    train_split: str = "train",
+    eval_split: str | None = None,
+    eval_dataset: str | None = None,
+    eval_fraction: float = 0.1,
+    seed: int = 0,
+    data_format: str | None = None,
+    column_names: Sequence[str] | None = None,
+) -> tuple[Dataset, Dataset, dict[str, str]]:
+    """The training and held-out splits of `dataset` (a file, a folder or a Hub id), and a description of them.
+
+    The held-out split is `eval_dataset` (a file), else `eval_split`, else the first of validation/dev/valid/test the
+    dataset has, else `eval_fraction` of the training rows (seeded)."""
+    path = Path(dataset)
+    if path.is_file():
+        train = _load_file(path, data_format, column_names)
+        splits = DatasetDict(train=train)
+        train_split = "train"
+        source = {"type": f"local/{path.name}", "name": path.name}
+    elif path.is_dir() and data_format is not None:  # a folder of shards in one format (e.g. the 1B Word Benchmark)
+        shards = sorted(str(item) for item in path.rglob("*") if item.is_file() and not item.name.startswith("."))
+        if not shards:
+            raise ValueError(f"--dataset {path} holds no file.")
+        splits = DatasetDict(train=load_dataset(data_format, data_files={"train": shards}, split="train"))
+        train_split = "train"
+        source = {"type": f"local/{path.name}", "name": path.name}
+    else:
+        kind = "local folder" if path.is_dir() else "Hub dataset"
+        try:
+            # A configuration names a Hub dataset's variant; a local folder of files has none (a recipe's Hub
+            # configuration must not break a local copy of the data).
+            splits = load_dataset(dataset, None if path.is_dir() else dataset_config)
+        except Exception as error:
+            message = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise ValueError(f"--dataset {dataset} ({kind}) cannot be loaded: {message}") from error
+        if train_split not in splits:
+            raise ValueError(f"--train-split {train_split!r} is not a split of {dataset}; it has {list(splits)}.")
+        name = f"{dataset} ({dataset_config})" if dataset_config else dataset
+        source = {"type": f"local/{path.name}" if path.is_dir() else dataset, "name": name}
+    train = splits[train_split]
+    if len(train) == 0:
+        raise ValueError(f"The {train_split!r} split of --dataset {dataset} is empty.")
+    if eval_dataset is not None:
+        held_out = _load_file(Path(eval_dataset), data_format, column_names)
+        source["held_out"] = Path(eval_dataset).name
+    elif eval_split is not None:
+        if eval_split not in splits:
+            raise ValueError(f"--eval-split {eval_split!r} is not a split of {dataset}; it has {list(splits)}.")
+        held_out, source["held_out"] = splits[eval_split], eval_split
+    elif found := next((split for split in HELD_OUT_SPLITS if split in splits and split != train_split), None):
+        held_out, source["held_out"] = splits[found], found
+    else:
+        if not 0 < eval_fraction < 1 or len(train) < 2:
+            raise ValueError(f"--dataset {dataset} has no held-out split: give --eval-split or --eval-dataset.")
+        parts = train.train_test_split(test_size=eval_fraction, seed=seed)
+        train, held_out = parts["train"], parts["test"]
+        source["held_out"] = f"{eval_fraction:.0%} of {train_split} (seed {seed})"
+        print(f"[hf-attn] no held-out split in {dataset}: holding out {len(held_out)} training rows", flush=True)
+    if len(held_out) == 0:
+        raise ValueError(f"The held-out split ({source['held_out']}) of --dataset {dataset} is empty.")
+    return train, held_out, source
+
+
+def _column(split: Dataset, name: str | None, option: str, split_name: str) -> Dataset:
+    """`split`, flattened when `name` is a nested column (`translation.de`); an error naming `option` if missing."""
+    if name is None or name in split.column_names:
+        return split
+    if "." in name:
+        flat = split.flatten()
+        if name in flat.column_names:
+            return flat
+    raise ValueError(f"{option} {name!r} is not a column of the {split_name} split (columns: {split.column_names}).")
+
+
+def _is_empty(text: Any) -> bool:
+    if isinstance(text, list | tuple):
+        return not any(str(word).strip() for word in text)
+    return text is None or not str(text).strip()
+
+
+def _as_text(text: Any) -> str:
+    """A text, or a list of words joined by spaces (token-classification datasets store words)."""
+    return " ".join(map(str, text)) if isinstance(text, list | tuple) else str(text)
+
+
+def _feature_names(train: Dataset, column: str) -> list[str] | None:
+    """The names of a `ClassLabel` column (or of a list of `ClassLabel`s), whose values are ids into them."""
+    feature = train.features[column]
+    inner = feature.feature if isinstance(feature, SequenceFeature) else feature
+    if isinstance(inner, list):  # datasets' `List` feature of a list column
+        inner = inner[0]
+    inner = getattr(inner, "feature", inner)
+    return list(inner.names) if isinstance(inner, ClassLabel) else None
+
+
+def _collect_names(train: Dataset, column: str, multi: bool, separator: str | None) -> list[str]:
+    """The label names of the training split: numbers in numeric order, else names in alphabetical order."""
+    values = Counter()
+    for value in train[column]:
+        for item in _label_items(value, multi, separator, column):
+            if item not in NO_LABEL:
+                values[item] += 1
+    if all(isinstance(value, int | bool) for value in values):
+        return [str(value) for value in sorted(values)]
+    return sorted(map(str, values))
+
+
+def _label_items(value: Any, multi: bool, separator: str | None, column: str) -> list[Any]:
+    if not multi:
+        return [value]
+    if isinstance(value, list | tuple):
+        return list(value)
+    if value is None:
+        return []
+    if separator is None:
+        raise ValueError(
+            f"--label-column {column!r} holds strings, not lists: give --label-separator (e.g. ' ' or ',') to split "
+            "them into labels."
+        )
+    return [item.strip() for item in str(value).split(separator) if item.strip()]
+
+
+def prepare_task_data(
+    train: Dataset,
+    held_out: Dataset,
+    shape: str,
+    text_column: str = "text",
+    pair_column: str | None = None,
+    label_column: str | None = None,
+    label_separator: str | None = None,
+    source: dict[str, str] | None = None,
+    labels: list[str] | None = None,
+) -> TaskData:
+    """Checks the columns, drops (and counts) unusable rows, encodes labels; returns canonical `TaskData`.
+    `labels`: the label names to encode with (a trained model's `id2label`) instead of the training split's."""
+    multi = shape == "multi_label"
+    tags = shape == "token_classification"
+    classes = shape in ("classification", "pair_classification")
+    needs_label = shape not in ("seq2seq", "language_modeling")
+    if needs_label and label_column is None:
+        raise ValueError(f"A {shape} task needs --label-column.")
+    if shape in ("pair_classification", "seq2seq") and pair_column is None:
+        option = "--target-column" if shape == "seq2seq" else "--text-pair-column"
+        raise ValueError(f"A {shape} task needs {option}.")
+    splits = {"train": train, "held-out": held_out}
+    for split_name in splits:
+        for option, name in (
+            ("--text-column", text_column),
+            ("--target-column" if shape == "seq2seq" else "--text-pair-column", pair_column),
+            ("--label-column", label_column if needs_label else None),
+        ):
+            splits[split_name] = _column(splits[split_name], name, option, split_name)
+    names: list[str] | None = labels
+    feature_names = _feature_names(splits["train"], label_column) if needs_label else None
+    ids = feature_names is not None
+    if needs_label and names is None:
+        names = feature_names or _collect_names(splits["train"], label_column, multi or tags, label_separator)
+        if not names:
+            raise ValueError(f"--label-column {label_column!r} of the train split holds no label.")
+    index = {name: position for position, name in enumerate(names or [])}
+    seen = "the training split" if labels is None else "the model's labels"
+
+    def encode_label(value: Any, split_name: str) -> Any:
+        items = _label_items(value, multi or tags, label_separator, label_column)
+        items = [feature_names[int(item)] if ids else str(item) for item in items]
+        unknown = sorted({item for item in items if item not in index})
+        if unknown:
+            raise ValueError(
+                f"label {unknown[0]!r} of the {split_name} split never occurs in {seen} "
+                f"(--label-column {label_column!r}; known labels: {', '.join(names[:20])}"
+                f"{', ...' if len(names) > 20 else ''})."
+            )
+        if multi:
+            return items
+        return [index[item] for item in items] if tags else index[items[0]]
+
+    def why_dropped(row: dict[str, Any]) -> str | None:
+        if _is_empty(row[text_column]):
+            return "empty text"
+        if pair_column is not None and _is_empty(row[pair_column]):
+            return "empty " + ("target" if shape == "seq2seq" else "second text")
+        if needs_label:
+            value = row[label_column]
+            if value is None or (classes and value in NO_LABEL) or (classes and ids and int(value) < 0):
+                return "no label"
+            if tags and len(_label_items(value, True, None, label_column)) != len(_as_text(row[text_column]).split()):
+                return "tag count differs from word count"
+        return None
+
+    prepared: dict[str, Dataset] = {}
+    dropped: dict[str, dict[str, int]] = {}
+    for split_name, split in splits.items():
+        reasons = [why_dropped(row) for row in split.select_columns(
+            [c for c in (text_column, pair_column, label_column if needs_label else None) if c])]  # fmt: skip
+        counts = Counter(reason for reason in reasons if reason is not None)
+        if counts:
+            dropped[split_name] = dict(counts)
+            detail = ", ".join(f"{reason}: {count}" for reason, count in counts.items())
+            print(f"[hf-attn] {split_name} split: dropped {sum(counts.values())} of {len(split)} rows ({detail})")
+            split = split.select([row for row, reason in enumerate(reasons) if reason is None])
+        if len(split) == 0:
+            raise ValueError(f"The {split_name} split has no usable row ({', '.join(counts)}).")
+
+        def canonical(batch: dict[str, list], split_name: str = split_name) -> dict[str, list]:
+            rows = {"text": [_as_text(text) for text in batch[text_column]]}
+            if pair_column is not None:
+                rows["pair"] = [_as_text(text) for text in batch[pair_column]]
+            if needs_label:
+                rows["label"] = [encode_label(value, split_name) for value in batch[label_column]]
+            return rows
+
+        prepared[split_name] = split.map(canonical, batched=True, remove_columns=split.column_names)
+    return TaskData(
+        train=prepared["train"],
+        eval=prepared["held-out"],
+        shape=shape,
+        text_column="text",
+        pair_column="pair" if pair_column is not None else None,
+        label_column="label" if needs_label else None,
+        labels=names,
+        source={**(source or {}), "columns": ", ".join(c for c in (text_column, pair_column, label_column) if c)},
+        dropped=dropped,
+    )

@@ -1,0 +1,504 @@
+"""Task shapes: what a kind of task does to its data, its model and its metrics, once for every architecture.
+
+The training pipeline (`hf_attn.training`) knows no task: it asks the shape for the heads that fit, the texts a
+vocabulary is trained on, the config fields the labels set, the encoding of a batch, the collator, the metrics
+and the extra held-out scores (how much attention lands on known evidence). A shape works on `TaskData`, whose
+columns the loaders (`hf_attn.data.files`, the synthetic tasks) have already put in canonical form:
+
+    shape                 text columns          labels                               heads (Head.labels)
+    classification        text                  class id (int, -100: unlabelled)     class
+    pair_classification   text, pair            class id (int, -100: unlabelled)     class
+    multi_label           text                  list of label names                  label_sequence, multi_hot
+    seq2seq               text, pair (target)   - (the target text)                  token_vocab (seq2seq inputs)
+    language_modeling     text                  - (the words themselves)             token_vocab
+    token_classification  text (words)          list of tag ids, one per word        token_class
+
+A head reads sentences, documents or characters (`Head.inputs`); the architecture's tokenizer kind turns the same
+text into what the head reads, so a review CSV trains Lin (words) and HAN (sentences of words) alike.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import torch
+from datasets import Dataset
+from transformers import PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
+
+from ..evaluation import (
+    accuracy_metric,
+    evidence_attention_scores,
+    label_sequence_metrics,
+    multi_hot_metrics,
+    translation_metrics,
+)
+from ..tokenization.elmo import ElmoCharacterTokenizerFast
+from .collators import PaddingCollator, labels_by_frequency
+
+if TYPE_CHECKING:
+    from ..registry import Architecture, Head
+
+
+@dataclass
+class TaskData:
+    """A task's training and held-out splits, with what their columns mean.
+
+    Attributes:
+        train / eval: the splits, columns in canonical form (see the module docstring).
+        shape: the name of the task shape (a key of `TASK_SHAPES`).
+        text_column: the text (the source, for seq2seq).
+        pair_column: the second text of a pair, or the target text of seq2seq.
+        label_column: the labels (`None`: none, e.g. a language model).
+        labels: class / tag names, index = id; `None` for shapes that collect them (multi-label).
+        evidence_column: per example, where the label's evidence lies (a token or sentence index; synthetic tasks).
+        source: `{"type", "name", "description"}` of the data, for the card.
+        dropped: per split, the rows the loader dropped and why (`{"train": {"empty text": 3}}`), for the record.
+    """
+
+    train: Dataset
+    eval: Dataset
+    shape: str
+    text_column: str
+    pair_column: str | None = None
+    label_column: str | None = None
+    labels: list[str] | None = None
+    evidence_column: str | None = None
+    source: dict[str, str] = field(default_factory=dict)
+    dropped: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    def texts(self, split: Dataset | None = None) -> Iterator[str]:
+        """Every text of `split` (default: train), pairs and targets included: what a vocabulary is trained on."""
+        split = self.train if split is None else split
+        for column in (self.text_column, self.pair_column):
+            if column is not None:
+                yield from split[column]
+
+
+def _label_fields(labels: list[str]) -> dict[str, Any]:
+    """The config fields that name a classification task's labels."""
+    return {
+        "num_labels": len(labels),
+        "id2label": dict(enumerate(labels)),
+        "label2id": {label: index for index, label in enumerate(labels)},
+    }
+
+
+class TaskShape:
+    """One kind of task. Subclasses set the class attributes and override the hooks that differ."""
+
+    name: ClassVar[str]
+    label_kinds: ClassVar[tuple[str, ...]]  # the `Head.labels` it trains
+    input_kinds: ClassVar[tuple[str, ...]] = ("sentence", "document", "characters")  # the `Head.inputs` it feeds
+    needs: ClassVar[tuple[str, ...]] = ("label_column",)  # TaskData fields the shape cannot work without
+
+    def accepts(self, head: Head) -> bool:
+        return head.labels in self.label_kinds and head.inputs in self.input_kinds
+
+    def generates(self, head: Head) -> bool:
+        """Whether `head` is scored on `generate()`'s outputs (`Seq2SeqTrainer(predict_with_generate=True)`)."""
+        return False
+
+    def heads(self, architecture: Architecture) -> list[Head]:
+        return [head for head in architecture.heads if self.accepts(head)]
+
+    def label_names(self, data: TaskData) -> list[str] | None:
+        return data.labels
+
+    def config_fields(self, tokenizer: PreTrainedTokenizerBase, labels: list[str] | None) -> dict[str, Any]:
+        """Config keywords set by the vocabulary and the labels."""
+        fields = {"vocab_size": len(tokenizer)}
+        if tokenizer.pad_token_id is not None and not isinstance(tokenizer, ElmoCharacterTokenizerFast):
+            fields["pad_token_id"] = tokenizer.pad_token_id
+        return {**fields, **(_label_fields(labels) if labels else {})}
+
+    def encoder(
+        self, data: TaskData, tokenizer: PreTrainedTokenizerBase, config: PreTrainedConfig, head: Head,
+        max_length: int | None = None,
+    ) -> Callable[[dict[str, list]], dict[str, list]]:  # fmt: skip
+        """The function `datasets.map(batched=True)` encodes a batch of rows with: model inputs and `labels`."""
+        kwargs = {"truncation": max_length is not None, "max_length": max_length}
+
+        def encode(batch: dict[str, list]) -> dict[str, list]:
+            encoded = dict(tokenizer(batch[data.text_column], **kwargs))
+            if data.pair_column is not None:
+                pair = tokenizer(batch[data.pair_column], **kwargs)
+                encoded["pair_input_ids"] = pair["input_ids"]
+                encoded["pair_attention_mask"] = pair["attention_mask"]
+            encoded["labels"] = batch[data.label_column]
+            return encoded
+
+        return encode
+
+    def collator(self, tokenizer: PreTrainedTokenizerBase) -> PaddingCollator:
+        pad = 0 if isinstance(tokenizer, ElmoCharacterTokenizerFast) else tokenizer.pad_token_id
+        return PaddingCollator(pad or 0)
+
+    def metrics(self, head: Head, config: PreTrainedConfig, tokenizer: PreTrainedTokenizerBase) -> Callable | None:
+        return accuracy_metric
+
+    def prepare(self, model: PreTrainedModel, args: Any, eval_split: Dataset, num_beams: int | None) -> None:
+        """Sets what evaluation needs on the model and the arguments (generation settings)."""
+
+    def extra_metrics(
+        self, model: PreTrainedModel, head: Head, encoded_eval: Dataset, data: TaskData
+    ) -> dict[str, float]:
+        """Held-out scores beyond `compute_metrics` (attention on the evidence)."""
+        return {}
+
+    def finish_metrics(self, metrics: dict[str, float]) -> dict[str, float]:
+        return metrics
+
+    def headline(self, metrics: dict[str, float]) -> str:
+        return f"held-out accuracy {metrics.get('accuracy', float('nan')):.4f}"
+
+    def predict(
+        self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, head: Head, texts: list[str],
+        pairs: list[str] | None = None, top_k: int = 5,
+    ) -> list[dict[str, Any]]:  # fmt: skip
+        """Predictions for raw texts (`hf-attn predict`), one dict per text."""
+        raise ValueError(f"{type(model).__name__} has nothing to predict from text; `hf-attn evaluate` scores it.")
+
+
+class Classification(TaskShape):
+    """A text (sentence or document) and one class: accuracy, and attention on the evidence where it is known."""
+
+    name = "classification"
+    label_kinds = ("class",)
+
+    @torch.no_grad()
+    def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
+        inputs = _inputs(tokenizer, texts, pairs, model.device)
+        output = model(**inputs)
+        probabilities = output.logits.float().softmax(dim=-1)
+        attended = top_attended(model, head, inputs, output, tokenizer, top_k)
+        results = []
+        for row, scores in enumerate(probabilities):
+            best = int(scores.argmax())
+            label = model.config.id2label.get(best, str(best))
+            results.append({"label": label, "score": float(scores[best]), "attended": attended[row]})
+        return results
+
+    def extra_metrics(self, model, head, encoded_eval, data):
+        if head.evidence_field is None or data.evidence_column is None:
+            return {}
+        return score_evidence_attention(model, encoded_eval, data.evidence_column, head.evidence_field)
+
+
+class PairClassification(Classification):
+    """Two texts (premise and hypothesis; a document and its translation) and one class."""
+
+    name = "pair_classification"
+    input_kinds = ("sentence_pair", "document_pair")
+    needs = ("label_column", "pair_column")
+
+
+class MultiLabel(TaskShape):
+    """A text and a set of labels. Labels are sorted by training frequency (`id2label`, the order SGM emits them
+    in). A label-sequence head learns `[l_1, …, l_k, EOS]` (target id = specials + label index) and is scored on
+    `generate()`'s label sets (greedy unless `num_beams`); a multi-hot head learns indicator vectors. Both report
+    hamming loss, micro/macro-F1 and subset accuracy."""
+
+    name = "multi_label"
+    label_kinds = ("label_sequence", "multi_hot")
+    input_kinds = ("sentence", "document", "seq2seq")  # a label-sequence head reads a text and decodes labels
+
+    def generates(self, head):
+        return head.labels == "label_sequence"
+
+    def label_names(self, data):
+        return labels_by_frequency(data.train[data.label_column])
+
+    def encoder(self, data, tokenizer, config, head, max_length=None):
+        kwargs = {"truncation": max_length is not None, "max_length": max_length}
+        sequence = head.labels == "label_sequence"
+
+        def encode(batch: dict[str, list]) -> dict[str, list]:
+            encoded = dict(tokenizer(batch[data.text_column], **kwargs))
+            indices = [sorted(config.label2id[name] for name in names) for names in batch[data.label_column]]
+            if sequence:
+                specials = config.num_special_tokens
+                encoded["labels"] = [[specials + index for index in row] + [config.eos_token_id] for row in indices]
+            else:
+                encoded["labels"] = [[float(index in row) for index in range(config.num_labels)] for row in indices]
+            return encoded
+
+        return encode
+
+    def metrics(self, head, config, tokenizer):
+        return label_sequence_metrics(config) if head.labels == "label_sequence" else multi_hot_metrics
+
+    def prepare(self, model, args, eval_split, num_beams):
+        if getattr(args, "predict_with_generate", False):
+            args.generation_max_length = model.config.num_labels + 2  # start token, every label once, EOS
+            args.generation_num_beams = num_beams or 1
+            model.generation_config.update(num_beams=num_beams or 1, max_length=args.generation_max_length)
+
+    @torch.no_grad()
+    def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
+        inputs = _inputs(tokenizer, texts, None, model.device)
+        if head.labels == "label_sequence":
+            return [{"labels": labels} for labels in model.predict_label_sets(**inputs)]
+        output = model(**inputs)
+        attended = top_attended(model, head, inputs, output, tokenizer, top_k)
+        return [
+            {"labels": [model.config.id2label[int(i)] for i in (row > 0).nonzero().flatten()], "attended": attended[n]}
+            for n, row in enumerate(output.logits)
+        ]
+
+    def headline(self, metrics):
+        return f"held-out micro-F1 {metrics['micro_f1']:.4f}, hamming loss {metrics['hamming_loss']:.4f}"
+
+
+class SequenceToSequence(TaskShape):
+    """A source text and a target text (one shared vocabulary): `Seq2SeqTrainer` with beam search (4, α = 0.6, the
+    Transformer paper's §6.1), BLEU and exact match."""
+
+    name = "seq2seq"
+    label_kinds = ("token_vocab",)
+    input_kinds = ("seq2seq",)
+    needs = ("pair_column",)
+
+    def generates(self, head):
+        return True
+
+    def config_fields(self, tokenizer, labels):
+        return {
+            **super().config_fields(tokenizer, None),
+            "bos_token_id": tokenizer.bos_token_id,
+            "eos_token_id": tokenizer.eos_token_id,
+            "decoder_start_token_id": tokenizer.bos_token_id,
+        }
+
+    def encoder(self, data, tokenizer, config, head, max_length=None):
+        kwargs = {"truncation": max_length is not None, "max_length": max_length}
+
+        def encode(batch: dict[str, list]) -> dict[str, list]:
+            encoded = dict(tokenizer(batch[data.text_column], **kwargs))
+            encoded["labels"] = tokenizer(batch[data.pair_column], **kwargs)["input_ids"]
+            return encoded
+
+        return encode
+
+    def metrics(self, head, config, tokenizer):
+        return translation_metrics(tokenizer)
+
+    def prepare(self, model, args, eval_split, num_beams):
+        num_beams = num_beams or 4
+        longest = max((len(labels) for labels in eval_split["labels"]), default=0)
+        args.generation_max_length = longest + 10
+        args.generation_num_beams = num_beams
+        model.generation_config.update(num_beams=num_beams, max_length=args.generation_max_length)
+        if num_beams > 1:  # the paper's α = 0.6; transformers refuses to save a length penalty for greedy search
+            model.generation_config.length_penalty = 0.6
+
+    @torch.no_grad()
+    def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
+        inputs = _inputs(tokenizer, texts, None, model.device)
+        generated = model.generate(**inputs)
+        return [{"translation": text} for text in tokenizer.batch_decode(generated, skip_special_tokens=True)]
+
+    def headline(self, metrics):
+        return f"held-out exact match {metrics['exact_match']:.4f}, BLEU {metrics['bleu']:.2f}"
+
+
+class LanguageModeling(TaskShape):
+    """Plain text: the model predicts the text's own words (a causal LM shifts them; ELMo's biLM predicts the next
+    word forwards and the previous one backwards). Reports held-out perplexity, exp(mean token cross-entropy)."""
+
+    name = "language_modeling"
+    label_kinds = ("token_vocab",)
+    input_kinds = ("sentence", "characters")
+    needs = ()
+
+    def encoder(self, data, tokenizer, config, head, max_length=None):
+        kwargs = {"truncation": max_length is not None, "max_length": max_length}
+        characters = isinstance(tokenizer, ElmoCharacterTokenizerFast)
+
+        def encode(batch: dict[str, list]) -> dict[str, list]:
+            if characters:  # the targets are word ids, the inputs characters
+                encoded = dict(tokenizer(batch[data.text_column], return_token_ids=True, **kwargs))
+                encoded["labels"] = encoded.pop("token_ids")
+            else:
+                encoded = dict(tokenizer(batch[data.text_column], **kwargs))
+                encoded["labels"] = [list(ids) for ids in encoded["input_ids"]]
+            return encoded
+
+        return encode
+
+    def metrics(self, head, config, tokenizer):
+        return None  # the loss is the metric
+
+    def finish_metrics(self, metrics):
+        return {**metrics, "perplexity": math.exp(min(metrics["loss"], 700.0))}
+
+    def headline(self, metrics):
+        return f"held-out perplexity {metrics['perplexity']:.2f}"
+
+    @torch.no_grad()
+    def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
+        if not model.can_generate():
+            return super().predict(model, tokenizer, head, texts, pairs, top_k)
+        results = []
+        for text in texts:  # one at a time: generation continues each text from its own last token
+            inputs = _inputs(tokenizer, [text], None, model.device)
+            generated = model.generate(**inputs, max_new_tokens=20, do_sample=False)
+            continuation = generated[0, inputs["input_ids"].shape[1] :]
+            results.append({"continuation": tokenizer.decode(continuation, skip_special_tokens=True)})
+        return results
+
+
+class TokenClassification(TaskShape):
+    """Words (whitespace-separated) with one tag each: token accuracy, and the accuracy at the evidence position
+    where it is known (the ambiguous word of the synthetic tagging task). A tokenizer that adds sentence markers
+    (ELMo's `<S>`, `</S>`) gets no tag there (-100)."""
+
+    name = "token_classification"
+    label_kinds = ("token_class",)
+
+    def encoder(self, data, tokenizer, config, head, max_length=None):
+        kwargs = {"truncation": max_length is not None, "max_length": max_length}
+        markers = isinstance(tokenizer, ElmoCharacterTokenizerFast)
+
+        def encode(batch: dict[str, list]) -> dict[str, list]:
+            encoded = dict(tokenizer(batch[data.text_column], **kwargs))
+            tags = batch[data.label_column]
+            encoded["labels"] = [[-100, *row, -100] for row in tags] if markers else [list(row) for row in tags]
+            return encoded
+
+        return encode
+
+    @torch.no_grad()
+    def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
+        inputs = _inputs(tokenizer, texts, None, model.device)
+        predicted = model(**inputs).logits.argmax(dim=-1)
+        offset = 1 if isinstance(tokenizer, ElmoCharacterTokenizerFast) else 0  # after <S>
+        results = []
+        for row, text in enumerate(texts):
+            words = text.split()
+            tags = [model.config.id2label[int(i)] for i in predicted[row, offset : offset + len(words)]]
+            results.append({"tags": list(zip(words, tags, strict=False))})
+        return results
+
+    def extra_metrics(self, model, head, encoded_eval, data):
+        if data.evidence_column is None or data.evidence_column not in encoded_eval.column_names:
+            return {}
+        offset = 1 if encoded_eval[0]["labels"][0] == -100 else 0
+        return {"ambiguous_accuracy": token_accuracy_at(model, encoded_eval, data.evidence_column, offset=offset)}
+
+
+TASK_SHAPES: dict[str, TaskShape] = {
+    shape.name: shape
+    for shape in (
+        Classification(),
+        PairClassification(),
+        MultiLabel(),
+        SequenceToSequence(),
+        LanguageModeling(),
+        TokenClassification(),
+    )
+}
+
+
+def get_task_shape(name: str) -> TaskShape:
+    if name not in TASK_SHAPES:
+        raise ValueError(f"Unknown task shape {name!r}; known: {', '.join(TASK_SHAPES)}.")
+    return TASK_SHAPES[name]
+
+
+def _inputs(tokenizer, texts: list[str], pairs: list[str] | None, device) -> dict[str, torch.Tensor]:
+    """A padded batch of `texts` (and their `pairs`, as `pair_input_ids` / `pair_attention_mask`)."""
+    inputs = dict(tokenizer(texts, return_tensors="pt", padding=True))
+    if pairs is not None:
+        pair = tokenizer(pairs, return_tensors="pt", padding=True)
+        inputs["pair_input_ids"], inputs["pair_attention_mask"] = pair["input_ids"], pair["attention_mask"]
+    return {name: tensor.to(device) for name, tensor in inputs.items() if name.endswith(("input_ids", "mask"))}
+
+
+def top_attended(model, head: Head, inputs: dict[str, torch.Tensor], output, tokenizer, top_k: int) -> list[list]:
+    """Per example, the `top_k` tokens the head's first attention map weighs most, `(token, weight)`, padding
+    never listed. A map with one row per query (hops, tokens, heads) is averaged over its rows; over the sentences
+    of a document, a word's weight is its sentence's weight times its weight within the sentence."""
+    from ..registry import get_architecture
+
+    if not head.attention_fields:
+        return [[] for _ in range(inputs["input_ids"].shape[0])]
+    fields = get_architecture(model.config.model_type).attention_fields
+    name = head.attention_fields[0]
+    keys = fields[name].split("@")[0]
+    attention = getattr(output, name)
+    attention = attention[-1] if isinstance(attention, tuple) else attention
+    ids_name = keys.split("/")[0].replace("attention_mask", "input_ids")
+    ids = inputs[ids_name]
+    if keys.endswith("/sentences"):  # (B, S) over sentences: times the word-level map over the same document
+        words = next((getattr(output, f) for f, m in fields.items() if m == keys.split("/")[0]), None)
+        attention = attention[..., None] * (words if words is not None else 1.0 / ids.shape[-1])
+    while attention.dim() > ids.dim():  # (B, heads, T, T), (B, hops, T), (B, T, T): average the query rows
+        attention = attention.mean(dim=-2) if attention.dim() == ids.dim() + 1 else attention.mean(dim=1)
+    weights = attention.float().reshape(ids.shape[0], -1)
+    ids = ids.reshape(ids.shape[0], -1)
+    mask = inputs[ids_name.replace("input_ids", "attention_mask")].reshape(ids.shape[0], -1).bool()
+    results = []
+    for row in range(ids.shape[0]):
+        order = weights[row].masked_fill(~mask[row], -1.0).argsort(descending=True)[: min(top_k, int(mask[row].sum()))]
+        tokens = tokenizer.convert_ids_to_tokens(ids[row, order].tolist())
+        results.append([(token, round(float(weights[row, i]), 4)) for token, i in zip(tokens, order, strict=True)])
+    return results
+
+
+def _model_inputs(dataset: Dataset) -> list[str]:
+    return [name for name in dataset.column_names if name.endswith(("input_ids", "attention_mask"))]
+
+
+@torch.no_grad()
+def score_evidence_attention(
+    model: PreTrainedModel, dataset: Dataset, evidence_column: str, attention_field: str, batch_size: int = 64
+) -> dict[str, float]:
+    """Runs `model` over the encoded `dataset` and scores `attention_field` (the top layer's, for per-layer maps)
+    against the evidence column; `{}` when the model does not return that field."""
+    collator = PaddingCollator(model.config.pad_token_id or 0)
+    input_names = _model_inputs(dataset)
+    was_training = model.training
+    model.eval()
+    attentions, evidence = [], []
+    for start in range(0, len(dataset), batch_size):
+        rows = dataset.select(range(start, min(start + batch_size, len(dataset))))
+        batch = collator([{name: row[name] for name in [*input_names, evidence_column]} for row in rows])
+        output = model(**{name: batch[name].to(model.device) for name in input_names})
+        attention = getattr(output, attention_field)
+        if attention is None:  # e.g. a pair model built without the attention this field holds
+            model.train(was_training)
+            return {}
+        if isinstance(attention, tuple):  # one map per layer: the top layer's
+            attention = attention[-1]
+        attention = attention.float().cpu()  # (B, R, T), or (B, S) over sentences
+        if attention.dim() == 2:
+            attention = attention[:, None, :]
+        attentions.append(attention)
+        evidence.append(batch[evidence_column])
+    model.train(was_training)
+    # Batches pad to different lengths: right-pad every batch's attention to the longest of the dataset.
+    longest = max(attention.size(-1) for attention in attentions)
+    attentions = [torch.nn.functional.pad(attention, (0, longest - attention.size(-1))) for attention in attentions]
+    return evidence_attention_scores(torch.cat(attentions), torch.cat(evidence))
+
+
+@torch.no_grad()
+def token_accuracy_at(model: PreTrainedModel, dataset: Dataset, position_column: str, offset: int = 0) -> float:
+    """Token-classification accuracy at one position per example (`position_column` + `offset`)."""
+    was_training = model.training
+    model.eval()
+    collator = PaddingCollator(0)
+    correct = []
+    for start in range(0, len(dataset), 64):
+        rows = dataset.select(range(start, min(start + 64, len(dataset))))
+        batch = collator([{"input_ids": r["input_ids"], "attention_mask": r["attention_mask"]} for r in rows])
+        logits = model(**{name: tensor.to(model.device) for name, tensor in batch.items()}).logits
+        positions = torch.tensor(rows[position_column], device=logits.device) + offset
+        predicted = logits[torch.arange(len(rows), device=logits.device), positions].argmax(dim=-1)
+        labels = torch.tensor([r["labels"][p] for r, p in zip(rows, positions.tolist(), strict=True)])
+        correct.append(predicted.cpu() == labels)
+    model.train(was_training)
+    return torch.cat(correct).float().mean().item()

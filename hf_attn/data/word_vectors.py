@@ -1,0 +1,143 @@
+"""Pretrained word vectors (GloVe, word2vec, fastText) as the initial rows of a model's word embedding.
+
+Every paper of this package started from pretrained vectors (Lin: word2vec/GloVe; HAN: word2vec; LSTMN and
+AttentionXML: GloVe). Formats read:
+- text, one word per line followed by its floats (GloVe, which has no header; word2vec's text format and fastText's
+  `.vec`, whose first line is `count dimension`);
+- word2vec's binary format (`.bin`): the header line, then per word its bytes, a space and `dimension` float32s.
+
+Only the vocabulary's words are kept, so a 5 GB file costs one pass and a matrix of the vocabulary's size. A word
+matches exactly, or, for a lower-casing tokenizer, by its lower-cased form (the first such line wins: files list
+frequent words first). Rows of words the file does not cover keep the model's initialisation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+
+@dataclass
+class Coverage:
+    """How much of a vocabulary a vectors file covered."""
+
+    path: str
+    dimension: int
+    covered: int
+    vocabulary: int
+    frozen: bool
+
+    @property
+    def fraction(self) -> float:
+        return self.covered / self.vocabulary if self.vocabulary else 0.0
+
+    def summary(self) -> str:
+        frozen = ", frozen" if self.frozen else ""
+        return (
+            f"{Path(self.path).name}: {self.covered} of {self.vocabulary} vocabulary words covered "
+            f"({self.fraction:.1%}), {self.dimension}-d{frozen}"
+        )
+
+
+def _text_vectors(path: Path, wanted: dict[str, list[int]], lowercase: bool) -> tuple[dict[int, np.ndarray], int]:
+    found: dict[int, np.ndarray] = {}
+    dimension = 0
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, start=1):
+            parts = line.rstrip("\n").rstrip().split(" ")
+            if number == 1 and len(parts) == 2 and all(part.isdigit() for part in parts):
+                dimension = int(parts[1])  # word2vec text / fastText .vec header: count dimension
+                continue
+            if len(parts) < 2:
+                continue
+            word, values = parts[0], parts[1:]
+            if not dimension:
+                dimension = len(values)
+            if len(values) != dimension:
+                raise ValueError(f"{path}: line {number} has {len(values)} values where the file has {dimension}.")
+            _keep(word, values, wanted, lowercase, found)
+    return found, dimension
+
+
+def _binary_vectors(path: Path, wanted: dict[str, list[int]], lowercase: bool) -> tuple[dict[int, np.ndarray], int]:
+    found: dict[int, np.ndarray] = {}
+    with path.open("rb") as handle:
+        header = handle.readline().split()
+        if len(header) != 2:
+            raise ValueError(f"{path}: not a word2vec binary file (the first line must be 'count dimension').")
+        count, dimension = int(header[0]), int(header[1])
+        width = 4 * dimension
+        for number in range(count):
+            word = bytearray()
+            while (byte := handle.read(1)) != b" ":
+                if not byte:
+                    raise ValueError(f"{path}: ends inside word {number + 1} of {count}.")
+                if byte != b"\n":  # some writers end each vector with a newline
+                    word += byte
+            raw = handle.read(width)
+            if len(raw) != width:
+                raise ValueError(f"{path}: ends inside the vector of word {number + 1} of {count}.")
+            _keep(word.decode("utf-8", errors="replace"), np.frombuffer(raw, dtype="<f4"), wanted, lowercase, found)
+    return found, dimension
+
+
+def _keep(word: str, values, wanted: dict[str, list[int]], lowercase: bool, found: dict[int, np.ndarray]) -> None:
+    key = word.lower() if lowercase else word
+    for token_id in wanted.get(key, ()):
+        if token_id not in found or word == key:  # an exact-case line beats an earlier other-case one
+            found[token_id] = np.asarray(values, dtype=np.float32)
+
+
+def read_word_vectors(
+    path: str | Path, vocabulary: dict[str, int], lowercase: bool = False
+) -> tuple[dict[int, np.ndarray], int]:
+    """The vectors of `vocabulary`'s words found in `path` (token id -> vector), and the file's dimension."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"--word-vectors {path}: no such file.")
+    wanted: dict[str, list[int]] = {}
+    for word, token_id in vocabulary.items():
+        wanted.setdefault(word.lower() if lowercase else word, []).append(token_id)
+    with path.open("rb") as handle:
+        head = handle.read(4096)
+    binary = path.suffix == ".bin" or b"\x00" in head
+    return (_binary_vectors if binary else _text_vectors)(path, wanted, lowercase)
+
+
+def _lowercases(tokenizer: PreTrainedTokenizerBase) -> bool:
+    normalizer = getattr(getattr(tokenizer, "backend_tokenizer", None), "normalizer", None)
+    return normalizer is not None and "Lowercase" in repr(normalizer)
+
+
+def initialise_embeddings(
+    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, path: str | Path, freeze: bool = False
+) -> Coverage:
+    """Copies the vectors of `path` into `model.get_input_embeddings()` for the words of `tokenizer` they cover;
+    `freeze=True` keeps the whole embedding fixed during training. Returns the coverage."""
+    try:
+        embedding = model.get_input_embeddings()
+    except NotImplementedError:
+        embedding = None
+    if not isinstance(embedding, torch.nn.Embedding):
+        raise ValueError(
+            f"--word-vectors: {type(model).__name__} has no word embedding to initialise (it reads characters)."
+        )
+    specials = set(tokenizer.all_special_tokens)
+    vocabulary = {word: index for word, index in tokenizer.get_vocab().items() if word not in specials}
+    found, dimension = read_word_vectors(path, vocabulary, lowercase=_lowercases(tokenizer))
+    if dimension != embedding.embedding_dim:
+        raise ValueError(
+            f"--word-vectors {path} holds {dimension}-d vectors but the model's word embedding is "
+            f"{embedding.embedding_dim}-d: set the embedding size to {dimension} with --config."
+        )
+    with torch.no_grad():
+        for token_id, vector in found.items():
+            if token_id < embedding.num_embeddings:
+                embedding.weight[token_id] = torch.from_numpy(vector).to(embedding.weight.dtype)
+    if freeze:
+        embedding.weight.requires_grad_(False)
+    return Coverage(str(path), dimension, len(found), len(vocabulary), freeze)

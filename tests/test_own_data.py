@@ -1,0 +1,253 @@
+"""Training on your own data, from the command line alone: files in real datasets' layouts (written by
+`hf_attn.data.examples`), every architecture's task shape, word vectors, Trainer flags, recipes, bad inputs."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+
+import numpy as np
+import pytest
+import torch
+from datasets import ClassLabel, Dataset, Features, Value
+from safetensors.torch import load_file
+
+from hf_attn.cli import main
+from hf_attn.data.examples import write_example_files
+from hf_attn.data.word_vectors import read_word_vectors
+from hf_attn.recipes import list_recipes, load_recipe
+from hf_attn.registry import get_architecture
+
+QUIET = ["--no-progress", "--save_strategy", "no", "--logging_steps", "1000", "--report_to", "none"]
+LIN = ["--config", "embedding_size=16", "hidden_size=16", "attention_hidden_size=16", "attention_hops=2",
+       "classifier_hidden_size=16", "hidden_dropout_prob=0", "penalty_coefficient=0"]  # fmt: skip
+HAN = ["--config", "embedding_size=16", "word_hidden_size=16", "sentence_hidden_size=16", "word_attention_size=16",
+       "sentence_attention_size=16"]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    return write_example_files(tmp_path_factory.mktemp("data"), num_rows=600, seed=0)
+
+
+def train_cli(capsys, *arguments: str) -> dict:
+    """`hf-attn train ARGUMENTS`; the metrics it prints, and everything it printed under `"printed"`."""
+    main(["train", *arguments, *QUIET])
+    printed = capsys.readouterr().out
+    metrics = json.loads(printed[printed.rindex("\n{") :])
+    return {**metrics, "printed": printed}
+
+
+@pytest.mark.parametrize(("arch", "config", "bar"), [("lin_self_attentive", LIN, 0.7), ("han", HAN, 0.9)])
+def test_a_five_class_review_csv_trains_lin_and_han(files, tmp_path, capsys, arch, config, bar):
+    """Star ratings 1-5 set by one cue word: chance is 0.2."""
+    metrics = train_cli(
+        capsys, "--arch", arch, "--dataset", str(files / "reviews.csv"), "--text_column", "review",
+        "--label_column", "stars", "--output_dir", str(tmp_path / arch), "--num_train_epochs", "8",
+        "--learning_rate", "2e-2", *config,
+    )  # fmt: skip
+    assert metrics["accuracy"] >= bar, metrics
+    saved = json.loads((tmp_path / arch / "config.json").read_text())
+    assert saved["id2label"] == {str(i): str(i + 1) for i in range(5)}  # labels collected from the data, in order
+    main(["predict", str(tmp_path / arch), "we paid at the counter . the food was superb ."])
+    printed = capsys.readouterr().out
+    assert '"label": "5"' in printed and re.search(r"attends to: superb", printed), printed
+
+
+def test_an_snli_jsonl_drops_and_counts_unlabelled_pairs_and_trains_pair_heads(files, tmp_path, capsys):
+    """label -1 (no gold label) rows are dropped and reported; Lin's pair head trains on the rest."""
+    metrics = train_cli(
+        capsys, "--arch", "lin_self_attentive", "--head", "LinSelfAttentiveForPairClassification",
+        "--dataset", str(files / "snli.jsonl"), "--text_column", "premise", "--text_pair_column", "hypothesis",
+        "--eval_dataset", str(files / "snli.jsonl"), "--output_dir", str(tmp_path / "lin"), "--max_steps", "4",
+        *LIN,
+    )  # fmt: skip
+    assert "train split: dropped 30 of 600 rows (no label: 30)" in metrics["printed"]
+    assert "held-out split: dropped 30 of 600 rows (no label: 30)" in metrics["printed"]
+    record = json.loads((tmp_path / "lin" / "hf_attn_training.json").read_text())
+    assert record["settings"]["dropped rows"] == {"train": {"no label": 30}, "held-out": {"no label": 30}}
+    assert record["settings"]["training examples"] == 570
+
+
+def write_glove(path, words: list[str], dimension: int, seed: int = 0) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    vectors = {word: rng.normal(size=dimension).astype(np.float32) for word in words}
+    path.write_text("".join(f"{w} {' '.join(f'{x:.6f}' for x in v)}\n" for w, v in vectors.items()))
+    return {word: np.array([float(f"{x:.6f}") for x in v], dtype=np.float32) for word, v in vectors.items()}
+
+
+@pytest.mark.parametrize("freeze", [False, True])
+def test_word_vectors_initialise_covered_rows_and_freeze_keeps_them(files, tmp_path, capsys, freeze):
+    # Words of the reviews, one the data never has, and a capitalised one (the tokenizer lower-cases).
+    vectors = write_glove(tmp_path / "glove.txt", ["superb", "Awful", "food", "zebra", "the"], dimension=16)
+    output = tmp_path / "model"
+    metrics = train_cli(
+        capsys, "--dataset", str(files / "reviews.csv"), "--text_column", "review", "--label_column", "stars",
+        "--output_dir", str(output), "--max_steps", "3", "--learning_rate", "0.1", "--word_vectors",
+        str(tmp_path / "glove.txt"), *(["--freeze_embeddings"] if freeze else []), *LIN,
+    )  # fmt: skip
+    assert re.search(r"word vectors glove.txt: 4 of \d+ vocabulary words covered", metrics["printed"])
+    vocabulary = json.loads((output / "tokenizer.json").read_text())["model"]["vocab"]
+    weights = load_file(output / "model.safetensors")
+    embedding = next(value for key, value in weights.items() if "embed" in key and value.shape[-1] == 16)
+    for word in ("superb", "awful", "food", "the"):
+        row = embedding[vocabulary[word]].numpy()
+        source = vectors["Awful" if word == "awful" else word]
+        assert np.array_equal(row, source) == freeze, word  # trained rows moved off the file's vectors
+    record = json.loads((output / "hf_attn_training.json").read_text())
+    assert "glove.txt: 4 of" in record["settings"]["word vectors"]
+    assert ("frozen" in record["settings"]["word vectors"]) == freeze
+
+
+def test_word_vectors_read_word2vec_text_binary_and_fasttext(files, tmp_path):
+    vectors = {"cat": np.array([1.5, -2.0, 0.25], np.float32), "Dog": np.array([0.0, 3.0, -1.0], np.float32)}
+    (tmp_path / "w.vec").write_text("2 3\n" + "".join(f"{w} {' '.join(map(str, v))}\n" for w, v in vectors.items()))
+    with (tmp_path / "w.bin").open("wb") as handle:
+        handle.write(b"2 3\n")
+        for word, vector in vectors.items():
+            handle.write(word.encode() + b" " + vector.astype("<f4").tobytes() + b"\n")
+    for name in ("w.vec", "w.bin"):
+        found, dimension = read_word_vectors(tmp_path / name, {"cat": 5, "dog": 7, "cow": 9}, lowercase=True)
+        assert dimension == 3 and set(found) == {5, 7}, name
+        assert np.array_equal(found[5], vectors["cat"]) and np.array_equal(found[7], vectors["Dog"]), name
+    with pytest.raises(ValueError, match="16-d vectors but the model's word embedding is 8-d"):
+        write_glove(tmp_path / "g.txt", ["cat"], 16)
+        main(["train", "--dataset", str(files / "reviews.csv"), "--text_column", "review", "--label_column", "stars",
+              "--word_vectors", str(tmp_path / "g.txt"), "--output_dir", str(tmp_path / "x"), "--config",
+              "embedding_size=8"])  # fmt: skip
+
+
+def test_bf16_gradient_accumulation_and_resume_through_the_command_line(files, tmp_path, capsys):
+    """A run stopped after its step-2 checkpoint and resumed (`--resume_from_checkpoint true`) ends with the weights
+    of an uninterrupted run, under bf16 autocast with 2 accumulation steps per optimizer step."""
+    common = ["--dataset", str(files / "reviews.csv"), "--text_column", "review", "--label_column", "stars",
+              "--bf16", "--gradient_accumulation_steps", "2", "--per_device_train_batch_size", "8",
+              "--lr_scheduler_type", "constant", "--seed", "5", *LIN]  # fmt: skip
+    train_cli(capsys, *common, "--output_dir", str(tmp_path / "straight"), "--max_steps", "4")
+    record = json.loads((tmp_path / "straight" / "hf_attn_training.json").read_text())["settings"]
+    assert record["precision"] == "bf16" and record["gradient accumulation steps"] == 2 and record["steps"] == 4
+    stopped = tmp_path / "stopped"
+    main(["train", *common, "--output_dir", str(stopped), "--max_steps", "2", "--save_steps", "2",
+          "--no-progress", "--logging_steps", "1000"])  # fmt: skip
+    assert (stopped / "checkpoint-2").is_dir()
+    main(["train", *common, "--output_dir", str(stopped), "--max_steps", "4", "--resume_from_checkpoint", "true",
+          "--no-progress", "--save_strategy", "no", "--logging_steps", "1000"])  # fmt: skip
+    capsys.readouterr()
+    straight, resumed = (
+        load_file(tmp_path / "straight" / "model.safetensors"),
+        load_file(stopped / "model.safetensors"),
+    )
+    assert straight.keys() == resumed.keys()
+    for name, weight in straight.items():
+        assert torch.equal(weight, resumed[name]), name
+
+
+def one_line_error(arguments: list[str]) -> str:
+    with pytest.raises(ValueError) as error:
+        main(["train", *arguments, *QUIET])
+    message = str(error.value)
+    assert "\n" not in message, message
+    return message
+
+
+def test_bad_inputs_are_one_line_errors_naming_the_problem(files, tmp_path):
+    reviews = ["--dataset", str(files / "reviews.csv"), "--output_dir", str(tmp_path / "x")]
+    assert "--text-column 'text' is not a column of the train split" in one_line_error(reviews)
+    assert "--label-column 'rating'" in one_line_error(
+        [*reviews, "--text_column", "review", "--label_column", "rating"]
+    )
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text('{"text": "fine", "label": 1}\n{"text": "fine", "label": 0}\n{"text": "oops", "label": \n')
+    assert "row 3" in one_line_error(["--dataset", str(broken), "--output_dir", str(tmp_path / "y")])
+    ragged = tmp_path / "ragged.csv"
+    ragged.write_text("text,label\na b,1\nc d,0,extra\n")
+    assert "row 3: 3 fields where the header has 2" in one_line_error(["--dataset", str(ragged)])
+    unseen = tmp_path / "unseen.csv"
+    with unseen.open("w", newline="") as handle:
+        csv.writer(handle).writerows([["stars", "review"], [6, "a stellar review"]])
+    message = one_line_error([*reviews, "--text_column", "review", "--label_column", "stars",
+                              "--eval_dataset", str(unseen)])  # fmt: skip
+    assert "label '6' of the held-out split never occurs in the training split" in message
+    empty = tmp_path / "empty.csv"
+    empty.write_text("stars,review\n")
+    assert "is empty" in one_line_error(["--dataset", str(empty), "--text_column", "review"])
+    blank = tmp_path / "blank.csv"
+    blank.write_text("stars,review\n1,\n2,  \n")
+    assert "no usable row (empty text)" in one_line_error(
+        ["--dataset", str(blank), "--text_column", "review", "--label_column", "stars", "--eval_dataset", str(blank)]
+    )
+
+
+# Each recipe on a few rows in its real dataset's layout (columns, label encoding, files), for one step.
+YELP = Features(
+    {"label": ClassLabel(names=["1 star", "2 star", "3 stars", "4 stars", "5 stars"]), "text": Value("string")}
+)
+SNLI = Features({"premise": Value("string"), "hypothesis": Value("string"),
+                 "label": ClassLabel(names=["entailment", "neutral", "contradiction"])})  # fmt: skip
+
+
+def recipe_data(name: str, folder, files) -> list[str]:
+    """Writes `name`'s dataset in its real layout into `folder`; returns the options that point the recipe at it."""
+    folder.mkdir()
+    if "yelp" in name:
+        reader = csv.DictReader((files / "reviews.csv").open())
+        rows = [{"label": int(row["stars"]) - 1, "text": row["review"]} for row in reader][:24]
+        for split in ("train", "test"):
+            Dataset.from_list(rows, features=YELP).to_parquet(folder / f"{split}.parquet")
+    elif "snli" in name:
+        rows = [json.loads(line) for line in (files / "snli.jsonl").read_text().splitlines()[:24]]
+        for split in ("train", "validation", "test"):
+            Dataset.from_list(rows, features=SNLI).to_parquet(folder / f"{split}.parquet")
+    elif name.startswith("sgm"):
+        lines = (files / "topics.jsonl").read_text().splitlines()[:24]
+        for split in ("train", "valid" if "rcv1" in name else "val", "test"):
+            (folder / f"{split}.jsonl").write_text("\n".join(lines) + "\n")
+    elif name.startswith("transformer"):
+        pairs = [line.split("\t") for line in (files / "pairs.tsv").read_text().splitlines()[:24]]
+        rows = [{"translation": {"de": target, "en": source}} for source, target in pairs]
+        for split in ("train", "validation", "test"):
+            Dataset.from_list(rows).to_parquet(folder / f"{split}.parquet")
+    elif name.startswith("elmo"):
+        lines = (files / "corpus.txt").read_text().splitlines()[:40]
+        (folder / "news.en-00001-of-00100").write_text("\n".join(lines[:20]) + "\n")
+        (folder / "news.en-00002-of-00100").write_text("\n".join(lines[20:]) + "\n")
+        (folder.parent / "heldout.txt").write_text("\n".join(lines[:10]) + "\n")
+        return ["--dataset", str(folder), "--eval_dataset", str(folder.parent / "heldout.txt")]
+    return ["--dataset", str(folder)]
+
+
+@pytest.mark.parametrize("name", list_recipes())
+def test_every_recipe_runs_end_to_end_on_rows_in_its_datasets_layout(name, files, tmp_path, capsys):
+    recipe = load_recipe(name)
+    architecture = get_architecture(recipe.arguments["arch"])
+    tiny = {key: value for key, value in architecture.tiny_config.items()
+            if key not in ("vocab_size", "num_labels", "pad_token_id")}  # fmt: skip
+    output = tmp_path / "model"
+    main(["train", "--recipe", name, *recipe_data(name, tmp_path / "data", files), "--output_dir", str(output),
+          "--max_steps", "1", "--no-progress", "--num_train_epochs", "1",
+          "--config", *(f"{key}={json.dumps(value)}" for key, value in tiny.items())])  # fmt: skip
+    capsys.readouterr()
+    record = json.loads((output / "hf_attn_training.json").read_text())
+    assert record["settings"]["recipe"] == name and record["settings"]["steps"] == 1
+    assert record["paper"] == recipe.paper
+    card = (output / "README.md").read_text()
+    assert "| metric | measured | paper |" in card and str(recipe.paper["value"]) in card, card
+
+
+def test_the_readme_commands_for_your_own_data_run_as_written(tmp_path):
+    """The "Train on your own data" block of README.md, run with this environment's executables."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    section = readme[readme.index("## Train on your own data") :]
+    block = section[section.index("```bash\n") + 8 : section.index("```\n", section.index("```bash\n") + 8)]
+    script = block.replace(".venv/bin/", str(Path(sys.executable).parent) + "/")
+    result = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=600, env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert '"label": "5"' in result.stdout and '"translation": "' in result.stdout, result.stdout[-3000:]
+    assert json.loads((tmp_path / "runs/han-reviews/eval.json").read_text())["accuracy"] >= 0.9
