@@ -14,7 +14,7 @@ from typing import Any
 from datasets import Dataset
 from transformers import AutoConfig, AutoTokenizer, PreTrainedModel, Seq2SeqTrainer, Trainer
 
-from .data.files import HELD_OUT_SPLITS, load_splits, prepare_task_data
+from .data.files import load_splits, prepare_task_data
 from .data.shapes import TASK_SHAPES, TaskShape
 from .registry import Head, get_architecture
 
@@ -36,22 +36,20 @@ def load_trained(model_path: str) -> tuple[PreTrainedModel, Any, Head, TaskShape
     return model, tokenizer, head, shape
 
 
-def _evaluation_split(options) -> tuple[Dataset, dict[str, str]]:
+def _evaluation_split(options) -> Dataset:
     """The rows to score: a file whole, or a split of a folder / Hub dataset (`--eval_split`, else the first of
     validation, dev, valid, test)."""
     if Path(options.dataset).is_file():
-        split, _, source = load_splits(
+        split, _, _ = load_splits(
             options.dataset, data_format=options.dataset_format, column_names=options.column_names,
             eval_dataset=options.dataset,
         )  # fmt: skip
-        return split, source
-    wanted = options.eval_split or next(iter(HELD_OUT_SPLITS))
-    _, split, source = load_splits(
+        return split
+    _, split, _ = load_splits(
         options.dataset, options.dataset_config, train_split=options.train_split, eval_split=options.eval_split,
         data_format=options.dataset_format, column_names=options.column_names,
     )  # fmt: skip
-    source.setdefault("held_out", wanted)
-    return split, source
+    return split
 
 
 def evaluate(model_path: str, options, batch_size: int = 64, output_file: str | None = None) -> dict[str, float]:
@@ -59,11 +57,11 @@ def evaluate(model_path: str, options, batch_size: int = 64, output_file: str | 
     model, tokenizer, head, shape = load_trained(model_path)
     if options.dataset is None:
         raise ValueError("hf-attn evaluate needs --dataset (a file, a folder or a Hub id).")
-    rows, _ = _evaluation_split(options)
+    rows = _evaluation_split(options)
     label = options.label_column
-    if label is None and shape.name not in ("seq2seq", "language_modeling"):
+    if label is None and shape.has_labels:
         label = next((name for name in ("label", "labels") if name in rows.column_names), "label")
-    known = list(model.config.id2label.values()) if shape.name not in ("seq2seq", "language_modeling") else None
+    known = list(model.config.id2label.values()) if shape.has_labels else None
     data = prepare_task_data(
         rows, rows, shape.name, text_column=options.text_column,
         pair_column=options.target_column or options.text_pair_column,

@@ -315,7 +315,7 @@ def _synthetic_data(options: HfAttnArguments, architecture: Architecture, seed: 
         shape=options.shape or synthetic.shape,
         text_column=synthetic.text_column,
         pair_column=synthetic.pair_column,
-        label_column=synthetic.label_column if synthetic.shape not in ("seq2seq", "language_modeling") else None,
+        label_column=synthetic.label_column if TASK_SHAPES[synthetic.shape].has_labels else None,
         labels=list(synthetic.labels) or None,
         evidence_column=synthetic.evidence_column,
         source={
@@ -368,7 +368,7 @@ def _dataset_data(options: HfAttnArguments, architecture: Architecture, seed: in
         shape,
         text_column=options.text_column,
         pair_column=options.target_column or options.text_pair_column,
-        label_column=label if shape not in ("seq2seq", "language_modeling") else None,
+        label_column=label if TASK_SHAPES[shape].has_labels else None,
         label_separator=options.label_separator,
         source=source,
     )

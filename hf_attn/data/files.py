@@ -24,7 +24,7 @@ from typing import Any
 from datasets import ClassLabel, Dataset, DatasetDict, load_dataset
 from datasets import Sequence as SequenceFeature
 
-from .shapes import TaskData
+from .shapes import TaskData, get_task_shape
 
 FILE_FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet", ".txt": "text"}
 # Label values that mean "no label" (SNLI: -1 in the Hub dataset, "-" as gold_label in the original jsonl).
@@ -235,10 +235,10 @@ def prepare_task_data(
     multi = shape == "multi_label"
     tags = shape == "token_classification"
     classes = shape in ("classification", "pair_classification")
-    needs_label = shape not in ("seq2seq", "language_modeling")
+    needs_label = get_task_shape(shape).has_labels
     if needs_label and label_column is None:
         raise ValueError(f"A {shape} task needs --label-column.")
-    if shape in ("pair_classification", "seq2seq") and pair_column is None:
+    if "pair_column" in get_task_shape(shape).needs and pair_column is None:
         option = "--target-column" if shape == "seq2seq" else "--text-pair-column"
         raise ValueError(f"A {shape} task needs {option}.")
     splits = {"train": train, "held-out": held_out}

@@ -94,6 +94,11 @@ class TaskShape:
     input_kinds: ClassVar[tuple[str, ...]] = ("sentence", "document", "characters")  # the `Head.inputs` it feeds
     needs: ClassVar[tuple[str, ...]] = ("label_column",)  # TaskData fields the shape cannot work without
 
+    @property
+    def has_labels(self) -> bool:
+        """Whether the shape reads a label column (a language model or seq2seq task does not)."""
+        return "label_column" in self.needs
+
     def accepts(self, head: Head) -> bool:
         return head.labels in self.label_kinds and head.inputs in self.input_kinds
 
