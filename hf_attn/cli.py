@@ -85,8 +85,13 @@ def _predict(argv: list[str]) -> None:
     parser.add_argument("texts", nargs="+", help="the texts")
     parser.add_argument("--pair", nargs="+", help="the second text of each pair (pair models)")
     parser.add_argument("--top_k", "--top-k", type=int, default=5, help="how many attended tokens to show")
+    parser.add_argument("--json", action="store_true", help="print one JSON list (text, prediction, attended)")
     args = parser.parse_args(argv)
-    for text, result in zip(args.texts, inference.predict(args.model, args.texts, args.pair, args.top_k), strict=True):
+    results = inference.predict(args.model, args.texts, args.pair, args.top_k)
+    if args.json:
+        print(json.dumps([{"text": t, **r} for t, r in zip(args.texts, results, strict=True)], ensure_ascii=False))
+        return
+    for text, result in zip(args.texts, results, strict=True):
         attended = result.pop("attended", None)
         print(f"{text}\n  -> {json.dumps(result, ensure_ascii=False)}")
         if attended:

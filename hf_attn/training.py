@@ -18,17 +18,20 @@ trained here) the main process builds the tokenizer the others load; the Trainer
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
+import datasets
 import torch
 from datasets import Dataset
+from huggingface_hub import utils as hub_utils
 from transformers import (
     AutoTokenizer,
     HfArgumentParser,
@@ -42,6 +45,7 @@ from transformers import (
     set_seed,
 )
 from transformers.trainer_utils import get_last_checkpoint
+from transformers.utils import logging as hf_logging
 
 from .cards import TRAINING_FILE, write_model_card
 from .data import get_synthetic_task
@@ -491,11 +495,43 @@ def _pretrain(
     return base.state_dict(), {"perplexity_before_lm_training": before, "perplexity": after}
 
 
+@contextlib.contextmanager
+def _progress_bars(shown: bool) -> Iterator[None]:
+    """`--no-progress` hides every bar of the run, not only `Trainer`'s: datasets' file reading and `map`,
+    transformers' shard writing, the Hub's uploads. The libraries' own switches are restored afterwards."""
+    if shown:
+        yield
+        return
+    switches = [
+        (datasets.is_progress_bar_enabled, datasets.disable_progress_bars, datasets.enable_progress_bars),
+        (
+            lambda: not hub_utils.are_progress_bars_disabled(),
+            hub_utils.disable_progress_bars,
+            hub_utils.enable_progress_bars,
+        ),
+        (hf_logging.is_progress_bar_enabled, hf_logging.disable_progress_bar, hf_logging.enable_progress_bar),
+    ]
+    enabled = [is_enabled() for is_enabled, _, _ in switches]
+    for _, disable, _ in switches:
+        disable()
+    try:
+        yield
+    finally:
+        for was_enabled, (_, _, enable) in zip(enabled, switches, strict=True):
+            if was_enabled:
+                enable()
+
+
 def run(
     options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Sequence[TrainerCallback] = ()
 ) -> TrainingResult:
     """The pipeline: data -> shape and head -> tokenizer -> config and model (pretraining stage, word vectors) ->
     `Trainer` -> held-out metrics -> saved folder with its card (and a Hub push)."""
+    with _progress_bars(shown=not args.disable_tqdm):
+        return _run(options, args, callbacks)
+
+
+def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Sequence[TrainerCallback]):
     architecture = get_architecture(options.arch)
     recipe = load_recipe(options.recipe) if options.recipe else None
     overrides = {**(recipe.config if recipe else {}), **parse_overrides(options.config)}

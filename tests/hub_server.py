@@ -5,7 +5,7 @@ create repos, upload (regular files inline in the NDJSON commit, LFS files throu
 exchange), list, and download with revisions. The clients under test are the real, unpatched libraries; they are
 pointed here with `HF_ENDPOINT` (read at import time, so set it in the environment of a subprocess).
 
-Implemented (model repos):
+Implemented (model repos; dataset repos answer the same routes under /api/datasets/... and /datasets/...):
     POST /api/repos/create                         create (visibility/private, exist_ok via 409)
     GET  /api/whoami-v2                            the token's user
     GET  /api/models/{repo}[/revision/{rev}]       model_info (sha, siblings, private)
@@ -25,8 +25,8 @@ Errors as the Hub sends them: 404 + `X-Error-Code: RepoNotFound | RevisionNotFou
 another user's namespace, 409 for an existing repo.
 
 Not implemented (gaps against the real Hub): Xet storage (tests set HF_HUB_DISABLE_XET=1), LFS multipart,
-redirects of LFS downloads to a CDN (files are served directly, with the same headers), pull requests, datasets and
-Spaces, gated repos, organisations, commit history listing, rate limits, and the Hub's full YAML schema.
+redirects of LFS downloads to a CDN (files are served directly, with the same headers), pull requests, Spaces,
+gated repos, organisations, commit history listing, rate limits, and the Hub's full YAML schema.
 """
 
 from __future__ import annotations
@@ -44,7 +44,19 @@ from urllib.parse import parse_qs, quote, unquote, urlparse
 import yaml
 
 LFS_SIZE_THRESHOLD = 10 * 1024 * 1024  # the real Hub stores files of 10 MB and more in LFS
-LFS_SUFFIXES = (".safetensors", ".bin", ".pt", ".h5", ".msgpack", ".onnx", ".pkl", ".zip", ".tar.gz")
+LFS_SUFFIXES = (
+    ".safetensors",
+    ".bin",
+    ".pt",
+    ".h5",
+    ".msgpack",
+    ".onnx",
+    ".pkl",
+    ".zip",
+    ".tar.gz",
+    ".parquet",
+    ".arrow",
+)
 KNOWN_LICENSES = {"apache-2.0", "mit", "bsd-3-clause", "cc-by-4.0", "cc-by-sa-4.0", "cc-by-nc-4.0", "gpl-3.0", "other"}
 PIPELINE_TAGS = {
     "text-classification", "token-classification", "translation", "text2text-generation", "text-generation",
@@ -183,6 +195,12 @@ class HubHandler(BaseHTTPRequestHandler):
         path = unquote(parsed.path)
         with self.state.lock:
             self.state.requests.append((method, path))
+        # Dataset repos speak the model routes under /api/datasets/... and /datasets/...; they are stored apart.
+        self.kind = "model"
+        if path.startswith("/api/datasets/"):
+            self.kind, path = "dataset", "/api/models/" + path.removeprefix("/api/datasets/")
+        elif path.startswith("/datasets/"):
+            self.kind, path = "dataset", path.removeprefix("/datasets")
         try:
             for name, pattern in ROUTES:
                 match = pattern.match(path)
@@ -214,9 +232,16 @@ class HubHandler(BaseHTTPRequestHandler):
 
     # --- access ---------------------------------------------------------------------------------------------------
 
+    def _key(self, repo: str) -> str:
+        """Where a repo is stored: its id for a model, `datasets/ID` for a dataset."""
+        return repo if self.kind == "model" else f"datasets/{repo}"
+
+    def _url(self, repo: str) -> str:
+        return f"{self.server.endpoint}/{self._key(repo)}"
+
     def _readable_repo(self, repo: str) -> Repo:
         user = self._user()
-        found = self.state.repos.get(repo)
+        found = self.state.repos.get(self._key(repo))
         if found is None:
             raise HubError(404, "Repository not found", "RepoNotFound")
         if found.private and user != repo.split("/")[0]:
@@ -249,12 +274,12 @@ class HubHandler(BaseHTTPRequestHandler):
         if namespace != user:
             raise HubError(403, f"You cannot create a repo in {namespace}")
         repo_id = f"{namespace}/{body['name']}"
-        if body.get("type", "model") != "model":
-            raise HubError(400, "only model repos are supported by the test server")
+        if body.get("type", "model") not in ("model", "dataset"):
+            raise HubError(400, "only model and dataset repos are supported by the test server")
+        self.kind = body.get("type", "model")
         with self.state.lock:
-            if repo_id in self.state.repos:
-                url = f"{self.server.endpoint}/{repo_id}"
-                raise HubError(409, "You already created this model repo", extra={"url": url})
+            if self._key(repo_id) in self.state.repos:
+                raise HubError(409, f"You already created this {self.kind} repo", extra={"url": self._url(repo_id)})
             # huggingface_hub 2.x sends `visibility`; older clients send `private`.
             repo = Repo(repo_id, private=body.get("visibility") == "private" or bool(body.get("private")))
             initial = Commit(
@@ -263,8 +288,8 @@ class HubHandler(BaseHTTPRequestHandler):
             gitattributes = b"*.safetensors filter=lfs diff=lfs merge=lfs -text\n"
             initial.files[".gitattributes"] = StoredFile(len(gitattributes), content=gitattributes)
             repo.commits[initial.sha], repo.branches["main"] = initial, initial.sha
-            self.state.repos[repo_id] = repo
-        self._json(200, {"url": f"{self.server.endpoint}/{repo_id}", "name": repo_id, "id": repo_id})
+            self.state.repos[self._key(repo_id)] = repo
+        self._json(200, {"url": self._url(repo_id), "name": repo_id, "id": repo_id})
 
     def get_whoami(self, query: dict) -> None:
         user = self._user()
@@ -295,7 +320,8 @@ class HubHandler(BaseHTTPRequestHandler):
         self._json(
             200,
             {"id": repo, "modelId": repo, "author": repo.split("/")[0], "sha": commit.sha, "private": found.private,
-             "disabled": False, "gated": False, "tags": [], "siblings": self._siblings(commit)},
+             "disabled": False, "gated": False, "tags": [], "siblings": self._siblings(commit),
+             "lastModified": "2026-01-01T00:00:00.000Z"},
         )  # fmt: skip
 
     def get_tree(self, query: dict, repo: str, rev: str, path: str = "") -> None:
@@ -390,10 +416,8 @@ class HubHandler(BaseHTTPRequestHandler):
             found.commits[sha] = Commit(sha, files, header.get("summary", ""), parent.sha)
             branch = rev if rev in found.branches else "main"
             found.branches[branch] = sha
-            self.state.commits_received.append((repo, sha, regular, lfs))
-        self._json(
-            200, {"success": True, "commitOid": sha, "commitUrl": f"{self.server.endpoint}/{repo}/commit/{sha}"}
-        )
+            self.state.commits_received.append((self._key(repo), sha, regular, lfs))
+        self._json(200, {"success": True, "commitOid": sha, "commitUrl": f"{self._url(repo)}/commit/{sha}"})
 
     def post_lfs_batch(self, query: dict, repo: str) -> None:
         self._writable_repo(repo)
@@ -407,7 +431,7 @@ class HubHandler(BaseHTTPRequestHandler):
             if oid not in self.state.lfs_objects:  # already stored: no actions, the client skips the upload
                 with self.state.lock:
                     self.state.lfs_pending.add((repo, oid))
-                href = f"{self.server.endpoint}/_lfs/{repo}/{oid}"
+                href = f"{self.server.endpoint}{'' if self.kind == 'model' else '/datasets'}/_lfs/{repo}/{oid}"
                 entry["actions"] = {"upload": {"href": href}, "verify": {"href": f"{href}/verify"}}
             objects.append(entry)
         self._json(200, {"transfer": "basic", "objects": objects, "hash_algo": "sha256"})

@@ -302,6 +302,42 @@ def test_cli_push_with_revision_and_private(hub, tmp_path):
     assert_close(loaded["logits"], pushed["logits"])
 
 
+def test_hf_attn_train_reads_a_hub_dataset_with_its_config_splits_and_class_names(hub, tmp_path):
+    """`--dataset USER/NAME --dataset_config --eval_split`: a dataset pushed with `DatasetDict.push_to_hub` (parquet
+    shards through LFS, a card with its features) trains Lin's model; class names come from its `ClassLabel`."""
+    push_and_train = """
+        from datasets import ClassLabel, Dataset, DatasetDict, Features, Value
+        from hf_attn.cli import main
+        from hf_attn.data.examples import review_rows
+        names = ["1 star", "2 stars", "3 stars", "4 stars", "5 stars"]
+        features = Features({"text": Value("string"), "label": ClassLabel(names=names)})
+        rows = [{"text": row["review"], "label": row["stars"] - 1} for row in review_rows(700, seed=0)]
+        splits = {"train": rows[:600], "test": rows[600:]}
+        DatasetDict({k: Dataset.from_list(v, features=features) for k, v in splits.items()}).push_to_hub(
+            ARGS["repo"], config_name="mini"
+        )
+        main(["train", "--arch", "lin_self_attentive", "--dataset", ARGS["repo"], "--dataset_config", "mini",
+              "--train_split", "train", "--eval_split", "test", "--output_dir", "out", "--num_train_epochs", "8",
+              "--learning_rate", "2e-2", "--no-progress", "--save_strategy", "no", "--report_to", "none",
+              "--config", "embedding_size=16", "hidden_size=16", "attention_hidden_size=16", "attention_hops=2",
+              "classifier_hidden_size=16", "hidden_dropout_prob=0", "penalty_coefficient=0"])
+        record = json.loads(Path("out/hf_attn_training.json").read_text())
+        report(id2label=json.loads(Path("out/config.json").read_text())["id2label"], record=record)
+    """
+    result = run_client(hub, push_and_train, tmp_path / "trainer", repo="alice/reviews-mini")
+    parquet = [p for p in hub.state.repos["datasets/alice/reviews-mini"].resolve("main").files if ".parquet" in p]
+    assert len(parquet) == 2 and all(p.startswith("mini/") for p in parquet), parquet
+    assert result["id2label"] == {str(i): f"{i + 1} star{'s' * bool(i)}" for i in range(5)}
+    record = result["record"]
+    assert record["dataset"]["name"] == "alice/reviews-mini (mini)" and record["settings"]["held-out examples"] == 100
+    assert record["metrics"]["accuracy"] >= 0.7, record  # 5 classes, one cue word each; measured 1.0
+    missing = run_client(hub, "from hf_attn.cli import main\nmain(['train', '--dataset', 'alice/nothing-here'])\n",
+                         tmp_path / "missing", check=False)  # fmt: skip
+    message = missing["_stderr"].strip().splitlines()[-1]
+    print(f"\naccuracy {record['metrics']['accuracy']:.4f}; a missing id: {message}")
+    assert missing["_returncode"] != 0 and "alice/nothing-here" in message
+
+
 def test_readme_share_section_commands_run(hub, tmp_path):
     """The README's "Share on the Hub" commands, run as written (with the loopback endpoint and a test token)."""
     readme = (REPO_ROOT / "README.md").read_text()

@@ -4,7 +4,8 @@
 known):
 
     reviews.csv         stars,review              5 classes, star rating set by one cue word (Yelp-like)
-    snli.jsonl          premise,hypothesis,label  entailment / neutral / contradiction (0/1/2), some -1 (no gold)
+    snli.jsonl          premise,hypothesis,label  "the red cat" / "the cat is red": entailment / neutral /
+                                                  contradiction (0/1/2), every 20th -1 (no gold label)
     topics.jsonl        text,labels               a list of topic labels per text (RCV1 / AAPD-like)
     pairs.tsv           source<TAB>target         no header: a sentence and its translation
     corpus.txt          one sentence per line      plain text for language models (blank lines between some)
@@ -53,7 +54,9 @@ def write_example_files(folder: str | Path, num_rows: int = 600, seed: int = 0) 
         writer = csv.DictWriter(handle, fieldnames=["stars", "review"])
         writer.writeheader()
         writer.writerows(review_rows(num_rows, seed))
-    pairs = cue_word_pairs(num_rows, seed=seed)
+    # One coloured object per premise: the label still needs both sentences (same object? same colour?), and a
+    # small model learns it in seconds.
+    pairs = cue_word_pairs(num_rows, seed=seed, min_objects=1, max_objects=1)
     with (folder / "snli.jsonl").open("w") as handle:
         for index, row in enumerate(pairs):
             label = -1 if index % 20 == 7 else row["label"]  # SNLI marks pairs without a gold label -1
