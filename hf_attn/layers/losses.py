@@ -61,3 +61,24 @@ def token_cross_entropy(
     )
     count = (labels != -100).sum() if num_items_in_batch is None else num_items_in_batch
     return summed / torch.as_tensor(count, device=summed.device).clamp(min=1).to(summed.dtype)
+
+
+def multi_label_cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Mean binary cross-entropy with logits over the entries whose label is not −100: `logits (..., K)`, `labels`
+    of the same shape holding 0/1 indicators (or soft targets in [0, 1]) and −100 for entries not to score (e.g. a
+    tree level's padded candidate slots).
+
+    A batch with nothing to score gives 0 with a gradient of 0, never NaN (the rule of `token_cross_entropy`).
+    """
+    if tuple(labels.shape) != tuple(logits.shape):
+        raise ValueError(f"`labels` must have shape {tuple(logits.shape)}, got {tuple(labels.shape)}.")
+    scored = labels != -100
+    if bool(((labels[scored] < 0) | (labels[scored] > 1)).any()):
+        raise ValueError(
+            "`labels` must hold multi-hot values in [0, 1] (1 = the label applies) or -100 (not scored), got min "
+            f"{float(labels[scored].min())} and max {float(labels[scored].max())}."
+        )
+    losses = nn.functional.binary_cross_entropy_with_logits(
+        logits.float(), labels.float().clamp(min=0), reduction="none"
+    )
+    return (losses * scored).sum() / scored.sum().clamp(min=1)

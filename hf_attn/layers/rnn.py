@@ -24,8 +24,9 @@ class PackedBiRNN(nn.Module):
     Args:
         rnn: the recurrent module; must be built with ``batch_first=True``.
 
-    ``forward(inputs (B, T, D), attention_mask (B, T) | None, pack=True) -> (B, T, K·H)``. With ``pack=False`` (or
-    no mask) the RNN runs over every position, pads included, as several original implementations do.
+    ``forward(inputs (B, T, D), attention_mask (B, T) | None, pack=True, initial_state=None) -> (B, T, K·H)``. With
+    ``pack=False`` (or no mask) the RNN runs over every position, pads included, as several original implementations
+    do. ``initial_state`` is the RNN's ``hx`` (``(h0, c0)`` for an LSTM, each ``(layers·K, B, H)``); ``None``: zeros.
     """
 
     def __init__(self, rnn: nn.RNNBase) -> None:
@@ -41,10 +42,14 @@ class PackedBiRNN(nn.Module):
         return hidden * (2 if self.rnn.bidirectional else 1)
 
     def forward(
-        self, inputs: torch.Tensor, attention_mask: torch.Tensor | None = None, pack: bool = True
+        self,
+        inputs: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        pack: bool = True,
+        initial_state: torch.Tensor | tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> torch.Tensor:
         if attention_mask is None or not pack:
-            return self.rnn(inputs)[0]
+            return self.rnn(inputs, initial_state)[0]
         mask = attention_mask.to(torch.bool)
         lengths = mask.sum(dim=-1)
         positions = torch.arange(mask.size(-1), device=mask.device)
@@ -54,6 +59,6 @@ class PackedBiRNN(nn.Module):
                 "use a tokenizer with padding_side='right'."
             )
         packed = pack_padded_sequence(inputs, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
-        outputs, _ = self.rnn(packed)
+        outputs, _ = self.rnn(packed, initial_state)  # (hx is permuted to the packed order by the RNN itself)
         outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=inputs.size(1))
         return outputs * (lengths > 0)[:, None, None].to(outputs.dtype)

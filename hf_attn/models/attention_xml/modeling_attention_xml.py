@@ -1,0 +1,287 @@
+"""AttentionXML: Label Tree-based Attention-Aware Deep Model for High-Performance Extreme Multi-Label Text
+Classification.
+
+Ronghui You, Zihan Zhang, Ziye Wang, Suyang Dai, Hiroshi Mamitsuka, Shanfeng Zhu. NeurIPS 2019. arXiv:1811.01727.
+Original code: https://github.com/yourh/AttentionXML (`deepxml/networks.py`: `AttentionRNN`, `FastAttentionRNN`).
+
+The attention-aware model of §2.4, five layers:
+1. word representation: embeddings (300-d GloVe in the paper) with dropout;
+2. BiLSTM: ĥ_t = [→h_t; ←h_t] (eq. 1), from a learned initial state shared by all texts (original code);
+3. multi-label attention: one query ŵ_j per label, α_tj = exp(ĥ_t · ŵ_j) / Σ_t' exp(ĥ_t' · ŵ_j) (eq. 2) over the
+   text's real tokens, m̂_j = Σ_t α_tj ĥ_t (eq. 3);
+4. fully connected layers shared by all labels, each Linear → ReLU (eq. 4 applies them label by label);
+5. output layer: one score per label, a sigmoid in the loss (binary cross-entropy, eq. 5; no normalisation across
+   labels).
+
+A level of the probabilistic label tree (§2.3) is the same network scoring only the nodes it is given: `candidates
+(B, C)` label ids, the children of the previous level's top nodes. Its label table has one more row, the padding
+candidate (id `num_labels`) that fills unused slots (`config.padding_candidate`), as the original's
+`FastAttentionRNN`. Without candidates the model scores every label (flat AttentionXML, or level 1 of the tree).
+
+What differs from the original code (the converter reproduces its outputs exactly on right-padded inputs):
+- Masks come from `attention_mask` (or `pad_token_id`), not from counting non-padding ids; a mask that is not
+  right-padded is refused (the original would silently read the wrong tokens).
+- An all-padding text gives zero states, an all-zero attention and the logits of a zero context; the original
+  crashes (`pack_padded_sequence` refuses length 0).
+- Padded candidate slots: the original trains them as negatives; `labels == -100` leaves an entry out of the loss
+  (used for padded slots by hf_attn's tree training; 0 still works as in the original).
+- Outputs keep the input's width T (the original cuts to the batch's longest text); the extra positions hold
+  zero states and zero attention.
+- The learned initial state is two parameters, `initial_cell` and `initial_hidden`; the original stores one
+  `init_state` whose FIRST half is c0 and second half h0 (fixture quirk 1), which the converter splits.
+
+Shape legend: B batch, T tokens, E embedding size, H LSTM units per direction, D = 2H, N labels (`num_labels`),
+C candidates per text, K labels scored per text (N without candidates, C with them), F shared layer sizes.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import torch
+from torch import nn
+from transformers import PreTrainedModel
+from transformers import initialization as init
+from transformers.utils import ModelOutput
+
+from .common import (
+    PackedBiRNN,
+    SafetensorsLoadingMixin,
+    check_token_inputs,
+    masked_softmax,
+    multi_label_cross_entropy,
+    output_flags,
+)
+from .configuration_attention_xml import AttentionXmlConfig
+
+
+@dataclass
+class AttentionXmlModelOutput(ModelOutput):
+    """
+    Args:
+        last_hidden_state (`torch.FloatTensor` of shape `(B, T, D)`): ĥ_t, zero at padded positions.
+        hidden_states (`tuple(torch.FloatTensor)`, *optional*): `(embeddings (B, T, E), ĥ (B, T, D))`, when asked.
+    """
+
+    last_hidden_state: torch.FloatTensor | None = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
+
+
+@dataclass
+class AttentionXmlClassifierOutput(ModelOutput):
+    """
+    Args:
+        loss (`torch.FloatTensor` of shape `()`, *optional*): binary cross-entropy over the scored labels.
+        logits (`torch.FloatTensor` of shape `(B, K)`): one score per label scored (all labels, or the candidates).
+        label_attentions (`torch.FloatTensor` of shape `(B, K, T)`): α of eq. 2, one distribution over the text's
+            tokens per label scored (zero on padding).
+        candidates (`torch.LongTensor` of shape `(B, C)`, *optional*): the label ids the logits belong to, when the
+            model scored candidates.
+        hidden_states (`tuple(torch.FloatTensor)`, *optional*): `(embeddings, ĥ, m̂ (B, K, D))`, when asked.
+        attentions (`tuple(torch.FloatTensor)`, *optional*): `(label_attentions,)`, when asked.
+    """
+
+    loss: torch.FloatTensor | None = None
+    logits: torch.FloatTensor | None = None
+    label_attentions: torch.FloatTensor | None = None
+    candidates: torch.LongTensor | None = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
+    attentions: tuple[torch.FloatTensor, ...] | None = None
+
+
+class MultiLabelAttention(nn.Module):
+    """Eq. 2–3: a query ŵ_j per label row; α = masked softmax over tokens of ĥ · ŵ_j (no scaling, no bias), m̂ = α ĥ.
+
+    `forward(states (B, T, D), mask (B, T), candidates (B, C) | None) -> (m̂ (B, K, D), α (B, K, T))`.
+    """
+
+    def __init__(self, num_rows: int, size: int) -> None:
+        super().__init__()
+        self.label_queries = nn.Parameter(torch.empty(num_rows, size))  # ŵ_j, one row per label
+
+    def forward(
+        self, states: torch.Tensor, mask: torch.Tensor, candidates: torch.Tensor | None = None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        if candidates is None:
+            scores = torch.einsum("btd,nd->bnt", states, self.label_queries)  # (B, N, T)
+        else:
+            queries = nn.functional.embedding(candidates, self.label_queries)  # (B, C, D)
+            scores = torch.bmm(queries, states.transpose(1, 2))  # (B, C, T)
+        weights = masked_softmax(scores, mask[:, None, :])
+        return torch.bmm(weights, states), weights
+
+
+class SharedLabelClassifier(nn.Module):
+    """Layers 4–5: Linear → ReLU for each of `linear_sizes`, shared by all labels, then one output unit.
+
+    `forward(m̂ (B, K, D)) -> logits (B, K)`.
+    """
+
+    def __init__(self, config: AttentionXmlConfig) -> None:
+        super().__init__()
+        sizes = [2 * config.hidden_size, *config.linear_sizes]
+        self.hidden = nn.ModuleList(nn.Linear(a, b) for a, b in itertools.pairwise(sizes))
+        self.output = nn.Linear(sizes[-1], 1)
+
+    def forward(self, contexts: torch.Tensor) -> torch.Tensor:
+        for layer in self.hidden:
+            contexts = nn.functional.relu(layer(contexts))
+        return self.output(contexts).squeeze(-1)
+
+
+class AttentionXmlPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
+    config_class = AttentionXmlConfig
+    base_model_prefix = "attention_xml"
+    _input_embed_layer = "embeddings"
+    _no_split_modules: ClassVar[list[str]] = []
+
+    @torch.no_grad()
+    def _init_weights(self, module: nn.Module) -> None:
+        """As the original code: the label queries and the shared layers' weights xavier-uniform, the LSTM
+        PyTorch's default, the initial state zeros. Deviations: the shared layers' biases start at 0 (the original:
+        PyTorch's default uniform), and the embeddings N(0, 1) with a zero padding row (the original starts from
+        GloVe; `--word_vectors` does that here)."""
+        if isinstance(module, MultiLabelAttention):
+            init.xavier_uniform_(module.label_queries)
+        elif isinstance(module, nn.Linear):  # the shared layers, the model's only Linears
+            init.xavier_uniform_(module.weight)
+            init.zeros_(module.bias)
+        elif isinstance(module, nn.LSTM):
+            bound = 1.0 / module.hidden_size**0.5
+            for parameter in module.parameters():
+                init.uniform_(parameter, -bound, bound)
+        elif isinstance(module, AttentionXmlModel):
+            init.zeros_(module.initial_cell)
+            init.zeros_(module.initial_hidden)
+        elif isinstance(module, nn.Embedding):
+            init.normal_(module.weight)
+            if module.padding_idx is not None and not getattr(module.weight, "_is_hf_initialized", False):
+                init.zeros_(module.weight[module.padding_idx])
+
+
+class AttentionXmlModel(AttentionXmlPreTrainedModel):
+    """Layers 1–2: embeddings with dropout → BiLSTM from a learned initial state (packed: the backward direction
+    starts at each text's last real token) → dropout. Returns ĥ (B, T, D), zero at padding."""
+
+    def __init__(self, config: AttentionXmlConfig) -> None:
+        super().__init__(config)
+        self.embeddings = nn.Embedding(config.vocab_size, config.embedding_size, padding_idx=config.pad_token_id)
+        self.embedding_dropout = nn.Dropout(config.embedding_dropout_prob)
+        lstm = nn.LSTM(config.embedding_size, config.hidden_size, config.num_hidden_layers, batch_first=True,
+                       bidirectional=True)  # fmt: skip
+        self.encoder = PackedBiRNN(lstm)
+        # (layers · 2 directions, 1, H) each, in nn.LSTM's order: layer 0 forward, layer 0 backward, layer 1 ...
+        self.initial_cell = nn.Parameter(torch.zeros(2 * config.num_hidden_layers, 1, config.hidden_size))
+        self.initial_hidden = nn.Parameter(torch.zeros(2 * config.num_hidden_layers, 1, config.hidden_size))
+        self.dropout = nn.Dropout(config.hidden_dropout_prob)
+        self.post_init()
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+        **kwargs: Any,
+    ) -> AttentionXmlModelOutput | tuple:
+        r"""
+        Args:
+            input_ids (`torch.LongTensor` of shape `(B, T)`): token ids, right-padded.
+            attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding (derived from
+                `pad_token_id` when not given).
+        """
+        _, output_hidden_states, return_dict = output_flags(self.config, None, output_hidden_states, return_dict)
+        mask = check_token_inputs(
+            input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id, right_padded=True
+        )
+        embedded = self.embedding_dropout(self.embeddings(input_ids))
+        batch = input_ids.size(0)
+        initial_state = (self.initial_hidden.expand(-1, batch, -1), self.initial_cell.expand(-1, batch, -1))
+        states = self.encoder(embedded, mask, initial_state=tuple(s.contiguous() for s in initial_state))
+        states = self.dropout(states)
+        output = AttentionXmlModelOutput(
+            last_hidden_state=states, hidden_states=(embedded, states) if output_hidden_states else None
+        )
+        return output if return_dict else output.to_tuple()
+
+
+class AttentionXmlForSequenceClassification(AttentionXmlPreTrainedModel):
+    """AttentionXML's attention-aware model (layers 1–5): a score per label, or per candidate on a tree level.
+
+    `problem_type="multi_label_classification"`: `labels` are multi-hot `(B, N)` (or `(B, C)` targets of the
+    candidates), −100 for entries left out of the loss.
+    """
+
+    def __init__(self, config: AttentionXmlConfig) -> None:
+        config.problem_type = "multi_label_classification"
+        super().__init__(config)
+        self.attention_xml = AttentionXmlModel(config)
+        self.attention = MultiLabelAttention(config.num_label_rows, 2 * config.hidden_size)
+        self.classifier = SharedLabelClassifier(config)
+        self.post_init()
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        candidates: torch.LongTensor | None = None,
+        labels: torch.Tensor | None = None,
+        output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
+        return_dict: bool | None = None,
+        **kwargs: Any,
+    ) -> AttentionXmlClassifierOutput | tuple:
+        r"""
+        Args:
+            input_ids (`torch.LongTensor` of shape `(B, T)`): token ids, right-padded.
+            attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding.
+            candidates (`torch.LongTensor` of shape `(B, C)`, *optional*): the label ids to score (a tree level:
+                ids in `[0, num_labels]`, `num_labels` being the padding candidate when the config has it);
+                `None` scores every label.
+            labels (`torch.Tensor` of shape `(B, K)`, *optional*): 1 where the label (candidate) applies, 0 where
+                not, −100 to leave it out of the loss.
+        """
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
+        if candidates is not None:
+            self._check_candidates(candidates, input_ids)
+        encoded = self.attention_xml(
+            input_ids, attention_mask, output_hidden_states=output_hidden_states, return_dict=True
+        )
+        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id)
+        contexts, weights = self.attention(encoded.last_hidden_state, mask, candidates)
+        logits = self.classifier(contexts)
+        loss = multi_label_cross_entropy(logits, labels) if labels is not None else None
+        output = AttentionXmlClassifierOutput(
+            loss=loss,
+            logits=logits,
+            label_attentions=weights,
+            candidates=candidates,
+            hidden_states=(*encoded.hidden_states, contexts) if output_hidden_states else None,
+            attentions=(weights,) if output_attentions else None,
+        )
+        return output if return_dict else output.to_tuple()
+
+    def _check_candidates(self, candidates: torch.Tensor, input_ids: torch.Tensor) -> None:
+        rows = self.config.num_label_rows
+        if candidates.dim() != 2 or candidates.size(0) != input_ids.size(0) or candidates.is_floating_point():
+            raise ValueError(
+                f"`candidates` must be integer label ids of shape (batch, candidates) with the batch of `input_ids` "
+                f"({input_ids.size(0)}), got {candidates.dtype} of shape {tuple(candidates.shape)}."
+            )
+        if candidates.numel() and (int(candidates.min()) < 0 or int(candidates.max()) >= rows):
+            raise ValueError(
+                f"`candidates` must hold label ids in [0, {rows}) (num_labels {self.config.num_labels}"
+                f"{' + the padding candidate' if self.config.padding_candidate else ''}), got ids in "
+                f"[{int(candidates.min())}, {int(candidates.max())}]."
+            )
+
+
+__all__ = [
+    "AttentionXmlForSequenceClassification",
+    "AttentionXmlModel",
+    "AttentionXmlPreTrainedModel",
+]

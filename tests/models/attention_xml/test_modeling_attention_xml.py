@@ -1,0 +1,85 @@
+"""AttentionXML's equations on tiny cases: label-wise attention (eq. 2-3), candidates as a tree level scores them,
+the learned initial state, the loss with −100 entries, and errors that name the argument."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from hf_attn import AttentionXmlConfig, AttentionXmlForSequenceClassification
+
+CONFIG = {"vocab_size": 30, "embedding_size": 8, "hidden_size": 5, "linear_sizes": [7, 4], "num_labels": 6,
+          "hidden_dropout_prob": 0.0, "embedding_dropout_prob": 0.0}  # fmt: skip
+INPUT_IDS = torch.tensor([[3, 4, 5, 6, 7], [8, 9, 0, 0, 0]])
+MASK = (INPUT_IDS != 0).long()
+
+
+def model(**overrides) -> AttentionXmlForSequenceClassification:
+    torch.manual_seed(0)
+    return AttentionXmlForSequenceClassification(AttentionXmlConfig(**{**CONFIG, **overrides})).eval()
+
+
+@torch.no_grad()
+def test_label_wise_attention_and_the_shared_layers_follow_equations_2_to_5():
+    net = model()
+    output = net(INPUT_IDS, MASK, output_hidden_states=True)
+    _, states, contexts = output.hidden_states  # ĥ (B, T, D), m̂ (B, N, D)
+    queries = net.attention.label_queries  # ŵ_j (N, D)
+    for row, length in enumerate(MASK.sum(-1).tolist()):
+        h = states[row, :length]
+        alpha = torch.softmax(queries @ h.T, dim=-1)  # eq. 2: over the text's real tokens, per label
+        torch.testing.assert_close(output.label_attentions[row, :, :length], alpha)
+        assert not output.label_attentions[row, :, length:].any()
+        torch.testing.assert_close(contexts[row], alpha @ h)  # eq. 3
+        hidden = contexts[row]
+        for layer in net.classifier.hidden:  # shared by all labels, Linear -> ReLU
+            hidden = torch.relu(layer(hidden))
+        torch.testing.assert_close(output.logits[row], net.classifier.output(hidden).squeeze(-1))
+
+
+@torch.no_grad()
+def test_candidates_score_exactly_what_the_flat_model_scores_for_those_labels():
+    net = model()
+    candidates = torch.tensor([[5, 0, 2], [1, 1, 4]])
+    flat, some = net(INPUT_IDS, MASK), net(INPUT_IDS, MASK, candidates=candidates)
+    torch.testing.assert_close(some.logits, flat.logits.gather(1, candidates))
+    torch.testing.assert_close(some.label_attentions, flat.label_attentions[torch.arange(2)[:, None], candidates])
+    assert torch.equal(some.candidates, candidates)
+
+
+@torch.no_grad()
+def test_a_tree_level_has_a_padding_candidate_row_and_refuses_ids_beyond_it():
+    net = model(padding_candidate=True)
+    assert net.attention.label_queries.shape == (7, 10)  # N + 1 rows of D = 2H
+    assert net(INPUT_IDS, MASK, candidates=torch.tensor([[6, 6], [0, 6]])).logits.shape == (2, 2)
+    with pytest.raises(ValueError, match=r"`candidates` must hold label ids in \[0, 7\)"):
+        net(INPUT_IDS, MASK, candidates=torch.tensor([[7, 0], [0, 1]]))
+    with pytest.raises(ValueError, match=r"`candidates` must be integer label ids of shape \(batch, candidates\)"):
+        net(INPUT_IDS, MASK, candidates=torch.tensor([[0.0, 1.0], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match=r"`candidates` must be integer label ids"):
+        net(INPUT_IDS, MASK, candidates=torch.tensor([[0, 1]]))
+
+
+@torch.no_grad()
+def test_the_learned_initial_state_starts_both_directions():
+    net = model()
+    before = net(INPUT_IDS, MASK).logits
+    net.attention_xml.initial_hidden.fill_(0.5)
+    after_hidden = net(INPUT_IDS, MASK).logits
+    net.attention_xml.initial_cell.fill_(-0.5)
+    after_cell = net(INPUT_IDS, MASK).logits
+    assert (before - after_hidden).abs().max() > 1e-3 and (after_hidden - after_cell).abs().max() > 1e-3
+
+
+def test_loss_leaves_out_minus_100_entries_and_is_zero_when_nothing_is_scored():
+    net = model()
+    labels = torch.tensor([[1.0, 0, 0, 1, -100, 0], [0, 0, 1, -100, -100, 0]])
+    output = net(INPUT_IDS, MASK, labels=labels)
+    kept = labels != -100
+    expected = torch.nn.functional.binary_cross_entropy_with_logits(output.logits[kept], labels[kept])
+    torch.testing.assert_close(output.loss, expected)
+    nothing = net(INPUT_IDS, MASK, labels=torch.full((2, 6), -100.0))
+    nothing.loss.backward()
+    assert nothing.loss.item() == 0 and all(
+        p.grad is None or p.grad.abs().max() == 0 for p in net.parameters()
+    )  # no NaN, no gradient
