@@ -83,6 +83,7 @@ REPORTED_METRICS = (
     "micro_f1",
     "macro_f1",
     "subset_accuracy",
+    *(f"{metric}_at_{k}" for metric in ("precision", "ndcg", "psp") for k in (1, 3, 5)),
 )
 
 

@@ -1,7 +1,8 @@
 """Your data: a Hub dataset or local files, through `datasets.load_dataset`, put in the canonical form of a task shape.
 
 `load_splits` reads the training and held-out splits: a Hub id (`stanfordnlp/snli`, with a config and split names),
-a folder `load_dataset` understands (`train.csv`, `test.csv`, ...), or one file, `.csv`, `.tsv`, `.json`, `.jsonl`,
+a folder `load_dataset` understands (`train.csv`, `test.csv`, ...), a folder in the extreme multi-label text layout
+(`train_texts.txt` + `train_labels.txt`, ...; `load_xmc_text_folder`), or one file, `.csv`, `.tsv`, `.json`, `.jsonl`,
 `.parquet` or `.txt` (one text per line, for language models). A file that cannot be parsed is reported with the
 row that breaks it. Without a held-out split, a seeded fraction of the training rows is held out (and said so).
 
@@ -95,6 +96,31 @@ def _load_file(path: Path, data_format: str | None, column_names: Sequence[str] 
         raise ValueError(f"--dataset {path} cannot be parsed as {builder}: {cause}") from error
 
 
+XMC_SPLITS = {"train": "train", "valid": "validation", "test": "test"}
+
+
+def load_xmc_text_folder(folder: Path) -> DatasetDict:
+    """The extreme multi-label text layout of AttentionXML and the Extreme Classification Repository's raw-text
+    sets: `{split}_texts.txt` (one tokenised text per line) beside `{split}_labels.txt` (the text's labels,
+    space-separated, on the same line), for split in train / valid / test. Columns: `text`, `labels` (names)."""
+    splits = {}
+    for prefix, split in XMC_SPLITS.items():
+        texts_path, labels_path = folder / f"{prefix}_texts.txt", folder / f"{prefix}_labels.txt"
+        if not texts_path.is_file():
+            continue
+        if not labels_path.is_file():
+            raise ValueError(f"--dataset {folder}: {texts_path.name} has no {labels_path.name} beside it.")
+        texts = texts_path.read_text(encoding="utf-8").splitlines()
+        labels = labels_path.read_text(encoding="utf-8").splitlines()
+        if len(texts) != len(labels):
+            raise ValueError(
+                f"--dataset {folder}: {texts_path.name} has {len(texts)} lines but {labels_path.name} has "
+                f"{len(labels)}; line i of one must be the labels of line i of the other."
+            )
+        splits[split] = Dataset.from_dict({"text": texts, "labels": [line.split() for line in labels]})
+    return DatasetDict(splits)
+
+
 def load_splits(
     dataset: str,
     dataset_config: str | None = None,
@@ -115,6 +141,9 @@ def load_splits(
         train = _load_file(path, data_format, column_names)
         splits = DatasetDict(train=train)
         train_split = "train"
+        source = {"type": f"local/{path.name}", "name": path.name}
+    elif path.is_dir() and (path / "train_texts.txt").is_file():  # the extreme classification text layout
+        splits = load_xmc_text_folder(path)
         source = {"type": f"local/{path.name}", "name": path.name}
     elif path.is_dir() and data_format is not None:  # a folder of shards in one format (e.g. the 1B Word Benchmark)
         shards = sorted(str(item) for item in path.rglob("*") if item.is_file() and not item.name.startswith("."))

@@ -3,6 +3,7 @@ row lands on that label's words."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from hf_attn.data import label_topics, topic_labels
@@ -33,3 +34,33 @@ def test_learns_label_sets_and_each_label_attends_to_its_own_words(tmp_path):
                 hits += int(attentions[model.config.label2id[label]].argmax().item() in own)
     # Chance: a text has 1-6 evidence words among 7-22 tokens. Measured 0.86.
     assert hits / total >= 0.7, (hits, total)
+
+
+def test_trains_from_the_command_line_on_a_folder_in_the_xmc_text_layout(tmp_path, capsys):
+    """`train_texts.txt` / `train_labels.txt` and `test_*` (AttentionXML's data layout): `--dataset FOLDER
+    --label_column labels`; the held-out split is the test files; P@k and nDCG@k are reported and carded."""
+    import json
+
+    from hf_attn.cli import main
+
+    folder = tmp_path / "topics"
+    folder.mkdir()
+    rows = label_topics(1100, seed=1)
+    for split, part in (("train", rows.select(range(1000))), ("test", rows.select(range(1000, 1100)))):
+        (folder / f"{split}_texts.txt").write_text("\n".join(part["text"]) + "\n")
+        (folder / f"{split}_labels.txt").write_text("\n".join(" ".join(labels) for labels in part["labels"]) + "\n")
+    main(["train", "--arch", "attention_xml", "--dataset", str(folder), "--label_column", "labels", "--output_dir",
+          str(tmp_path / "model"), "--num_train_epochs", "8", "--learning_rate", "1e-2", "--no-progress",
+          "--save_strategy", "no", "--report_to", "none", "--config", "embedding_size=32", "hidden_size=32",
+          "linear_sizes=[32]"])  # fmt: skip
+    capsys.readouterr()
+    record = json.loads((tmp_path / "model" / "hf_attn_training.json").read_text())
+    assert record["settings"]["held-out examples"] == 100 and record["dataset"]["name"] == "topics"
+    # Measured P@1 0.99, nDCG@3 0.99 (P@3 is bounded by the 1-6 labels a text has).
+    assert record["metrics"]["precision_at_1"] >= 0.9 and record["metrics"]["ndcg_at_3"] >= 0.9, record["metrics"]
+    card = (tmp_path / "model" / "README.md").read_text()
+    assert "precision_at_3" in card and "ndcg_at_5" in card
+    (folder / "test_labels.txt").write_text("sports\n")
+    with pytest.raises(ValueError, match=r"test_texts.txt has 100 lines but test_labels.txt has 1"):
+        main(["train", "--arch", "attention_xml", "--dataset", str(folder), "--label_column", "labels",
+              "--output_dir", str(tmp_path / "again")])  # fmt: skip
