@@ -22,6 +22,7 @@ from .synthetic import (
     register_synthetic_task,
     topic_labels,
     toy_translation,
+    xmc_documents,
 )
 
 __all__ = [
@@ -48,4 +49,5 @@ __all__ = [
     "tokenize_dataset",
     "topic_labels",
     "toy_translation",
+    "xmc_documents",
 ]

@@ -70,4 +70,6 @@ class PaddingCollator:
                 batch["labels" if key == "label" else key] = pad_nested(values, pad)
             elif isinstance(values[0], bool | int | float) or torch.is_tensor(values[0]):
                 batch["labels" if key == "label" else key] = torch.tensor(values)
+            elif isinstance(values[0], list | tuple) and values[0] and isinstance(values[0][0], int | float):
+                batch[key] = torch.tensor(values)  # fixed-width numbers, e.g. a label tree level's `candidates`
         return batch

@@ -597,6 +597,51 @@ SYNTHETIC_TASKS: dict[str, SyntheticTask] = {
 }
 
 
+def xmc_documents(
+    num_examples: int,
+    num_labels: int = 1024,
+    seed: int = 0,
+    min_labels: int = 1,
+    max_labels: int = 3,
+    zipf_exponent: float = 0.8,
+    topic_size: int = 8,
+    min_fillers: int = 5,
+    max_fillers: int = 15,
+) -> Dataset:
+    """Extreme multi-label texts with power-law label frequencies and a latent hierarchy (AttentionXML's setting).
+
+    Labels come in topics of `topic_size` (label l in topic l // topic_size) and topics in areas of 8. A label has
+    two words of its own (`l17a`, `l17b`), a topic two (`t2a`, `t2b`), an area one (`a0`). Each text draws
+    `min_labels`–`max_labels` labels with probability ∝ 1 / rank^`zipf_exponent` (ranks a seeded permutation of the
+    labels, so frequent and rare labels are spread over the hierarchy) and writes, per label, one of its words and
+    one of its topic's words (and its area's word half the time), among 5–15 fillers, shuffled. A label's words
+    identify it; its topic's words are shared with its siblings, so the label tree has structure to find.
+
+    Columns: `text` (str), `labels` (label names `L<id>`, sorted by id).
+    """
+    rng = random.Random(seed)
+    ranks = list(range(num_labels))
+    rng.shuffle(ranks)
+    weights = [1.0 / (rank + 1) ** zipf_exponent for rank in ranks]
+    rows: dict[str, list] = {"text": [], "labels": []}
+    for _ in range(num_examples):
+        count = rng.randint(min_labels, max_labels)
+        labels: set[int] = set()
+        while len(labels) < count:
+            labels.add(rng.choices(range(num_labels), weights)[0])
+        words = []
+        for label in sorted(labels):
+            topic = label // topic_size
+            words += [f"l{label}{rng.choice('ab')}", f"t{topic}{rng.choice('ab')}"]
+            if rng.random() < 0.5:
+                words.append(f"a{topic // 8}")
+        words += [rng.choice(_TOPIC_FILLERS) for _ in range(rng.randint(min_fillers, max_fillers))]
+        rng.shuffle(words)
+        rows["text"].append(" ".join(words))
+        rows["labels"].append([f"L{label}" for label in sorted(labels)])
+    return Dataset.from_dict(rows)
+
+
 def register_synthetic_task(name: str, task: SyntheticTask) -> None:
     """Adds a task under `name` (an architecture registers its own task from its own module; idempotent for the same
     task, an error for a different one under a taken name)."""

@@ -2,6 +2,7 @@ from hf_attn.registry import Architecture, Head, Paper
 
 from .configuration_attention_xml import AttentionXmlConfig
 from .modeling_attention_xml import (
+    AttentionXmlForLabelTree,
     AttentionXmlForSequenceClassification,
     AttentionXmlModel,
     AttentionXmlPreTrainedModel,
@@ -61,11 +62,13 @@ ARCHITECTURE = Architecture(
         "num_labels": 6,
     },
     tags=("extreme-multi-label", "label-wise-attention", "label-tree", "bilstm"),
+    exports=(AttentionXmlForLabelTree,),
 )
 
 __all__ = [
     "ARCHITECTURE",
     "AttentionXmlConfig",
+    "AttentionXmlForLabelTree",
     "AttentionXmlForSequenceClassification",
     "AttentionXmlModel",
     "AttentionXmlPreTrainedModel",

@@ -47,6 +47,11 @@ class AttentionXmlConfig(PreTrainedConfig):
             M, the largest leaf cluster of the 2-means tree (§2.2: M = K; `None` means K).
         tree_height (`int`, *optional*, defaults to 3):
             H, the levels of the compressed tree below the root (§2.2: chosen per dataset, 3 for the paper's sets).
+        tree_level_sizes (`list[int]`, *optional*):
+            The label tree's nodes per level, top-down, the last level being the labels (`num_labels`); set by
+            the tree training for [`AttentionXmlForLabelTree`], `None` for a flat model.
+        tree_max_children (`list[int]`, *optional*):
+            The most children a node of each level but the last has (the width of the candidate tables).
         initializer_range (`float`, *optional*, defaults to 0.02):
             Not used by the original's initialisation (xavier-uniform for the label table and the shared layers,
             PyTorch's defaults elsewhere, a zero initial LSTM state), kept for transformers' utilities.
@@ -75,6 +80,8 @@ class AttentionXmlConfig(PreTrainedConfig):
     tree_top_candidates: int = positive_int_field(default=160)
     tree_cluster_size: int | None = positive_int_field(default=None)
     tree_height: int = positive_int_field(default=3)
+    tree_level_sizes: list[int] | None = None
+    tree_max_children: list[int] | None = None
     initializer_range: float = 0.02
     pad_token_id: int | None = 0
 
@@ -89,6 +96,13 @@ class AttentionXmlConfig(PreTrainedConfig):
         """The shared layers need at least one positive size; the tree needs K ≥ 2."""
         if not self.linear_sizes or any(size < 1 for size in self.linear_sizes):
             raise ValueError(f"linear_sizes must be a non-empty list of positive sizes, got {self.linear_sizes}.")
+        if self.tree_level_sizes is not None:
+            if self.tree_level_sizes[-1] != self.num_labels:
+                raise ValueError(
+                    f"tree_level_sizes must end with num_labels ({self.num_labels}), got {self.tree_level_sizes}."
+                )
+            if self.tree_max_children is None or len(self.tree_max_children) != len(self.tree_level_sizes) - 1:
+                raise ValueError("tree_max_children needs one width per level of tree_level_sizes but the last.")
         if self.tree_children < 2:
             raise ValueError(f"tree_children (K) must be at least 2, got {self.tree_children}.")
 

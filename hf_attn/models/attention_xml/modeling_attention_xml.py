@@ -280,7 +280,146 @@ class AttentionXmlForSequenceClassification(AttentionXmlPreTrainedModel):
             )
 
 
+@dataclass
+class AttentionXmlTreeOutput(ModelOutput):
+    """
+    Args:
+        logits (`torch.FloatTensor` of shape `(B, N)`): the logit of each label's path probability (the product of
+            the sigmoids down its path, §2.3) for the labels the beam reached; the most negative value for the
+            others (their probability is 0 to the model's beam).
+        top_labels (`torch.LongTensor` of shape `(B, k)`): the k labels of highest path probability, best first.
+        top_scores (`torch.FloatTensor` of shape `(B, k)`): their path probabilities.
+        candidates (`torch.LongTensor` of shape `(B, C)`): the labels the last level scored (`num_labels`: a
+            padded slot).
+        label_attentions (`torch.FloatTensor` of shape `(B, C, T)`): the last level's attention for `candidates`.
+        attentions (`tuple(torch.FloatTensor)`, *optional*): `(label_attentions,)`, when asked.
+    """
+
+    logits: torch.FloatTensor | None = None
+    top_labels: torch.LongTensor | None = None
+    top_scores: torch.FloatTensor | None = None
+    candidates: torch.LongTensor | None = None
+    label_attentions: torch.FloatTensor | None = None
+    attentions: tuple[torch.FloatTensor, ...] | None = None
+
+
+class AttentionXmlForLabelTree(AttentionXmlPreTrainedModel):
+    """AttentionXML with its probabilistic label tree (§2.3): one attention-aware network per level, level 0
+    scoring every node of the root's children, level d only the children of level d−1's `tree_top_candidates`
+    best nodes (the candidate beam); a label's score is the product of the sigmoids down its path.
+
+    The tree lives in `config.tree_level_sizes` / `tree_max_children` and in the `children_<d>` buffers (the
+    children of each node of level d, padded with the next level's padding candidate), saved with the weights.
+    The levels are trained one after the other (`hf_attn.label_tree_training.train_label_tree`): this model
+    predicts, it has no joint loss.
+    """
+
+    def __init__(self, config: AttentionXmlConfig) -> None:
+        if not config.tree_level_sizes:
+            raise ValueError("AttentionXmlForLabelTree needs config.tree_level_sizes (a flat model: use "
+                             "AttentionXmlForSequenceClassification).")  # fmt: skip
+        config.problem_type = "multi_label_classification"
+        super().__init__(config)
+        sizes = config.tree_level_sizes
+        self.levels = nn.ModuleList(
+            AttentionXmlForSequenceClassification(self.level_config(config, level)) for level in range(len(sizes))
+        )
+        for level, width in enumerate(config.tree_max_children):
+            # One extra row: the children of a padded candidate are padded candidates.
+            self.register_buffer(f"children_{level}", torch.full((sizes[level] + 1, width), sizes[level + 1]))
+        self.post_init()
+
+    @staticmethod
+    def level_config(config: AttentionXmlConfig, level: int) -> AttentionXmlConfig:
+        """The configuration of one level's network: the shared sizes, the level's node count, and a padding
+        candidate row below the top level."""
+        shared = ("vocab_size", "embedding_size", "hidden_size", "num_hidden_layers", "linear_sizes",
+                  "hidden_dropout_prob", "embedding_dropout_prob", "max_text_length", "pad_token_id")  # fmt: skip
+        return AttentionXmlConfig(
+            **{name: getattr(config, name) for name in shared},
+            num_labels=config.tree_level_sizes[level],
+            padding_candidate=level > 0,
+        )
+
+    @torch.no_grad()
+    def set_tree(self, parents: list[list[int]]) -> None:
+        """Fills the children tables from `parents[d][i]`, the parent (in level d) of node i of level d + 1."""
+        for level, parent in enumerate(parents):
+            table = getattr(self, f"children_{level}")
+            table.fill_(self.config.tree_level_sizes[level + 1])
+            filled = [0] * table.size(0)
+            for child, node in enumerate(parent):
+                if filled[node] >= table.size(1):
+                    raise ValueError(f"node {node} of level {level} has more than {table.size(1)} children.")
+                table[node, filled[node]] = child
+                filled[node] += 1
+
+    def beam(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        levels: int | None = None,
+        top_candidates: int | None = None,
+    ) -> tuple[torch.Tensor | None, torch.Tensor, AttentionXmlClassifierOutput]:
+        """Runs the first `levels` levels (all by default): returns the last level's nodes `(B, C)` (`None` at
+        level 0: every node), their path probabilities `(B, C)` and that level's output."""
+        top = top_candidates or self.config.tree_top_candidates
+        output = self.levels[0](input_ids, attention_mask)
+        nodes, scores = None, output.logits.sigmoid()
+        for level in range(1, levels or len(self.levels)):
+            best, index = scores.topk(min(top, scores.size(1)))
+            parents = index if nodes is None else nodes.gather(1, index)
+            children = getattr(self, f"children_{level - 1}")[parents]  # (B, top, K)
+            nodes = children.flatten(1)
+            padded = nodes == self.config.tree_level_sizes[level]
+            parent_scores = best[:, :, None].expand_as(children).flatten(1).masked_fill(padded, 0.0)
+            output = self.levels[level](input_ids, attention_mask, candidates=nodes)
+            scores = output.logits.sigmoid() * parent_scores
+        return nodes, scores, output
+
+    def forward(
+        self,
+        input_ids: torch.LongTensor,
+        attention_mask: torch.Tensor | None = None,
+        labels: torch.Tensor | None = None,
+        top_k: int = 5,
+        output_attentions: bool | None = None,
+        return_dict: bool | None = None,
+        **kwargs: Any,
+    ) -> AttentionXmlTreeOutput | tuple:
+        r"""
+        Args:
+            input_ids (`torch.LongTensor` of shape `(B, T)`): token ids, right-padded.
+            attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding.
+            top_k (`int`, *optional*, defaults to 5): how many labels `top_labels` lists.
+        """
+        if labels is not None:
+            raise ValueError(
+                "`labels`: AttentionXmlForLabelTree is trained level by level (hf_attn.label_tree_training."
+                "train_label_tree); each level is an AttentionXmlForSequenceClassification with its own loss."
+            )
+        output_attentions, _, return_dict = output_flags(self.config, output_attentions, None, return_dict)
+        nodes, scores, last = self.beam(input_ids, attention_mask)
+        if nodes is None:
+            nodes = torch.arange(scores.size(1), device=scores.device).expand_as(scores)
+        top_scores, index = scores.topk(min(top_k, scores.size(1)))
+        num_labels = self.config.num_labels
+        probabilities = scores.clamp(min=1e-7, max=1 - 1e-7)
+        dense = torch.full((scores.size(0), num_labels + 1), torch.finfo(scores.dtype).min, device=scores.device)
+        dense.scatter_(1, nodes, torch.where(nodes < num_labels, probabilities.logit(), dense.gather(1, nodes)))
+        output = AttentionXmlTreeOutput(
+            logits=dense[:, :num_labels],
+            top_labels=nodes.gather(1, index),
+            top_scores=top_scores,
+            candidates=nodes,
+            label_attentions=last.label_attentions,
+            attentions=(last.label_attentions,) if output_attentions else None,
+        )
+        return output if return_dict else output.to_tuple()
+
+
 __all__ = [
+    "AttentionXmlForLabelTree",
     "AttentionXmlForSequenceClassification",
     "AttentionXmlModel",
     "AttentionXmlPreTrainedModel",

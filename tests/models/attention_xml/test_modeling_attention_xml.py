@@ -83,3 +83,52 @@ def test_loss_leaves_out_minus_100_entries_and_is_zero_when_nothing_is_scored():
     assert nothing.loss.item() == 0 and all(
         p.grad is None or p.grad.abs().max() == 0 for p in net.parameters()
     )  # no NaN, no gradient
+
+
+def tree_model(top_candidates: int):
+    """A 3-level cascade over 10 labels: level 0 has 2 nodes, level 1 has 4, the labels hang below."""
+    from hf_attn import AttentionXmlForLabelTree
+
+    config = AttentionXmlConfig(**{**CONFIG, "num_labels": 10}, tree_level_sizes=[2, 4, 10], tree_max_children=[2, 3],
+                                tree_top_candidates=top_candidates)  # fmt: skip
+    torch.manual_seed(0)
+    net = AttentionXmlForLabelTree(config).eval()
+    parents = [[0, 0, 1, 1], [0, 0, 0, 1, 1, 2, 2, 3, 3, 3]]
+    net.set_tree(parents)
+    return net, parents
+
+
+@torch.no_grad()
+def test_the_tree_scores_a_label_by_the_product_of_the_sigmoids_down_its_path():
+    """With a beam wide enough to keep every node, the cascade's score of each label is exactly
+    σ(level 0 of its grandparent) · σ(level 1 of its parent) · σ(level 2 of the label) (§2.3)."""
+    net, parents = tree_model(top_candidates=4)
+    output = net(INPUT_IDS, MASK, top_k=10)
+    top = torch.sigmoid(net.levels[0](INPUT_IDS, MASK).logits)  # (B, 2)
+    middle = torch.sigmoid(net.levels[1](INPUT_IDS, MASK, candidates=torch.arange(4).expand(2, 4)).logits)
+    leaves = torch.sigmoid(net.levels[2](INPUT_IDS, MASK, candidates=torch.arange(10).expand(2, 10)).logits)
+    for label in range(10):
+        parent = parents[1][label]
+        expected = top[:, parents[0][parent]] * middle[:, parent] * leaves[:, label]
+        torch.testing.assert_close(output.logits[:, label].sigmoid(), expected)
+    assert torch.equal(output.top_labels, output.logits.topk(10).indices)
+
+
+@torch.no_grad()
+def test_a_narrow_beam_scores_only_the_children_of_the_best_nodes(tmp_path):
+    from hf_attn import AttentionXmlForLabelTree
+
+    net, parents = tree_model(top_candidates=1)
+    output = net(INPUT_IDS, MASK, top_k=3)
+    best_top = net.levels[0](INPUT_IDS, MASK).logits.argmax(-1)  # (B,)
+    for row in range(2):
+        reached = {label for label in range(10) if parents[0][parents[1][label]] == best_top[row]}
+        scored = {label for label in output.candidates[row].tolist() if label < 10}
+        assert scored <= reached and set(output.top_labels[row].tolist()) <= reached
+        unscored = [label for label in range(10) if label not in scored]
+        assert (output.logits[row, unscored] == torch.finfo(output.logits.dtype).min).all()
+    net.save_pretrained(tmp_path)
+    reloaded = AttentionXmlForLabelTree.from_pretrained(tmp_path).eval()  # the tree travels in the buffers
+    assert torch.equal(reloaded(INPUT_IDS, MASK, top_k=3).top_labels, output.top_labels)
+    with pytest.raises(ValueError, match=r"`labels`: AttentionXmlForLabelTree is trained level by level"):
+        net(INPUT_IDS, MASK, labels=torch.zeros(2, 10))
