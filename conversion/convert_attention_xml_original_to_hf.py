@@ -43,8 +43,13 @@ import torch
 import yaml
 from safetensors.torch import load_file
 
-from hf_attn.cards import CONVERSION_FILE, write_model_card
-from hf_attn.conversion import load_original_checkpoint, max_abs_diffs, rename_state_dict, sha256_of
+from hf_attn.conversion import (
+    conversion_record,
+    finish_conversion,
+    load_original_checkpoint,
+    max_abs_diffs,
+    rename_state_dict,
+)
 from hf_attn.models.attention_xml import AttentionXmlConfig, AttentionXmlForSequenceClassification
 
 ORIGINAL_CODE = "https://github.com/yourh/AttentionXML"
@@ -218,19 +223,16 @@ def main(argv: list[str] | None = None) -> None:
         text = Path(args.labels).read_text()
         labels = json.loads(text) if text.lstrip().startswith("[") else [line for line in text.splitlines() if line]
     model = convert(args.checkpoint, args.output, args.config, labels)
-    report: dict[str, Any] = {
-        "original_code": ORIGINAL_CODE,
-        "script": f"conversion/{Path(__file__).name}",
-        "checkpoint": Path(args.checkpoint).name,
-        "sha256": sha256_of(args.checkpoint),
-        "layout": "tree level (XMLModel)" if model.config.padding_candidate else "flat (Model)",
-        "output": str(args.output),
-    }
+    report = conversion_record(
+        ORIGINAL_CODE,
+        __file__,
+        args.checkpoint,
+        args.output,
+        layout="tree level (XMLModel)" if model.config.padding_candidate else "flat (Model)",
+    )
     if args.fixture:
         report["max_abs_diff"] = check_fixture(model, args.fixture, args.top_k, args.atol)
-    (Path(args.output) / CONVERSION_FILE).write_text(json.dumps(report, indent=2))
-    write_model_card(args.output)  # the converted folder always ships a card with its provenance
-    print(json.dumps(report, indent=2))
+    finish_conversion(args.output, report)
 
 
 if __name__ == "__main__":

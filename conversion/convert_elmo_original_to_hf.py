@@ -38,8 +38,7 @@ from pathlib import Path
 
 import torch
 
-from hf_attn.cards import CONVERSION_FILE, write_model_card
-from hf_attn.conversion import sha256_of
+from hf_attn.conversion import finish_conversion, sha256_of
 from hf_attn.models.elmo import ElmoConfig, ElmoModel
 from hf_attn.tokenization.elmo import build_elmo_tokenizer, read_bilm_tf_vocabulary
 
@@ -224,9 +223,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.fixture:
         report["max_abs_diff"] = check_fixture(model, tokenizer, args.fixture, args.atol, args.rtol)
         report["tolerance"] = {"atol": args.atol, "rtol": args.rtol}
-    (Path(args.output) / CONVERSION_FILE).write_text(json.dumps(report, indent=2))
-    write_model_card(args.output)  # the converted folder always ships a card with its provenance
-    print(json.dumps(report, indent=2))
+    finish_conversion(args.output, report)
 
 
 if __name__ == "__main__":

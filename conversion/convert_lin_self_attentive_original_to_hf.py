@@ -42,8 +42,13 @@ import torch
 from safetensors.torch import load_file
 
 from hf_attn import LinSelfAttentiveConfig, LinSelfAttentiveForSequenceClassification
-from hf_attn.cards import CONVERSION_FILE, write_model_card
-from hf_attn.conversion import load_original_checkpoint, max_abs_diffs, rename_state_dict, sha256_of
+from hf_attn.conversion import (
+    conversion_record,
+    finish_conversion,
+    load_original_checkpoint,
+    max_abs_diffs,
+    rename_state_dict,
+)
 from hf_attn.tokenization import build_word_level_tokenizer
 
 # Original key (regex, full match) -> hf_attn key. nn.LSTM parameters keep their layout (gates i, f, g, o; two
@@ -204,19 +209,10 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
 
     model, _, arguments = convert(args.checkpoint, args.output, args.penalization_coeff, args.config)
-    report = {
-        "original_code": ORIGINAL_CODE,
-        "script": f"conversion/{Path(__file__).name}",
-        "checkpoint": Path(args.checkpoint).name,
-        "sha256": sha256_of(args.checkpoint),
-        "output": str(args.output),
-        "training_arguments": arguments,
-    }
+    report = conversion_record(ORIGINAL_CODE, __file__, args.checkpoint, args.output, training_arguments=arguments)
     if args.fixture:
         report["max_abs_diff"] = check_fixture(model, args.fixture, args.atol)
-    (Path(args.output) / CONVERSION_FILE).write_text(json.dumps(report, indent=2))
-    write_model_card(args.output)  # the converted folder always ships a card with its provenance
-    print(json.dumps(report, indent=2))
+    finish_conversion(args.output, report)
 
 
 if __name__ == "__main__":

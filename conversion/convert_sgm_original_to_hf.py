@@ -34,8 +34,13 @@ from typing import Any
 import torch
 from safetensors.torch import load_file
 
-from hf_attn.cards import CONVERSION_FILE, write_model_card
-from hf_attn.conversion import load_original_checkpoint, max_abs_diffs, rename_state_dict, sha256_of
+from hf_attn.conversion import (
+    conversion_record,
+    finish_conversion,
+    load_original_checkpoint,
+    max_abs_diffs,
+    rename_state_dict,
+)
 from hf_attn.layers.sequences import reverse_padded
 from hf_attn.models.sgm import SgmConfig, SgmForMultiLabelGeneration, sgm_original_beam_search
 
@@ -249,19 +254,11 @@ def main(argv: list[str] | None = None) -> None:
 
     labels = json.loads(Path(args.labels).read_text()) if args.labels else None
     model = convert(args.checkpoint, args.output, labels)
-    report: dict[str, Any] = {
-        "original_code": ORIGINAL_CODE,
-        "script": f"conversion/{Path(__file__).name}",
-        "checkpoint": Path(args.checkpoint).name,
-        "sha256": sha256_of(args.checkpoint),
-        "output": str(args.output),
-    }
+    report = conversion_record(ORIGINAL_CODE, __file__, args.checkpoint, args.output)
     if args.fixture:
         original_config = load_original_checkpoint(args.checkpoint)["config"]
         report["max_abs_diff"] = check_fixture(model, args.fixture, original_config, args.expected, args.atol)
-    (Path(args.output) / CONVERSION_FILE).write_text(json.dumps(report, indent=2))
-    write_model_card(args.output)  # the converted folder always ships a card with its provenance
-    print(json.dumps(report, indent=2))
+    finish_conversion(args.output, report)
 
 
 if __name__ == "__main__":

@@ -1,11 +1,14 @@
-"""Helpers shared by the scripts in `conversion/`: safe checkpoint reading, regex key mapping, parity reports."""
+"""Helpers shared by the scripts in `conversion/`: safe checkpoint reading, regex key mapping, parity reports, and the
+conversion record with the card."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import torch
 
@@ -57,3 +60,27 @@ def max_abs_diffs(
     if failing:
         raise AssertionError(f"parity above atol={atol}: {failing}")
     return diffs
+
+
+def conversion_record(original_code: str, script: str | Path, checkpoint: str | Path, output: str | Path,
+                      **details: Any) -> dict[str, Any]:  # fmt: skip
+    """The conversion record's common fields: the original code, the script, the checkpoint with its SHA-256 and
+    the output folder; `details` adds the script's own (layout, training arguments, parity max-diffs, ...)."""
+    return {
+        "original_code": original_code,
+        "script": f"conversion/{Path(script).name}",
+        "checkpoint": Path(checkpoint).name,
+        "sha256": sha256_of(checkpoint),
+        "output": str(output),
+        **details,
+    }
+
+
+def finish_conversion(output_dir: str | Path, record: dict[str, Any]) -> None:
+    """Writes the record beside the converted weights (`hf_attn_conversion.json`) and the model card, which shows
+    it as provenance (a converted folder always ships a card), then prints the record."""
+    from .cards import CONVERSION_FILE, write_model_card
+
+    (Path(output_dir) / CONVERSION_FILE).write_text(json.dumps(record, indent=2))
+    write_model_card(output_dir)
+    print(json.dumps(record, indent=2))
