@@ -72,11 +72,11 @@ def _level_examples(tree: LabelTree, label_sets, level: int, ranked, top: int, w
     padding = tree.level_sizes[level]
     candidates, targets = [], []
     for labels, beam in zip(label_sets, ranked, strict=True):
-        positives_above = sorted(tree.ancestors(labels, level - 1)) if labels else []
-        chosen = positives_above[:top]
-        chosen += [node for node in beam if node not in set(chosen)][: top - len(chosen)]
+        chosen = sorted(tree.ancestors(labels, level - 1))[:top]
+        taken = set(chosen)
+        chosen += [node for node in beam if node not in taken][: top - len(chosen)]
         row = [int(child) for node in chosen for child in children[node]]
-        positives = tree.ancestors(labels, level) if labels else set()
+        positives = tree.ancestors(labels, level)
         row = (row + [padding] * width)[:width]
         candidates.append(row)
         targets.append([(-100.0 if node == padding else float(node in positives)) for node in row])
