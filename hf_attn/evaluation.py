@@ -3,7 +3,7 @@ how well attention lands on known evidence."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import torch
@@ -121,11 +121,9 @@ def jain_propensities(label_counts: np.ndarray, num_examples: int, a: float = 0.
     return 1.0 / (1.0 + c * (counts + b) ** -a)
 
 
-def ranking_metrics(
-    scores: np.ndarray, gold: np.ndarray, ks: tuple[int, ...] = (1, 3, 5), propensities: np.ndarray | None = None
-) -> dict[str, float]:
+class RankingMetrics:
     """Extreme multi-label ranking metrics of label scores `(n, N)` against multi-hot references `(n, N)`, averaged
-    over the n examples, for each k of `ks` (k ≤ N):
+    over the n examples, for each k of `ks` (k ≤ N), accumulated batch by batch (`update`, then `compute`):
 
     - P@k = (1/k) Σ_{r ≤ k} y_(r), y_(r) the reference of the r-th best scored label;
     - nDCG@k = DCG@k / IDCG@k, DCG@k = Σ_{r ≤ k} y_(r) / log2(r + 1), IDCG@k the DCG of a perfect ranking
@@ -135,36 +133,103 @@ def ranking_metrics(
       Classification Repository's tools report it.
 
     An example without reference labels scores 0 in P@k and nDCG@k (it cannot be ranked right) and adds nothing to
-    PSP@k; no metric is ever NaN. Ties are broken by label id.
+    PSP@k; no metric is ever NaN. Ties are broken by label id. Reference entries of −100 (left out) count as not
+    relevant.
+
+    Called as `compute_metrics(prediction, compute_result)` it is the `Trainer`'s metric under
+    `batch_eval_metrics=True`: each evaluation batch is ranked and forgotten, so a held-out set of many examples
+    and 100k labels never sits in memory as a dense matrix.
     """
-    scores, gold = np.asarray(scores, dtype=float), np.asarray(gold) > 0.5
-    if scores.shape != gold.shape or scores.ndim != 2:
-        raise ValueError(f"scores {scores.shape} and references {gold.shape} must both be (examples, labels).")
-    if not scores.shape[0]:
-        return {}
-    order = np.argsort(-scores, axis=1, kind="stable")
-    ranked = np.take_along_axis(gold, order, axis=1)  # (n, N): y_(r)
-    discounts = 1.0 / np.log2(np.arange(2, scores.shape[1] + 2))
-    relevant = gold.sum(axis=1)
-    metrics: dict[str, float] = {}
-    for k in ks:
-        if k > scores.shape[1]:
-            continue
-        metrics[f"precision_at_{k}"] = float(ranked[:, :k].sum(axis=1).mean() / k)
-        dcg = (ranked[:, :k] * discounts[:k]).sum(axis=1)
-        ideal = np.cumsum(discounts[:k])[np.minimum(relevant, k) - 1] * (relevant > 0)
-        metrics[f"ndcg_at_{k}"] = float(np.divide(dcg, ideal, out=np.zeros_like(dcg), where=ideal > 0).mean())
-        if propensities is not None:
-            weights = 1.0 / np.asarray(propensities, dtype=float)
-            gained = (ranked[:, :k] * weights[order[:, :k]]).sum()
-            best = np.sort(np.where(gold, weights[None, :], 0.0), axis=1)[:, ::-1][:, :k].sum()
-            metrics[f"psp_at_{k}"] = float(gained / best) if best > 0 else 0.0
-    return metrics
+
+    def __init__(self, ks: tuple[int, ...] = (1, 3, 5), propensities: np.ndarray | None = None) -> None:
+        self.ks = tuple(ks)
+        self.weights = None if propensities is None else 1.0 / np.asarray(propensities, dtype=float)
+        self.reset()
+
+    def reset(self) -> None:
+        self.examples = 0
+        self.sums: dict[str, float] = {}
+
+    def update(self, scores: np.ndarray | torch.Tensor, gold: np.ndarray | torch.Tensor) -> None:
+        """Adds a batch: `scores (b, N)` (logits or probabilities) and references `(b, N)` (1 = relevant)."""
+        scores, gold = _as_numpy(scores).astype(float), _as_numpy(gold) > 0.5
+        if scores.shape != gold.shape or scores.ndim != 2:
+            raise ValueError(f"scores {scores.shape} and references {gold.shape} must both be (examples, labels).")
+        ks = [k for k in self.ks if k <= scores.shape[1]]
+        if not scores.shape[0] or not ks:
+            return
+        order = np.argsort(-scores, axis=1, kind="stable")[:, : max(ks)]
+        ranked = np.take_along_axis(gold, order, axis=1)  # (b, k): y_(r)
+        discounts = 1.0 / np.log2(np.arange(2, max(ks) + 2))
+        relevant = gold.sum(axis=1)
+        for k in ks:
+            dcg = (ranked[:, :k] * discounts[:k]).sum(axis=1)
+            ideal = np.cumsum(discounts[:k])[np.minimum(relevant, k) - 1] * (relevant > 0)
+            found = {
+                f"precision_at_{k}": ranked[:, :k].sum() / k,
+                f"ndcg_at_{k}": np.divide(dcg, ideal, out=np.zeros_like(dcg), where=ideal > 0).sum(),
+            }
+            if self.weights is not None:
+                found[f"psp_gained_{k}"] = (ranked[:, :k] * self.weights[order[:, :k]]).sum()
+                best = np.sort(np.where(gold, self.weights[None, :], 0.0), axis=1)[:, ::-1][:, :k]
+                found[f"psp_best_{k}"] = best.sum()
+            for name, value in found.items():
+                self.sums[name] = self.sums.get(name, 0.0) + float(value)
+        self.examples += scores.shape[0]
+
+    def compute(self) -> dict[str, float]:
+        """The metrics of everything added (`{}` before any example)."""
+        metrics = {}
+        for k in self.ks:
+            if f"precision_at_{k}" not in self.sums:
+                continue
+            for name in (f"precision_at_{k}", f"ndcg_at_{k}"):
+                metrics[name] = self.sums[name] / self.examples
+            if self.weights is not None:
+                best = self.sums[f"psp_best_{k}"]
+                metrics[f"psp_at_{k}"] = self.sums[f"psp_gained_{k}"] / best if best > 0 else 0.0
+        return metrics
+
+    def __call__(self, prediction: EvalPrediction, compute_result: bool = True) -> dict[str, float]:
+        logits = prediction.predictions[0] if isinstance(prediction.predictions, tuple) else prediction.predictions
+        self.update(logits, prediction.label_ids)
+        if not compute_result:
+            return {}
+        metrics = self.compute()
+        self.reset()
+        return metrics
 
 
-def multi_hot_metrics(prediction: EvalPrediction) -> dict[str, float]:
+def _as_numpy(values: np.ndarray | torch.Tensor) -> np.ndarray:
+    return values.detach().float().cpu().numpy() if isinstance(values, torch.Tensor) else np.asarray(values)
+
+
+def ranking_metrics(
+    scores: np.ndarray, gold: np.ndarray, ks: tuple[int, ...] = (1, 3, 5), propensities: np.ndarray | None = None
+) -> dict[str, float]:
+    """P@k, nDCG@k and (with `propensities`) PSP@k of `scores (n, N)` against multi-hot `gold (n, N)` at once
+    (`RankingMetrics` defines them and accumulates them batch by batch)."""
+    metrics = RankingMetrics(ks, propensities)
+    metrics.update(scores, gold)
+    return metrics.compute()
+
+
+def label_propensities(label_sets: Sequence[Sequence[int]], num_labels: int, a: float = 0.55, b: float = 1.5):
+    """`jain_propensities` of `num_labels` labels from the training examples' label id sets."""
+    counts = np.zeros(num_labels)
+    for labels in label_sets:
+        counts[list(set(labels))] += 1
+    return jain_propensities(counts, max(len(label_sets), 2), a, b)
+
+
+def multi_hot_metrics(propensities: np.ndarray | None = None) -> Callable[[EvalPrediction], dict[str, float]]:
     """`compute_metrics` for `Trainer` on a multi-label classifier (one logit per label): the set metrics with a
-    label predicted when its sigmoid exceeds 0.5 (logit > 0), and the ranking metrics P@k, nDCG@k (k = 1, 3, 5)."""
-    logits = prediction.predictions[0] if isinstance(prediction.predictions, tuple) else prediction.predictions
-    logits, gold = np.asarray(logits), np.asarray(prediction.label_ids) > 0.5
-    return {**multi_label_metrics(logits > 0, gold), **ranking_metrics(logits, gold)}
+    label predicted when its sigmoid exceeds 0.5 (logit > 0), and the ranking metrics P@k, nDCG@k (k = 1, 3, 5),
+    with PSP@k when the labels' `propensities` are given (`label_propensities` of the training labels)."""
+
+    def compute(prediction: EvalPrediction) -> dict[str, float]:
+        logits = prediction.predictions[0] if isinstance(prediction.predictions, tuple) else prediction.predictions
+        logits, gold = np.asarray(logits), np.asarray(prediction.label_ids) > 0.5
+        return {**multi_label_metrics(logits > 0, gold), **ranking_metrics(logits, gold, propensities=propensities)}
+
+    return compute

@@ -76,10 +76,10 @@ def evaluate(model_path: str, options, batch_size: int = 64, output_file: str | 
             output_dir=scratch, per_device_eval_batch_size=batch_size, report_to="none",
             predict_with_generate=shape.generates(head), disable_tqdm=True,
         )  # fmt: skip
-        if shape.generates(head):
-            shape.prepare(model, args, encoded, options.num_beams or model.generation_config.num_beams)
+        beams = options.num_beams or model.generation_config.num_beams if shape.generates(head) else None
+        shape.prepare(model, args, encoded, beams)
         trainer = (Seq2SeqTrainer if shape.generates(head) else Trainer)(
-            model=model, args=args, eval_dataset=encoded, data_collator=shape.collator(tokenizer),
+            model=model, args=args, eval_dataset=encoded, data_collator=shape.collator(tokenizer, model.config),
             compute_metrics=shape.metrics(head, model.config, tokenizer),
         )  # fmt: skip
         metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}

@@ -52,7 +52,8 @@ class Head:
     without attention, e.g. a baseline), and what its `labels` are: `class` (one class
     id per example, `(B,)`), `token_class` (a class id per token, `(B, T)`), `token_vocab` (a vocabulary id per
     token, `(B, T)`: language models, seq2seq targets), `label_sequence` (a target id per step, `(B, T)`, from the
-    config's `target_vocab_size`: labels generated as a sequence) or `multi_hot` (`(B, num_labels)` indicators)."""
+    config's `target_vocab_size`: labels generated as a sequence), `multi_hot` (`(B, num_labels)` indicators) or
+    `label_tree` (the same indicators, for a model trained level by level on a label tree)."""
 
     model_class: type[PreTrainedModel]
     auto_class: str | None

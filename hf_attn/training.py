@@ -38,7 +38,6 @@ from transformers import (
     PreTrainedConfig,
     PreTrainedModel,
     PreTrainedTokenizerBase,
-    Seq2SeqTrainer,
     Seq2SeqTrainingArguments,
     Trainer,
     TrainerCallback,
@@ -383,6 +382,14 @@ def _heads(architecture: Architecture, shape: TaskShape, name: str | None) -> li
     return [head for head in shape.heads(architecture) if name is None or head.model_class.__name__ == name]
 
 
+def _shape_for_head(shape: TaskShape, architecture: Architecture, name: str | None) -> TaskShape:
+    """`shape`, or the variant of it (same data, another training: `label_tree` for `multi_label`) that has the
+    head asked for by name."""
+    if name is None or _heads(architecture, shape, name):
+        return shape
+    return next((TASK_SHAPES[v] for v in shape.variants if _heads(architecture, TASK_SHAPES[v], name)), shape)
+
+
 def _pick_head(architecture: Architecture, shape: TaskShape, name: str | None) -> Head:
     heads = _heads(architecture, shape, name)
     if not heads:
@@ -428,35 +435,6 @@ def _encode(split: Dataset, encode, keep: Sequence[str] = ()) -> Dataset:
     return split.map(encode, batched=True, remove_columns=[name for name in split.column_names if name not in keep])
 
 
-def _fit(
-    args: HfAttnTrainingArguments,
-    model: PreTrainedModel,
-    shape: TaskShape,
-    head: Head,
-    tokenizer: PreTrainedTokenizerBase,
-    train_split: Dataset,
-    eval_split: Dataset,
-    callbacks: Sequence[TrainerCallback],
-    resume: str | bool | None,
-) -> tuple[Trainer, dict[str, float]]:
-    """One stage: trains `model` with the Trainer the shape needs, then evaluates it on the held-out split;
-    returns the trainer and its metrics without their `eval_` prefix."""
-    trainer_class = Seq2SeqTrainer if args.predict_with_generate else Trainer
-    trainer = trainer_class(
-        model=model,
-        args=args,
-        train_dataset=train_split,
-        eval_dataset=eval_split,
-        data_collator=shape.collator(tokenizer),
-        processing_class=tokenizer,
-        compute_metrics=shape.metrics(head, model.config, tokenizer),
-        callbacks=list(callbacks),
-    )
-    trainer.train(resume_from_checkpoint=resume)
-    metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
-    return trainer, shape.finish_metrics(metrics)
-
-
 def _pretrain(
     architecture: Architecture,
     data: TaskData,
@@ -484,7 +462,7 @@ def _pretrain(
         args=stage_args,
         train_dataset=_encode(data.train, encode),
         eval_dataset=_encode(data.eval, encode),
-        data_collator=shape.collator(tokenizer),
+        data_collator=shape.collator(tokenizer, config),
         processing_class=tokenizer,
         callbacks=list(callbacks),
     )
@@ -538,7 +516,8 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
     overrides = {**(recipe.config if recipe else {}), **parse_overrides(options.config)}
     data = _dataset_data(options, architecture, args.seed) if options.dataset else None
     data = data or _synthetic_data(options, architecture, args.seed)
-    shape = TASK_SHAPES[data.shape]
+    shape = _shape_for_head(TASK_SHAPES[data.shape], architecture, options.head)
+    data.shape = shape.name
     head = _pick_head(architecture, shape, options.head)
     staged = architecture.pretraining_head is not None and head.model_class.__name__ != architecture.pretraining_head
     if staged and isinstance(args.resume_from_checkpoint, str):
@@ -576,7 +555,7 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
         set_seed(args.seed)
         base_state, metrics = _pretrain(architecture, data, tokenizer, config, args, callbacks, options.max_length)
     set_seed(args.seed)  # the initial weights depend on the seed alone
-    model = head.model_class(config)
+    model = shape.build_model(head, config, data, args)
     if base_state is not None:
         getattr(model, model.base_model_prefix).load_state_dict(base_state)
     coverage = None
@@ -588,7 +567,7 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
         raise ValueError("--freeze_embeddings needs --word_vectors (a random embedding would stay random).")
     shape.prepare(model, args, eval_split, options.num_beams)
     resume = _resume_point(args.resume_from_checkpoint, args.output_dir, started=not staged)
-    trainer, task_metrics = _fit(args, model, shape, head, tokenizer, train_split, eval_split, callbacks, resume)
+    trainer, task_metrics = shape.fit(args, model, head, tokenizer, data, train_split, eval_split, callbacks, resume)
     metrics.update(task_metrics)
     metrics.update(shape.extra_metrics(model, head, eval_split, data))
     _report(trainer, tokenizer, shape.headline(metrics))

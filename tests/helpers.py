@@ -148,7 +148,7 @@ def make_labels(head: Head, config, inputs: dict[str, torch.Tensor], seed: int =
     batch_size = inputs["input_ids"].size(0)
     if head.labels == "class":
         return torch.randint(0, config.num_labels, (batch_size,), generator=generator)
-    if head.labels == "multi_hot":
+    if head.labels in ("multi_hot", "label_tree"):
         return torch.randint(0, 2, (batch_size, config.num_labels), generator=generator).float()
     mask = inputs["decoder_attention_mask" if head.inputs == "seq2seq" else "attention_mask"]
     if head.labels in ("token_vocab", "label_sequence"):
@@ -160,7 +160,7 @@ def make_labels(head: Head, config, inputs: dict[str, torch.Tensor], seed: int =
 
 def logits_shape(head: Head, config, inputs: dict[str, torch.Tensor]) -> tuple[int, ...]:
     batch_size = inputs["input_ids"].size(0)
-    if head.labels in ("class", "multi_hot"):
+    if head.labels in ("class", "multi_hot", "label_tree"):
         return (batch_size, config.num_labels)
     tokens = inputs["decoder_input_ids" if head.inputs == "seq2seq" else "input_ids"].size(1)
     vocabulary = head.labels in ("token_vocab", "label_sequence")

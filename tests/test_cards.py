@@ -51,7 +51,9 @@ def test_card_renders_parses_and_validates(architecture, head, tmp_path):
     assert "{{" not in text and "}}" not in text
     assert "\n# alice/model\n" in f"\n{text}"  # the heading keeps the name when the model-index takes it
     assert architecture.paper.bibtex in text and architecture.paper.url in text
-    assert "trust_remote_code=True" in text and head.model_class.__name__ in text
+    assert head.model_class.__name__ in text
+    # Remote code loads a head through its Auto class; a head without one says it needs hf_attn.
+    assert ("trust_remote_code=True" in text) if head.auto_class else ("needs hf_attn" in text)
     assert "sha256" in text and "1.20e-07" in text and "hit_rate" in text
     for value in architecture.tiny_config.values():
         assert str(value) in text  # the config's hyper-parameters are in the architecture table
@@ -72,3 +74,18 @@ def test_cli_card_writes_readme(tmp_path, capsys):
     assert "wrote" in capsys.readouterr().out
     card = ModelCard.load(tmp_path / "README.md")
     assert card.data.base_model == "alice/base" and 'from_pretrained("alice/x")' in card.text
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_every_heads_card_shows_a_loading_line_that_names_a_real_class(architecture, head, tmp_path):
+    """The card's code loads the head with its Auto class, or (a head without one: pairs, the label tree) with its
+    own hf_attn class; it never prints `import None` or an empty import."""
+    config = tiny_config(architecture)
+    config.architectures = [head.model_class.__name__]
+    config.save_pretrained(tmp_path)
+    text = str(render_model_card(tmp_path, repo_id="alice/model"))
+    loader = head.auto_class or head.model_class.__name__
+    assert f'model = {loader}.from_pretrained("alice/model")' in text
+    assert "import None" not in text and "import ," not in text and "None.from_pretrained" not in text
+    if head.auto_class is None:
+        assert f"from hf_attn import {head.model_class.__name__}" in text

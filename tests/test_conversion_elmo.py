@@ -22,6 +22,10 @@ SCRIPT = REPO_ROOT / "conversion" / "convert_elmo_original_to_hf.py"
 sys.path.insert(0, str(SCRIPT.parent))
 import convert_elmo_original_to_hf as converter  # noqa: E402
 
+# The tests share a module-scoped fixture: one worker runs them all (`--dist loadgroup`), so it is built once.
+pytestmark = pytest.mark.xdist_group("elmo_conversion")
+
+
 # The fixture's criterion (its README): numpy.allclose(atol=1e-6, rtol=1e-5), as AllenNLP's port is checked.
 ATOL, RTOL = 1e-6, 1e-5
 

@@ -14,6 +14,10 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 import hf_attn  # noqa: F401  (registers the Auto classes)
 from tests.helpers import REPO_ROOT, fixture_dir
 
+# The tests share a module-scoped fixture: one worker runs them all (`--dist loadgroup`), so it is built once.
+pytestmark = pytest.mark.xdist_group("lin_conversion")
+
+
 SCRIPT = REPO_ROOT / "conversion" / "convert_lin_self_attentive_original_to_hf.py"
 ATOL = 1e-5
 

@@ -54,3 +54,26 @@ def test_jain_propensities_follow_their_formula_and_grow_with_frequency():
     np.testing.assert_allclose(jain_propensities(counts, n), expected)
     assert np.all(np.diff(jain_propensities(counts, n)) > 0)
     assert jain_propensities(counts, n, a=0.6, b=2.6)[0] != expected[0]
+
+
+def test_batch_by_batch_metrics_equal_the_whole_set_and_work_as_trainer_batch_metrics():
+    """`RankingMetrics` accumulates batches (`Trainer(batch_eval_metrics=True)` calls it per batch with
+    `compute_result` on the last): the result is that of the whole set at once; it resets for the next evaluation.
+    Reference entries of −100 (left out) are not relevant."""
+    import torch
+    from transformers import EvalPrediction
+
+    from hf_attn.evaluation import RankingMetrics, label_propensities
+
+    rng = np.random.default_rng(0)
+    scores, gold = rng.normal(size=(9, 7)), rng.random((9, 7)) < 0.3
+    propensities = label_propensities([np.flatnonzero(row).tolist() for row in gold], 7)
+    whole = ranking_metrics(scores, gold, propensities=propensities)
+    metrics = RankingMetrics(propensities=propensities)
+    for start, stop in ((0, 4), (4, 5), (5, 9)):
+        labels = torch.tensor(np.where(gold[start:stop], 1.0, 0.0))
+        labels[labels == 0] = -100.0 if start == 4 else 0.0  # −100 reads as "not relevant"
+        partial = metrics(EvalPrediction(torch.tensor(scores[start:stop]), labels), compute_result=stop == 9)
+        assert partial == ({} if stop < 9 else partial)
+    assert partial == pytest.approx(whole)
+    assert metrics.compute() == {}  # reset after the result

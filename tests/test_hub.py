@@ -376,6 +376,10 @@ ROUND_TRIP_PUSH = """
     head = next(h for h in architecture.heads if h.model_class.__name__ == ARGS["head"])
     torch.manual_seed(0)
     model = head.model_class(architecture.config_class(**architecture.tiny_config)).eval()
+    if hasattr(model, "set_tree"):  # a label tree: not the id-ordered placeholder, so the pushed tree must travel
+        sizes = model.config.tree_level_sizes
+        model.set_tree([[(sizes[d + 1] - 1 - child) * sizes[d] // sizes[d + 1] for child in range(sizes[d + 1])]
+                        for d in range(len(sizes) - 1)])
     texts = ["the food was good . the room was clean .", "the service was bad ."]
     tokenizer = {
         "word_level": lambda: train_word_level_tokenizer(texts),
@@ -396,7 +400,8 @@ ROUND_TRIP_LOAD = """
     import hf_attn, transformers
     from huggingface_hub import ModelCard
     from safetensors.torch import load_file
-    model = getattr(transformers, ARGS["auto_class"]).from_pretrained(ARGS["repo"]).eval()
+    loader = getattr(transformers, ARGS["auto_class"]) if ARGS["auto_class"] else getattr(hf_attn, ARGS["head"])
+    model = loader.from_pretrained(ARGS["repo"]).eval()
     tokenizer = transformers.AutoTokenizer.from_pretrained(ARGS["repo"])
     with torch.no_grad():
         logits = model(**load_file(ARGS["inputs"])).logits
@@ -405,14 +410,26 @@ ROUND_TRIP_LOAD = """
 """
 
 
-@pytest.mark.parametrize("architecture", list(ARCHITECTURES.values()), ids=list(ARCHITECTURES))
-def test_every_architecture_round_trips_through_the_hub(hub, tmp_path, architecture):
-    """Model, tokenizer and card pushed; loaded by the Auto classes in a fresh cache: identical outputs and ids,
-    the same classes, the card's tags, and the weights stored through LFS. Registry-driven: new architectures get
-    it too (the first head with an Auto class)."""
+def _round_trip_heads() -> list:
+    """Per architecture its first head with an Auto class, and every head without one (pairs, the label tree:
+    loaded by their hf_attn class)."""
+    params = []
+    for name, architecture in ARCHITECTURES.items():
+        first = next(head for head in architecture.heads if head.auto_class is not None)
+        for head in architecture.heads:
+            if head is first or head.auto_class is None:
+                suffix = "" if head is first else f"-{head.model_class.__name__}"
+                params.append(pytest.param(architecture, head, id=f"{name}{suffix}"))
+    return params
+
+
+@pytest.mark.parametrize(("architecture", "head"), _round_trip_heads())
+def test_every_architecture_round_trips_through_the_hub(hub, tmp_path, architecture, head):
+    """Model, tokenizer and card pushed; loaded in a fresh cache by the Auto classes (or, for a head without one,
+    its hf_attn class): identical outputs and ids, the same classes, the card's tags, and the weights stored
+    through LFS. Registry-driven: new architectures get it too."""
     from safetensors.torch import save_file
 
-    head = next(head for head in architecture.heads if head.auto_class is not None)
     config = tiny_config(architecture)
     inputs = {name: tensor.contiguous() for name, tensor in make_inputs(head, config, [4, 2, 5]).items()}
     save_file(inputs, tmp_path / "inputs.safetensors")
@@ -420,7 +437,8 @@ def test_every_architecture_round_trips_through_the_hub(hub, tmp_path, architect
     common = {"repo": repo, "inputs": str(tmp_path / "inputs.safetensors")}
     pushed = run_client(hub, ROUND_TRIP_PUSH, tmp_path / "pusher", arch=architecture.name,
                         head=head.model_class.__name__, **common)  # fmt: skip
-    loaded = run_client(hub, ROUND_TRIP_LOAD, tmp_path / "fresh", token=None, auto_class=head.auto_class, **common)
+    loaded = run_client(hub, ROUND_TRIP_LOAD, tmp_path / "fresh", token=None, auto_class=head.auto_class,
+                        head=head.model_class.__name__, **common)  # fmt: skip
     assert_close(loaded["logits"], pushed["logits"])
     assert loaded["ids"] == pushed["ids"] and loaded["tokenizer"] == pushed["tokenizer"]
     assert loaded["model"] == head.model_class.__name__

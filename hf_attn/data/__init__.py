@@ -1,6 +1,6 @@
 """Synthetic tasks whose evidence is known (so attention can be scored), and collators."""
 
-from .collators import PaddingCollator, labels_by_frequency, tokenize_dataset
+from .collators import LabelSetCollator, PaddingCollator, labels_by_frequency, tokenize_dataset
 from .synthetic import (
     AMBIGUOUS_WORDS,
     CUE_SENTIMENT_LABELS,
@@ -34,6 +34,7 @@ __all__ = [
     "POSITIVE_CUES",
     "SYNTHETIC_TASKS",
     "TAGS",
+    "LabelSetCollator",
     "PaddingCollator",
     "SyntheticTask",
     "ambiguous_word_tagging",

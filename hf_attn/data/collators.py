@@ -73,3 +73,22 @@ class PaddingCollator:
             elif isinstance(values[0], list | tuple) and values[0] and isinstance(values[0][0], int | float):
                 batch[key] = torch.tensor(values)  # fixed-width numbers, e.g. a label tree level's `candidates`
         return batch
+
+
+class LabelSetCollator(PaddingCollator):
+    """`PaddingCollator` for rows whose `labels` are label id sets (lists of any length): they become multi-hot
+    `(B, num_labels)` float indicators. Rows keep only the ids (a few per text), so a dataset of 100k labels is
+    never stored densely; the dense rows exist one batch at a time."""
+
+    def __init__(self, pad_token_id: int, num_labels: int) -> None:
+        super().__init__(pad_token_id)
+        self.num_labels = num_labels
+
+    def __call__(self, features: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        batch = super().__call__([{k: v for k, v in row.items() if k != "labels"} for row in features])
+        if features and "labels" in features[0]:
+            labels = torch.zeros(len(features), self.num_labels)
+            for row, ids in enumerate(feature["labels"] for feature in features):
+                labels[row, list(ids)] = 1.0
+            batch["labels"] = labels
+        return batch

@@ -261,7 +261,7 @@ def prepare_task_data(
 ) -> TaskData:
     """Checks the columns, drops (and counts) unusable rows, encodes labels; returns canonical `TaskData`.
     `labels`: the label names to encode with (a trained model's `id2label`) instead of the training split's."""
-    multi = shape == "multi_label"
+    multi = get_task_shape(shape).label_sets
     tags = shape == "token_classification"
     classes = shape in ("classification", "pair_classification")
     needs_label = get_task_shape(shape).has_labels
@@ -292,6 +292,10 @@ def prepare_task_data(
         items = _label_items(value, multi or tags, label_separator, label_column)
         items = [feature_names[int(item)] if ids else str(item) for item in items]
         unknown = sorted({item for item in items if item not in index})
+        if multi:
+            # A held-out label set may name labels the training split (or the model) never has, the long tail of
+            # an extreme task: no model can predict them; they are left out, and counted below.
+            return [item for item in items if item in index]
         if unknown:
             raise ValueError(
                 f"label {unknown[0]!r} of the {split_name} split never occurs in {seen} "
@@ -328,6 +332,18 @@ def prepare_task_data(
             split = split.select([row for row, reason in enumerate(reasons) if reason is None])
         if len(split) == 0:
             raise ValueError(f"The {split_name} split has no usable row ({', '.join(counts)}).")
+        if multi:
+            unseen = sum(
+                item not in index
+                for value in split[label_column]
+                for item in (
+                    feature_names[int(i)] if ids else str(i)
+                    for i in _label_items(value, True, label_separator, label_column)
+                )
+            )
+            if unseen:
+                dropped.setdefault(split_name, {})[f"labels not in {seen}"] = unseen
+                print(f"[hf-attn] {split_name} split: left out {unseen} labels that are not in {seen}")
 
         def canonical(batch: dict[str, list], split_name: str = split_name) -> dict[str, list]:
             rows = {"text": [_as_text(text) for text in batch[text_column]]}

@@ -9,9 +9,13 @@ columns the loaders (`hf_attn.data.files`, the synthetic tasks) have already put
     classification        text                  class id (int, -100: unlabelled)     class
     pair_classification   text, pair            class id (int, -100: unlabelled)     class
     multi_label           text                  list of label names                  label_sequence, multi_hot
+    label_tree            text                  list of label names                  label_tree
     seq2seq               text, pair (target)   - (the target text)                  token_vocab (seq2seq inputs)
     language_modeling     text                  - (the words themselves)             token_vocab
     token_classification  text (words)          list of tag ids, one per word        token_class
+
+A shape also builds the model (`build_model`: a label tree is made from the training data) and trains it (`fit`:
+one `Trainer`, or one per level of a label tree).
 
 A head reads sentences, documents or characters (`Head.inputs`); the architecture's tokenizer kind turns the same
 text into what the head reads, so a review CSV trains Lin (words) and HAN (sentences of words) alike.
@@ -20,23 +24,32 @@ text into what the head reads, so a review CSV trains Lin (words) and HAN (sente
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 from datasets import Dataset
-from transformers import PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import (
+    PreTrainedConfig,
+    PreTrainedModel,
+    PreTrainedTokenizerBase,
+    Seq2SeqTrainer,
+    Trainer,
+    TrainerCallback,
+)
 
 from ..evaluation import (
+    RankingMetrics,
     accuracy_metric,
     evidence_attention_scores,
+    label_propensities,
     label_sequence_metrics,
     multi_hot_metrics,
     translation_metrics,
 )
 from ..tokenization.elmo import ElmoCharacterTokenizerFast
-from .collators import PaddingCollator, labels_by_frequency
+from .collators import LabelSetCollator, PaddingCollator, labels_by_frequency
 
 if TYPE_CHECKING:
     from ..registry import Architecture, Head
@@ -93,6 +106,8 @@ class TaskShape:
     label_kinds: ClassVar[tuple[str, ...]]  # the `Head.labels` it trains
     input_kinds: ClassVar[tuple[str, ...]] = ("sentence", "document", "characters")  # the `Head.inputs` it feeds
     needs: ClassVar[tuple[str, ...]] = ("label_column",)  # TaskData fields the shape cannot work without
+    label_sets: ClassVar[bool] = False  # each example has a set of labels (a list of names), not one class
+    variants: ClassVar[tuple[str, ...]] = ()  # shapes that train other heads on the same data
 
     @property
     def has_labels(self) -> bool:
@@ -137,15 +152,44 @@ class TaskShape:
 
         return encode
 
-    def collator(self, tokenizer: PreTrainedTokenizerBase) -> PaddingCollator:
+    def collator(self, tokenizer: PreTrainedTokenizerBase, config: PreTrainedConfig | None = None) -> PaddingCollator:
         pad = 0 if isinstance(tokenizer, ElmoCharacterTokenizerFast) else tokenizer.pad_token_id
         return PaddingCollator(pad or 0)
 
-    def metrics(self, head: Head, config: PreTrainedConfig, tokenizer: PreTrainedTokenizerBase) -> Callable | None:
+    def metrics(
+        self, head: Head, config: PreTrainedConfig, tokenizer: PreTrainedTokenizerBase, data: TaskData | None = None
+    ) -> Callable | None:
+        """`compute_metrics` for the held-out split; `data` (the training data, when known) for metrics that
+        depend on it (PSP@k's label propensities)."""
         return accuracy_metric
 
     def prepare(self, model: PreTrainedModel, args: Any, eval_split: Dataset, num_beams: int | None) -> None:
         """Sets what evaluation needs on the model and the arguments (generation settings)."""
+
+    def build_model(self, head: Head, config: PreTrainedConfig, data: TaskData, args: Any) -> PreTrainedModel:
+        """A fresh model of `head` for the task."""
+        return head.model_class(config)
+
+    def fit(
+        self, args: Any, model: PreTrainedModel, head: Head, tokenizer: PreTrainedTokenizerBase, data: TaskData,
+        train_split: Dataset, eval_split: Dataset, callbacks: Sequence[TrainerCallback], resume: str | bool | None,
+    ) -> tuple[Trainer, dict[str, float]]:  # fmt: skip
+        """Trains `model` with the Trainer the shape needs, then evaluates it on the held-out split; returns the
+        trainer (whose `model` is what gets saved) and its metrics without their `eval_` prefix."""
+        trainer_class = Seq2SeqTrainer if getattr(args, "predict_with_generate", False) else Trainer
+        trainer = trainer_class(
+            model=model,
+            args=args,
+            train_dataset=train_split,
+            eval_dataset=eval_split,
+            data_collator=self.collator(tokenizer, model.config),
+            processing_class=tokenizer,
+            compute_metrics=self.metrics(head, model.config, tokenizer, data),
+            callbacks=list(callbacks),
+        )
+        trainer.train(resume_from_checkpoint=resume)
+        metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
+        return trainer, self.finish_metrics(metrics)
 
     def extra_metrics(
         self, model: PreTrainedModel, head: Head, encoded_eval: Dataset, data: TaskData
@@ -208,6 +252,8 @@ class MultiLabel(TaskShape):
 
     name = "multi_label"
     label_kinds = ("label_sequence", "multi_hot")
+    label_sets = True
+    variants = ("label_tree",)
     input_kinds = ("sentence", "document", "seq2seq")  # a label-sequence head reads a text and decodes labels
 
     def generates(self, head):
@@ -232,8 +278,20 @@ class MultiLabel(TaskShape):
 
         return encode
 
-    def metrics(self, head, config, tokenizer):
-        return label_sequence_metrics(config) if head.labels == "label_sequence" else multi_hot_metrics
+    def metrics(self, head, config, tokenizer, data=None):
+        if head.labels == "label_sequence":
+            return label_sequence_metrics(config)
+        return multi_hot_metrics(self.propensities(config, data))
+
+    @staticmethod
+    def propensities(config: PreTrainedConfig, data: TaskData | None) -> Any:
+        """Jain et al.'s propensity of each label from its training frequency (for PSP@k); `None` without the
+        training data."""
+        if data is None or data.label_column is None:
+            return None
+        label_sets = [[config.label2id[name] for name in names if name in config.label2id]
+                      for names in data.train[data.label_column]]  # fmt: skip
+        return label_propensities(label_sets, config.num_labels)
 
     def prepare(self, model, args, eval_split, num_beams):
         if getattr(args, "predict_with_generate", False):
@@ -255,6 +313,88 @@ class MultiLabel(TaskShape):
 
     def headline(self, metrics):
         return f"held-out micro-F1 {metrics['micro_f1']:.4f}, hamming loss {metrics['hamming_loss']:.4f}"
+
+
+class LabelTreeClassification(MultiLabel):
+    """Extreme multi-label classification with a probabilistic label tree (AttentionXML, You et al. 2019, §2.2–2.3).
+    The data are those of `multi_label` (a text and its label names, labels ordered by training frequency); the
+    model is built on a tree made from the training data (TF-IDF label representations, balanced 2-means, K-ary
+    compression: `hf_attn.data.label_tree`) and trained level by level, top-down, one `Trainer` per level
+    (`hf_attn.label_tree_training`). Rows keep label id lists (`LabelSetCollator` makes the multi-hot batch), and
+    the held-out P@k / nDCG@k / PSP@k are computed batch by batch (`batch_eval_metrics`): nothing of size
+    examples × labels is ever held."""
+
+    name = "label_tree"
+    label_kinds = ("label_tree",)
+    input_kinds = ("sentence",)
+    variants = ()
+
+    def generates(self, head):
+        return False
+
+    def encoder(self, data, tokenizer, config, head, max_length=None):
+        kwargs = {"truncation": True, "max_length": max_length or getattr(config, "max_text_length", None)}
+        kwargs["truncation"] = kwargs["max_length"] is not None
+
+        def encode(batch: dict[str, list]) -> dict[str, list]:
+            encoded = dict(tokenizer(batch[data.text_column], **kwargs))
+            encoded["labels"] = [sorted(config.label2id[name] for name in names) for names in batch[data.label_column]]
+            return encoded
+
+        return encode
+
+    def collator(self, tokenizer, config=None):
+        if config is None:
+            raise ValueError("The label_tree collator needs the config (its num_labels).")
+        return LabelSetCollator(tokenizer.pad_token_id or 0, config.num_labels)
+
+    def metrics(self, head, config, tokenizer, data=None):
+        return RankingMetrics(propensities=self.propensities(config, data))
+
+    def prepare(self, model, args, eval_split, num_beams):
+        args.batch_eval_metrics = True  # `RankingMetrics` ranks each batch and forgets it
+
+    def build_model(self, head, config, data, args):
+        from ..label_tree_training import build_tree_for, tree_model
+
+        texts = data.train[data.text_column]
+        label_sets = [[config.label2id[name] for name in names] for names in data.train[data.label_column]]
+        return tree_model(config, build_tree_for(texts, label_sets, config, seed=args.seed))
+
+    def fit(self, args, model, head, tokenizer, data, train_split, eval_split, callbacks, resume):
+        from ..label_tree_training import train_levels
+
+        if isinstance(resume, str):
+            raise ValueError(
+                "A label tree trains one level after the other, each with its checkpoints in output_dir/level_<d>: "
+                "resume with `--resume_from_checkpoint true`, not a checkpoint path."
+            )
+        steps = train_levels(model, train_split, train_split["labels"], args, callbacks, resume=bool(resume))
+        trainer = Trainer(
+            model=model,
+            args=args,
+            eval_dataset=eval_split,
+            data_collator=self.collator(tokenizer, model.config),
+            processing_class=tokenizer,
+            compute_metrics=self.metrics(head, model.config, tokenizer, data),
+            callbacks=list(callbacks),
+        )
+        trainer.state.global_step = steps  # the levels' steps, for the record
+        metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
+        return trainer, self.finish_metrics(metrics)
+
+    @torch.no_grad()
+    def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
+        inputs = _inputs(tokenizer, texts, None, model.device)
+        output = model(**inputs, top_k=top_k)
+        names = model.config.id2label
+        return [
+            {"labels": [{"label": names[int(i)], "score": float(p)} for i, p in zip(ids, scores, strict=True)]}
+            for ids, scores in zip(output.top_labels, output.top_scores, strict=True)
+        ]
+
+    def headline(self, metrics):
+        return f"held-out P@1 {metrics['precision_at_1']:.4f}, P@5 {metrics.get('precision_at_5', float('nan')):.4f}"
 
 
 class SequenceToSequence(TaskShape):
@@ -287,7 +427,7 @@ class SequenceToSequence(TaskShape):
 
         return encode
 
-    def metrics(self, head, config, tokenizer):
+    def metrics(self, head, config, tokenizer, data=None):
         return translation_metrics(tokenizer)
 
     def prepare(self, model, args, eval_split, num_beams):
@@ -333,7 +473,7 @@ class LanguageModeling(TaskShape):
 
         return encode
 
-    def metrics(self, head, config, tokenizer):
+    def metrics(self, head, config, tokenizer, data=None):
         return None  # the loss is the metric
 
     def finish_metrics(self, metrics):
@@ -400,6 +540,7 @@ TASK_SHAPES: dict[str, TaskShape] = {
         Classification(),
         PairClassification(),
         MultiLabel(),
+        LabelTreeClassification(),
         SequenceToSequence(),
         LanguageModeling(),
         TokenClassification(),

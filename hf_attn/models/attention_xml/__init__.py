@@ -25,6 +25,15 @@ ARCHITECTURE = Architecture(
             # which the task shape's evidence column (one position per example) cannot name.
             scores_evidence=False,
         ),
+        Head(
+            AttentionXmlForLabelTree,
+            None,  # `AutoModelForSequenceClassification` is the flat model's; load with this class or `hf-attn`
+            "sentence",
+            "text-classification",
+            labels="label_tree",
+            attention_fields=("label_attentions",),  # the last level's, for the candidates it scored
+            scores_evidence=False,
+        ),
     ),
     paper=Paper(
         title=(
@@ -60,9 +69,12 @@ ARCHITECTURE = Architecture(
         "hidden_dropout_prob": 0.1,
         "embedding_dropout_prob": 0.1,
         "num_labels": 6,
+        # A label tree of 3 levels (2, 3 and 6 nodes: `contiguous_tree`) whose beam keeps 1 of 2 nodes.
+        "tree_children": 2,
+        "tree_cluster_size": 2,
+        "tree_top_candidates": 1,
     },
     tags=("extreme-multi-label", "label-wise-attention", "label-tree", "bilstm"),
-    exports=(AttentionXmlForLabelTree,),
 )
 
 __all__ = [

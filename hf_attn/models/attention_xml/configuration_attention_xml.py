@@ -63,6 +63,8 @@ class AttentionXmlConfig(PreTrainedConfig):
     keys_to_ignore_at_inference: ClassVar[list[str]] = [
         "label_attentions",
         "candidates",
+        "top_labels",
+        "top_scores",
         "attentions",
         "hidden_states",
     ]

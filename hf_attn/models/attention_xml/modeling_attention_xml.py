@@ -36,6 +36,7 @@ C candidates per text, K labels scored per text (N without candidates, C with th
 
 from __future__ import annotations
 
+import collections
 import itertools
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -284,6 +285,8 @@ class AttentionXmlForSequenceClassification(AttentionXmlPreTrainedModel):
 class AttentionXmlTreeOutput(ModelOutput):
     """
     Args:
+        loss (`torch.FloatTensor` of shape `()`, *optional*): with `labels`, the sum over levels of each level's
+            binary cross-entropy on the nodes it scored (see `AttentionXmlForLabelTree.forward`).
         logits (`torch.FloatTensor` of shape `(B, N)`): the logit of each label's path probability (the product of
             the sigmoids down its path, §2.3) for the labels the beam reached; the most negative value for the
             others (their probability is 0 to the model's beam).
@@ -292,15 +295,31 @@ class AttentionXmlTreeOutput(ModelOutput):
         candidates (`torch.LongTensor` of shape `(B, C)`): the labels the last level scored (`num_labels`: a
             padded slot).
         label_attentions (`torch.FloatTensor` of shape `(B, C, T)`): the last level's attention for `candidates`.
+        hidden_states (`tuple(torch.FloatTensor)`, *optional*): the last level's `(embeddings, ĥ, m̂)`, when asked.
         attentions (`tuple(torch.FloatTensor)`, *optional*): `(label_attentions,)`, when asked.
     """
 
+    loss: torch.FloatTensor | None = None
     logits: torch.FloatTensor | None = None
     top_labels: torch.LongTensor | None = None
     top_scores: torch.FloatTensor | None = None
     candidates: torch.LongTensor | None = None
     label_attentions: torch.FloatTensor | None = None
+    hidden_states: tuple[torch.FloatTensor, ...] | None = None
     attentions: tuple[torch.FloatTensor, ...] | None = None
+
+
+def contiguous_tree(num_labels: int, cluster_size: int, children: int, height: int) -> list[list[int]]:
+    """The level sizes of a tree that groups labels by id, for a cascade built before its tree is known: clusters
+    of `cluster_size` consecutive labels, then groups of `children` nodes, at most `height` levels above the labels,
+    the top level left wide once it has at most `children` nodes (the shape of §2.2's compressed tree). Returns
+    `parents` as `AttentionXmlForLabelTree.set_tree` takes them (`parents[d][i]`: node i of level d + 1's parent)."""
+    sizes = [num_labels, -(-num_labels // cluster_size)]
+    widths = [cluster_size]
+    while len(sizes) <= height and sizes[-1] > children:
+        sizes.append(-(-sizes[-1] // children))
+        widths.append(children)
+    return [[node // width for node in range(size)] for size, width in zip(sizes[-2::-1], widths[::-1], strict=True)]
 
 
 class AttentionXmlForLabelTree(AttentionXmlPreTrainedModel):
@@ -310,15 +329,20 @@ class AttentionXmlForLabelTree(AttentionXmlPreTrainedModel):
 
     The tree lives in `config.tree_level_sizes` / `tree_max_children` and in the `children_<d>` buffers (the
     children of each node of level d, padded with the next level's padding candidate), saved with the weights.
-    The levels are trained one after the other (`hf_attn.label_tree_training.train_label_tree`): this model
-    predicts, it has no joint loss.
+    A config without a tree gets one grouping labels by id (`contiguous_tree`) until `set_tree` gives the real one;
+    `hf_attn.label_tree_training` builds the tree from the training data (§2.2) and trains the levels one after
+    the other, as the paper does. `labels` give the loss of all levels at once (see `forward`).
     """
 
     def __init__(self, config: AttentionXmlConfig) -> None:
-        if not config.tree_level_sizes:
-            raise ValueError("AttentionXmlForLabelTree needs config.tree_level_sizes (a flat model: use "
-                             "AttentionXmlForSequenceClassification).")  # fmt: skip
         config.problem_type = "multi_label_classification"
+        parents = None
+        if not config.tree_level_sizes:
+            parents = contiguous_tree(
+                config.num_labels, config.tree_cluster_size, config.tree_children, config.tree_height
+            )
+            config.tree_level_sizes = [max(parents[0]) + 1, *(len(parent) for parent in parents)]
+            config.tree_max_children = [max(collections.Counter(parent).values()) for parent in parents]
         super().__init__(config)
         sizes = config.tree_level_sizes
         self.levels = nn.ModuleList(
@@ -328,6 +352,15 @@ class AttentionXmlForLabelTree(AttentionXmlPreTrainedModel):
             # One extra row: the children of a padded candidate are padded candidates.
             self.register_buffer(f"children_{level}", torch.full((sizes[level] + 1, width), sizes[level + 1]))
         self.post_init()
+        if parents is not None:
+            self.set_tree(parents)
+
+    def get_input_embeddings(self) -> nn.Embedding:
+        """Level 0's word embedding (each level has its own; training starts level d from level d − 1's)."""
+        return self.levels[0].get_input_embeddings()
+
+    def set_input_embeddings(self, value: nn.Embedding) -> None:
+        self.levels[0].set_input_embeddings(value)
 
     @staticmethod
     def level_config(config: AttentionXmlConfig, level: int) -> AttentionXmlConfig:
@@ -354,28 +387,66 @@ class AttentionXmlForLabelTree(AttentionXmlPreTrainedModel):
                 table[node, filled[node]] = child
                 filled[node] += 1
 
+    def node_targets(self, labels: torch.Tensor) -> list[torch.Tensor]:
+        """Per level, top-down, the targets `(B, nodes)` of its nodes from the labels' multi-hot `(B, N)`: 1 when a
+        label below the node applies, else −100 when one below it is left out (−100), else 0."""
+        targets = [labels.float()]
+        for level in range(len(self.levels) - 2, -1, -1):
+            below = targets[0]
+            padded = torch.cat([below, below.new_zeros(below.size(0), 1)], dim=1)  # the padding child scores 0
+            table = getattr(self, f"children_{level}")[: self.config.tree_level_sizes[level]]
+            children = padded[:, table]  # (B, nodes, K)
+            positive, unknown = (children == 1).any(-1), (children == -100).any(-1)
+            targets.insert(0, torch.where(positive, 1.0, torch.where(unknown, -100.0, 0.0)))
+        return targets
+
     def beam(
         self,
         input_ids: torch.LongTensor,
         attention_mask: torch.Tensor | None = None,
         levels: int | None = None,
         top_candidates: int | None = None,
-    ) -> tuple[torch.Tensor | None, torch.Tensor, AttentionXmlClassifierOutput]:
+        targets: list[torch.Tensor] | None = None,
+        positives_first: bool = False,
+        output_hidden_states: bool = False,
+    ) -> tuple[torch.Tensor | None, torch.Tensor, AttentionXmlClassifierOutput, list[torch.Tensor]]:
         """Runs the first `levels` levels (all by default): returns the last level's nodes `(B, C)` (`None` at
-        level 0: every node), their path probabilities `(B, C)` and that level's output."""
+        level 0: every node), their path probabilities `(B, C)`, that level's output and, with `targets` (from
+        `node_targets`), each level's loss on the nodes it scored. `positives_first` puts each level's positive
+        parents first in its beam (the training rule of §2.3: positives always among the candidates)."""
         top = top_candidates or self.config.tree_top_candidates
-        output = self.levels[0](input_ids, attention_mask)
+        last = (levels or len(self.levels)) - 1
+        losses = []
+        if targets is not None:  # a padded slot (id = the level's size) is left out: target −100
+            padded_targets = [torch.cat([t, t.new_full((t.size(0), 1), -100.0)], dim=1) for t in targets]
+        output = self.levels[0](
+            input_ids, attention_mask, labels=None if targets is None else targets[0],
+            output_hidden_states=output_hidden_states and last == 0,
+        )  # fmt: skip
         nodes, scores = None, output.logits.sigmoid()
-        for level in range(1, levels or len(self.levels)):
-            best, index = scores.topk(min(top, scores.size(1)))
+        for level in range(1, last + 1):
+            losses.append(output.loss)
+            ranking = scores
+            if targets is not None and positives_first:
+                previous = targets[level - 1] if nodes is None else padded_targets[level - 1].gather(1, nodes)
+                ranking = scores + 2.0 * (previous == 1)
+            index = ranking.topk(min(top, scores.size(1))).indices
+            best = scores.gather(1, index)
             parents = index if nodes is None else nodes.gather(1, index)
             children = getattr(self, f"children_{level - 1}")[parents]  # (B, top, K)
             nodes = children.flatten(1)
             padded = nodes == self.config.tree_level_sizes[level]
             parent_scores = best[:, :, None].expand_as(children).flatten(1).masked_fill(padded, 0.0)
-            output = self.levels[level](input_ids, attention_mask, candidates=nodes)
+            level_labels = None
+            if targets is not None:
+                level_labels = padded_targets[level].gather(1, nodes)
+            output = self.levels[level](
+                input_ids, attention_mask, candidates=nodes, labels=level_labels,
+                output_hidden_states=output_hidden_states and level == last,
+            )  # fmt: skip
             scores = output.logits.sigmoid() * parent_scores
-        return nodes, scores, output
+        losses.append(output.loss)
+        return nodes, scores, output, [loss for loss in losses if loss is not None]
 
     def forward(
         self,
@@ -384,6 +455,7 @@ class AttentionXmlForLabelTree(AttentionXmlPreTrainedModel):
         labels: torch.Tensor | None = None,
         top_k: int = 5,
         output_attentions: bool | None = None,
+        output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         **kwargs: Any,
     ) -> AttentionXmlTreeOutput | tuple:
@@ -391,28 +463,52 @@ class AttentionXmlForLabelTree(AttentionXmlPreTrainedModel):
         Args:
             input_ids (`torch.LongTensor` of shape `(B, T)`): token ids, right-padded.
             attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding.
+            labels (`torch.Tensor` of shape `(B, N)`, *optional*): multi-hot labels (−100: left out). The loss is
+                the sum over levels of each level's binary cross-entropy on the nodes it scores, a node's target
+                being 1 when a label below it applies. In training mode the beam puts each level's positive parents
+                first (§2.3's training rule; all levels then learn at once, where the paper trains them one after
+                the other); in evaluation mode the beam is the prediction's, so the loss and the logits are those
+                of the prediction.
             top_k (`int`, *optional*, defaults to 5): how many labels `top_labels` lists.
         """
+        output_attentions, output_hidden_states, return_dict = output_flags(
+            self.config, output_attentions, output_hidden_states, return_dict
+        )
+        num_labels = self.config.num_labels
         if labels is not None:
-            raise ValueError(
-                "`labels`: AttentionXmlForLabelTree is trained level by level (hf_attn.label_tree_training."
-                "train_label_tree); each level is an AttentionXmlForSequenceClassification with its own loss."
-            )
-        output_attentions, _, return_dict = output_flags(self.config, output_attentions, None, return_dict)
-        nodes, scores, last = self.beam(input_ids, attention_mask)
+            if tuple(labels.shape) != (input_ids.size(0), num_labels):
+                raise ValueError(
+                    f"`labels` must have shape (batch, num_labels) = {(input_ids.size(0), num_labels)}, got "
+                    f"{tuple(labels.shape)}."
+                )
+            scored = labels[labels != -100]
+            if bool(((scored < 0) | (scored > 1)).any()):
+                raise ValueError(
+                    "`labels` must hold multi-hot values in [0, 1] (1 = the label applies) or -100 (left out), got "
+                    f"min {float(scored.min())} and max {float(scored.max())}."
+                )
+        targets = self.node_targets(labels) if labels is not None else None
+        nodes, scores, last, losses = self.beam(
+            input_ids,
+            attention_mask,
+            targets=targets,
+            positives_first=self.training,
+            output_hidden_states=output_hidden_states,
+        )
         if nodes is None:
             nodes = torch.arange(scores.size(1), device=scores.device).expand_as(scores)
         top_scores, index = scores.topk(min(top_k, scores.size(1)))
-        num_labels = self.config.num_labels
-        probabilities = scores.clamp(min=1e-7, max=1 - 1e-7)
-        dense = torch.full((scores.size(0), num_labels + 1), torch.finfo(scores.dtype).min, device=scores.device)
+        probabilities = scores.float().clamp(min=1e-7, max=1 - 1e-7)
+        dense = torch.full((scores.size(0), num_labels + 1), torch.finfo(torch.float32).min, device=scores.device)
         dense.scatter_(1, nodes, torch.where(nodes < num_labels, probabilities.logit(), dense.gather(1, nodes)))
         output = AttentionXmlTreeOutput(
+            loss=torch.stack(losses).sum() if losses else None,
             logits=dense[:, :num_labels],
             top_labels=nodes.gather(1, index),
             top_scores=top_scores,
             candidates=nodes,
             label_attentions=last.label_attentions,
+            hidden_states=last.hidden_states,
             attentions=(last.label_attentions,) if output_attentions else None,
         )
         return output if return_dict else output.to_tuple()
@@ -423,4 +519,5 @@ __all__ = [
     "AttentionXmlForSequenceClassification",
     "AttentionXmlModel",
     "AttentionXmlPreTrainedModel",
+    "contiguous_tree",
 ]

