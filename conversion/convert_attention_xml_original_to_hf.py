@@ -16,7 +16,9 @@ training arguments that change the loss but not the weights (`dropout`, `emb_dro
 `--config`: a JSON or YAML file holding the network's constructor arguments (`AttentionRNN(labels_num, emb_size,
 hidden_size, layers_num, linear_size, dropout, padding_idx, emb_dropout, ...)`), or the original's model YAML
 (`configure/models/*.yaml`, its `model:` section); without it, the original's defaults (0.5, 0.2, 0). Sizes given
-there are checked against the weights.
+there are checked against the weights. `--vocab vocab.npy` (the original's `build_vocab` output: `<PAD>`, `<UNK>`,
+then the words) saves a tokenizer with the model that gives the original's ids: whitespace splitting only, as the
+original reads its pre-tokenized texts.
 
 Key table (original -> hf_attn, `attention_xml.` is the base model):
     emb.emb.weight                      attention_xml.embeddings.weight
@@ -28,7 +30,7 @@ Key table (original -> hf_attn, `attention_xml.` is the base model):
 
 Usage:
     python conversion/convert_attention_xml_original_to_hf.py --checkpoint Model.pt --output converted/ \
-        [--config model.yaml] [--labels labels.txt] [--fixture ../shared/fixtures/attentionxml]
+        [--config model.yaml] [--labels labels.txt] [--vocab vocab.npy] [--fixture ../shared/fixtures/attentionxml]
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 import yaml
 from safetensors.torch import load_file
@@ -51,6 +54,8 @@ from hf_attn.conversion import (
     rename_state_dict,
 )
 from hf_attn.models.attention_xml import AttentionXmlConfig, AttentionXmlForSequenceClassification
+from hf_attn.tokenization.base import HfAttnTokenizerFast
+from hf_attn.tokenization.word_level import build_word_level_tokenizer
 
 ORIGINAL_CODE = "https://github.com/yourh/AttentionXML"
 TREE_PREFIX = "Network."
@@ -207,12 +212,25 @@ def check_fixture(model: AttentionXmlForSequenceClassification, fixture_dir: str
     return max_abs_diffs(floats, {name: expected[name] for name in floats}, atol=atol)
 
 
+def original_tokenizer(vocab_path: str | Path, config: AttentionXmlConfig) -> HfAttnTokenizerFast:
+    """The original's vocabulary (`data_utils.build_vocab`: `<PAD>` = 0, `<UNK>` = 1, then the words; saved as a
+    numpy array of strings, read here without pickle) as a tokenizer: texts are split on whitespace only, as the
+    original's `convert_to_binary` does with its pre-tokenized texts, and truncated to `max_text_length`."""
+    words = np.load(vocab_path, allow_pickle=False).tolist()
+    if len(words) != config.vocab_size:
+        raise ValueError(f"--vocab {vocab_path} has {len(words)} words but the checkpoint's embedding has "
+                         f"{config.vocab_size} rows.")  # fmt: skip
+    return build_word_level_tokenizer(words, pad_token="<PAD>", unk_token="<UNK>", lowercase=False,
+                                      model_max_length=config.max_text_length, pre_tokenized=True)  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", required=True, help="Model.save_model or XMLModel.save_model_to_disk file")
     parser.add_argument("--output", required=True, help="folder for the converted model")
     parser.add_argument("--config", help="JSON/YAML of the network's arguments (or the original's model YAML)")
     parser.add_argument("--labels", help="the label names, one per line (or a JSON list), in label-id order")
+    parser.add_argument("--vocab", help="the original's vocab.npy (word i has id i): saves a tokenizer with the model")
     parser.add_argument("--fixture", help="folder with inputs.safetensors + expected.safetensors to check parity")
     parser.add_argument("--top_k", type=int, default=4, help="k of the fixture's predict post-processing")
     parser.add_argument("--atol", type=float, default=1e-5)
@@ -223,6 +241,9 @@ def main(argv: list[str] | None = None) -> None:
         text = Path(args.labels).read_text()
         labels = json.loads(text) if text.lstrip().startswith("[") else [line for line in text.splitlines() if line]
     model = convert(args.checkpoint, args.output, args.config, labels)
+    if args.vocab:
+        tokenizer = original_tokenizer(args.vocab, model.config)
+        tokenizer.save_pretrained(args.output)
     report = conversion_record(
         ORIGINAL_CODE,
         __file__,

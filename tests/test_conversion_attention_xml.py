@@ -157,3 +157,28 @@ def test_other_sizes_and_layouts_match_the_original_forward(layout, layers, line
     torch.testing.assert_close(actual, expected, atol=ATOL, rtol=0)
     reloaded = AutoModelForSequenceClassification.from_pretrained(tmp_path / "converted").eval()
     torch.testing.assert_close(reloaded(INPUT_IDS, mask).logits, model(INPUT_IDS, mask).logits, atol=1e-6, rtol=0)
+
+
+def test_the_original_vocabulary_becomes_a_tokenizer_with_the_original_ids(tmp_path):
+    """`--vocab vocab.npy` (`build_vocab`'s array: `<PAD>`, `<UNK>`, then words as they appear in the pre-tokenized
+    texts) saves a tokenizer that gives the original's ids: whitespace splitting only, no lower-casing, unknown
+    words `<UNK>` = 1; a vocabulary of the wrong size is refused."""
+    import numpy as np
+    from transformers import AutoTokenizer
+
+    fixture = fixture_dir("attentionxml")
+    config_path, _ = constructor_arguments(tmp_path, "attention_rnn")
+    words = ["<PAD>", "<UNK>", "Don", "n't", "/SEP/", "U.S.", "the", *[f"w{i}" for i in range(73)]]  # 80 rows
+    np.save(tmp_path / "vocab.npy", np.asarray(words))
+    output = tmp_path / "converted"
+    command = [sys.executable, str(SCRIPT), "--checkpoint", str(fixture / "original_checkpoint.pt"), "--output",
+               str(output), "--config", str(config_path), "--vocab", str(tmp_path / "vocab.npy")]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert result.returncode == 0, result.stderr[-3000:]
+    tokenizer = AutoTokenizer.from_pretrained(output)
+    assert tokenizer("Don n't /SEP/ U.S. the the unseen w5")["input_ids"] == [2, 3, 4, 5, 6, 6, 1, 12]
+    assert tokenizer("the")["input_ids"] != tokenizer("The")["input_ids"]  # case is kept, as in the original
+    np.save(tmp_path / "small.npy", np.asarray(words[:10]))
+    command[-1] = str(tmp_path / "small.npy")
+    refused = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert refused.returncode != 0 and "has 10 words but the checkpoint's embedding has 80 rows" in refused.stderr

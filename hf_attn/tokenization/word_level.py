@@ -20,8 +20,13 @@ PAD_TOKEN = "[PAD]"
 UNK_TOKEN = "[UNK]"
 
 
-def _word_level_pipeline(model: models.WordLevel, lowercase: bool) -> Tokenizer:
+def _word_level_pipeline(model: models.WordLevel, lowercase: bool, pre_tokenized: bool = False) -> Tokenizer:
     tokenizer = Tokenizer(model)
+    if pre_tokenized:  # texts tokenized beforehand (an original pipeline's files): whitespace splits, nothing else
+        if lowercase:
+            tokenizer.normalizer = normalizers.Lowercase()
+        tokenizer.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
+        return tokenizer
     steps = [normalizers.NFKC()] + ([normalizers.Lowercase()] if lowercase else [])
     tokenizer.normalizer = normalizers.Sequence(steps)
     # Words are runs of letters/digits; every punctuation mark is a token of its own.
@@ -86,16 +91,19 @@ def build_word_level_tokenizer(
     unk_token: str | None = UNK_TOKEN,
     lowercase: bool = True,
     model_max_length: int = 512,
+    pre_tokenized: bool = False,
 ) -> HfAttnTokenizerFast:
     """A word-level tokenizer over a fixed vocabulary, word ``i`` getting id ``i`` (e.g. an original checkpoint's
-    dictionary). ``pad_token`` and ``unk_token`` (when not ``None``) must be in ``vocabulary``."""
+    dictionary). ``pad_token`` and ``unk_token`` (when not ``None``) must be in ``vocabulary``. ``pre_tokenized``:
+    a text is split on whitespace only, with no normalisation (an original pipeline whose texts were tokenized
+    before its vocabulary was built, e.g. AttentionXML's `vocab.npy`)."""
     vocab = {word: index for index, word in enumerate(vocabulary)}
     if len(vocab) != len(vocabulary):
         raise ValueError("The vocabulary holds duplicate words.")
     for role, token in (("pad_token", pad_token), ("unk_token", unk_token)):
         if token is not None and token not in vocab:
             raise ValueError(f"{role} {token!r} is not in the vocabulary.")
-    tokenizer = _word_level_pipeline(models.WordLevel(vocab=vocab, unk_token=unk_token), lowercase)
+    tokenizer = _word_level_pipeline(models.WordLevel(vocab=vocab, unk_token=unk_token), lowercase, pre_tokenized)
     return _wrap(tokenizer, pad_token, unk_token, model_max_length)
 
 
