@@ -176,8 +176,17 @@ class TaskShape:
     ) -> tuple[Trainer, dict[str, float]]:  # fmt: skip
         """Trains `model` with the Trainer the shape needs, then evaluates it on the held-out split; returns the
         trainer (whose `model` is what gets saved) and its metrics without their `eval_` prefix."""
+        trainer = self.trainer(args, model, head, tokenizer, data, train_split, eval_split, callbacks)
+        trainer.train(resume_from_checkpoint=resume)
+        return trainer, self.evaluate(trainer)
+
+    def trainer(
+        self, args: Any, model: PreTrainedModel, head: Head, tokenizer: PreTrainedTokenizerBase, data: TaskData,
+        train_split: Dataset | None, eval_split: Dataset, callbacks: Sequence[TrainerCallback],
+    ) -> Trainer:  # fmt: skip
+        """The `Trainer` (a `Seq2SeqTrainer` when scoring generations) with the shape's collator and metrics."""
         trainer_class = Seq2SeqTrainer if getattr(args, "predict_with_generate", False) else Trainer
-        trainer = trainer_class(
+        return trainer_class(
             model=model,
             args=args,
             train_dataset=train_split,
@@ -187,9 +196,10 @@ class TaskShape:
             compute_metrics=self.metrics(head, model.config, tokenizer, data),
             callbacks=list(callbacks),
         )
-        trainer.train(resume_from_checkpoint=resume)
-        metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
-        return trainer, self.finish_metrics(metrics)
+
+    def evaluate(self, trainer: Trainer) -> dict[str, float]:
+        """Held-out metrics of `trainer.evaluate()`, without their `eval_` prefix."""
+        return self.finish_metrics({key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()})
 
     def extra_metrics(
         self, model: PreTrainedModel, head: Head, encoded_eval: Dataset, data: TaskData
@@ -370,18 +380,9 @@ class LabelTreeClassification(MultiLabel):
                 "resume with `--resume_from_checkpoint true`, not a checkpoint path."
             )
         steps = train_levels(model, train_split, train_split["labels"], args, callbacks, resume=bool(resume))
-        trainer = Trainer(
-            model=model,
-            args=args,
-            eval_dataset=eval_split,
-            data_collator=self.collator(tokenizer, model.config),
-            processing_class=tokenizer,
-            compute_metrics=self.metrics(head, model.config, tokenizer, data),
-            callbacks=list(callbacks),
-        )
+        trainer = self.trainer(args, model, head, tokenizer, data, None, eval_split, callbacks)  # evaluates the beam
         trainer.state.global_step = steps  # the levels' steps, for the record
-        metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
-        return trainer, self.finish_metrics(metrics)
+        return trainer, self.evaluate(trainer)
 
     @torch.no_grad()
     def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
