@@ -343,8 +343,8 @@ class LabelTreeClassification(MultiLabel):
         return False
 
     def encoder(self, data, tokenizer, config, head, max_length=None):
-        kwargs = {"truncation": True, "max_length": max_length or getattr(config, "max_text_length", None)}
-        kwargs["truncation"] = kwargs["max_length"] is not None
+        longest = max_length or getattr(config, "max_text_length", None)  # AttentionXML truncates to 500 tokens
+        kwargs = {"truncation": longest is not None, "max_length": longest}
 
         def encode(batch: dict[str, list]) -> dict[str, list]:
             encoded = dict(tokenizer(batch[data.text_column], **kwargs))
