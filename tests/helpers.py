@@ -111,11 +111,39 @@ def _character_ids(config, lengths: list[int], generator: torch.Generator) -> tu
     return encoded["input_ids"], encoded["attention_mask"]
 
 
+def _episodes(config, lengths: list[int], generator: torch.Generator) -> dict[str, torch.Tensor]:
+    """One few-shot episode per length n: N = `num_ways` classes of K = `num_shots` support instances and
+    `num_queries` queries per class, of lengths n, n − 1, n − 2 (at least 1) in turn; n = 0 makes every query of
+    the episode all padding (support instances always have a token). With `use_entity_positions`, each instance's
+    head and tail entity lie among its tokens."""
+    ways, shots, queries = config.num_ways, config.num_shots, config.num_queries * config.num_ways
+    support_lengths = [max(n - (i % 3), 1) for n in lengths for i in range(ways * shots)]
+    query_lengths = [max(n - (i % 3), 1) if n else 0 for n in lengths for i in range(queries)]
+    support_ids, support_mask = _token_ids(config, support_lengths, generator)
+    query_ids, query_mask = _token_ids(config, query_lengths, generator)
+    batch = len(lengths)
+    inputs = {
+        "input_ids": query_ids.view(batch, queries, -1),
+        "attention_mask": query_mask.view(batch, queries, -1),
+        "support_input_ids": support_ids.view(batch, ways, shots, -1),
+        "support_attention_mask": support_mask.view(batch, ways, shots, -1),
+    }
+    if config.use_entity_positions:
+        for prefix, mask in (("", inputs["attention_mask"]), ("support_", inputs["support_attention_mask"])):
+            tokens = mask.sum(-1, keepdim=True).clamp(min=1)
+            inputs[prefix + "entity_positions"] = (
+                torch.rand(*mask.shape[:-1], 2, generator=generator) * tokens
+            ).long()
+    return inputs
+
+
 def make_inputs(head: Head, config, lengths: list[int], seed: int = 0, pair_lengths: list[int] | None = None):
     """Model inputs for `head.inputs` with the given per-example lengths (a 0 length is an all-padding row; for
     documents a length sets the sentences, see `document_sentence_lengths`); `pair_lengths` sets the second
     sequence's lengths (the hypothesis of a pair, the target of a seq2seq, the second view of a document pair)."""
     generator = torch.Generator().manual_seed(seed)
+    if head.inputs == "episodes":
+        return _episodes(config, lengths, generator)
     second = pair_lengths or [max(n, 1) for n in reversed(lengths)]
     if head.inputs in ("document", "document_pair"):
         input_ids, attention_mask = _document_ids(config, lengths, generator)
@@ -146,6 +174,10 @@ def make_labels(head: Head, config, inputs: dict[str, torch.Tensor], seed: int =
     seq2seq heads)."""
     generator = torch.Generator().manual_seed(seed + 1)
     batch_size = inputs["input_ids"].size(0)
+    if head.labels == "episode":  # the class of each query among its episode's N; -100 for an all-padding query
+        ways = inputs["support_input_ids"].size(1)
+        labels = torch.randint(0, ways, inputs["input_ids"].shape[:2], generator=generator)
+        return labels.masked_fill(~inputs["attention_mask"].bool().any(-1), -100)
     if head.labels == "class":
         return torch.randint(0, config.num_labels, (batch_size,), generator=generator)
     if head.labels in ("multi_hot", "label_tree"):
@@ -160,6 +192,8 @@ def make_labels(head: Head, config, inputs: dict[str, torch.Tensor], seed: int =
 
 def logits_shape(head: Head, config, inputs: dict[str, torch.Tensor]) -> tuple[int, ...]:
     batch_size = inputs["input_ids"].size(0)
+    if head.labels == "episode":
+        return (batch_size, inputs["input_ids"].size(1), inputs["support_input_ids"].size(1))
     if head.labels in ("class", "multi_hot", "label_tree"):
         return (batch_size, config.num_labels)
     tokens = inputs["decoder_input_ids" if head.inputs == "seq2seq" else "input_ids"].size(1)
@@ -169,7 +203,8 @@ def logits_shape(head: Head, config, inputs: dict[str, torch.Tensor]) -> tuple[i
 
 def key_mask(inputs: dict[str, torch.Tensor], spec: str) -> torch.Tensor:
     """The mask over an attention's keys, from the registry's spec: an input mask's name (keys = its last axis),
-    `<mask>/sentences` (keys = sentences; a sentence counts when any of its words does), `<mask>/causal` (`(B, T,
+    `<mask>/sentences` (keys = sentences; a sentence counts when any of its words does), `<mask>/instances` (keys
+    = support instances; an instance counts when any of its tokens does), `<mask>/causal` (`(B, T,
     T)`: row t keys 0..t, an empty row for a padded token) or `<keys>@<queries>` (`(B, Q, K)`: an empty row for
     a padded query)."""
     if "@" in spec:
@@ -180,7 +215,7 @@ def key_mask(inputs: dict[str, torch.Tensor], spec: str) -> torch.Tensor:
     if level == "causal":
         prefix = torch.ones(mask.size(-1), mask.size(-1), dtype=torch.bool).tril()
         return mask[:, :, None] & prefix
-    return mask.any(dim=-1) if level == "sentences" else mask
+    return mask.any(dim=-1) if level in ("sentences", "instances") else mask
 
 
 def attention_maps(architecture, output, inputs) -> list[tuple[str, torch.Tensor, torch.Tensor]]:
@@ -206,6 +241,8 @@ def select_example(inputs: dict[str, torch.Tensor], index: int) -> dict[str, tor
     documents also its last sentence), as if it had been padded alone."""
     single = {}
     for name, tensor in inputs.items():
+        if name.endswith("entity_positions"):  # token indices: cut like their texts, once these are cut
+            continue
         mask = inputs[name.replace("input_ids", "attention_mask")][index].bool()
         extents = []
         for axis in range(mask.dim()):
@@ -214,4 +251,7 @@ def select_example(inputs: dict[str, torch.Tensor], index: int) -> dict[str, tor
             )
             extents.append(int(used.nonzero().max()) + 1 if used.any() else 1)
         single[name] = tensor[index : index + 1][(slice(None), *(slice(0, extent) for extent in extents))]
+    for name in [name for name in inputs if name.endswith("entity_positions")]:
+        texts = single[name.replace("entity_positions", "input_ids")]
+        single[name] = inputs[name][index : index + 1][tuple(slice(0, size) for size in texts.shape[:-1])]
     return single

@@ -415,7 +415,7 @@ def _round_trip_heads() -> list:
     loaded by their hf_attn class)."""
     params = []
     for name, architecture in ARCHITECTURES.items():
-        first = next(head for head in architecture.heads if head.auto_class is not None)
+        first = next((head for head in architecture.heads if head.auto_class is not None), None)
         for head in architecture.heads:
             if head is first or head.auto_class is None:
                 suffix = "" if head is first else f"-{head.model_class.__name__}"

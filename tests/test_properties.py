@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import os
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import HealthCheck, given, settings
@@ -143,6 +144,18 @@ def test_tokenizers_take_any_string(kind, texts):
 @given(texts=TEXTS)
 def test_any_string_reaches_the_model_through_its_tokenizer(architecture, head, texts):
     model = head.model_class(tiny_config(architecture)).eval()
+    tokenizer = corpus_tokenizer(architecture.tokenizer)
+    if head.inputs == "episodes":  # a support set of the same strings, through the user's `predict`
+        config = model.config
+        shots = [texts[i % len(texts)] for i in range(config.num_ways * config.num_shots)]
+        labels = [f"class {i // config.num_shots}" for i in range(len(shots))]
+        entities = dict.fromkeys(("support_entities", "query_entities")) if not config.use_entity_positions else {
+            "support_entities": [(0, 0)] * len(shots), "query_entities": [(0, 0)] * len(texts)
+        }  # fmt: skip
+        results = model.predict(shots, labels, texts, tokenizer, output_attentions=True, **entities)
+        assert len(results) == len(texts)
+        assert all(np.isfinite(list(result["scores"].values())).all() for result in results)
+        return
     with torch.no_grad():
         logits = model(**encode(architecture, head, corpus_tokenizer(architecture.tokenizer), texts)).logits
     assert logits.shape[0] == len(texts) and torch.isfinite(logits).all()
@@ -193,7 +206,7 @@ def test_left_padding_is_refused_or_changes_nothing(architecture, head, lengths,
         return
     expected = model(**inputs).logits
     mask = inputs["attention_mask"].bool()
-    if expected.dim() == 3 and head.inputs != "seq2seq":  # a prediction per token: move them back to the right
+    if expected.dim() == 3 and head.inputs not in ("seq2seq", "episodes"):  # a prediction per token: move back
         source = (torch.arange(mask.size(-1)) + shifts["attention_mask"]) % mask.size(-1)
         moved = moved.gather(1, source[..., None].expand_as(moved))
         expected, moved = expected[mask], moved[mask]

@@ -101,15 +101,20 @@ def test_elmo_tokenizer_pads_a_batch_of_empty_sentences_to_full_character_width(
 
 @pytest.mark.parametrize("architecture", list(ARCHITECTURES.values()), ids=lambda row: row.name)
 def test_a_misspelled_model_type_is_named_before_any_remote_code_prompt(architecture, tmp_path):
-    head = next(head for head in architecture.heads if head.auto_class is not None)
-    head.model_class(tiny_config(architecture)).save_pretrained(tmp_path)
+    head = next((head for head in architecture.heads if head.auto_class is not None), None)
+    # Few-shot heads have no Auto class: their folder's base model (AutoModel) carries the code then.
+    model_class, auto_class = (
+        (head.model_class, head.auto_class) if head else (architecture.base_model_class, "AutoModel")
+    )
+    model_class(tiny_config(architecture)).save_pretrained(tmp_path)
     config = json.loads((tmp_path / "config.json").read_text())
     assert "AutoConfig" in config["auto_map"]  # the folder carries code: transformers would offer to run it
     misspelled = architecture.name[:-1] + "x"
     (tmp_path / "config.json").write_text(json.dumps({**config, "model_type": misspelled}))
-    loaders = [AutoConfig.from_pretrained, getattr(transformers, head.auto_class).from_pretrained]
-    if head.pipeline_tag is not None:
-        loaders.append(lambda path: pipeline(head.pipeline_tag, model=path))
+    loaders = [AutoConfig.from_pretrained, getattr(transformers, auto_class).from_pretrained]
+    tag = (head or architecture.heads[0]).pipeline_tag
+    if tag is not None:
+        loaders.append(lambda path: pipeline(tag, model=path))
     for load in loaders:
         with pytest.raises(ValueError, match=rf"model_type '{misspelled}'.*Did you mean '{architecture.name}'"):
             load(str(tmp_path))

@@ -50,8 +50,9 @@ class PaddingCollator:
     are dropped. A `label` field becomes `labels`, as in transformers' own collators.
 
     Works for sentences (`input_ids`), pairs (`input_ids` + `pair_input_ids`, padded independently),
-    sequence-to-sequence examples (`input_ids`, `decoder_input_ids`, token `labels`) and documents (nested lists
-    sentences -> words, padded at both levels to `(B, S, T)`).
+    sequence-to-sequence examples (`input_ids`, `decoder_input_ids`, token `labels`), documents (nested lists
+    sentences -> words, padded at both levels to `(B, S, T)`) and few-shot episodes (support `(B, N, K, T)`,
+    queries `(B, Q, T)`, their `*entity_positions`, and one label per query, padded queries getting -100).
     """
 
     def __init__(self, pad_token_id: int = 0) -> None:
@@ -64,6 +65,7 @@ class PaddingCollator:
             if (
                 key.endswith("input_ids")
                 or key.endswith("attention_mask")
+                or key.endswith("entity_positions")
                 or (key in ("labels", "label") and isinstance(values[0], list | tuple))
             ):
                 pad = self.pad_token_id if key.endswith("input_ids") else -100 if key.startswith("label") else 0
