@@ -1,22 +1,32 @@
-"""A translation pipeline for sequence-to-sequence models.
+"""hf_attn's pipelines, registered with transformers by `import hf_attn`.
 
-transformers 5 removed its `translation` and `text2text-generation` pipelines (MIGRATION_GUIDE_V5), and
-`pipeline()` refuses those task names. `import hf_attn` registers this one as `hf-attn-translation`:
+`hf-attn-translation`: transformers 5 removed its `translation` and `text2text-generation` pipelines
+(MIGRATION_GUIDE_V5), and `pipeline()` refuses those task names:
 
     translator = pipeline("hf-attn-translation", model=model, tokenizer=tokenizer)
     translator("the small cat sees a house", num_beams=4)  # [{"translation_text": "..."}]
 
 Keyword arguments go to `model.generate` (the model's saved generation config applies otherwise).
+
+`hf-attn-few-shot`: a few-shot classifier (Proto-HATT, HAPN) labels texts among the classes of a support set
+given with the call, classes it may never have seen in training:
+
+    classifier = pipeline("hf-attn-few-shot", model="path/or/hub-id")
+    classifier("a text", support_texts=[...], support_labels=[...])  # {"label": ..., "score": ..., "scores": {...}}
+
+A relation model also takes each text's entities: pass `{"text": ..., "head": i, "tail": j}` (word indices) and
+`support_entities=[(head, tail), ...]`. `output_attentions=True` adds the maps the model has.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from transformers import AutoModelForSeq2SeqLM, Pipeline
+from transformers import AutoConfig, AutoModelForSeq2SeqLM, Pipeline
 from transformers.pipelines import PIPELINE_REGISTRY
 
 TRANSLATION_TASK = "hf-attn-translation"
+FEW_SHOT_TASK = "hf-attn-few-shot"
 
 
 class Seq2SeqTranslationPipeline(Pipeline):
@@ -36,9 +46,81 @@ class Seq2SeqTranslationPipeline(Pipeline):
         return {"translation_text": text}
 
 
+class FewShotModelLoader:
+    """What `pipeline("hf-attn-few-shot", model=path)` loads a model with: transformers has no few-shot Auto class,
+    so the saved config's `architectures` names the hf_attn head, looked up among the registry's episode heads."""
+
+    @classmethod
+    def from_pretrained(cls, pretrained_model_name_or_path: Any, **kwargs: Any) -> Any:
+        from .registry import ARCHITECTURES
+
+        kwargs.pop("_from_pipeline", None)
+        config = AutoConfig.from_pretrained(pretrained_model_name_or_path)
+        heads = {head.model_class.__name__: head.model_class for row in ARCHITECTURES.values() for head in row.heads
+                 if head.inputs == "episodes"}  # fmt: skip
+        names = [name for name in config.architectures or [] if name in heads]
+        if not names:
+            raise ValueError(
+                f"{pretrained_model_name_or_path} is not a few-shot model (its architectures: "
+                f"{config.architectures}); the {FEW_SHOT_TASK} pipeline takes {', '.join(sorted(heads))}."
+            )
+        return heads[names[0]].from_pretrained(pretrained_model_name_or_path, **kwargs)
+
+
+class FewShotClassificationPipeline(Pipeline):
+    """Labels each text among the classes of the support set passed with the call (`model.predict`):
+    `{"label", "score", "scores"}` per text (+ `instance_attention`, `word_attention` with `output_attentions`)."""
+
+    def _sanitize_parameters(
+        self,
+        support_texts: list[str] | None = None,
+        support_labels: list[Any] | None = None,
+        support_entities: list[tuple[int, int]] | None = None,
+        output_attentions: bool | None = None,
+        **kwargs: Any,
+    ) -> tuple[dict, dict, dict]:
+        forward = {
+            "support_texts": support_texts,
+            "support_labels": support_labels,
+            "support_entities": support_entities,
+            "output_attentions": bool(output_attentions),
+        }
+        return {}, {k: v for k, v in forward.items() if v is not None or k == "support_entities"}, {}
+
+    def preprocess(self, inputs: str | dict[str, Any]) -> dict[str, Any]:
+        if isinstance(inputs, dict):
+            if "text" not in inputs:
+                raise ValueError("A few-shot input is a text, or a dict with `text` (and `head`, `tail`).")
+            entities = (inputs["head"], inputs["tail"]) if "head" in inputs else None
+            return {"text": inputs["text"], "entities": entities}
+        return {"text": inputs, "entities": None}
+
+    def _forward(self, model_inputs: dict[str, Any], support_texts=None, support_labels=None, support_entities=None,
+                 output_attentions: bool = False) -> dict[str, Any]:  # fmt: skip
+        if support_texts is None or support_labels is None:
+            raise ValueError("The hf-attn-few-shot pipeline needs `support_texts=` and `support_labels=`.")
+        entities = None if model_inputs["entities"] is None else [model_inputs["entities"]]
+        result = self.model.predict(
+            support_texts, support_labels, [model_inputs["text"]], self.tokenizer, support_entities=support_entities,
+            query_entities=entities, output_attentions=True,
+        )[0]  # fmt: skip
+        if not output_attentions:
+            result = {key: value for key, value in result.items() if key in ("label", "scores")}
+        return result
+
+    def postprocess(self, model_outputs: dict[str, Any]) -> dict[str, Any]:
+        return {"label": model_outputs["label"], "score": model_outputs["scores"][model_outputs["label"]],
+                **{key: value for key, value in model_outputs.items() if key != "label"}}  # fmt: skip
+
+
 def register_pipelines() -> None:
-    """Registers `hf-attn-translation` with transformers' pipeline registry (once)."""
-    if TRANSLATION_TASK not in PIPELINE_REGISTRY.get_supported_tasks():
+    """Registers `hf-attn-translation` and `hf-attn-few-shot` with transformers' pipeline registry (once)."""
+    supported = PIPELINE_REGISTRY.get_supported_tasks()
+    if TRANSLATION_TASK not in supported:
         PIPELINE_REGISTRY.register_pipeline(
             TRANSLATION_TASK, pipeline_class=Seq2SeqTranslationPipeline, pt_model=AutoModelForSeq2SeqLM, type="text"
+        )
+    if FEW_SHOT_TASK not in supported:
+        PIPELINE_REGISTRY.register_pipeline(
+            FEW_SHOT_TASK, pipeline_class=FewShotClassificationPipeline, pt_model=FewShotModelLoader, type="text"
         )

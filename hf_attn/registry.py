@@ -52,8 +52,10 @@ class Head:
     without attention, e.g. a baseline), and what its `labels` are: `class` (one class
     id per example, `(B,)`), `token_class` (a class id per token, `(B, T)`), `token_vocab` (a vocabulary id per
     token, `(B, T)`: language models, seq2seq targets), `label_sequence` (a target id per step, `(B, T)`, from the
-    config's `target_vocab_size`: labels generated as a sequence), `multi_hot` (`(B, num_labels)` indicators) or
-    `label_tree` (the same indicators, for a model trained level by level on a label tree)."""
+    config's `target_vocab_size`: labels generated as a sequence), `multi_hot` (`(B, num_labels)` indicators),
+    `label_tree` (the same indicators, for a model trained level by level on a label tree) or `episode` (few-shot:
+    the index of each query's class among its episode's N, `(B, Q)`; inputs `episodes`: queries `(B, Q, T)` and a
+    support set `(B, N, K, T)`)."""
 
     model_class: type[PreTrainedModel]
     auto_class: str | None
@@ -91,7 +93,9 @@ class Architecture:
             distributions (a tensor or a tuple of per-layer tensors; rows sum to 1 over unmasked keys, 0 when no key
             is unmasked). The mask is named as an input (`attention_mask`: keys are its last axis) or, for keys
             that are sentences of a document, as `attention_mask/sentences` (a sentence is unmasked when any of
-            its words is). `attention_mask/causal`: a sequence attending over its own prefix, `(B, T, T)`: row t
+            its words is). `support_attention_mask/instances`: keys are the support instances of a
+            few-shot episode (`(B, N, K)`; one counts when any of its tokens is unmasked).
+            `attention_mask/causal`: a sequence attending over its own prefix, `(B, T, T)`: row t
             reads keys 0..t, and a padded token's row is empty. `attention_mask@pair_attention_mask`: rows are the
             tokens of the second mask (a padded one's row is empty), keys those of the first. The common tests
             check them; the first one is scored against a synthetic task's evidence.

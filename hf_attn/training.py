@@ -48,6 +48,7 @@ from transformers.utils import logging as hf_logging
 
 from .cards import TRAINING_FILE, write_model_card
 from .data import get_synthetic_task
+from .data.episodes import prepare_few_shot_data
 from .data.files import load_splits, prepare_task_data
 from .data.shapes import TASK_SHAPES, TaskData, TaskShape, score_evidence_attention, token_accuracy_at
 from .data.word_vectors import initialise_embeddings
@@ -82,6 +83,8 @@ REPORTED_METRICS = (
     "micro_f1",
     "macro_f1",
     "subset_accuracy",
+    "accuracy_ci95",
+    "evidence_mass_uniform",
     *(f"{metric}_at_{k}" for metric in ("precision", "ndcg", "psp") for k in (1, 3, 5)),
 )
 
@@ -175,6 +178,11 @@ class HfAttnArguments:
     target_column: str | None = field(default=None, metadata=_help("the target text, for seq2seq"))
     label_separator: str | None = field(default=None, metadata=_help("splits a string column into a label set"))
     max_length: int | None = field(default=None, metadata=_help("truncate texts to this many tokens"))
+    eval_episodes: int = field(default=500, metadata=_help("few-shot: the fixed, seeded held-out episodes"))
+    support_noise: float = field(
+        default=0.0,
+        metadata=_help("few-shot: the share of support instances replaced by other classes' (noisy FewRel)"),
+    )
     # The vocabulary.
     tokenizer: str | None = field(
         default=None, metadata=_help("a saved tokenizer (folder or Hub id) instead of one trained on the data")
@@ -332,7 +340,9 @@ def _synthetic_data(options: HfAttnArguments, architecture: Architecture, seed: 
 
 def _infer_shape(options: HfAttnArguments, architecture: Architecture, train_split: Dataset, label: str | None):
     """The task shape the columns given ask for, among those the architecture has a head for."""
-    if options.target_column:
+    if architecture.heads and all(head.inputs == "episodes" for head in architecture.heads):
+        wanted = ["few_shot"]
+    elif options.target_column:
         wanted = ["seq2seq"]
     elif options.text_pair_column:
         wanted = ["pair_classification"]
@@ -366,6 +376,10 @@ def _dataset_data(options: HfAttnArguments, architecture: Architecture, seed: in
     if label is None and not options.target_column:
         label = next((name for name in ("label", "labels") if name in train_split.column_names), None)
     shape = options.shape or _infer_shape(options, architecture, train_split, label)
+    if shape == "few_shot":
+        return prepare_few_shot_data(
+            train_split, held_out, options.text_column, label or "label", options.eval_fraction, seed, source
+        )
     return prepare_task_data(
         train_split,
         held_out,
@@ -516,6 +530,7 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
     overrides = {**(recipe.config if recipe else {}), **parse_overrides(options.config)}
     data = _dataset_data(options, architecture, args.seed) if options.dataset else None
     data = data or _synthetic_data(options, architecture, args.seed)
+    data.episodes = {"eval_episodes": options.eval_episodes, "noise_rate": options.support_noise}
     shape = _shape_for_head(TASK_SHAPES[data.shape], architecture, options.head)
     data.shape = shape.name
     head = _pick_head(architecture, shape, options.head)

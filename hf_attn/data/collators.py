@@ -52,11 +52,14 @@ class PaddingCollator:
     Works for sentences (`input_ids`), pairs (`input_ids` + `pair_input_ids`, padded independently),
     sequence-to-sequence examples (`input_ids`, `decoder_input_ids`, token `labels`), documents (nested lists
     sentences -> words, padded at both levels to `(B, S, T)`) and few-shot episodes (support `(B, N, K, T)`,
-    queries `(B, Q, T)`, their `*entity_positions`, and one label per query, padded queries getting -100).
+    queries `(B, Q, T)`, their `*entity_positions`, and one label per query, padded queries getting -100). `width`
+    pads the token axis to at least that many positions (a model whose outputs depend on it, e.g. a converted
+    Proto-HATT without padding masks).
     """
 
-    def __init__(self, pad_token_id: int = 0) -> None:
+    def __init__(self, pad_token_id: int = 0, width: int | None = None) -> None:
         self.pad_token_id = pad_token_id
+        self.width = width  # pad the token axis to this width at least (models without padding masks)
 
     def __call__(self, features: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
         batch: dict[str, torch.Tensor] = {}
@@ -69,7 +72,10 @@ class PaddingCollator:
                 or (key in ("labels", "label") and isinstance(values[0], list | tuple))
             ):
                 pad = self.pad_token_id if key.endswith("input_ids") else -100 if key.startswith("label") else 0
-                batch["labels" if key == "label" else key] = pad_nested(values, pad)
+                padded = pad_nested(values, pad)
+                if self.width is not None and key.endswith(("input_ids", "attention_mask")):
+                    padded = torch.nn.functional.pad(padded, (0, max(self.width - padded.size(-1), 0)), value=pad)
+                batch["labels" if key == "label" else key] = padded
             elif isinstance(values[0], bool | int | float) or torch.is_tensor(values[0]):
                 batch["labels" if key == "label" else key] = torch.tensor(values)
             elif isinstance(values[0], list | tuple) and values[0] and isinstance(values[0][0], int | float):

@@ -13,6 +13,7 @@ columns the loaders (`hf_attn.data.files`, the synthetic tasks) have already put
     seq2seq               text, pair (target)   - (the target text)                  token_vocab (seq2seq inputs)
     language_modeling     text                  - (the words themselves)             token_vocab
     token_classification  text (words)          list of tag ids, one per word        token_class
+    few_shot              text (+ head, tail)   class name (held-out classes new)    episode
 
 A shape also builds the model (`build_model`: a label tree is made from the training data) and trains it (`fit`:
 one `Trainer`, or one per level of a label tree).
@@ -28,6 +29,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
+import numpy as np
 import torch
 from datasets import Dataset
 from transformers import (
@@ -69,6 +71,8 @@ class TaskData:
         evidence_column: per example, where the label's evidence lies (a token or sentence index; synthetic tasks).
         source: `{"type", "name", "description"}` of the data, for the card.
         dropped: per split, the rows the loader dropped and why (`{"train": {"empty text": 3}}`), for the record.
+        episodes: the settings of a few-shot task's episodes beyond the model's N, K, Q: `eval_episodes` (the
+            fixed held-out episodes) and `noise_rate` (the share of support instances replaced by other classes').
     """
 
     train: Dataset
@@ -81,6 +85,7 @@ class TaskData:
     evidence_column: str | None = None
     source: dict[str, str] = field(default_factory=dict)
     dropped: dict[str, dict[str, int]] = field(default_factory=dict)
+    episodes: dict[str, Any] = field(default_factory=dict)
 
     def texts(self, split: Dataset | None = None) -> Iterator[str]:
         """Every text of `split` (default: train), pairs and targets included: what a vocabulary is trained on."""
@@ -535,6 +540,151 @@ class TokenClassification(TaskShape):
         return {"ambiguous_accuracy": token_accuracy_at(model, encoded_eval, data.evidence_column, offset=offset)}
 
 
+class FewShotClassification(TaskShape):
+    """N-way K-shot classification (Proto-HATT, HAPN): instances are a text (with, for relations, the head and tail
+    entity's word index in `head` / `tail` columns) and a class name; held-out classes never occur in training.
+    The Trainer's items are episodes (`hf_attn.data.episodes.EpisodeDataset`): the model's `num_ways`,
+    `num_shots`, `num_queries` per class, with the support noise of `TaskData.episodes`; an epoch is as many
+    episodes as there are training instances, drawn anew each epoch; the held-out episodes are a fixed, seeded
+    set. Reports the accuracy averaged over the held-out episodes with its 95% interval (`accuracy_ci95`), and for
+    a model with word attention, the share of it on the words that carry the class (`hit_rate`, `evidence_mass`)
+    where the task knows them."""
+
+    name = "few_shot"
+    label_kinds = ("episode",)
+    input_kinds = ("episodes",)
+
+    def label_names(self, data):
+        return None  # classes are names, new at test time: no label set in the config
+
+    def encoder(self, data, tokenizer, config, head, max_length=None):
+        from .episodes import CLASS_COLUMN, entity_token_positions
+
+        longest = max_length or config.max_sentence_length
+        positions = config.use_entity_positions
+        if positions and not {"head", "tail"} <= set(data.train.column_names):
+            raise ValueError(
+                f"{type(config).__name__} reads entity positions (use_entity_positions): the data needs `head` and "
+                "`tail` columns (the word index of each entity, as FewRel's `h` and `t`), or set "
+                "--config use_entity_positions=false."
+            )
+
+        def encode(batch: dict[str, list]) -> dict[str, list]:
+            encoded = tokenizer(batch[data.text_column], truncation=True, max_length=longest)
+            rows = {
+                "input_ids": encoded["input_ids"],
+                "attention_mask": encoded["attention_mask"],
+                CLASS_COLUMN: [str(label) for label in batch[data.label_column]],
+            }
+            if positions:
+                rows["entity_positions"] = [
+                    entity_token_positions(encoded, i, (head, tail), len(ids))
+                    for i, (ids, head, tail) in enumerate(zip(encoded["input_ids"], batch["head"], batch["tail"],
+                                                              strict=True))
+                ]  # fmt: skip
+            return rows
+
+        return encode
+
+    def collator(self, tokenizer, config=None):
+        # A model without padding masks (a converted Proto-HATT) reads every text padded to max_sentence_length.
+        width = None if config is None or getattr(config, "mask_padding", True) else config.max_sentence_length
+        return PaddingCollator(tokenizer.pad_token_id or 0, width=width)
+
+    def metrics(self, head, config, tokenizer, data=None):
+        from .episodes import compute_episode_metrics
+
+        return compute_episode_metrics
+
+    def episodes(self, split: Dataset, config: PreTrainedConfig, data: TaskData, count: int, seed: int,
+                 fixed: bool) -> Any:  # fmt: skip
+        from .episodes import EpisodeDataset
+
+        return EpisodeDataset(
+            split, config.num_ways, config.num_shots, config.num_queries, count, seed=seed,
+            noise_rate=data.episodes.get("noise_rate", 0.0), fixed=fixed,
+        )  # fmt: skip
+
+    def trainer(self, args, model, head, tokenizer, data, train_split, eval_split, callbacks):
+        from .episodes import EpisodeEpochCallback
+
+        config = model.config
+        callbacks = list(callbacks)
+        train_episodes = None
+        if train_split is not None:
+            train_episodes = self.episodes(train_split, config, data, len(train_split), args.seed, fixed=False)
+            callbacks.append(EpisodeEpochCallback(train_episodes))
+        eval_episodes = self.episodes(eval_split, config, data, data.episodes.get("eval_episodes", 500),
+                                      args.seed + 1, fixed=True)  # fmt: skip
+        return super().trainer(args, model, head, tokenizer, data, train_episodes, eval_episodes, callbacks)
+
+    def extra_metrics(self, model, head, encoded_eval, data):
+        if data.evidence_column is None or not head.attention_fields or head.attention_fields[0] != "word_attentions":
+            return {}
+        episodes = self.episodes(encoded_eval, model.config, data, min(data.episodes.get("eval_episodes", 500), 100),
+                                 seed=1, fixed=True)  # fmt: skip
+        collator = self.collator(_PadOnly(model.config), model.config)
+        return word_attention_on_evidence(model, episodes, encoded_eval[data.evidence_column], collator)
+
+    def headline(self, metrics):
+        return (
+            f"held-out accuracy {metrics['accuracy']:.4f} ± {metrics.get('accuracy_ci95', float('nan')):.4f} over "
+            f"{metrics.get('episodes', 0):.0f} episodes"
+        )
+
+    @torch.no_grad()
+    def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
+        raise ValueError(
+            "A few-shot model labels texts among the classes of a support set: use "
+            "`model.predict(support_texts, support_labels, query_texts, tokenizer)` or "
+            '`pipeline("hf-attn-few-shot", model=...)` with `support_texts=` and `support_labels=`.'
+        )
+
+
+class _PadOnly:
+    """What `collator()` reads of a tokenizer: the padding id (the model's)."""
+
+    def __init__(self, config: PreTrainedConfig) -> None:
+        self.pad_token_id = config.pad_token_id
+
+
+@torch.no_grad()
+def word_attention_on_evidence(model: PreTrainedModel, episodes: Any, evidence: list[list[int]], collator: Any,
+                               batch_size: int = 16) -> dict[str, float]:  # fmt: skip
+    """How much of the queries' word attention lands on the words that carry their class: `hit_rate` (the most
+    attended word is one of them), `evidence_mass` (their total weight) and `evidence_mass_uniform` (what a
+    uniform attention would give them), over the queries of `episodes`."""
+    was_training = model.training
+    model.eval()
+    hits, masses, uniform = [], [], []
+    for start in range(0, len(episodes), batch_size):
+        indices = range(start, min(start + batch_size, len(episodes)))
+        batch = collator([episodes[i] for i in indices])
+        inputs = {name: tensor.to(model.device) for name, tensor in batch.items() if name != "labels"}
+        attention = model(**inputs).word_attentions
+        if attention is None:  # the word attention is switched off
+            model.train(was_training)
+            return {}
+        attention = attention.float().cpu()  # (B, Q, T)
+        lengths = batch["attention_mask"].sum(-1)
+        for row, index in enumerate(indices):
+            _, queries, _ = episodes.sample(index)
+            for slot, instance in enumerate(queries):
+                positions = [p for p in evidence[instance] if p < int(lengths[row, slot])]
+                if not positions:
+                    continue
+                weights = attention[row, slot]
+                hits.append(int(weights.argmax()) in positions)
+                masses.append(float(weights[positions].sum()))
+                uniform.append(len(positions) / int(lengths[row, slot]))
+    model.train(was_training)
+    return {
+        "hit_rate": float(np.mean(hits)) if hits else float("nan"),
+        "evidence_mass": float(np.mean(masses)) if masses else float("nan"),
+        "evidence_mass_uniform": float(np.mean(uniform)) if uniform else float("nan"),
+    }
+
+
 TASK_SHAPES: dict[str, TaskShape] = {
     shape.name: shape
     for shape in (
@@ -545,6 +695,7 @@ TASK_SHAPES: dict[str, TaskShape] = {
         SequenceToSequence(),
         LanguageModeling(),
         TokenClassification(),
+        FewShotClassification(),
     )
 }
 

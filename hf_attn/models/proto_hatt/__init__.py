@@ -1,3 +1,4 @@
+from hf_attn.data import episodes as _episodes  # noqa: F401  (registers the few-shot synthetic tasks)
 from hf_attn.registry import Architecture, Head, Paper
 
 from .configuration_proto_hatt import ProtoHattConfig

@@ -1,0 +1,344 @@
+"""Few-shot episodes: N-way K-shot sampling over a dataset of labelled instances, the synthetic few-shot task and
+the FewRel file format.
+
+An episode draws N classes, K support instances and Q queries of each; the model labels each query with the index
+of its class among the N. Training and held-out classes are disjoint (the model meets new classes at test time),
+so the labels of a few-shot dataset are names, never a fixed label set. Proto-HATT's noisy setting replaces each
+support instance, with probability `noise_rate`, by an instance of a class outside the episode (Gao et al. 2019,
+§4.1, as the original's `next_batch(noise_rate)`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from datasets import Dataset
+from transformers import TrainerCallback
+
+from .synthetic import SyntheticTask, register_synthetic_task
+
+# The columns of an encoded instance that an episode carries.
+INSTANCE_FIELDS = ("input_ids", "attention_mask", "entity_positions")
+CLASS_COLUMN = "episode_class"
+
+
+class EpisodeDataset(torch.utils.data.Dataset):
+    """`num_episodes` N-way K-shot episodes over encoded instances (`input_ids`, `attention_mask`, optionally
+    `entity_positions`, and the class name in `episode_class`), one episode per item, for `Trainer` to batch.
+
+    Episode `i` depends only on (`seed`, epoch, `i`): a held-out set (`fixed=True`) is the same episodes at every
+    evaluation, and a training set draws new episodes each epoch (`set_epoch`, called by `EpisodeEpochCallback`).
+    An item holds `support_<field>` as `[N][K]` lists, the queries' `<field>` as `[N·Q]` lists (shuffled), and
+    `labels`, the class index of each query.
+    """
+
+    def __init__(
+        self,
+        instances: Dataset,
+        ways: int,
+        shots: int,
+        queries: int,
+        num_episodes: int,
+        seed: int = 0,
+        noise_rate: float = 0.0,
+        fixed: bool = False,
+    ) -> None:
+        if not 0.0 <= noise_rate < 1.0:
+            raise ValueError(f"noise_rate must lie in [0, 1), got {noise_rate}.")
+        self.fields = [name for name in INSTANCE_FIELDS if name in instances.column_names]
+        self.rows = {name: instances[name] for name in self.fields}
+        classes: dict[str, list[int]] = {}
+        for index, name in enumerate(instances[CLASS_COLUMN]):
+            classes.setdefault(name, []).append(index)
+        self.classes = classes
+        self.eligible = sorted(name for name, rows in classes.items() if len(rows) >= shots + queries)
+        if len(self.eligible) < ways:
+            raise ValueError(
+                f"{ways}-way {shots}-shot episodes with {queries} queries per class need {ways} classes of at least "
+                f"{shots + queries} instances; this split has {len(self.eligible)} such classes (of {len(classes)})."
+            )
+        self.ways, self.shots, self.queries = ways, shots, queries
+        self.num_episodes, self.seed, self.noise_rate, self.fixed = num_episodes, seed, noise_rate, fixed
+        self.epoch = 0
+
+    def set_epoch(self, epoch: int) -> None:
+        if not self.fixed:
+            self.epoch = epoch
+
+    def __len__(self) -> int:
+        return self.num_episodes
+
+    def sample(self, index: int) -> tuple[list[list[int]], list[int], list[int]]:
+        """Row indices of episode `index`: support `[N][K]`, queries `[N·Q]` and their labels."""
+        rng = random.Random(int(np.random.SeedSequence([self.seed, self.epoch, index]).generate_state(1)[0]))
+        chosen = rng.sample(self.eligible, self.ways)
+        outside = [name for name in self.classes if name not in set(chosen)]
+        support, queries, labels = [], [], []
+        for label, name in enumerate(chosen):
+            rows = rng.sample(self.classes[name], self.shots + self.queries)
+            shots = rows[: self.shots]
+            if self.noise_rate and outside:
+                shots = [rng.choice(self.classes[rng.choice(outside)]) if rng.random() < self.noise_rate else row
+                         for row in shots]  # fmt: skip
+            support.append(shots)
+            queries += rows[self.shots :]
+            labels += [label] * self.queries
+        order = list(range(len(queries)))
+        rng.shuffle(order)
+        return support, [queries[i] for i in order], [labels[i] for i in order]
+
+    def __getitem__(self, index: int) -> dict[str, Any]:
+        support, queries, labels = self.sample(index)
+        item: dict[str, Any] = {}
+        for name in self.fields:
+            values = self.rows[name]
+            item[f"support_{name}"] = [[values[row] for row in shots] for shots in support]
+            item[name] = [values[row] for row in queries]
+        item["labels"] = labels
+        return item
+
+
+class EpisodeEpochCallback(TrainerCallback):
+    """New training episodes each epoch: sets the episode dataset's epoch when `Trainer` begins one (accelerate
+    tells only iterable datasets about epochs)."""
+
+    def __init__(self, dataset: EpisodeDataset) -> None:
+        self.dataset = dataset
+
+    def on_epoch_begin(self, args, state, control, **kwargs):
+        self.dataset.set_epoch(math.floor(state.epoch + 1e-6))
+
+
+def episode_accuracy(predictions: np.ndarray, labels: np.ndarray) -> dict[str, float]:
+    """Accuracy per episode, averaged over the episodes, with the half-width of its 95% interval (1.96 standard
+    errors, as the FewRel papers report): `predictions (E, Q, N)` logits, `labels (E, Q)` with -100 for padded
+    queries."""
+    predictions = np.asarray(predictions)
+    labels = np.asarray(labels)
+    scored = labels != -100
+    correct = (predictions.argmax(-1) == labels) & scored
+    per_episode = correct.sum(-1) / np.maximum(scored.sum(-1), 1)
+    per_episode = per_episode[scored.any(-1)]
+    interval = 1.96 * per_episode.std(ddof=1) / math.sqrt(len(per_episode)) if len(per_episode) > 1 else 0.0
+    return {"accuracy": float(per_episode.mean()), "accuracy_ci95": float(interval), "episodes": len(per_episode)}
+
+
+def compute_episode_metrics(eval_prediction) -> dict[str, float]:
+    """`compute_metrics` of the few-shot shape (`Trainer`'s `EvalPrediction`)."""
+    predictions = eval_prediction.predictions
+    predictions = predictions[0] if isinstance(predictions, tuple) else predictions
+    return episode_accuracy(predictions, eval_prediction.label_ids)
+
+
+# The synthetic few-shot task --------------------------------------------------------------------------------------
+
+FILLERS = [f"f{index}" for index in range(150)]
+CUES = [f"c{index}" for index in range(40)]
+
+
+def class_cues(index: int, cues_per_class: int = 3) -> list[str]:
+    """Class `index`'s own words: a combination of cue words no other class has (the classes enumerate the
+    combinations in a fixed shuffled order, so held-out classes are new combinations of words seen in training)."""
+    combinations = list(itertools.combinations(range(len(CUES)), cues_per_class))
+    random.Random(1234).shuffle(combinations)
+    if index >= len(combinations):
+        raise ValueError(f"at most {len(combinations)} classes of {cues_per_class} cue words each.")
+    return [CUES[i] for i in combinations[index]]
+
+
+def few_shot_classes(
+    num_examples: int,
+    seed: int = 0,
+    split: str = "train",
+    num_train_classes: int = 64,
+    num_eval_classes: int = 16,
+    cues_per_class: int = 3,
+    cues_per_text: int = 2,
+    min_length: int = 8,
+    max_length: int = 16,
+    relations: bool = False,
+) -> Dataset:
+    """Few-shot classes: each text of class c holds `cues_per_text` of the class's `cues_per_class` cue words among
+    shared fillers (`fNN`); training and held-out classes are disjoint (`split="train"`: classes 0 .. T − 1,
+    `"eval"`: the next `num_eval_classes`). Classes are new combinations of a shared pool of 40 cue words, so
+    every word of a held-out text is seen in training, and classes may share a cue (one alone does not tell them
+    apart). With `relations`, every text has a head and a tail entity (`e1`, `e2`: `head`, `tail` columns) with the
+    cues between them, and a cue of another class outside them (position tells relation words from distractors).
+
+    Columns: `text`, `label` (`class <c>`), `evidence` (the positions of the class's cues), and `head`, `tail`."""
+    if split not in ("train", "eval"):
+        raise ValueError(f"split must be 'train' or 'eval', got {split!r}.")
+    first, count = (0, num_train_classes) if split == "train" else (num_train_classes, num_eval_classes)
+    rng = random.Random(seed)
+    rows: dict[str, list] = {"text": [], "label": [], "evidence": []}
+    if relations:
+        rows.update(head=[], tail=[])
+    for example in range(num_examples):
+        label = first + example % count
+        own = class_cues(label, cues_per_class)
+        words = [rng.choice(FILLERS) for _ in range(rng.randint(min_length, max_length))]
+        cues = rng.sample(own, cues_per_text)
+        if relations:  # e1 … cues … e2, and another class's cue outside the pair
+            head = rng.randint(0, len(words) // 3)
+            tail = rng.randint(head + len(cues) + 1, len(words) - 1)
+            slots = sorted(rng.sample(range(head + 1, tail), len(cues)))
+            words[head], words[tail] = "e1", "e2"
+            outside = [i for i in range(len(words)) if i < head or i > tail]
+            if outside:
+                other = class_cues(rng.randrange(first, first + count), cues_per_class)
+                words[rng.choice(outside)] = rng.choice([cue for cue in other if cue not in own] or other)
+            rows["head"].append(head)
+            rows["tail"].append(tail)
+        else:
+            slots = sorted(rng.sample(range(len(words)), len(cues)))
+        for slot, cue in zip(slots, cues, strict=True):
+            words[slot] = cue
+        rows["text"].append(" ".join(words))
+        rows["label"].append(f"class {label}")
+        rows["evidence"].append(slots)
+    return Dataset.from_dict(rows)
+
+
+def few_shot_relations(num_examples: int, seed: int = 0, **kwargs: Any) -> Dataset:
+    """Few-shot relations: texts with a head and a tail entity, the relation's cue words between them (see
+    `few_shot_classes`)."""
+    return few_shot_classes(num_examples, seed=seed, **{"relations": True, **kwargs})
+
+
+register_synthetic_task(
+    "few_shot_topics",
+    SyntheticTask(
+        few_shot_classes, [], "few_shot", "text", evidence_column="evidence", held_out_kwargs={"split": "eval"}
+    ),
+)
+register_synthetic_task(
+    "few_shot_relations",
+    SyntheticTask(
+        few_shot_relations, [], "few_shot", "text", evidence_column="evidence", held_out_kwargs={"split": "eval"}
+    ),
+)
+
+
+# The FewRel format ------------------------------------------------------------------------------------------------
+
+
+def is_fewrel_file(path: Path) -> bool:
+    """Whether `path` is a FewRel JSON file: `{relation: [{"tokens": [...], "h": [...], "t": [...]}, ...]}`."""
+    if path.suffix.lower() != ".json":
+        return False
+    with open(path, encoding="utf-8") as handle:
+        start = handle.read(4096).lstrip()
+    if not start.startswith("{"):
+        return False
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError:
+        return False
+    return bool(data) and all(
+        isinstance(rows, list) and all(isinstance(row, dict) and "tokens" in row for row in rows)
+        for rows in data.values()
+    )
+
+
+def load_fewrel(path: str | Path) -> Dataset:
+    """A FewRel file (Han et al. 2018; `train_wiki.json`, `val_wiki.json`) as rows: `text` (the tokens joined by
+    spaces), `label` (the relation), `head` and `tail` (the first token index of each entity: `h` = `[name, id,
+    [[positions], ...]]`, as the FewRel loaders read it)."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    rows: dict[str, list] = {"text": [], "label": [], "head": [], "tail": []}
+    for relation, instances in data.items():
+        for instance in instances:
+            rows["text"].append(" ".join(instance["tokens"]))
+            rows["label"].append(str(relation))
+            rows["head"].append(int(instance["h"][2][0][0]))
+            rows["tail"].append(int(instance["t"][2][0][0]))
+    return Dataset.from_dict(rows)
+
+
+def class_disjoint_split(
+    train: Dataset, held_out: Dataset, label_column: str, fraction: float, seed: int, minimum: int = 2
+) -> tuple[Dataset, Dataset]:
+    """Few-shot held-out classes never occur in training. Splits whose classes overlap (a held-out split cut from
+    the training rows) are merged and split again by class: `fraction` of the classes (at least `minimum`,
+    seeded) are held out with all their rows."""
+    shared = set(train[label_column]) & set(held_out[label_column])
+    if not shared:
+        return train, held_out
+    from datasets import concatenate_datasets
+
+    merged = concatenate_datasets([train, held_out])
+    classes = sorted(set(merged[label_column]))
+    count = max(minimum, round(fraction * len(classes)))
+    if count >= len(classes):
+        raise ValueError(f"{len(classes)} classes cannot give {count} held-out classes and training classes.")
+    chosen = set(random.Random(seed).sample(classes, count))
+    labels = merged[label_column]
+    print(f"[hf-attn] few-shot: holding out {count} of {len(classes)} classes (held-out classes are never trained on)")
+    return (
+        merged.select([i for i, label in enumerate(labels) if label not in chosen]),
+        merged.select([i for i, label in enumerate(labels) if label in chosen]),
+    )
+
+
+def prepare_few_shot_data(
+    train: Dataset,
+    held_out: Dataset,
+    text_column: str = "text",
+    label_column: str = "label",
+    eval_fraction: float = 0.1,
+    seed: int = 0,
+    source: dict[str, str] | None = None,
+) -> Any:
+    """A few-shot dataset in canonical form (`TaskData` of the `few_shot` shape): `text` (a string; a token list is
+    joined by spaces), `label` (the class name), and `head` / `tail` (entity word indices) when the data has them.
+    Rows without text or label are dropped and counted; the held-out classes are made disjoint from the training
+    classes (`class_disjoint_split`)."""
+    from .shapes import TaskData
+
+    splits, dropped = {}, {}
+    for name, split in (("train", train), ("held-out", held_out)):
+        for column, option in ((text_column, "--text-column"), (label_column, "--label-column")):
+            if column not in split.column_names:
+                raise ValueError(f"{option} {column!r} is not a column of the {name} split: {split.column_names}.")
+        keep = [i for i, (text, label) in enumerate(zip(split[text_column], split[label_column], strict=True))
+                if text not in (None, "", []) and label is not None]  # fmt: skip
+        if len(keep) < len(split):
+            dropped[name] = {"empty text or no label": len(split) - len(keep)}
+            split = split.select(keep)
+        entities = [column for column in ("head", "tail") if column in split.column_names]
+
+        def canonical(batch: dict[str, list], entities: list[str] = entities) -> dict[str, list]:
+            rows = {
+                "text": [" ".join(text) if isinstance(text, list) else str(text) for text in batch[text_column]],
+                "label": [str(label) for label in batch[label_column]],
+            }
+            rows.update({column: [int(value) for value in batch[column]] for column in entities})
+            return rows
+
+        splits[name] = split.map(canonical, batched=True, remove_columns=split.column_names)
+    train, held_out = class_disjoint_split(splits["train"], splits["held-out"], "label", eval_fraction, seed)
+    return TaskData(
+        train=train,
+        eval=held_out,
+        shape="few_shot",
+        text_column="text",
+        label_column="label",
+        source={**(source or {}), "columns": f"{text_column}, {label_column}"},
+        dropped=dropped,
+    )
+
+
+def entity_token_positions(encoding: Any, index: int, words: Sequence[int], length: int) -> list[int]:
+    """The token index of each word index in `words` for text `index` of a fast tokenizer's batch encoding (its
+    first token; the last token when truncation cut the word off)."""
+    word_ids = encoding.word_ids(index)
+    first = {word: position for position, word in reversed(list(enumerate(word_ids))) if word is not None}
+    return [first.get(int(word), max(length - 1, 0)) for word in words]

@@ -1,0 +1,226 @@
+"""Few-shot training end to end: the synthetic task, N-way K-shot episodes (fixed held-out episodes, new training
+episodes each epoch, support noise), the FewRel file format through `hf-attn train`, learning on held-out classes,
+`model.predict` with label names, the `hf-attn-few-shot` pipeline, and HAPN's word attention on the class words."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+from transformers import AutoTokenizer, pipeline
+
+from hf_attn.data.episodes import (
+    CLASS_COLUMN,
+    EpisodeDataset,
+    class_cues,
+    episode_accuracy,
+    few_shot_classes,
+    load_fewrel,
+)
+from hf_attn.training import train
+
+SMALL = ["hidden_size=32", "word_embedding_size=16", "max_sentence_length=20"]
+
+
+def instances(classes: int, per_class: int) -> "Dataset":  # noqa: F821
+    from datasets import Dataset
+
+    names = [f"class {i % classes}" for i in range(classes * per_class)]
+    return Dataset.from_dict(
+        {"input_ids": [[i + 1] for i in range(len(names))], "attention_mask": [[1]] * len(names), CLASS_COLUMN: names}
+    )
+
+
+def test_the_synthetic_classes_are_disjoint_and_every_held_out_word_occurs_in_training():
+    train_split = few_shot_classes(640, seed=0)
+    held_out = few_shot_classes(160, seed=1, split="eval")
+    assert set(train_split["label"]).isdisjoint(held_out["label"])
+    assert len(set(train_split["label"])) == 64 and len(set(held_out["label"])) == 16
+    words = {word for text in train_split["text"] for word in text.split()}
+    assert {word for text in held_out["text"] for word in text.split()} <= words
+    for text, label, evidence in zip(held_out["text"], held_out["label"], held_out["evidence"], strict=True):
+        cues = set(class_cues(int(label.split()[1])))
+        assert [text.split()[i] for i in evidence] and {text.split()[i] for i in evidence} <= cues
+    assert few_shot_classes(50, seed=3)["text"] == few_shot_classes(50, seed=3)["text"]  # deterministic by seed
+
+
+def test_relation_texts_put_the_class_words_between_the_entities():
+    rows = few_shot_classes(200, seed=0, relations=True)
+    for text, head, tail, evidence in zip(rows["text"], rows["head"], rows["tail"], rows["evidence"], strict=True):
+        words = text.split()
+        assert words[head] == "e1" and words[tail] == "e2" and all(head < i < tail for i in evidence)
+
+
+def test_episodes_are_n_way_k_shot_with_consistent_labels_fixed_or_new_per_epoch():
+    data = instances(classes=8, per_class=6)
+    names = data[CLASS_COLUMN]
+    episodes = EpisodeDataset(data, ways=3, shots=2, queries=2, num_episodes=20, seed=0)
+    for index in range(len(episodes)):
+        support, queries, labels = episodes.sample(index)
+        classes = [{names[row] for row in shots} for shots in support]
+        assert all(len(c) == 1 for c in classes) and len(set.union(*classes)) == 3  # N distinct classes, K shots
+        assert all(len(shots) == 2 for shots in support) and len(queries) == 6
+        assert all(names[row] in classes[label] for row, label in zip(queries, labels, strict=True))
+        used = [row for shots in support for row in shots]
+        assert len(set(used + queries)) == len(used) + len(queries)  # no instance twice in an episode
+    item = episodes[0]
+    assert np.array(item["support_input_ids"]).shape == (3, 2, 1) and len(item["input_ids"]) == 6
+    before = [episodes.sample(i) for i in range(5)]
+    episodes.set_epoch(1)
+    assert [episodes.sample(i) for i in range(5)] != before  # training: new episodes each epoch
+    fixed = EpisodeDataset(data, ways=3, shots=2, queries=2, num_episodes=5, seed=0, fixed=True)
+    first = [fixed.sample(i) for i in range(5)]
+    fixed.set_epoch(3)
+    assert [fixed.sample(i) for i in range(5)] == first  # held-out: the same episodes at every evaluation
+    with pytest.raises(ValueError, match="need 9 classes of at least 6 instances; this split has 8"):
+        EpisodeDataset(data, ways=9, shots=3, queries=3, num_episodes=1)
+
+
+def test_support_noise_replaces_shots_by_instances_of_classes_outside_the_episode():
+    data = instances(classes=10, per_class=10)
+    names = data[CLASS_COLUMN]
+    episodes = EpisodeDataset(data, ways=5, shots=4, queries=1, num_episodes=200, seed=0, noise_rate=0.5)
+    noisy = total = 0
+    for index in range(len(episodes)):
+        support, queries, labels = episodes.sample(index)
+        episode_classes = {names[queries[labels.index(n)]] for n in range(5)}
+        for n, shots in enumerate(support):
+            own = names[queries[labels.index(n)]]
+            for row in shots:
+                total += 1
+                if names[row] != own:
+                    noisy += 1
+                    assert names[row] not in episode_classes  # noise comes from outside the episode
+    assert 0.45 < noisy / total < 0.55
+
+
+def test_episode_accuracy_averages_episodes_and_gives_the_95_percent_interval():
+    logits = np.zeros((3, 2, 2))
+    logits[0, :, 0] = 1  # episode 0: both queries say class 0
+    logits[1, :, 1] = 1
+    logits[2, 0, 0] = 1
+    logits[2, 1, 1] = 1
+    labels = np.array([[0, 0], [0, 1], [0, -100]])  # accuracies 1, 0.5, 1 (the padded query is not scored)
+    result = episode_accuracy(logits, labels)
+    per_episode = np.array([1.0, 0.5, 1.0])
+    assert result["accuracy"] == pytest.approx(per_episode.mean())
+    assert result["accuracy_ci95"] == pytest.approx(1.96 * per_episode.std(ddof=1) / np.sqrt(3))
+
+
+# FewRel's format: {relation: [{"tokens", "h": [name, id, [[positions]]], "t": ...}]} -------------------------------
+
+
+def write_fewrel(path, relations: list[int], per_relation: int, seed: int) -> None:
+    rows = few_shot_classes(len(relations) * per_relation, seed=seed, relations=True, num_train_classes=64)
+    data: dict[str, list] = {}
+    for text, label, head, tail in zip(rows["text"], rows["label"], rows["head"], rows["tail"], strict=True):
+        relation = f"P{relations[int(label.split()[1]) % len(relations)]}"
+        tokens = text.split()
+        data.setdefault(relation, []).append(
+            {"tokens": tokens, "h": [tokens[head], "Q1", [[head]]], "t": [tokens[tail], "Q2", [[tail]]]}
+        )
+    path.write_text(json.dumps(data))
+
+
+def test_fewrel_files_load_with_their_entities(tmp_path):
+    write_fewrel(tmp_path / "train_wiki.json", list(range(6)), 5, seed=0)
+    rows = load_fewrel(tmp_path / "train_wiki.json")
+    assert len(rows) == 30 and len(set(rows["label"])) == 6
+    words = rows["text"][0].split()
+    assert words[rows["head"][0]] == "e1" and words[rows["tail"][0]] == "e2"
+
+
+def test_proto_hatt_trains_on_fewrel_files_and_a_single_file_is_split_by_class(tmp_path):
+    write_fewrel(tmp_path / "train_wiki.json", list(range(12)), 12, seed=0)
+    write_fewrel(tmp_path / "val_wiki.json", list(range(12, 18)), 12, seed=1)
+    common = {"arch": "proto_hatt", "num_train_epochs": 1, "per_device_train_batch_size": 4, "eval_episodes": 20,
+              "config": [*SMALL, "num_ways=3", "num_shots=3", "num_queries=2"], "disable_tqdm": True,
+              "report_to": "none", "save": False}  # fmt: skip
+    result = train(output_dir=str(tmp_path / "run"), dataset=str(tmp_path / "train_wiki.json"),
+                   eval_dataset=str(tmp_path / "val_wiki.json"), **common)  # fmt: skip
+    assert result.metrics["episodes"] == 20 and 0.0 <= result.metrics["accuracy"] <= 1.0
+    assert result.model.config.use_entity_positions
+    single = train(output_dir=str(tmp_path / "single"), dataset=str(tmp_path / "train_wiki.json"), eval_fraction=0.25,
+                   **common)  # fmt: skip
+    train_classes = set(single.trainer.train_dataset.classes)
+    held_out_classes = set(single.trainer.eval_dataset.classes)
+    assert len(held_out_classes) == 3 and train_classes.isdisjoint(held_out_classes)
+
+
+# Learning on held-out classes, and the user's side: predict, the pipeline --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def hapn_run(tmp_path_factory):
+    output = tmp_path_factory.mktemp("hapn")
+    result = train(
+        arch="hapn", output_dir=str(output), num_train=1280, num_eval=480, num_train_epochs=1,
+        per_device_train_batch_size=8, learning_rate=2e-3, config=SMALL, eval_episodes=100, disable_tqdm=True,
+        report_to="none", logging_steps=1000,
+    )  # fmt: skip
+    return result, output
+
+
+@pytest.mark.xdist_group("hapn_run")
+def test_hapn_learns_classes_it_never_saw_and_its_word_attention_finds_their_words(hapn_run):
+    result, _ = hapn_run
+    metrics = result.metrics
+    assert metrics["accuracy"] >= 0.75, metrics  # chance: 0.2
+    assert metrics["accuracy_ci95"] < 0.05
+    assert metrics["evidence_mass"] > 1.3 * metrics["evidence_mass_uniform"], metrics
+    assert metrics["hit_rate"] > metrics["evidence_mass_uniform"], metrics
+
+
+@pytest.mark.xdist_group("hapn_run")
+def test_predict_and_the_pipeline_name_the_held_out_labels(hapn_run):
+    _, output = hapn_run
+    from hf_attn.models.hapn import HapnForFewShotClassification
+
+    model = HapnForFewShotClassification.from_pretrained(output).eval()
+    tokenizer = AutoTokenizer.from_pretrained(output)
+    rows = few_shot_classes(16 * 12, seed=7, split="eval")
+    names = {f"class {64 + i}": f"topic {chr(ord('A') + i)}" for i in range(16)}  # label names the user chooses
+    chosen = [f"class {64 + i}" for i in (0, 3, 5, 9, 12)]
+    support_texts, support_labels, queries, truth = [], [], [], []
+    counts: dict[str, int] = {}
+    for text, label in zip(rows["text"], rows["label"], strict=True):
+        if label not in chosen:
+            continue
+        counts[label] = counts.get(label, 0) + 1
+        if counts[label] <= 4:  # K = 4: not the training K
+            support_texts.append(text)
+            support_labels.append(names[label])
+        else:
+            queries.append(text)
+            truth.append(names[label])
+    predicted = model.predict(support_texts, support_labels, queries, tokenizer)
+    accuracy = np.mean([p == t for p, t in zip(predicted, truth, strict=True)])
+    assert accuracy >= 0.75, accuracy
+    detailed = model.predict(support_texts, support_labels, queries[:2], tokenizer, output_attentions=True)
+    assert set(detailed[0]["scores"]) == set(support_labels)
+    assert len(detailed[0]["instance_attention"][support_labels[0]]) == 4
+    assert [token for token, _ in detailed[0]["word_attention"]] == queries[0].split()
+
+    classifier = pipeline("hf-attn-few-shot", model=str(output))
+    answer = classifier(queries[0], support_texts=support_texts, support_labels=support_labels)
+    assert answer["label"] == predicted[0] and answer["score"] == pytest.approx(max(answer["scores"].values()))
+    many = classifier(queries[:3], support_texts=support_texts, support_labels=support_labels)
+    assert [item["label"] for item in many] == predicted[:3]
+    with pytest.raises(ValueError, match="at least 2 distinct labels"):
+        model.predict(support_texts[:2], ["same", "same"], queries[:1], tokenizer)
+    with pytest.raises(ValueError, match="one label per support text"):
+        model.predict(support_texts, support_labels[:-1], queries[:1], tokenizer)
+    with pytest.raises(ValueError, match="needs `support_texts=` and `support_labels=`"):
+        classifier(queries[0])
+
+
+def test_proto_hatt_learns_relations_on_held_out_classes(tmp_path):
+    torch.manual_seed(0)
+    result = train(
+        arch="proto_hatt", output_dir=str(tmp_path), num_train=1280, num_eval=480, num_train_epochs=1,
+        per_device_train_batch_size=8, learning_rate=2e-3, config=SMALL, eval_episodes=100, disable_tqdm=True,
+        report_to="none", logging_steps=1000, save=False,
+    )  # fmt: skip
+    assert result.metrics["accuracy"] >= 0.75, result.metrics
