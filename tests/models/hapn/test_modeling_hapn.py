@@ -27,7 +27,7 @@ def test_the_logits_are_the_papers_three_attentions():
     model, config = build()
     inputs = episode(config)
     output = model(**inputs, output_hidden_states=True)
-    support_states, query_states, support, queries = output.hidden_states
+    _, query_states, support, queries = output.hidden_states
     # §3.2: u_t = tanh(W_w h_t + b_w), α = softmax(u_tᵀ u_w) over real tokens, s = Σ α_t h_t
     pooling = model.hapn.word_attention
     scores = torch.tanh(pooling.projection(query_states)) @ pooling.context[0]
