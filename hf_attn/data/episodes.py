@@ -22,7 +22,6 @@ from typing import Any
 import numpy as np
 import torch
 from datasets import Dataset
-from transformers import TrainerCallback
 
 from .synthetic import SyntheticTask, register_synthetic_task
 
@@ -106,17 +105,6 @@ class EpisodeDataset(torch.utils.data.Dataset):
             item[name] = [values[row] for row in queries]
         item["labels"] = labels
         return item
-
-
-class EpisodeEpochCallback(TrainerCallback):
-    """New training episodes each epoch: sets the episode dataset's epoch when `Trainer` begins one (accelerate
-    tells only iterable datasets about epochs)."""
-
-    def __init__(self, dataset: EpisodeDataset) -> None:
-        self.dataset = dataset
-
-    def on_epoch_begin(self, args, state, control, **kwargs):
-        self.dataset.set_epoch(math.floor(state.epoch + 1e-6))
 
 
 def episode_accuracy(predictions: np.ndarray, labels: np.ndarray) -> dict[str, float]:

@@ -606,8 +606,6 @@ class FewShotClassification(TaskShape):
         )  # fmt: skip
 
     def trainer(self, args, model, head, tokenizer, data, train_split, eval_split, callbacks):
-        from .episodes import EpisodeEpochCallback
-
         config = model.config
         callbacks = list(callbacks)
         train_episodes = None
@@ -639,6 +637,17 @@ class FewShotClassification(TaskShape):
             "`model.predict(support_texts, support_labels, query_texts, tokenizer)` or "
             '`pipeline("hf-attn-few-shot", model=...)` with `support_texts=` and `support_labels=`.'
         )
+
+
+class EpisodeEpochCallback(TrainerCallback):
+    """New training episodes each epoch: sets the episode dataset's epoch when `Trainer` begins one (accelerate
+    tells only iterable datasets about epochs)."""
+
+    def __init__(self, dataset: Any) -> None:
+        self.dataset = dataset
+
+    def on_epoch_begin(self, args, state, control, **kwargs):
+        self.dataset.set_epoch(math.floor(state.epoch + 1e-6))
 
 
 class _PadOnly:
