@@ -83,9 +83,9 @@ class FewShotClassificationPipeline(Pipeline):
             "support_texts": support_texts,
             "support_labels": support_labels,
             "support_entities": support_entities,
-            "output_attentions": bool(output_attentions),
+            "output_attentions": output_attentions,
         }
-        return {}, {k: v for k, v in forward.items() if v is not None or k == "support_entities"}, {}
+        return {}, {name: value for name, value in forward.items() if value is not None}, {}
 
     def preprocess(self, inputs: str | dict[str, Any]) -> dict[str, Any]:
         if isinstance(inputs, dict):

@@ -18,7 +18,7 @@ from hf_attn.data.episodes import (
     class_cues,
     episode_accuracy,
     few_shot_classes,
-    load_fewrel,
+    read_fewrel,
 )
 from hf_attn.training import train
 
@@ -125,10 +125,13 @@ def write_fewrel(path, relations: list[int], per_relation: int, seed: int) -> No
 
 def test_fewrel_files_load_with_their_entities(tmp_path):
     write_fewrel(tmp_path / "train_wiki.json", list(range(6)), 5, seed=0)
-    rows = load_fewrel(tmp_path / "train_wiki.json")
+    rows = read_fewrel(tmp_path / "train_wiki.json")
     assert len(rows) == 30 and len(set(rows["label"])) == 6
     words = rows["text"][0].split()
     assert words[rows["head"][0]] == "e1" and words[rows["tail"][0]] == "e2"
+    (tmp_path / "rows.json").write_text(json.dumps([{"text": "a b", "label": "x"}]))
+    (tmp_path / "lines.json").write_text('{"text": "a b", "label": "x"}\n{"text": "c", "label": "y"}\n')
+    assert read_fewrel(tmp_path / "rows.json") is None and read_fewrel(tmp_path / "lines.json") is None
 
 
 def test_proto_hatt_trains_on_fewrel_files_and_a_single_file_is_split_by_class(tmp_path):
@@ -139,7 +142,7 @@ def test_proto_hatt_trains_on_fewrel_files_and_a_single_file_is_split_by_class(t
               "report_to": "none", "save": False}  # fmt: skip
     result = train(output_dir=str(tmp_path / "run"), dataset=str(tmp_path / "train_wiki.json"),
                    eval_dataset=str(tmp_path / "val_wiki.json"), **common)  # fmt: skip
-    assert result.metrics["episodes"] == 20 and 0.0 <= result.metrics["accuracy"] <= 1.0
+    assert result.metrics["episodes"] == 20
     assert result.model.config.use_entity_positions
     single = train(output_dir=str(tmp_path / "single"), dataset=str(tmp_path / "train_wiki.json"), eval_fraction=0.25,
                    **common)  # fmt: skip

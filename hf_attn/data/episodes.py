@@ -15,7 +15,6 @@ import itertools
 import json
 import math
 import random
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -226,29 +225,31 @@ register_synthetic_task(
 # The FewRel format ------------------------------------------------------------------------------------------------
 
 
-def is_fewrel_file(path: Path) -> bool:
-    """Whether `path` is a FewRel JSON file: `{relation: [{"tokens": [...], "h": [...], "t": [...]}, ...]}`."""
+def read_fewrel(path: str | Path) -> Dataset | None:
+    """A FewRel file (Han et al. 2018; `train_wiki.json`, `val_wiki.json`: `{relation: [{"tokens": [...], "h":
+    [name, id, [[positions], ...]], "t": ...}, ...]}`) as rows: `text` (the tokens joined by spaces), `label` (the
+    relation), `head` and `tail` (the first token index of each entity, as the FewRel loaders read it). `None` when
+    the file is not in that layout (another JSON file: the caller reads it as rows)."""
+    path = Path(path)
     if path.suffix.lower() != ".json":
-        return False
+        return None
     with open(path, encoding="utf-8") as handle:
-        start = handle.read(4096).lstrip()
-    if not start.startswith("{"):
-        return False
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError:
-        return False
-    return bool(data) and all(
-        isinstance(rows, list) and all(isinstance(row, dict) and "tokens" in row for row in rows)
-        for rows in data.values()
-    )
-
-
-def load_fewrel(path: str | Path) -> Dataset:
-    """A FewRel file (Han et al. 2018; `train_wiki.json`, `val_wiki.json`) as rows: `text` (the tokens joined by
-    spaces), `label` (the relation), `head` and `tail` (the first token index of each entity: `h` = `[name, id,
-    [[positions], ...]]`, as the FewRel loaders read it)."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+        if not handle.read(4096).lstrip().startswith("{"):
+            return None
+        handle.seek(0)
+        try:
+            data = json.load(handle)
+        except json.JSONDecodeError:  # e.g. JSON lines
+            return None
+    if (
+        not isinstance(data, dict)
+        or not data
+        or not all(
+            isinstance(rows, list) and all(isinstance(row, dict) and "tokens" in row for row in rows)
+            for rows in data.values()
+        )
+    ):
+        return None
     rows: dict[str, list] = {"text": [], "label": [], "head": [], "tail": []}
     for relation, instances in data.items():
         for instance in instances:
@@ -330,11 +331,3 @@ def prepare_few_shot_data(
         source={**(source or {}), "columns": f"{text_column}, {label_column}"},
         dropped=dropped,
     )
-
-
-def entity_token_positions(encoding: Any, index: int, words: Sequence[int], length: int) -> list[int]:
-    """The token index of each word index in `words` for text `index` of a fast tokenizer's batch encoding (its
-    first token; the last token when truncation cut the word off)."""
-    word_ids = encoding.word_ids(index)
-    first = {word: position for position, word in reversed(list(enumerate(word_ids))) if word is not None}
-    return [first.get(int(word), max(length - 1, 0)) for word in words]

@@ -80,10 +80,11 @@ def locate_parse_error(path: Path, builder: str, delimiter: str = ",") -> str | 
 
 
 def _load_file(path: Path, data_format: str | None, column_names: Sequence[str] | None) -> Dataset:
-    from .episodes import is_fewrel_file, load_fewrel
+    from .episodes import read_fewrel
 
-    if data_format is None and is_fewrel_file(path):  # {relation: [instances]}: FewRel's own layout
-        return load_fewrel(path)
+    fewrel = read_fewrel(path) if data_format is None else None  # {relation: [instances]}: FewRel's own layout
+    if fewrel is not None:
+        return fewrel
     builder, options = _file_format(path, data_format)
     if column_names:  # a file without a header row (e.g. a TSV of sentence pairs)
         if builder != "csv":

@@ -558,7 +558,8 @@ class FewShotClassification(TaskShape):
         return None  # classes are names, new at test time: no label set in the config
 
     def encoder(self, data, tokenizer, config, head, max_length=None):
-        from .episodes import CLASS_COLUMN, entity_token_positions
+        from ..layers.few_shot import entity_token_positions
+        from .episodes import CLASS_COLUMN
 
         longest = max_length or config.max_sentence_length
         positions = config.use_entity_positions
@@ -587,9 +588,13 @@ class FewShotClassification(TaskShape):
         return encode
 
     def collator(self, tokenizer, config=None):
+        return self.episode_collator(tokenizer.pad_token_id, config)
+
+    @staticmethod
+    def episode_collator(pad_token_id: int | None, config: PreTrainedConfig | None) -> PaddingCollator:
         # A model without padding masks (a converted Proto-HATT) reads every text padded to max_sentence_length.
         width = None if config is None or getattr(config, "mask_padding", True) else config.max_sentence_length
-        return PaddingCollator(tokenizer.pad_token_id or 0, width=width)
+        return PaddingCollator(pad_token_id or 0, width=width)
 
     def metrics(self, head, config, tokenizer, data=None):
         from .episodes import compute_episode_metrics
@@ -617,12 +622,13 @@ class FewShotClassification(TaskShape):
         return super().trainer(args, model, head, tokenizer, data, train_episodes, eval_episodes, callbacks)
 
     def extra_metrics(self, model, head, encoded_eval, data):
-        if data.evidence_column is None or not head.attention_fields or head.attention_fields[0] != "word_attentions":
+        if data.evidence_column is None or head.evidence_field is None:  # e.g. Proto-HATT: maps over shots
             return {}
         episodes = self.episodes(encoded_eval, model.config, data, min(data.episodes.get("eval_episodes", 500), 100),
                                  seed=1, fixed=True)  # fmt: skip
-        collator = self.collator(_PadOnly(model.config), model.config)
-        return word_attention_on_evidence(model, episodes, encoded_eval[data.evidence_column], collator)
+        collator = self.episode_collator(model.config.pad_token_id, model.config)
+        evidence = list(encoded_eval[data.evidence_column])  # read row by row below: a plain list
+        return word_attention_on_evidence(model, episodes, evidence, collator, head.evidence_field)
 
     def headline(self, metrics):
         return (
@@ -650,16 +656,9 @@ class EpisodeEpochCallback(TrainerCallback):
         self.dataset.set_epoch(math.floor(state.epoch + 1e-6))
 
 
-class _PadOnly:
-    """What `collator()` reads of a tokenizer: the padding id (the model's)."""
-
-    def __init__(self, config: PreTrainedConfig) -> None:
-        self.pad_token_id = config.pad_token_id
-
-
 @torch.no_grad()
 def word_attention_on_evidence(model: PreTrainedModel, episodes: Any, evidence: list[list[int]], collator: Any,
-                               batch_size: int = 16) -> dict[str, float]:  # fmt: skip
+                               field: str = "word_attentions", batch_size: int = 16) -> dict[str, float]:  # fmt: skip
     """How much of the queries' word attention lands on the words that carry their class: `hit_rate` (the most
     attended word is one of them), `evidence_mass` (their total weight) and `evidence_mass_uniform` (what a
     uniform attention would give them), over the queries of `episodes`."""
@@ -670,7 +669,7 @@ def word_attention_on_evidence(model: PreTrainedModel, episodes: Any, evidence: 
         indices = range(start, min(start + batch_size, len(episodes)))
         batch = collator([episodes[i] for i in indices])
         inputs = {name: tensor.to(model.device) for name, tensor in batch.items() if name != "labels"}
-        attention = model(**inputs).word_attentions
+        attention = getattr(model(**inputs), field)  # over the queries' tokens, (B, Q, T)
         if attention is None:  # the word attention is switched off
             model.train(was_training)
             return {}

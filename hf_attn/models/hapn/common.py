@@ -270,15 +270,41 @@ class ConvolutionalInstanceEncoder(nn.Module):
         return embedded
 
     def forward(
-        self, input_ids: torch.Tensor, mask: torch.Tensor, entity_positions: torch.Tensor | None = None
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """`(n, T)` ids and boolean mask (+ `(n, 2)` entity positions) → (x `(n, T, E)`, h `(n, T, D)`)."""
-        embedded = self.embed(input_ids, entity_positions)
+        self,
+        input_ids: torch.Tensor,
+        attention_mask: torch.Tensor | None = None,
+        entity_positions: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """`(..., T)` ids of any number of instances (any leading axes), their mask (from the padding id when
+        `None`; right-padded) and `(..., 2)` entity positions → (the boolean mask `(..., T)`, x `(..., T, E)`, h
+        `(..., T, D)`). Bad ids or masks are a `ValueError` naming `input_ids` / `attention_mask`."""
+        leading, length = input_ids.shape[:-1], input_ids.size(-1)
+        rows = -1 if input_ids.numel() else 0  # an empty batch reaches the check, which names it
+        flat_ids = input_ids.reshape(rows, length)
+        mask = check_token_inputs(
+            flat_ids,
+            None if attention_mask is None else attention_mask.reshape(rows, attention_mask.size(-1)),
+            self.word_embeddings.num_embeddings,
+            self.word_embeddings.padding_idx,
+            right_padded=True,
+        )
+        if self.uses_positions and entity_positions is None:
+            raise ValueError("`entity_positions` is required: the model embeds positions relative to the entities.")
+        embedded = self.embed(flat_ids, None if entity_positions is None else entity_positions.reshape(-1, 2))
         inputs = embedded * mask[..., None] if self.mask_padding else embedded
         states = torch.relu(self.convolution(inputs.transpose(1, 2))).transpose(1, 2)
         if self.mask_padding:
             states = states * mask[..., None]
-        return embedded, states
+        return mask.view(*leading, length), embedded.view(*leading, length, -1), states.view(*leading, length, -1)
+
+
+# Copied from hf_attn.layers.few_shot.entity_token_positions
+def entity_token_positions(encoding: Any, index: int, words: Sequence[int], length: int) -> list[int]:
+    """The token index of each word index in `words` for text `index` of a fast tokenizer's batch encoding (its
+    first token; the last token when truncation cut the word off)."""
+    word_ids = encoding.word_ids(index)
+    first = {word: position for position, word in reversed(list(enumerate(word_ids))) if word is not None}
+    return [first.get(int(word), max(length - 1, 0)) for word in words]
 
 
 # Copied from hf_attn.layers.few_shot.check_episode_inputs
@@ -418,12 +444,12 @@ class FewShotPredictionMixin:
                 f"`support_labels`: this model's feature attention is tied to K = {fixed} shots per class "
                 f"(num_shots), got {sorted(counts)} texts per label."
             )
-        width = max(counts)
+        most_shots = max(counts)
         support = _encode_texts(tokenizer, list(support_texts), support_entities, self.config)
         empty = _encode_texts(tokenizer, [""], [(0, 0)] if support_entities is not None else None, self.config)
-        rows = [[support[i] for i in indices] + [empty[0]] * (width - len(indices)) for indices in shots]
+        rows = [[support[i] for i in indices] + [empty[0]] * (most_shots - len(indices)) for indices in shots]
         # The original Proto-HATT pads every text to max_sentence_length, and without masks the padding counts.
-        width = None if self.config.mask_padding else self.config.max_sentence_length
+        width = None if getattr(self.config, "mask_padding", True) else self.config.max_sentence_length
         support_batch = _stack(rows, tokenizer.pad_token_id or 0, prefix="support_", width=width)
         results: list[Any] = []
         for start in range(0, len(query_texts), batch_size):
@@ -465,10 +491,7 @@ def _encode_texts(
     for index in range(len(texts)):
         row = {"input_ids": encoded["input_ids"][index], "attention_mask": encoded["attention_mask"][index]}
         if entities is not None:
-            word_ids = encoded.word_ids(index)
-            first = {word: position for position, word in reversed(list(enumerate(word_ids))) if word is not None}
-            last = max(len(row["input_ids"]) - 1, 0)
-            row["entity_positions"] = [first.get(int(word), last) for word in entities[index]]
+            row["entity_positions"] = entity_token_positions(encoded, index, entities[index], len(row["input_ids"]))
         rows.append(row)
     return rows
 

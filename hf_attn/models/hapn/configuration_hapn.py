@@ -93,7 +93,6 @@ class HapnConfig(PreTrainedConfig):
     num_ways: int = positive_int_field(default=5)
     num_shots: int = positive_int_field(default=5)
     num_queries: int = positive_int_field(default=5)
-    mask_padding: bool = True  # HAPN has no original code to reproduce: padding is always masked
     initializer_range: float = 0.02
     pad_token_id: int | None = 0
 
@@ -106,7 +105,7 @@ class HapnConfig(PreTrainedConfig):
         super().__post_init__(**kwargs)
 
     def validate_architecture(self):
-        """Positions need their embeddings; windows are odd; padding is always masked."""
+        """Positions need their embeddings; windows are odd."""
         if self.use_entity_positions and self.position_embedding_size == 0:
             raise ValueError("use_entity_positions needs position_embedding_size > 0 (the position embeddings).")
         for name in ("kernel_size", "feature_attention_kernel"):
@@ -116,8 +115,6 @@ class HapnConfig(PreTrainedConfig):
             raise ValueError(f"num_ways must be at least 2 (an episode chooses between classes), got {self.num_ways}.")
         if any(size < 1 for size in self.feature_attention_channels):
             raise ValueError(f"feature_attention_channels must be positive, got {self.feature_attention_channels}.")
-        if not self.mask_padding:
-            raise ValueError("HAPN always masks padding (mask_padding=True): no original code is reproduced.")
 
 
 __all__ = ["HapnConfig"]

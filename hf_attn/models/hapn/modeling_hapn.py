@@ -48,7 +48,6 @@ from .common import (
     FewShotPredictionMixin,
     SafetensorsLoadingMixin,
     check_episode_inputs,
-    check_token_inputs,
     masked_softmax,
     mean_prototypes,
     output_flags,
@@ -241,33 +240,20 @@ class HapnModel(HapnPreTrainedModel):
                 indices (required with `use_entity_positions`).
         """
         _, output_hidden_states, return_dict = output_flags(self.config, None, output_hidden_states, return_dict)
-        leading, length = input_ids.shape[:-1], input_ids.size(-1)
-        flat_ids = input_ids.reshape(-1, length)
-        mask = check_token_inputs(
-            flat_ids,
-            None if attention_mask is None else attention_mask.reshape(-1, length),
-            self.config.vocab_size,
-            self.config.pad_token_id,
-            right_padded=True,
-        )
-        if self.config.use_entity_positions and entity_positions is None:
-            raise ValueError("`entity_positions` is required: the model embeds positions relative to the entities.")
-        positions = None if entity_positions is None else entity_positions.reshape(-1, 2)
-        embedded, states = self.encoder(flat_ids, mask, positions)
-        max_pooled = states.max(dim=1).values  # states ≥ 0 and zero at padding: the max over real tokens
+        mask, embedded, states = self.encoder(input_ids, attention_mask, entity_positions)
+        max_pooled = states.max(dim=-2).values  # states ≥ 0 and zero at padding: the max over real tokens
+        weights = None
+        pooled = max_pooled
         if self.config.use_word_attention:
-            pooled, weights = self.word_attention(states, mask)  # (n, 1, D), (n, 1, T)
-            pooled, weights = pooled[:, 0], weights[:, 0].reshape(*leading, length)
-        else:
-            pooled, weights = max_pooled, None
+            length, size = states.shape[-2:]
+            pooled, weights = self.word_attention(states.reshape(-1, length, size), mask.reshape(-1, length))
+            pooled, weights = pooled.view(max_pooled.shape), weights.view(mask.shape)  # one hop: (n, 1, ·) → (…, ·)
         output = HapnModelOutput(
-            last_hidden_state=states.reshape(*leading, length, -1),
-            pooler_output=pooled.reshape(*leading, -1),
-            max_pooled_output=max_pooled.reshape(*leading, -1),
+            last_hidden_state=states,
+            pooler_output=pooled,
+            max_pooled_output=max_pooled,
             word_attentions=weights,
-            hidden_states=(embedded.reshape(*leading, length, -1), states.reshape(*leading, length, -1))
-            if output_hidden_states
-            else None,
+            hidden_states=(embedded, states) if output_hidden_states else None,
         )
         return output if return_dict else output.to_tuple()
 

@@ -45,7 +45,6 @@ from .common import (
     FewShotPredictionMixin,
     SafetensorsLoadingMixin,
     check_episode_inputs,
-    check_token_inputs,
     masked_softmax,
     mean_prototypes,
     output_flags,
@@ -220,25 +219,12 @@ class ProtoHattModel(ProtoHattPreTrainedModel):
                 entity token indices (required with `use_entity_positions`).
         """
         _, output_hidden_states, return_dict = output_flags(self.config, None, output_hidden_states, return_dict)
-        leading = input_ids.shape[:-1]
-        mask = check_token_inputs(
-            input_ids.reshape(-1, input_ids.size(-1)) if input_ids.dim() > 1 else input_ids,
-            None if attention_mask is None else attention_mask.reshape(-1, attention_mask.size(-1)),
-            self.config.vocab_size,
-            self.config.pad_token_id,
-            right_padded=True,
-        )
-        if self.config.use_entity_positions and entity_positions is None:
-            raise ValueError("`entity_positions` is required: the model embeds positions relative to the entities.")
-        positions = None if entity_positions is None else entity_positions.reshape(-1, 2)
-        embedded, states = self.encoder(input_ids.reshape(-1, input_ids.size(-1)), mask, positions)
-        pooled = states.max(dim=1).values  # states ≥ 0 and zero at masked padding: the max over real tokens
+        _, embedded, states = self.encoder(input_ids, attention_mask, entity_positions)
+        pooled = states.max(dim=-2).values  # states ≥ 0 and zero at masked padding: the max over real tokens
         output = ProtoHattModelOutput(
-            last_hidden_state=states.view(*leading, *states.shape[1:]),
-            pooler_output=pooled.view(*leading, -1),
-            hidden_states=(embedded.view(*leading, *embedded.shape[1:]), states.view(*leading, *states.shape[1:]))
-            if output_hidden_states
-            else None,
+            last_hidden_state=states,
+            pooler_output=pooled,
+            hidden_states=(embedded, states) if output_hidden_states else None,
         )
         return output if return_dict else output.to_tuple()
 
