@@ -1,5 +1,7 @@
-"""Few-shot accuracy of Proto-HATT, HAPN and the plain prototypical network on the synthetic few-shot task
-(`few_shot_topics`: 64 training classes, 16 held-out classes never trained on), trained through `hf_attn.training`.
+"""Few-shot accuracy of Proto-HATT, HAPN and the plain prototypical network on the synthetic few-shot tasks
+(64 training classes, 16 held-out classes never trained on), trained through `hf_attn.training`: `few_shot_topics`
+(cue words among fillers) or `few_shot_relations` (the cues between a head and a tail entity, another class's cue
+outside them: Proto-HATT's setting, relation classification with position embeddings).
 
 Two tables, printed as Markdown:
 (a) noisy supports (Proto-HATT's setting, Gao et al. 2019 §4.3): 5-way 5-shot with half of the support instances
@@ -9,7 +11,11 @@ Two tables, printed as Markdown:
 
 Accuracy is the mean over 500 fixed held-out episodes ± the 95% interval. CPU, fp32, 1 thread per run.
 
-    python benchmarks/few_shot_noise.py [--seeds 0 1 2] [--part noise|clean|all] [--num_train 3200]
+    python benchmarks/few_shot_noise.py [--task few_shot_topics|few_shot_relations] [--seeds 0 1 2]
+        [--part noise|clean|all] [--num_train 3200] [--epochs 1] [--learning_rate 1e-3] [--ablations]
+
+`--ablations` adds HAPN without its word attention to the noise table. Every model trains with the same budget
+(`--epochs` over `--num_train` episodes, 8 per step, AdamW at `--learning_rate`).
 """
 
 from __future__ import annotations
@@ -28,24 +34,28 @@ MODELS = {  # label -> (architecture, head)
     "Proto-HATT": ("proto_hatt", "ProtoHattForFewShotClassification"),
     "HAPN": ("hapn", "HapnForFewShotClassification"),
 }
-SIZES = ["hidden_size=64", "word_embedding_size=32", "max_sentence_length=20", "use_entity_positions=false"]
+ABLATIONS = {"HAPN − word attention": ("hapn", "HapnForFewShotClassification", ["use_word_attention=false"])}
+SIZES = ["hidden_size=64", "word_embedding_size=32", "max_sentence_length=20"]
 
 
-def train_one(label: str, seed: int, shots: int, noise: float, num_train: int, output: Path, epochs: float):
+def train_one(label: str, seed: int, shots: int, noise: float, args: argparse.Namespace):
     from hf_attn.training import train
 
-    arch, head = MODELS[label]
+    arch, head, extra = (*MODELS[label], []) if label in MODELS else ABLATIONS[label]
+    positions = f"use_entity_positions={args.task == 'few_shot_relations'}".lower()
+    name = f"{args.task}-{label.replace(' ', '')}-k{shots}-noise{noise}-lr{args.learning_rate}-seed{seed}"
     return train(
         arch=arch,
         head=head,
-        task="few_shot_topics",
-        output_dir=str(output / f"{label}-k{shots}-noise{noise}-seed{seed}"),
-        num_train=num_train,
+        task=args.task,
+        output_dir=str(Path(args.output) / name),
+        num_train=args.num_train,
         num_eval=800,
-        num_train_epochs=epochs,
+        num_train_epochs=args.epochs,
+        learning_rate=args.learning_rate,
         per_device_train_batch_size=8,
         seed=seed,
-        config=[*SIZES, f"num_shots={shots}", "num_ways=5", "num_queries=5"],
+        config=[*SIZES, positions, f"num_shots={shots}", "num_ways=5", "num_queries=5", *extra],
         support_noise=noise,
         eval_episodes=500,
         disable_tqdm=True,
@@ -69,23 +79,26 @@ def evaluate_at(result, ways: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--task", choices=["few_shot_topics", "few_shot_relations"], default="few_shot_topics")
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--part", choices=["noise", "clean", "all"], default="all")
     parser.add_argument("--num_train", type=int, default=3200)
     parser.add_argument("--epochs", type=float, default=1.0)
+    parser.add_argument("--learning_rate", type=float, default=1e-3)
+    parser.add_argument("--ablations", action="store_true", help="add HAPN without word attention (noise table)")
     parser.add_argument("--output", default="/tmp/few_shot_noise")
     parser.add_argument("--json", help="write the numbers here too")
     args = parser.parse_args()
     torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", 1)))
-    output = Path(args.output)
-    record: dict[str, object] = {}
+    record: dict[str, object] = {"task": args.task, "learning_rate": args.learning_rate, "epochs": args.epochs}
+    print(f"{args.task}, {args.epochs:g} epoch(s) of {args.num_train} episodes, learning rate {args.learning_rate:g}")
 
     if args.part in ("noise", "all"):
-        rows = {label: [] for label in MODELS}
+        rows = {label: [] for label in [*MODELS, *(ABLATIONS if args.ablations else [])]}
         for seed in args.seeds:
-            for label in MODELS:
+            for label in rows:
                 start = time.time()
-                metrics = train_one(label, seed, 5, 0.5, args.num_train, output, args.epochs).metrics
+                metrics = train_one(label, seed, 5, 0.5, args).metrics
                 rows[label].append(metrics["accuracy"])
                 print(f"[noise] {label} seed {seed}: {metrics['accuracy']:.4f} ± {metrics['accuracy_ci95']:.4f} "
                       f"({time.time() - start:.0f} s)", flush=True)  # fmt: skip
@@ -103,7 +116,7 @@ def main() -> None:
         table = {}
         for label in MODELS:
             for shots in (5, 10):
-                result = train_one(label, args.seeds[0], shots, 0.0, args.num_train, output, args.epochs)
+                result = train_one(label, args.seeds[0], shots, 0.0, args)
                 for ways in (5, 10):
                     metrics = evaluate_at(result, ways)
                     table[(label, ways, shots)] = metrics

@@ -279,7 +279,20 @@ def test_loading_refuses_pickle(architecture, head, tmp_path):
 COMPILE_OVERRIDES: dict[str, dict] = {"lstmn": {"recurrence_implementation": "reference", "use_cache": False}}
 
 
-@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def _compile_params() -> list:
+    """Every head; beyond each architecture's first one (its base model and a head) they are `slow`: compiling
+    takes 5–30 s a head on CPU, and a further head adds a few layers on the same base model."""
+    seen: set[str] = set()
+    params = []
+    for param in all_heads():
+        architecture = param.values[0]
+        marks = [pytest.mark.slow] if architecture.name in seen else []
+        seen.add(architecture.name)
+        params.append(pytest.param(*param.values, id=param.id, marks=marks))
+    return params
+
+
+@pytest.mark.parametrize(("architecture", "head"), _compile_params())
 def test_torch_compile_smoke(architecture, head):
     """`torch.compile` (dynamo + AOT autograd, eager kernels: no C++ toolchain needed) gives the eager outputs."""
     torch._dynamo.reset()

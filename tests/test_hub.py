@@ -366,47 +366,67 @@ def test_server_validates_card_metadata():
     assert len(validate_card_metadata(bad_index)) == 2
 
 
+# The round trip of every architecture: one pushing client and one loading client for all of them (each client
+# is a fresh interpreter that imports torch and transformers: ~8 s), every job reporting its own outcome or error.
 ROUND_TRIP_PUSH = """
+    import traceback
     import hf_attn
     from safetensors.torch import load_file
     from hf_attn.cards import render_model_card
     from hf_attn.tokenization import (build_elmo_tokenizer, train_bpe_tokenizer, train_document_tokenizer,
                                       train_word_level_tokenizer)
-    architecture = hf_attn.ARCHITECTURES[ARGS["arch"]]
-    head = next(h for h in architecture.heads if h.model_class.__name__ == ARGS["head"])
-    torch.manual_seed(0)
-    model = head.model_class(architecture.config_class(**architecture.tiny_config)).eval()
-    if hasattr(model, "set_tree"):  # a label tree: not the id-ordered placeholder, so the pushed tree must travel
-        sizes = model.config.tree_level_sizes
-        model.set_tree([[(sizes[d + 1] - 1 - child) * sizes[d] // sizes[d + 1] for child in range(sizes[d + 1])]
-                        for d in range(len(sizes) - 1)])
     texts = ["the food was good . the room was clean .", "the service was bad ."]
-    tokenizer = {
-        "word_level": lambda: train_word_level_tokenizer(texts),
-        "bpe": lambda: train_bpe_tokenizer(texts, vocab_size=60, min_frequency=1),
-        "document": lambda: train_document_tokenizer(texts),
-        "characters": build_elmo_tokenizer,
-    }[architecture.tokenizer]()
-    model.push_to_hub(ARGS["repo"])
-    tokenizer.push_to_hub(ARGS["repo"])
-    model.save_pretrained("local")
-    render_model_card("local", repo_id=ARGS["repo"]).push_to_hub(ARGS["repo"])
-    with torch.no_grad():
-        logits = model(**load_file(ARGS["inputs"])).logits
-    report(logits=logits.tolist(), ids=tokenizer(texts[0])["input_ids"], tokenizer=type(tokenizer).__name__)
+    results = {}
+    for job in ARGS["jobs"]:
+        try:
+            architecture = hf_attn.ARCHITECTURES[job["arch"]]
+            head = next(h for h in architecture.heads if h.model_class.__name__ == job["head"])
+            torch.manual_seed(0)
+            model = head.model_class(architecture.config_class(**architecture.tiny_config)).eval()
+            if hasattr(model, "set_tree"):  # a label tree: not the id-ordered placeholder, so it must travel
+                n = model.config.tree_level_sizes
+                model.set_tree([[(n[d + 1] - 1 - child) * n[d] // n[d + 1] for child in range(n[d + 1])]
+                                for d in range(len(n) - 1)])
+            tokenizer = {
+                "word_level": lambda: train_word_level_tokenizer(texts),
+                "bpe": lambda: train_bpe_tokenizer(texts, vocab_size=60, min_frequency=1),
+                "document": lambda: train_document_tokenizer(texts),
+                "characters": build_elmo_tokenizer,
+            }[architecture.tokenizer]()
+            model.push_to_hub(job["repo"])
+            tokenizer.push_to_hub(job["repo"])
+            local = Path("local") / job["repo"]
+            model.save_pretrained(local)
+            render_model_card(local, repo_id=job["repo"]).push_to_hub(job["repo"])
+            with torch.no_grad():
+                logits = model(**load_file(job["inputs"])).logits
+            results[job["repo"]] = dict(logits=logits.tolist(), ids=tokenizer(texts[0])["input_ids"],
+                                        tokenizer=type(tokenizer).__name__)
+        except Exception:
+            results[job["repo"]] = {"error": traceback.format_exc()}
+    report(**results)
 """
 
 ROUND_TRIP_LOAD = """
+    import traceback
     import hf_attn, transformers
     from huggingface_hub import ModelCard
     from safetensors.torch import load_file
-    loader = getattr(transformers, ARGS["auto_class"]) if ARGS["auto_class"] else getattr(hf_attn, ARGS["head"])
-    model = loader.from_pretrained(ARGS["repo"]).eval()
-    tokenizer = transformers.AutoTokenizer.from_pretrained(ARGS["repo"])
-    with torch.no_grad():
-        logits = model(**load_file(ARGS["inputs"])).logits
-    report(logits=logits.tolist(), ids=tokenizer("the food was good . the room was clean .")["input_ids"],
-           tokenizer=type(tokenizer).__name__, model=type(model).__name__, tags=ModelCard.load(ARGS["repo"]).data.tags)
+    results = {}
+    for job in ARGS["jobs"]:
+        try:
+            loader = getattr(transformers, job["auto_class"]) if job["auto_class"] else getattr(hf_attn, job["head"])
+            model = loader.from_pretrained(job["repo"]).eval()
+            tokenizer = transformers.AutoTokenizer.from_pretrained(job["repo"])
+            with torch.no_grad():
+                logits = model(**load_file(job["inputs"])).logits
+            results[job["repo"]] = dict(
+                logits=logits.tolist(), ids=tokenizer("the food was good . the room was clean .")["input_ids"],
+                tokenizer=type(tokenizer).__name__, model=type(model).__name__,
+                tags=ModelCard.load(job["repo"]).data.tags)
+        except Exception:
+            results[job["repo"]] = {"error": traceback.format_exc()}
+    report(**results)
 """
 
 
@@ -427,22 +447,43 @@ def _round_trip_heads() -> list:
     return params
 
 
+def _round_trip_repo(architecture, head) -> str:
+    return f"alice/{architecture.name.replace('_', '-')}-{head.model_class.__name__.lower()}"
+
+
+@pytest.fixture(scope="session")  # session: a module fixture ends whenever the worker runs another module
+def round_trips(tmp_path_factory):
+    """Every head of `_round_trip_heads()` pushed (model, tokenizer, card) by one client, then loaded by another in
+    a fresh cache without a token: the server and both clients' reports by repo."""
+    from safetensors.torch import save_file
+
+    folder = tmp_path_factory.mktemp("round_trips")
+    jobs = []
+    for param in _round_trip_heads():
+        architecture, head = param.values
+        config = tiny_config(architecture)
+        inputs = {name: tensor.contiguous() for name, tensor in make_inputs(head, config, [4, 2, 5]).items()}
+        repo = _round_trip_repo(architecture, head)
+        save_file(inputs, folder / f"{repo.replace('/', '_')}.safetensors")
+        jobs.append({"arch": architecture.name, "head": head.model_class.__name__, "auto_class": head.auto_class,
+                     "repo": repo, "inputs": str(folder / f"{repo.replace('/', '_')}.safetensors")})  # fmt: skip
+    with HubServer(tokens={ALICE: "alice", BOB: "bob"}) as server:
+        pushed = run_client(server, ROUND_TRIP_PUSH, folder / "pusher", jobs=jobs)
+        loaded = run_client(server, ROUND_TRIP_LOAD, folder / "fresh", token=None, jobs=jobs)
+        yield server, pushed, loaded
+
+
+@pytest.mark.xdist_group("hub_round_trips")  # one worker runs the two clients for all of them
 @pytest.mark.parametrize(("architecture", "head"), _round_trip_heads())
-def test_every_architecture_round_trips_through_the_hub(hub, tmp_path, architecture, head):
+def test_every_architecture_round_trips_through_the_hub(round_trips, architecture, head):
     """Model, tokenizer and card pushed; loaded in a fresh cache by the Auto classes (or, for a head without one,
     its hf_attn class): identical outputs and ids, the same classes, the card's tags, and the weights stored
     through LFS. Registry-driven: new architectures get it too."""
-    from safetensors.torch import save_file
-
-    config = tiny_config(architecture)
-    inputs = {name: tensor.contiguous() for name, tensor in make_inputs(head, config, [4, 2, 5]).items()}
-    save_file(inputs, tmp_path / "inputs.safetensors")
-    repo = f"alice/{architecture.name.replace('_', '-')}"
-    common = {"repo": repo, "inputs": str(tmp_path / "inputs.safetensors")}
-    pushed = run_client(hub, ROUND_TRIP_PUSH, tmp_path / "pusher", arch=architecture.name,
-                        head=head.model_class.__name__, **common)  # fmt: skip
-    loaded = run_client(hub, ROUND_TRIP_LOAD, tmp_path / "fresh", token=None, auto_class=head.auto_class,
-                        head=head.model_class.__name__, **common)  # fmt: skip
+    hub, pushed_all, loaded_all = round_trips
+    repo = _round_trip_repo(architecture, head)
+    pushed, loaded = pushed_all[repo], loaded_all[repo]
+    assert "error" not in pushed, pushed.get("error")
+    assert "error" not in loaded, loaded.get("error")
     assert_close(loaded["logits"], pushed["logits"])
     assert loaded["ids"] == pushed["ids"] and loaded["tokenizer"] == pushed["tokenizer"]
     assert loaded["model"] == head.model_class.__name__

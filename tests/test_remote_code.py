@@ -3,6 +3,7 @@ imported, and gives the same outputs."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -14,10 +15,13 @@ from safetensors.torch import load_file, save_file
 
 from tests.helpers import BLOCK_HF_ATTN, all_heads, make_inputs, tiny_config
 
-# Runs in a fresh interpreter where hf_attn is blocked (tests/helpers.py).
+# Runs in a fresh interpreter where hf_attn is blocked (tests/helpers.py), over every saved model at once (an
+# interpreter importing torch and transformers takes ~8 s): each job's outputs, or the error it met.
 CHILD = BLOCK_HF_ATTN + textwrap.dedent(
     """
+    import json
     import sys
+    import traceback
 
     try:
         import hf_attn  # noqa: F401
@@ -29,55 +33,63 @@ CHILD = BLOCK_HF_ATTN + textwrap.dedent(
     import transformers
     from safetensors.torch import load_file, save_file
 
-    auto_class = getattr(transformers, sys.argv[2])
-    try:
-        auto_class.from_pretrained(sys.argv[1])
-    except ValueError as error:
-        assert "trust_remote_code" in str(error), error
-    else:
-        raise SystemExit("loaded custom code without trust_remote_code=True")
-    model = auto_class.from_pretrained(sys.argv[1], trust_remote_code=True).eval()
-    assert type(model).__module__.startswith("transformers_modules"), type(model).__module__
-    assert not any(name.startswith("hf_attn") for name in sys.modules)
-    inputs = load_file(sys.argv[3])
-    output = model(**inputs)
-    save_file({"logits": output.logits.contiguous()}, sys.argv[4])
-    print("remote code OK:", type(model).__name__)
+    errors = {}
+    for job in json.loads(sys.argv[1]):
+        try:
+            auto_class = getattr(transformers, job["auto_class"])
+            try:
+                auto_class.from_pretrained(job["model"])
+            except ValueError as error:
+                assert "trust_remote_code" in str(error), error
+            else:
+                raise AssertionError("loaded custom code without trust_remote_code=True")
+            model = auto_class.from_pretrained(job["model"], trust_remote_code=True).eval()
+            assert type(model).__module__.startswith("transformers_modules"), type(model).__module__
+            assert not any(name.startswith("hf_attn") for name in sys.modules)
+            output = model(**load_file(job["inputs"]))
+            save_file({"logits": output.logits.contiguous()}, job["outputs"])
+            errors[job["id"]] = None
+        except Exception:
+            errors[job["id"]] = traceback.format_exc()
+    print("REMOTE " + json.dumps(errors))
     """
 )
 
 REMOTE_HEADS = [param for param in all_heads() if param.values[1].auto_class is not None]
 
 
+@pytest.fixture(scope="session")
+def remote_loads(tmp_path_factory) -> dict:
+    """Every head of `REMOTE_HEADS` saved with its code, loaded by one child process: by parameter id, the
+    expected logits, the child's logits file and its error (`None`)."""
+    folder = tmp_path_factory.mktemp("remote_code")
+    jobs, expected = [], {}
+    for param in REMOTE_HEADS:
+        architecture, head = param.values
+        torch.manual_seed(0)
+        config = tiny_config(architecture)
+        model = head.model_class(config).eval()
+        model.save_pretrained(folder / param.id / "model")
+        assert head.auto_class in model.config.auto_map
+        inputs = make_inputs(head, config, [4, 2, 6])
+        save_file(inputs, folder / param.id / "inputs.safetensors")
+        with torch.no_grad():
+            expected[param.id] = model(**inputs).logits
+        jobs.append({"id": param.id, "auto_class": head.auto_class, "model": str(folder / param.id / "model"),
+                     "inputs": str(folder / param.id / "inputs.safetensors"),
+                     "outputs": str(folder / param.id / "outputs.safetensors")})  # fmt: skip
+    (folder / "child.py").write_text(CHILD)
+    env = {**os.environ, "HF_HOME": str(folder / "hf_home"), "HF_HUB_OFFLINE": "1", "PYTHONPATH": ""}
+    result = subprocess.run([sys.executable, str(folder / "child.py"), json.dumps(jobs)], cwd=folder, env=env,
+                            capture_output=True, text=True, timeout=600, check=False)  # fmt: skip
+    assert result.returncode == 0 and "REMOTE " in result.stdout, result.stdout[-3000:] + result.stderr[-6000:]
+    errors = json.loads(result.stdout[result.stdout.rindex("REMOTE ") :].splitlines()[0].removeprefix("REMOTE "))
+    return {job["id"]: (expected[job["id"]], job["outputs"], errors[job["id"]]) for job in jobs}
+
+
+@pytest.mark.xdist_group("remote_code")  # one worker runs the child for all of them
 @pytest.mark.parametrize(("architecture", "head"), REMOTE_HEADS)
-def test_trust_remote_code_without_hf_attn(architecture, head, tmp_path):
-    torch.manual_seed(0)
-    config = tiny_config(architecture)
-    model = head.model_class(config).eval()
-    model.save_pretrained(tmp_path / "model")
-    assert head.auto_class in model.config.auto_map
-    inputs = make_inputs(head, config, [4, 2, 6])
-    save_file(inputs, tmp_path / "inputs.safetensors")
-    script = tmp_path / "child.py"
-    script.write_text(CHILD)
-    env = {**os.environ, "HF_HOME": str(tmp_path / "hf_home"), "HF_HUB_OFFLINE": "1", "PYTHONPATH": ""}
-    result = subprocess.run(
-        [
-            sys.executable,
-            str(script),
-            str(tmp_path / "model"),
-            head.auto_class,
-            str(tmp_path / "inputs.safetensors"),
-            str(tmp_path / "outputs.safetensors"),
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    assert "remote code OK" in result.stdout
-    expected = model(**inputs).logits
-    torch.testing.assert_close(load_file(tmp_path / "outputs.safetensors")["logits"], expected, rtol=0, atol=1e-6)
+def test_trust_remote_code_without_hf_attn(remote_loads, request, architecture, head):
+    expected, outputs, error = remote_loads[request.node.callspec.id]
+    assert error is None, error
+    torch.testing.assert_close(load_file(outputs)["logits"], expected, rtol=0, atol=1e-6)
