@@ -256,7 +256,11 @@ def convert(
     if kind != "encoder":
         fields["vocab_size"] = state_dict["biblosa.embeddings.weight"].size(0)
     config = BiBlosaConfig(**{key: value for key, value in fields.items() if value is not None})
-    model_class = {"encoder": BiBlosaModel, "snli": BiBlosaForPairClassification, "sc": BiBlosaForSequenceClassification}
+    model_class = {
+        "encoder": BiBlosaModel,
+        "snli": BiBlosaForPairClassification,
+        "sc": BiBlosaForSequenceClassification,
+    }
     model = model_class[kind](config)
     if kind == "encoder":  # the universal encoder reads embeddings from its caller: keep the initial table
         state_dict["embeddings.weight"] = model.embeddings.weight.detach().clone()

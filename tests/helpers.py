@@ -201,12 +201,18 @@ def logits_shape(head: Head, config, inputs: dict[str, torch.Tensor]) -> tuple[i
     return (batch_size, tokens, output_vocab_size(config) if vocabulary else config.num_labels)
 
 
-def key_mask(inputs: dict[str, torch.Tensor], spec: str) -> torch.Tensor:
+def key_mask(
+    inputs: dict[str, torch.Tensor], spec: str, shape: tuple[int, ...] | None = None, block_length: int | None = None
+) -> torch.Tensor:
     """The mask over an attention's keys, from the registry's spec: an input mask's name (keys = its last axis),
     `<mask>/sentences` (keys = sentences; a sentence counts when any of its words does), `<mask>/instances` (keys
     = support instances; an instance counts when any of its tokens does), `<mask>/causal` (`(B, T,
-    T)`: row t keys 0..t, an empty row for a padded token) or `<keys>@<queries>` (`(B, Q, K)`: an empty row for
-    a padded query)."""
+    T)`: row t keys 0..t, an empty row for a padded token), `<keys>@<queries>` (`(B, Q, K)`: an empty row for
+    a padded query), `<mask>/blocks` (BiBloSA's intra-block maps `(B, 2, m, r, r)`: the tokens cut into blocks of r,
+    direction 0 reads the real tokens of its block strictly before the query, direction 1 strictly after, a padded
+    query reads none) or `<mask>/block_summaries` (its inter-block maps `(B, 2, m, m)`: likewise over the blocks
+    holding a real token). The block specs take m (and r, for `/blocks`) from the weights' `shape`; `/block_summaries`
+    takes r as `block_length`."""
     if "@" in spec:
         keys, _, queries = spec.partition("@")
         return inputs[queries].bool()[:, :, None] & inputs[keys].bool()[:, None, :]
@@ -215,19 +221,39 @@ def key_mask(inputs: dict[str, torch.Tensor], spec: str) -> torch.Tensor:
     if level == "causal":
         prefix = torch.ones(mask.size(-1), mask.size(-1), dtype=torch.bool).tril()
         return mask[:, :, None] & prefix
+    if level in ("blocks", "block_summaries"):
+        blocks = shape[2]
+        block_length = shape[-1] if level == "blocks" else block_length
+        padded = torch.zeros(mask.size(0), max(blocks * block_length, mask.size(1)), dtype=torch.bool)
+        padded[:, : mask.size(1)] = mask
+        units = padded[:, : blocks * block_length].view(mask.size(0), blocks, block_length)
+        if level == "block_summaries":
+            units = units.any(dim=-1)[:, None, :]  # (B, 1, m): one sequence of blocks
+        positions = torch.arange(units.size(-1))
+        before = positions[None, :] < positions[:, None]  # key j strictly before query i
+        both = units[..., :, None] & units[..., None, :]  # (…, L, L)
+        return torch.stack([both & before, both & before.T], dim=1).reshape(shape)
     return mask.any(dim=-1) if level in ("sentences", "instances") else mask
 
 
 def attention_maps(architecture, output, inputs) -> list[tuple[str, torch.Tensor, torch.Tensor]]:
     """Every attention distribution a head returned, as (field, weights `(B, …, Q|R, K)`, key mask `(B, …, K)`);
-    per-layer tuples are flattened."""
+    per-layer tuples are flattened. A `<mask>/block_summaries` field takes its block length from the head's
+    `<mask>/blocks` field."""
+    returned = {field: getattr(output, field, None) for field in architecture.attention_fields}
+    block_lengths = {
+        spec.partition("/")[0]: value.size(-1)
+        for field, spec in architecture.attention_fields.items()
+        if spec.endswith("/blocks") and (value := returned[field]) is not None
+    }
     maps = []
     for field, spec in architecture.attention_fields.items():
-        value = getattr(output, field, None)
+        value = returned[field]
         if value is None:
             continue
         for index, weights in enumerate(value if isinstance(value, tuple) else (value,)):
-            maps.append((f"{field}[{index}]", weights, key_mask(inputs, spec)))
+            mask = key_mask(inputs, spec, tuple(weights.shape), block_lengths.get(spec.partition("/")[0]))
+            maps.append((f"{field}[{index}]", weights, mask))
     return maps
 
 

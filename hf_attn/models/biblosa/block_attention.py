@@ -114,7 +114,11 @@ class _RecomputedAttention(torch.autograd.Function):
         keys, queries, bias, values, mask, allowed, output = ctx.saved_tensors
         groups, length, features = values.shape
         step = _chunks(groups, length, features).step
-        grad_keys, grad_queries, grad_values = torch.empty_like(keys), torch.empty_like(queries), torch.empty_like(values)
+        grad_keys, grad_queries, grad_values = (
+            torch.empty_like(keys),
+            torch.empty_like(queries),
+            torch.empty_like(values),
+        )
         grad_bias = torch.zeros_like(bias)
         grad_output = grad_output.float()
         for start in range(0, groups, step):

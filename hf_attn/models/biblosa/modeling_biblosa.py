@@ -298,12 +298,16 @@ class BiBlosaDirection(nn.Module):
             exclude_masked=self.config.mask_padding_blocks,
         )  # fmt: skip
         block_hidden = act(self.inter_map(drop(block_summaries)))  # g, (B, m, H)
-        real_blocks = mask_blocks.any(dim=-1) if self.config.mask_padding_blocks else torch.ones_like(mask_blocks[..., 0])
+        real_blocks = (
+            mask_blocks.any(dim=-1) if self.config.mask_padding_blocks else torch.ones_like(mask_blocks[..., 0])
+        )
         inter_output, inter_attentions = self.attention(
             block_hidden, real_blocks, self.inter_key, self.inter_query, self.inter_bias
         )  # o, (B, m, H)
         inter_gate = torch.sigmoid(
-            self.inter_gate_map(drop(block_hidden)) + self.inter_gate_attention(drop(inter_output)) + self.inter_gate_bias
+            self.inter_gate_map(drop(block_hidden))
+            + self.inter_gate_attention(drop(inter_output))
+            + self.inter_gate_bias
         )
         block_output = inter_gate * block_hidden + (1 - inter_gate) * inter_output  # e, (B, m, H)
 
@@ -460,10 +464,17 @@ class BiBlosaModel(BiBlosaPreTrainedModel):
         if (input_ids is None) == (inputs_embeds is None):
             raise ValueError("Pass exactly one of `input_ids` and `inputs_embeds`.")
         if input_ids is not None:
-            mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id, name=name)
+            mask = check_token_inputs(
+                input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id, name=name,
+                right_padded=True,  # blocks are cut from the first position: left padding would move them
+            )  # fmt: skip
             inputs_embeds = self.embeddings(input_ids)  # (B, T, E)
         else:
-            if inputs_embeds.dim() != 3 or inputs_embeds.size(-1) != self.config.embedding_size or not inputs_embeds.numel():
+            if (
+                inputs_embeds.dim() != 3
+                or inputs_embeds.size(-1) != self.config.embedding_size
+                or not inputs_embeds.numel()
+            ):
                 raise ValueError(
                     f"`inputs_embeds` must have shape (batch, tokens, {self.config.embedding_size}), "
                     f"got {tuple(inputs_embeds.shape)}."
@@ -477,6 +488,12 @@ class BiBlosaModel(BiBlosaPreTrainedModel):
                 )
             else:
                 mask = attention_mask.to(torch.bool)
+                positions = torch.arange(mask.size(-1), device=mask.device)
+                if not torch.equal(mask, positions < mask.sum(dim=-1, keepdim=True)):
+                    raise ValueError(
+                        "`attention_mask` must be right-padded (each row of the form 1…1 0…0): blocks are cut from "
+                        "the first position."
+                    )
         hidden_states, sentence, weights, block_maps, inter_maps = self.encoder(inputs_embeds, mask)
         feature_weights = weights.transpose(1, 2)  # (B, 2H, T)
         sentence_attentions = feature_weights.mean(dim=1)  # (B, T)
@@ -612,7 +629,9 @@ class BiBlosaForPairClassification(BiBlosaPreTrainedModel):
             )
         flags = {"output_attentions": output_attentions, "output_hidden_states": output_hidden_states}
         premise = self.biblosa(input_ids, attention_mask, **flags, return_dict=True)
-        hypothesis = self.biblosa(pair_input_ids, pair_attention_mask, **flags, return_dict=True, name="pair_input_ids")
+        hypothesis = self.biblosa(
+            pair_input_ids, pair_attention_mask, **flags, return_dict=True, name="pair_input_ids"
+        )
         logits = self.classifier(premise.sentence_embedding, hypothesis.sentence_embedding)
         output = BiBlosaPairClassifierOutput(
             loss=self._loss(logits, labels) if labels is not None else None,
