@@ -59,12 +59,17 @@ REMOTE_HEADS = [param for param in all_heads() if param.values[1].auto_class is 
 
 
 @pytest.fixture(scope="session")
-def remote_loads(tmp_path_factory) -> dict:
-    """Every head of `REMOTE_HEADS` saved with its code, loaded by one child process: by parameter id, the
-    expected logits, the child's logits file and its error (`None`)."""
+def remote_loads(request, tmp_path_factory) -> dict:
+    """Every selected head of `REMOTE_HEADS` saved with its code, loaded by one child process: by parameter id,
+    the expected logits, the child's logits file and its error (`None`)."""
+    selected = {
+        item.callspec.id
+        for item in request.session.items
+        if item.originalname == "test_trust_remote_code_without_hf_attn"
+    }
     folder = tmp_path_factory.mktemp("remote_code")
     jobs, expected = [], {}
-    for param in REMOTE_HEADS:
+    for param in (param for param in REMOTE_HEADS if param.id in selected):
         architecture, head = param.values
         torch.manual_seed(0)
         config = tiny_config(architecture)
