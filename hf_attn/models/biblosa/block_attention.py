@@ -85,11 +85,11 @@ def _chunks(groups: int, length: int, features: int) -> range:
 
 
 def _chunked_attention(keys, queries, bias, values, mask, allowed, scale) -> tuple[torch.Tensor, torch.Tensor]:
-    """The forward pass chunk by chunk: `(out (G, L, H), maps (G, L, L))`, float32, P never held whole."""
+    """The forward pass chunk by chunk: `(out (G, L, H), maps (G, L, L))`, P never held whole."""
     groups, length, features = values.shape
     step = _chunks(groups, length, features).step
-    output = torch.empty(groups, length, features, dtype=torch.float32, device=values.device)
-    maps = torch.empty(groups, length, length, dtype=torch.float32, device=values.device)
+    output = torch.empty(groups, length, features, dtype=values.dtype, device=values.device)
+    maps = torch.empty(groups, length, length, dtype=values.dtype, device=values.device)
     for start in range(0, groups, step):
         part = slice(start, start + step)
         probabilities, _ = attention_probabilities(keys[part], queries[part], bias, mask[part], allowed, scale)
@@ -99,7 +99,7 @@ def _chunked_attention(keys, queries, bias, values, mask, allowed, scale) -> tup
 
 
 class _RecomputedAttention(torch.autograd.Function):
-    """The attention with the recomputing backward of the module docstring; computes in float32."""
+    """The attention with the recomputing backward of the module docstring."""
 
     @staticmethod
     def forward(ctx, keys, queries, bias, values, mask, allowed, scale):
@@ -120,7 +120,7 @@ class _RecomputedAttention(torch.autograd.Function):
             torch.empty_like(values),
         )
         grad_bias = torch.zeros_like(bias)
-        grad_output = grad_output.float()
+        grad_output = grad_output.to(values.dtype)
         for start in range(0, groups, step):
             part = slice(start, start + step)
             probabilities, squashed = attention_probabilities(
