@@ -1,0 +1,209 @@
+"""Bi-BloSAN's memory claim, measured: peak memory and time of one training step (forward + backward) against the
+sequence length, for
+
+- `biblosa`: hf_attn's `BiBlosaModel` (the default: the block attentions' backward pass recomputes their scores);
+- `biblosa-stored`: the same model with `recompute_block_attention=False` (plain autograd keeps the scores);
+- `disan`: a DiSAN-style baseline of the same sizes (Shen et al., AAAI 2018, the model Bi-BloSAN is built to
+  replace): per direction h = act(W x + b), full masked multi-dimensional token2token self-attention over all n tokens
+  (a (B, n, n, H) score tensor, the same c·tanh scores and strict direction masks), the fusion gate
+  u = G ⊙ h + (1 − G) ⊙ s, the two directions concatenated and the same source2token pooling, written in plain
+  PyTorch as DiSAN's own code is;
+- `sdpa`: a standard Transformer encoder layer of the same width 2H (`nn.TransformerEncoderLayer`, 4 heads, feed-forward
+  4·2H, post-LN; its attention is `scaled_dot_product_attention`) followed by mean pooling.
+
+Every configuration runs in its own process; peak memory is the growth of the process's peak resident memory over one
+step (CPU; `MALLOC_MMAP_THRESHOLD_` is lowered so that freed tensors return to the system) or
+`torch.cuda.max_memory_allocated` (CUDA). Bi-BloSAN's block length is the paper's memory-optimal rule r = ⌈(2n)^(1/3)⌉
+(`block_length="auto"`). A configuration whose estimated score tensors exceed `--memory-limit-gb` is skipped.
+
+Prints a table (peak MiB and milliseconds per step for each model and length) and, last,
+`RESULT memory_ratio_n1024=<disan peak / biblosa peak> speed_ratio_n1024=<disan time / biblosa time>`.
+
+    .venv/bin/python benchmarks/biblosa_memory.py [--lengths 64 128 256 512 1024 2048 4096] [--batch 2]
+        [--hidden 64] [--repeats 3] [--device cpu] [--memory-limit-gb 8]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import torch
+from torch import nn
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from timing import time_call  # noqa: E402
+
+MODELS = ("biblosa", "biblosa-stored", "disan", "sdpa")
+
+
+class DisanDirection(nn.Module):
+    """One direction of DiSAN: full masked multi-dimensional token2token attention over all n tokens + fusion gate."""
+
+    def __init__(self, width: int, hidden: int, direction: str) -> None:
+        super().__init__()
+        self.direction, self.scale = direction, 5.0
+        self.map = nn.Linear(width, hidden)
+        self.key, self.query = nn.Linear(hidden, hidden, bias=False), nn.Linear(hidden, hidden, bias=False)
+        self.bias = nn.Parameter(torch.zeros(hidden))
+        self.gate_h, self.gate_s = nn.Linear(hidden, hidden), nn.Linear(hidden, hidden, bias=False)
+
+    def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        h = nn.functional.elu(self.map(inputs))  # (B, n, H)
+        scores = self.scale * torch.tanh((self.key(h)[:, None] + self.query(h)[:, :, None] + self.bias) / self.scale)
+        positions = torch.arange(h.size(1), device=h.device)
+        order = (
+            positions[None, :] < positions[:, None]
+            if self.direction == "forward"
+            else positions[None, :] > positions[:, None]
+        )
+        allowed = (order & mask[:, :, None] & mask[:, None, :])[..., None]  # (B, n, n, 1)
+        probabilities = torch.softmax(scores.masked_fill(~allowed, torch.finfo(scores.dtype).min), dim=2) * allowed
+        attended = (probabilities * h[:, None]).sum(dim=2)  # (B, n, H): the (B, n, n, H) tensors stay for backward
+        gate = torch.sigmoid(self.gate_h(h) + self.gate_s(attended))
+        return gate * h + (1 - gate) * attended
+
+
+class Disan(nn.Module):
+    def __init__(self, width: int, hidden: int) -> None:
+        super().__init__()
+        self.directions = nn.ModuleList(
+            [DisanDirection(width, hidden, "forward"), DisanDirection(width, hidden, "backward")]
+        )
+        self.pool_map, self.pool_scores = nn.Linear(2 * hidden, 2 * hidden), nn.Linear(2 * hidden, 2 * hidden)
+
+    def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        u = torch.cat([direction(inputs, mask) for direction in self.directions], dim=-1)
+        logits = self.pool_scores(nn.functional.elu(self.pool_map(u))).masked_fill(~mask[..., None], -1e30)
+        return (torch.softmax(logits, dim=1) * u).sum(dim=1)
+
+
+class SdpaEncoder(nn.Module):
+    def __init__(self, width: int, hidden: int) -> None:
+        super().__init__()
+        self.project = nn.Linear(width, 2 * hidden)
+        self.layer = nn.TransformerEncoderLayer(
+            2 * hidden, nhead=4, dim_feedforward=8 * hidden, batch_first=True, dropout=0.0
+        )
+
+    def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        states = self.layer(self.project(inputs), src_key_padding_mask=~mask)
+        return (states * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)
+
+
+class BiBlosa(nn.Module):
+    """hf_attn's `BiBlosaModel` on word vectors, to its sentence vector."""
+
+    def __init__(self, width: int, hidden: int, recompute: bool) -> None:
+        super().__init__()
+        from hf_attn.models.biblosa import BiBlosaConfig, BiBlosaModel
+
+        config = BiBlosaConfig(vocab_size=10, embedding_size=width, hidden_size=hidden, block_length="auto",
+                               hidden_dropout_prob=0.0, recompute_block_attention=recompute)  # fmt: skip
+        self.model = BiBlosaModel(config)
+
+    def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        return self.model(inputs_embeds=inputs, attention_mask=mask).sentence_embedding
+
+
+def build(kind: str, width: int, hidden: int) -> nn.Module:
+    if kind.startswith("biblosa"):
+        return BiBlosa(width, hidden, recompute=kind == "biblosa")
+    return {"disan": Disan, "sdpa": SdpaEncoder}[kind](width, hidden)
+
+
+def estimated_gb(kind: str, batch: int, length: int, hidden: int) -> float:
+    """The bytes of the score tensors a step keeps: ~8 (B, n, n, H) tensors for DiSAN, ~8 (B, n, r, H) stored."""
+    if kind == "disan":
+        return 8 * batch * length * length * hidden * 4 / 2**30
+    return 8 * batch * length * 24 * hidden * 4 / 2**30
+
+
+def peak_bytes(device: torch.device) -> int:
+    if device.type == "cuda":
+        return torch.cuda.max_memory_allocated(device)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
+
+
+def child(kind: str, length: int, batch: int, hidden: int, repeats: int, device: torch.device) -> dict:
+    """One configuration in this process: peak memory growth and median seconds of a training step."""
+    torch.manual_seed(0)
+    model = build(kind, hidden, hidden).to(device)
+    inputs = torch.randn(batch, length, hidden, device=device)
+    mask = torch.ones(batch, length, dtype=torch.bool, device=device)
+    mask[1:, length - length // 4 :] = False  # the other rows a quarter shorter
+
+    def step() -> None:
+        model(inputs, mask).square().sum().backward()
+
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats(device)
+    baseline = torch.cuda.memory_allocated(device) if device.type == "cuda" else peak_bytes(device)
+    step()
+    peak = peak_bytes(device) - baseline
+    seconds = time_call(step, repeats, device)
+    return {"peak_mb": peak / 2**20, "ms": seconds * 1000}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lengths", type=int, nargs="+", default=[64, 128, 256, 512, 1024, 2048, 4096])
+    parser.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
+    parser.add_argument("--batch", type=int, default=2)
+    parser.add_argument("--hidden", type=int, default=64, help="H per direction (the input width too); 2H = output")
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--memory-limit-gb", type=float, default=8.0)
+    parser.add_argument("--child", nargs=2, metavar=("MODEL", "LENGTH"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    device = torch.device(args.device)
+    if args.child:
+        result = child(args.child[0], int(args.child[1]), args.batch, args.hidden, args.repeats, device)
+        print(json.dumps(result))
+        return
+    environment = {
+        **os.environ,
+        "MALLOC_MMAP_THRESHOLD_": "65536",
+        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"),
+    }
+    results: dict[tuple[str, int], dict] = {}
+    for length in args.lengths:
+        for kind in args.models:
+            if estimated_gb(kind, args.batch, length, args.hidden) > args.memory_limit_gb:
+                continue
+            command = [sys.executable, __file__, "--child", kind, str(length), "--batch", str(args.batch),
+                       "--hidden", str(args.hidden), "--repeats", str(args.repeats), "--device", args.device]  # fmt: skip
+            finished = subprocess.run(command, capture_output=True, text=True, env=environment)
+            if finished.returncode != 0:
+                print(f"{kind} n={length}: failed\n{finished.stderr[-2000:]}", file=sys.stderr)
+                continue
+            results[kind, length] = json.loads(finished.stdout.strip().splitlines()[-1])
+            print(f"  {kind:>15} n={length:>5}: {results[kind, length]}", file=sys.stderr, flush=True)
+    print(
+        f"\nOne training step (forward + backward), batch {args.batch}, H = {args.hidden} per direction, {args.device}"
+    )
+    header = "| n | " + " | ".join(f"{kind} MiB | {kind} ms" for kind in args.models) + " |"
+    print(header)
+    print("|---" * (1 + 2 * len(args.models)) + "|")
+    for length in args.lengths:
+        cells = []
+        for kind in args.models:
+            result = results.get((kind, length))
+            cells += [f"{result['peak_mb']:.0f}", f"{result['ms']:.0f}"] if result else ["–", "–"]
+        print(f"| {length} | " + " | ".join(cells) + " |")
+    ours, full = results.get(("biblosa", 1024)), results.get(("disan", 1024))
+    if ours and full:
+        print(f"RESULT memory_ratio_n1024={full['peak_mb'] / max(ours['peak_mb'], 1e-9):.2f} "
+              f"speed_ratio_n1024={full['ms'] / ours['ms']:.2f}")  # fmt: skip
+    else:
+        print("RESULT memory_ratio_n1024=nan speed_ratio_n1024=nan (n = 1024 was not measured for both)")
+
+
+if __name__ == "__main__":
+    main()
