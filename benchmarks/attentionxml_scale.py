@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import tempfile
@@ -47,18 +46,12 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from timing import time_call  # benchmarks/timing.py, beside this script
+from timing import peak_memory, time_call  # benchmarks/timing.py, beside this script
 
 from hf_attn import AttentionXmlConfig, AttentionXmlForLabelTree, AttentionXmlForSequenceClassification
 from hf_attn.models.attention_xml.modeling_attention_xml import contiguous_tree
 
 SIZES = {"vocab_size": 30000, "embedding_size": 300, "hidden_size": 256, "linear_sizes": [256]}
-
-
-def peak_memory(device: torch.device) -> int:
-    if device.type == "cuda":
-        return torch.cuda.max_memory_allocated(device)
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
 
 
 def measure(kind: str, num_labels: int, batch: int, tokens: int, repeats: int, device: torch.device) -> dict:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import resource
 import statistics
 import time
 from collections.abc import Callable
@@ -23,3 +24,11 @@ def time_call(function: Callable[[], object], repeats: int, device: torch.device
             torch.cuda.synchronize()
         times.append(time.perf_counter() - start)
     return statistics.median(times)
+
+
+def peak_memory(device: torch.device) -> int:
+    """Peak bytes so far: `torch.cuda.max_memory_allocated` on CUDA, the process's peak resident memory on CPU (run
+    each configuration in its own process, and measure the growth over the call)."""
+    if device.type == "cuda":
+        return torch.cuda.max_memory_allocated(device)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux

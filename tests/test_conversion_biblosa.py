@@ -387,3 +387,31 @@ def test_conversion_matches_the_original_math_at_other_settings(fixture, tmp_pat
     output = model(inputs_embeds=torch.tensor(x, dtype=torch.float32), attention_mask=torch.tensor(mask))
     torch.testing.assert_close(output.last_hidden_state.double(), torch.tensor(ct), rtol=0, atol=ATOL)
     torch.testing.assert_close(output.sentence_embedding.double(), torch.tensor(sentence), rtol=0, atol=ATOL)
+
+
+@torch.no_grad()
+def test_a_real_tensorflow_checkpoint(fixture, tmp_path):
+    """A `tf.train.Saver` checkpoint (the variables, their EMA shadows, an optimizer slot, global_step), read by
+    prefix and by folder. TensorFlow is the optional `tensorflow` extra, not installed by `make test`."""
+    tf = pytest.importorskip(
+        "tensorflow", reason="the tensorflow extra is not installed (pip install -e .[tensorflow])"
+    )
+    tf.compat.v1.disable_v2_behavior()
+    scope = "cr_exp_context_fusion"
+    variables = {name: value.numpy() for name, value in load_file(fixture["checkpoint"]).items()}
+    with tf.Graph().as_default():
+        for name, value in variables.items():
+            if name.startswith(scope + "/"):
+                tf.compat.v1.get_variable(name, initializer=tf.constant(value))
+                tf.compat.v1.get_variable(f"{scope}/{name}/ExponentialMovingAverage", initializer=tf.constant(value))
+                tf.compat.v1.get_variable(f"{name}/Adam", initializer=tf.constant(np.zeros_like(value)))
+        tf.compat.v1.train.get_or_create_global_step()
+        saver = tf.compat.v1.train.Saver()
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            prefix = saver.save(session, str(tmp_path / "model.ckpt"), global_step=120)
+    argv = fixture["config"]["sc"]["argv"]
+    reference = convert(fixture["checkpoint"], scope=scope, argv=argv).state_dict()
+    for path in (prefix, tmp_path):
+        converted = convert(path, argv=argv).state_dict()
+        assert all(torch.equal(converted[name], reference[name]) for name in reference)

@@ -227,3 +227,19 @@ def test_bf16_autocast_trains():
     assert torch.isfinite(loss) and all(
         parameter.grad is None or torch.isfinite(parameter.grad).all() for parameter in head.parameters()
     )
+
+
+def test_text_classification_pipeline(tmp_path):
+    from transformers import pipeline
+
+    from hf_attn.tokenization.word_level import train_word_level_tokenizer
+
+    tokenizer = train_word_level_tokenizer(["the food was great", "the service was awful", "a fine meal"])
+    torch.manual_seed(0)
+    config = BiBlosaConfig(**{**TINY, "vocab_size": len(tokenizer), "id2label": {0: "negative", 1: "positive"}})
+    BiBlosaForSequenceClassification(config).save_pretrained(tmp_path)
+    tokenizer.save_pretrained(tmp_path)
+    classifier = pipeline("text-classification", model=str(tmp_path))
+    results = classifier(["the food was great", "", "an unknown word"])
+    assert [result["label"] in ("negative", "positive") for result in results] == [True] * 3
+    assert all(0.5 <= result["score"] <= 1.0 for result in results)
