@@ -3,6 +3,7 @@ sequence length, for
 
 - `biblosa`: hf_attn's `BiBlosaModel` (the default: the block attentions' backward pass recomputes their scores);
 - `biblosa-stored`: the same model with `recompute_block_attention=False` (plain autograd keeps the scores);
+- `biblosa-compiled`: the default model under `torch.compile` (compilation excluded: a first step compiles);
 - `disan`: a DiSAN-style baseline of the same sizes (Shen et al., AAAI 2018, the model Bi-BloSAN is built to
   replace): per direction h = act(W x + b), full masked multi-dimensional token2token self-attention over all n tokens
   (a (B, n, n, H) score tensor, the same c·tanh scores and strict direction masks), the fusion gate
@@ -11,9 +12,10 @@ sequence length, for
 - `sdpa`: a standard Transformer encoder layer of the same width 2H (`nn.TransformerEncoderLayer`, 4 heads,
   feed-forward 4·2H, post-LN; its attention is `scaled_dot_product_attention`) followed by mean pooling.
 
-Every configuration runs in its own process; peak memory is the growth of the process's peak resident memory over one
-step after a warm-up step on 8 tokens (CPU; `MALLOC_MMAP_THRESHOLD_` is lowered so that freed tensors return to the
-system) or `torch.cuda.max_memory_allocated` (CUDA). Bi-BloSAN's block length is the paper's memory-optimal rule
+Every configuration runs in two processes of its own: one measures peak memory, the growth of the process's peak
+resident memory over a step after a first step (CPU, with `MALLOC_MMAP_THRESHOLD_` lowered so that freed tensors
+leave the resident set) or `torch.cuda.max_memory_allocated` (CUDA); the other times steps with the default
+allocator (the median of `--repeats`, after a first step). Bi-BloSAN's block length is the paper's memory-optimal rule
 r = ⌈(2n)^(1/3)⌉ (`block_length="auto"`). A configuration whose estimated score tensors exceed `--memory-limit-gb` is
 skipped.
 
@@ -37,9 +39,9 @@ import torch
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import peak_memory, time_call
+from timing import peak_memory, reset_peak_memory, time_call
 
-MODELS = ("biblosa", "biblosa-stored", "disan", "sdpa")
+MODELS = ("biblosa", "biblosa-stored", "biblosa-compiled", "disan", "sdpa")
 
 
 class DisanDirection(nn.Module):
@@ -113,7 +115,7 @@ class BiBlosa(nn.Module):
 
 def build(kind: str, width: int, hidden: int) -> nn.Module:
     if kind.startswith("biblosa"):
-        return BiBlosa(width, hidden, recompute=kind == "biblosa")
+        return BiBlosa(width, hidden, recompute=kind != "biblosa-stored")
     return {"disan": Disan, "sdpa": SdpaEncoder}[kind](width, hidden)
 
 
@@ -124,10 +126,13 @@ def estimated_gb(kind: str, batch: int, length: int, hidden: int) -> float:
     return 8 * batch * length * 24 * hidden * 4 / 2**30
 
 
-def child(kind: str, length: int, batch: int, hidden: int, repeats: int, device: torch.device) -> dict:
-    """One configuration in this process: peak memory growth and median seconds of a training step."""
+def child(kind: str, length: int, batch: int, hidden: int, repeats: int, device: torch.device, measure: str) -> dict:
+    """One configuration in this process: the peak memory growth of a training step (`measure="memory"`), or its
+    median seconds (`"time"`)."""
     torch.manual_seed(0)
     model = build(kind, hidden, hidden).to(device)
+    if kind.endswith("compiled"):
+        model = torch.compile(model)
     inputs = torch.randn(batch, length, hidden, device=device)
     mask = torch.ones(batch, length, dtype=torch.bool, device=device)
     mask[1:, length - length // 4 :] = False  # the other rows a quarter shorter
@@ -135,16 +140,15 @@ def child(kind: str, length: int, batch: int, hidden: int, repeats: int, device:
     def step() -> None:
         model(inputs, mask).square().sum().backward()
 
-    # One small step first: the kernels' one-time buffers (oneDNN, thread pools) are not the model's memory.
-    model(inputs[:, :8], mask[:, :8]).square().sum().backward()
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats(device)
+    if measure == "time":
+        return {"ms": time_call(step, repeats, device) * 1000}  # time_call warms up (and compiles) first
+    # A first step: the kernels' one-time buffers (oneDNN, thread pools) and a compiled model's compilation are not
+    # the step's memory.
+    step()
+    reset_peak_memory(device)
     baseline = torch.cuda.memory_allocated(device) if device.type == "cuda" else peak_memory(device)
     step()
-    peak = peak_memory(device) - baseline
-    seconds = time_call(step, repeats, device)
-    return {"peak_mb": peak / 2**20, "ms": seconds * 1000}
+    return {"peak_mb": (peak_memory(device) - baseline) / 2**20}
 
 
 def main() -> None:
@@ -156,32 +160,35 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--memory-limit-gb", type=float, default=8.0)
-    parser.add_argument("--child", nargs=2, metavar=("MODEL", "LENGTH"), help=argparse.SUPPRESS)
+    parser.add_argument("--child", nargs=3, metavar=("MODEL", "LENGTH", "MEASURE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     device = torch.device(args.device)
     if args.child:
-        result = child(args.child[0], int(args.child[1]), args.batch, args.hidden, args.repeats, device)
-        print(json.dumps(result))
+        kind, length, measure = args.child
+        print(json.dumps(child(kind, int(length), args.batch, args.hidden, args.repeats, device, measure)))
         return
-    environment = {
-        **os.environ,
-        "MALLOC_MMAP_THRESHOLD_": "65536",
-        "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2"),
-    }
+    threads = {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2")}
+    # Memory: large tensors mmapped, so that what is freed leaves the resident set; time: the default allocator.
+    environments = {"memory": {**os.environ, **threads, "MALLOC_MMAP_THRESHOLD_": "65536"},
+                    "time": {**os.environ, **threads}}  # fmt: skip
     results: dict[tuple[str, int], dict] = {}
     for length in args.lengths:
         for kind in args.models:
             if estimated_gb(kind, args.batch, length, args.hidden) > args.memory_limit_gb:
                 continue
-            command = [sys.executable, __file__, "--child", kind, str(length), "--batch", str(args.batch),
-                       "--hidden", str(args.hidden), "--repeats", str(args.repeats),
-                       "--device", args.device]  # fmt: skip
-            finished = subprocess.run(command, capture_output=True, text=True, env=environment)
-            if finished.returncode != 0:
-                print(f"{kind} n={length}: failed\n{finished.stderr[-2000:]}", file=sys.stderr)
-                continue
-            results[kind, length] = json.loads(finished.stdout.strip().splitlines()[-1])
-            print(f"  {kind:>15} n={length:>5}: {results[kind, length]}", file=sys.stderr, flush=True)
+            result = {}
+            for measure, environment in environments.items():
+                command = [sys.executable, __file__, "--child", kind, str(length), measure, "--batch",
+                           str(args.batch), "--hidden", str(args.hidden), "--repeats", str(args.repeats),
+                           "--device", args.device]  # fmt: skip
+                finished = subprocess.run(command, capture_output=True, text=True, env=environment)
+                if finished.returncode != 0:
+                    print(f"{kind} n={length} ({measure}): failed\n{finished.stderr[-2000:]}", file=sys.stderr)
+                    break
+                result.update(json.loads(finished.stdout.strip().splitlines()[-1]))
+            else:
+                results[kind, length] = result
+                print(f"  {kind:>16} n={length:>5}: {result}", file=sys.stderr, flush=True)
     print(
         f"\nOne training step (forward + backward), batch {args.batch}, H = {args.hidden} per direction, {args.device}"
     )

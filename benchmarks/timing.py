@@ -28,7 +28,18 @@ def time_call(function: Callable[[], object], repeats: int, device: torch.device
 
 def peak_memory(device: torch.device) -> int:
     """Peak bytes so far: `torch.cuda.max_memory_allocated` on CUDA, the process's peak resident memory on CPU (run
-    each configuration in its own process, and measure the growth over the call)."""
+    each configuration in its own process, and measure the growth over the call; `reset_peak_memory` starts anew)."""
     if device.type == "cuda":
         return torch.cuda.max_memory_allocated(device)
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024  # kilobytes on Linux
+
+
+def reset_peak_memory(device: torch.device) -> None:
+    """Starts the peak of `peak_memory` anew at the current use (on Linux, `/proc/self/clear_refs` resets the peak
+    resident memory)."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        torch.cuda.reset_peak_memory_stats(device)
+    else:
+        with open("/proc/self/clear_refs", "w") as handle:
+            handle.write("5")

@@ -275,7 +275,8 @@ def convert(
             tokenizer.save_pretrained(output_dir)
         record = conversion_record(
             ORIGINAL_CODE, __file__, checkpoint_path, output_dir,
-            scope=scope, model=kind, use_ema=use_ema, original_arguments={**arguments, "activation": activation},
+            scope=scope, model=kind, use_ema=use_ema, argv=argv,
+            original_arguments={**arguments, "activation": activation},
             layout="TF variables by name; W [in, out] transposed; fused columns split",
         )  # fmt: skip
         finish_conversion(output_dir, record)

@@ -38,6 +38,7 @@ length, m = ⌈T / r⌉ blocks, C classifier hidden units, L labels.
 from __future__ import annotations
 
 import math
+import struct
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -177,12 +178,17 @@ class BlockDirectionOutput(ModelOutput):
 ACTIVATIONS = {"elu": nn.functional.elu, "relu": nn.functional.relu, "linear": lambda values: values}
 
 
+def _float32(value: float) -> float:
+    """`value` rounded to the nearest float32, as a Python float."""
+    return struct.unpack("f", struct.pack("f", value))[0]
+
+
 def original_block_length(padded_length: int) -> int:
     """The original's in-graph block length for a tensor of padded width n (eq. 19's memory optimum):
     r = ⌈float32(2n) ** float32(1/3)⌉. float32's 1/3 is 0.33333334, so perfect cubes overshoot: n = 108, 256, 500,
-    864 give 7, 9, 11, 13 (the original's values)."""
-    power = torch.tensor(2.0 * padded_length, dtype=torch.float32) ** torch.tensor(1.0 / 3.0, dtype=torch.float32)
-    return int(torch.ceil(power))
+    864 give 7, 9, 11, 13 (the original's values). Computed on Python floats rounded to float32 (no tensor op, so
+    `torch.compile` traces through it); equal to float32 `pow` for every n up to 200,000."""
+    return math.ceil(_float32(_float32(2.0 * padded_length) ** _float32(1.0 / 3.0)))
 
 
 def block_length_for_lengths(lengths: list[int], batch_size: int) -> int:

@@ -243,3 +243,37 @@ def test_text_classification_pipeline(tmp_path):
     results = classifier(["the food was great", "", "an unknown word"])
     assert [result["label"] in ("negative", "positive") for result in results] == [True] * 3
     assert all(0.5 <= result["score"] <= 1.0 for result in results)
+
+
+def load_benchmark():
+    """Loads `benchmarks/biblosa_memory.py` as running it does: with its folder (and `timing.py`) importable."""
+    import importlib.util
+    import sys
+
+    from tests.helpers import REPO_ROOT
+
+    folder = REPO_ROOT / "benchmarks"
+    spec = importlib.util.spec_from_file_location("biblosa_memory", folder / "biblosa_memory.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(folder))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(folder))
+    return module
+
+
+@torch.no_grad()
+def test_the_benchmarks_full_baseline_is_the_same_attention_over_one_block():
+    """The DiSAN-style baseline attends over all n tokens with the kernel's scores and masks: Bi-BloSAN's attention
+    with one block of n tokens."""
+    benchmark = load_benchmark()
+    torch.manual_seed(0)
+    direction = benchmark.DisanDirection(4, 6, "backward")
+    inputs, mask = torch.randn(3, 9, 4), (torch.arange(9) < torch.tensor([[9], [5], [1]]))
+    h = torch.nn.functional.elu(direction.map(inputs))
+    expected, _ = multi_dimensional_attention(
+        direction.key(h), direction.query(h), direction.bias, h, mask, "backward", 5.0
+    )
+    gate = torch.sigmoid(direction.gate_h(h) + direction.gate_s(expected))
+    torch.testing.assert_close(direction(inputs, mask), gate * h + (1 - gate) * expected)
