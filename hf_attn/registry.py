@@ -17,6 +17,7 @@ import transformers
 from transformers import AutoConfig, AutoTokenizer, PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerFast
 
 from .tokenization.base import HfAttnTokenizerFast
+from .tokenization.concepts import ConceptTokenizerFast
 from .tokenization.document import DocumentTokenizerFast
 from .tokenization.elmo import ElmoCharacterTokenizerFast
 
@@ -186,6 +187,7 @@ TOKENIZER_CLASSES: dict[str, type[PreTrainedTokenizerFast]] = {
     "bpe": HfAttnTokenizerFast,
     "document": DocumentTokenizerFast,
     "characters": ElmoCharacterTokenizerFast,
+    "concepts": ConceptTokenizerFast,
 }
 
 

@@ -163,6 +163,10 @@ def make_inputs(head: Head, config, lengths: list[int], seed: int = 0, pair_leng
     elif head.inputs == "seq2seq":
         decoder_ids, decoder_mask = _token_ids(config, second, generator, output_vocab_size(config))
         inputs.update(decoder_input_ids=decoder_ids, decoder_attention_mask=decoder_mask)
+    elif head.inputs == "sentence_concepts":  # concept sets of varied sizes, some empty
+        concept_ids, concept_mask = _token_ids(config, [(2 * n) % 5 for n in lengths], generator,
+                                               config.concept_vocab_size)  # fmt: skip
+        inputs.update(concept_input_ids=concept_ids, concept_attention_mask=concept_mask)
     elif head.inputs != "sentence":
         raise NotImplementedError(f"no test inputs for {head.inputs!r} yet")
     return inputs

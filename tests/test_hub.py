@@ -373,8 +373,8 @@ ROUND_TRIP_PUSH = """
     import hf_attn
     from safetensors.torch import load_file
     from hf_attn.cards import render_model_card
-    from hf_attn.tokenization import (build_elmo_tokenizer, train_bpe_tokenizer, train_document_tokenizer,
-                                      train_word_level_tokenizer)
+    from hf_attn.tokenization import (ConceptSource, build_elmo_tokenizer, train_bpe_tokenizer,
+                                      train_concept_tokenizer, train_document_tokenizer, train_word_level_tokenizer)
     texts = ["the food was good . the room was clean .", "the service was bad ."]
     results = {}
     for job in ARGS["jobs"]:
@@ -392,6 +392,8 @@ ROUND_TRIP_PUSH = """
                 "bpe": lambda: train_bpe_tokenizer(texts, vocab_size=60, min_frequency=1),
                 "document": lambda: train_document_tokenizer(texts),
                 "characters": build_elmo_tokenizer,
+                "concepts": lambda: train_concept_tokenizer(  # the knowledge base travels with the tokenizer
+                    texts, concept_source=ConceptSource({"food": [("meal", 1.0)], "room": [("place", 0.9)]})),
             }[architecture.tokenizer]()
             model.push_to_hub(job["repo"])
             tokenizer.push_to_hub(job["repo"])
@@ -400,7 +402,7 @@ ROUND_TRIP_PUSH = """
             render_model_card(local, repo_id=job["repo"]).push_to_hub(job["repo"])
             with torch.no_grad():
                 logits = model(**load_file(job["inputs"])).logits
-            results[job["repo"]] = dict(logits=logits.tolist(), ids=tokenizer(texts[0])["input_ids"],
+            results[job["repo"]] = dict(logits=logits.tolist(), ids=dict(tokenizer(texts[0])),
                                         tokenizer=type(tokenizer).__name__)
         except Exception:
             results[job["repo"]] = {"error": traceback.format_exc()}
@@ -421,7 +423,7 @@ ROUND_TRIP_LOAD = """
             with torch.no_grad():
                 logits = model(**load_file(job["inputs"])).logits
             results[job["repo"]] = dict(
-                logits=logits.tolist(), ids=tokenizer("the food was good . the room was clean .")["input_ids"],
+                logits=logits.tolist(), ids=dict(tokenizer("the food was good . the room was clean .")),
                 tokenizer=type(tokenizer).__name__, model=type(model).__name__,
                 tags=ModelCard.load(job["repo"]).data.tags)
         except Exception:

@@ -101,13 +101,17 @@ TEXTS = st.lists(st.one_of(st.text(ANY_CHARACTER, max_size=40), st.sampled_from(
 def corpus_tokenizer(kind: str):
     """A tokenizer of each kind the registry names, trained on a tiny corpus (its vocabulary fits the tiny configs)."""
     from hf_attn.tokenization import (
+        ConceptSource,
         build_elmo_tokenizer,
         train_bpe_tokenizer,
+        train_concept_tokenizer,
         train_document_tokenizer,
         train_word_level_tokenizer,
     )
 
+    knowledge = ConceptSource({"movie": [("film", 1.0), ("work", 0.5)], "haus": [("building", 1.0)]})
     builders = {
+        "concepts": lambda: train_concept_tokenizer(CORPUS, concept_source=knowledge),
         "word_level": lambda: train_word_level_tokenizer(CORPUS),
         "bpe": lambda: train_bpe_tokenizer(CORPUS, vocab_size=40, min_frequency=1),
         "document": lambda: train_document_tokenizer(CORPUS),

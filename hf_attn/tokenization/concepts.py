@@ -1,0 +1,290 @@
+"""Knowledge retrieval for STCKA (Chen et al., AAAI 2019, §3.1): a short text's concept set, and a tokenizer that
+returns it beside the words.
+
+`ConceptSource` is an isA knowledge base, entity -> [(concept, score), ...], as Probase / CN-Probase dumps give it:
+
+    source = ConceptSource.from_file("isa.tsv")  # `entity<TAB>concept<TAB>score` lines (or a JSON object)
+    source.concepts("apple unveils a new iphone")  # ['company', 'fruit', 'device', 'product']
+
+Entity linking is a longest match of known entity strings over the text's words, left to right (a multi-word entity
+such as "new york" wins over "new"); conceptualisation takes each linked entity's concepts with a score of at least
+`min_score`, the best first, and the set keeps the `max_concepts` best-scored concepts (each concept once, at its best
+score). Matching is case-insensitive unless `lowercase=False`.
+
+`ConceptTokenizerFast` is the word-level tokenizer with a concept vocabulary and a concept source: a call returns
+`input_ids`/`attention_mask` for the words and `concept_input_ids`/`concept_attention_mask` for each text's concept
+set (right-padded; an empty set is one padding position). Concept sets may also come with the call
+(`concepts=[["company", "fruit"], ...]`, or space-separated strings: a dataset's concept column), as the unofficial
+code's TSV files give them. Both the vocabulary and the source are saved in `tokenizer_config.json`, so
+`AutoTokenizer.from_pretrained` restores them.
+
+The file is self-contained (it imports only transformers and `base.py`), is registered with `AutoTokenizer` by
+`import hf_attn`, and is copied next to a saved model for `trust_remote_code` users.
+
+Shape legend: B texts, T words, M concepts.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+from transformers import BatchEncoding
+
+from .base import HfAttnTokenizerFast, replace_lone_surrogates
+
+CONCEPT_PAD = "[PAD]"
+CONCEPT_UNK = "[UNK]"
+
+
+@dataclass
+class ConceptSource:
+    """An isA knowledge base with entity linking (longest match) and conceptualisation (module docstring).
+
+    Attributes:
+        entities: entity string (its words joined by single spaces) -> [(concept, score), ...].
+        max_concepts: keep at most this many concepts per text (the best-scored); `None`: all.
+        min_score: drop concepts scored below it.
+        lowercase: match entities and concepts case-insensitively.
+    """
+
+    entities: dict[str, list[tuple[str, float]]]
+    max_concepts: int | None = None
+    min_score: float = 0.0
+    lowercase: bool = True
+    _longest: int = field(init=False, repr=False, default=1)
+
+    def __post_init__(self) -> None:
+        if self.max_concepts is not None and self.max_concepts < 0:
+            raise ValueError(f"max_concepts must be None or at least 0, got {self.max_concepts}.")
+        normalised: dict[str, list[tuple[str, float]]] = {}
+        for entity, concepts in self.entities.items():
+            key = self._normalise(entity)
+            if not key:
+                continue
+            merged = normalised.setdefault(key, [])
+            merged.extend((self._normalise(concept), float(score)) for concept, score in concepts)
+        for key, concepts in normalised.items():  # the best first; a concept named twice keeps its best score
+            best: dict[str, float] = {}
+            for concept, score in concepts:
+                if concept and score > best.get(concept, float("-inf")):
+                    best[concept] = score
+            normalised[key] = sorted(best.items(), key=lambda item: -item[1])
+        self.entities = normalised
+        self._longest = max((len(key.split(" ")) for key in normalised), default=1)
+
+    def _normalise(self, text: str) -> str:
+        text = " ".join(str(text).split())
+        return text.lower() if self.lowercase else text
+
+    @classmethod
+    def from_file(
+        cls, path: str | Path, max_concepts: int | None = None, min_score: float = 0.0, lowercase: bool = True
+    ) -> ConceptSource:
+        """Reads a TSV of `entity<TAB>concept<TAB>score` lines (the score optional, default 1; a header line
+        `entity concept score` is skipped) or a JSON object `{entity: [[concept, score], ...] | {concept: score}}`."""
+        path = Path(path)
+        entities: dict[str, list[tuple[str, float]]] = {}
+        if path.suffix == ".json":
+            for entity, concepts in json.loads(path.read_text(encoding="utf-8")).items():
+                pairs = concepts.items() if isinstance(concepts, dict) else concepts
+                entities[entity] = [(concept, float(score)) for concept, score in pairs]
+        else:
+            with open(path, encoding="utf-8", newline="") as handle:
+                for number, row in enumerate(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE), 1):
+                    if not row or not row[0].strip() or (number == 1 and row[:2] == ["entity", "concept"]):
+                        continue
+                    if len(row) < 2:
+                        raise ValueError(f"{path}:{number}: expected entity<TAB>concept[<TAB>score], got {row!r}.")
+                    try:
+                        score = float(row[2]) if len(row) > 2 and row[2].strip() else 1.0
+                    except ValueError as error:
+                        raise ValueError(f"{path}:{number}: the score {row[2]!r} is not a number.") from error
+                    entities.setdefault(row[0], []).append((row[1], score))
+        return cls(entities, max_concepts=max_concepts, min_score=min_score, lowercase=lowercase)
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-able form (`from_dict` reads it back): what `ConceptTokenizerFast` saves."""
+        return {
+            "entities": {entity: [list(pair) for pair in concepts] for entity, concepts in self.entities.items()},
+            "max_concepts": self.max_concepts,
+            "min_score": self.min_score,
+            "lowercase": self.lowercase,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> ConceptSource:
+        entities = {entity: [(concept, float(score)) for concept, score in concepts]
+                    for entity, concepts in data.get("entities", {}).items()}  # fmt: skip
+        return cls(entities, data.get("max_concepts"), data.get("min_score", 0.0), data.get("lowercase", True))
+
+    def link(self, words: Sequence[str]) -> list[tuple[int, int, str]]:
+        """Entity linking: `(start, end, entity)` word spans, the longest known entity at each position, left to
+        right, without overlaps."""
+        words = [self._normalise(word) for word in words]
+        spans, start = [], 0
+        while start < len(words):
+            for end in range(min(len(words), start + self._longest), start, -1):
+                candidate = " ".join(words[start:end])
+                if candidate in self.entities:
+                    spans.append((start, end, candidate))
+                    start = end
+                    break
+            else:
+                start += 1
+        return spans
+
+    def scored_concepts(self, words: Sequence[str]) -> list[tuple[str, float]]:
+        """Conceptualisation: the concepts of every linked entity scored at least `min_score`, each once at its
+        best score, the best first (ties: first linked first), at most `max_concepts`."""
+        best: dict[str, float] = {}
+        for _, _, entity in self.link(words):
+            for concept, score in self.entities[entity]:
+                if score >= self.min_score and score > best.get(concept, float("-inf")):
+                    best[concept] = score
+        ranked = sorted(best.items(), key=lambda item: -item[1])  # stable: ties keep the linking order
+        return ranked[: self.max_concepts] if self.max_concepts is not None else ranked
+
+    def concepts(self, text: str | Sequence[str]) -> list[str]:
+        """The concept set of a text (split on whitespace) or of its words."""
+        words = text.split() if isinstance(text, str) else text
+        return [concept for concept, _ in self.scored_concepts(words)]
+
+
+class ConceptTokenizerFast(HfAttnTokenizerFast):
+    """Word ids and concept-set ids: `input_ids`/`attention_mask` `(B, T)` and `concept_input_ids`/
+    `concept_attention_mask` `(B, M)` (module docstring).
+
+    Options (in `init_kwargs`, saved to `tokenizer_config.json`): `concept_vocab` (the concept of each id, with
+    `concept_pad` and `concept_unk` among them, `[PAD]` and `[UNK]` unless given; not `*_token` keys, which
+    transformers takes for its own special tokens) and `knowledge_base`
+    (`ConceptSource.to_dict()`, which the `concept_source` property reads; `None`: concept sets come with the call).
+    """
+
+    model_input_names = ["input_ids", "attention_mask", "concept_input_ids", "concept_attention_mask"]  # noqa: RUF012
+
+    # No `__init__` of our own (see `DocumentTokenizerFast`): the options live in `init_kwargs`.
+
+    @property
+    def concept_vocab(self) -> list[str]:
+        return list(self.init_kwargs.get("concept_vocab") or [self.concept_pad_token, self.concept_unk_token])
+
+    @property
+    def concept_pad_token(self) -> str:
+        return self.init_kwargs.get("concept_pad") or CONCEPT_PAD
+
+    @property
+    def concept_unk_token(self) -> str:
+        return self.init_kwargs.get("concept_unk") or CONCEPT_UNK
+
+    @property
+    def concept_to_id(self) -> dict[str, int]:
+        cached = getattr(self, "_concept_to_id", None)
+        if cached is None or len(cached) != len(self.concept_vocab):
+            cached = {concept: index for index, concept in enumerate(self.concept_vocab)}
+            self._concept_to_id = cached
+        return cached
+
+    @property
+    def concept_source(self) -> ConceptSource | None:
+        data = self.init_kwargs.get("knowledge_base")
+        if data is None:
+            return None
+        cached = getattr(self, "_concept_source", None)
+        if cached is None:
+            cached = self._concept_source = ConceptSource.from_dict(data)
+        return cached
+
+    @property
+    def concept_pad_token_id(self) -> int:
+        return self.concept_to_id[self.concept_pad_token]
+
+    def words(self, text: str) -> list[str]:
+        """The words of `text` as this tokenizer splits them (its normaliser and pre-tokeniser)."""
+        backend = self.backend_tokenizer
+        normalised = backend.normalizer.normalize_str(text) if backend.normalizer else text
+        if backend.pre_tokenizer is None:
+            return normalised.split()
+        return [word for word, _ in backend.pre_tokenizer.pre_tokenize_str(normalised)]
+
+    def concept_ids(self, concepts: Sequence[str]) -> list[int]:
+        """Ids of concept strings (unknown ones: `[UNK]`)."""
+        source = self.concept_source
+        lowercase = source.lowercase if source is not None else True
+        unknown = self.concept_to_id[self.concept_unk_token]
+        return [self.concept_to_id.get(concept.lower() if lowercase else concept, unknown) for concept in concepts]
+
+    def concept_sets(
+        self, texts: Sequence[str], concepts: Sequence[str | Sequence[str]] | None = None
+    ) -> list[list[str]]:
+        """Each text's concept set: given (a list of concepts, or a space-separated string), or linked by the
+        concept source."""
+        if concepts is not None:
+            if len(concepts) != len(texts):
+                raise ValueError(f"`concepts` must hold one concept set per text: {len(concepts)} for {len(texts)}.")
+            return [item.split() if isinstance(item, str) else list(item) for item in concepts]
+        source = self.concept_source
+        if source is None:
+            raise ValueError(
+                "This tokenizer has no concept source: pass each text's concepts (`concepts=`), or build it with a "
+                "knowledge base (`train_concept_tokenizer(..., concept_source=ConceptSource.from_file(...))`)."
+            )
+        return [source.concepts(self.words(text)) for text in texts]
+
+    def __call__(
+        self,
+        text: str | Sequence[str] | None = None,
+        text_pair: Any = None,
+        concepts: Sequence[str | Sequence[str]] | None = None,
+        padding: bool | str = False,
+        return_tensors: str | None = None,
+        **kwargs: Any,
+    ) -> BatchEncoding:
+        """Tokenises a text or a batch: the word-level encoding plus `concept_input_ids`/`concept_attention_mask`.
+
+        `concepts` gives each text's concept set (for one text: a list of concepts or a string); otherwise the
+        concept source links them. Padding (or `return_tensors="pt"`) right-pads the concept sets with `[PAD]` to
+        the batch's largest, at least one position.
+        """
+        if text_pair is not None:
+            raise ValueError("ConceptTokenizerFast encodes single short texts; `text_pair` is not supported.")
+        single = isinstance(text, str)
+        texts = [text] if single else list(text)
+        if single and concepts is not None and (isinstance(concepts, str) or
+                                                all(isinstance(item, str) for item in concepts)):  # fmt: skip
+            concepts = [concepts]
+        encoding = super().__call__(text, padding=padding, return_tensors=return_tensors, **kwargs)
+        sets = self.concept_sets([replace_lone_surrogates(item) for item in texts], concepts)
+        ids = [self.concept_ids(concept_set) for concept_set in sets]
+        masks = [[1] * len(row) for row in ids]
+        if padding or return_tensors is not None:
+            width = max([len(row) for row in ids] + [1])
+            ids = [row + [self.concept_pad_token_id] * (width - len(row)) for row in ids]
+            masks = [row + [0] * (width - len(row)) for row in masks]
+        if return_tensors == "pt":
+            encoding["concept_input_ids"] = torch.tensor(ids, dtype=torch.long)
+            encoding["concept_attention_mask"] = torch.tensor(masks, dtype=torch.long)
+        elif return_tensors is not None:
+            raise ValueError(f"ConceptTokenizerFast returns PyTorch tensors only, got {return_tensors!r}.")
+        else:
+            encoding["concept_input_ids"] = ids[0] if single else ids
+            encoding["concept_attention_mask"] = masks[0] if single else masks
+        return encoding
+
+
+def concept_vocabulary(
+    concept_sets: Iterable[Sequence[str]], min_frequency: int = 1, lowercase: bool = True
+) -> list[str]:
+    """`[PAD]`, `[UNK]`, then the concepts of `concept_sets` by decreasing frequency (ties alphabetical)."""
+    counts = Counter(
+        concept.lower() if lowercase else concept for concept_set in concept_sets for concept in concept_set
+    )
+    ranked = sorted((concept for concept, count in counts.items() if count >= min_frequency),
+                    key=lambda concept: (-counts[concept], concept))  # fmt: skip
+    return [CONCEPT_PAD, CONCEPT_UNK] + [concept for concept in ranked if concept not in (CONCEPT_PAD, CONCEPT_UNK)]
