@@ -55,6 +55,7 @@ from .data.word_vectors import initialise_embeddings
 from .hub import push_model_dir
 from .recipes import load_recipe
 from .registry import Architecture, Head, get_architecture
+from .tokenization.concepts import ConceptSource
 from .tokenization.kinds import train_tokenizer
 
 __all__ = [
@@ -183,6 +184,16 @@ class HfAttnArguments:
         default=0.0,
         metadata=_help("few-shot: the share of support instances replaced by other classes' (noisy FewRel)"),
     )
+    # Knowledge (STCKA): each text's concept set.
+    concepts: str | None = field(
+        default=None,
+        metadata=_help("an isA knowledge base (entity<TAB>concept<TAB>score lines, or JSON) to link concepts"),
+    )
+    concept_column: str | None = field(
+        default=None, metadata=_help("the column holding each text's concepts (a list, or space-separated)")
+    )
+    max_concepts: int | None = field(default=None, metadata=_help("keep a text's best-scored concepts only"))
+    min_concept_score: float = field(default=0.0, metadata=_help("drop concepts scored below this"))
     # The vocabulary.
     tokenizer: str | None = field(
         default=None, metadata=_help("a saved tokenizer (folder or Hub id) instead of one trained on the data")
@@ -330,6 +341,7 @@ def _synthetic_data(options: HfAttnArguments, architecture: Architecture, seed: 
         label_column=synthetic.label_column if TASK_SHAPES[synthetic.shape].has_labels else None,
         labels=list(synthetic.labels) or None,
         evidence_column=synthetic.evidence_column,
+        knowledge_base=synthetic.knowledge_base,
         source={
             "type": f"hf_attn/{name}",
             "name": f"{name} (synthetic, hf_attn.data)",
@@ -380,7 +392,15 @@ def _dataset_data(options: HfAttnArguments, architecture: Architecture, seed: in
         return prepare_few_shot_data(
             train_split, held_out, options.text_column, label or "label", options.eval_fraction, seed, source
         )
-    return prepare_task_data(
+    keep = [options.concept_column] if options.concept_column is not None else []
+    for name in keep:
+        for split_name, split in (("train", train_split), ("held-out", held_out)):
+            if split is not None and name not in split.column_names:
+                raise ValueError(
+                    f"--concept-column {name!r} is not a column of the {split_name} split "
+                    f"({', '.join(split.column_names)})."
+                )
+    data = prepare_task_data(
         train_split,
         held_out,
         shape,
@@ -389,7 +409,10 @@ def _dataset_data(options: HfAttnArguments, architecture: Architecture, seed: in
         label_column=label if TASK_SHAPES[shape].has_labels else None,
         label_separator=options.label_separator,
         source=source,
+        keep_columns=keep,
     )
+    data.concept_column = options.concept_column
+    return data
 
 
 def _heads(architecture: Architecture, shape: TaskShape, name: str | None) -> list[Head]:
@@ -547,6 +570,15 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
     args.push_to_hub = False  # hf_attn pushes the finished folder itself: no pickled arguments, no checkpoints
     args.predict_with_generate = shape.generates(head)
 
+    data.knowledge_base = options.concepts or data.knowledge_base
+    knowledge = {}
+    if architecture.tokenizer == "concepts":
+        knowledge = {
+            "concept_source": ConceptSource.from_file(
+                data.knowledge_base, options.max_concepts, options.min_concept_score
+            ) if data.knowledge_base else None,
+            "concept_sets": data.train[data.concept_column] if data.concept_column else None,
+        }  # fmt: skip
     tokenizer = _shared_tokenizer(
         args,
         options.tokenizer,
@@ -556,6 +588,7 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
             options.max_vocab_size,
             options.min_frequency,
             options.lowercase,
+            **knowledge,
         ),
     )
     labels = shape.label_names(data)

@@ -186,3 +186,16 @@ def test_held_out_labels_the_training_split_never_has_are_left_out_and_counted()
     assert data.eval["label"] == [["x"], []]
     assert data.dropped == {"held-out": {"labels not in the training split": 2}}
     assert data.labels == ["x", "y"]  # by training frequency
+
+
+def test_string_labels_become_class_ids_not_their_strings():
+    """`Dataset.map` keeps an output column's input type when the names agree: string class names came back as the
+    strings "0", "1" (a headerless TSV then trained without labels)."""
+    from datasets import Dataset, Value
+
+    from hf_attn.data.files import prepare_task_data
+
+    rows = Dataset.from_dict({"text": ["a b", "c d", "e f"], "label": ["sport", "business", "sport"]})
+    data = prepare_task_data(rows, rows, "classification", label_column="label")
+    assert data.train.features["label"] == Value("int64") and data.train["label"] == [1, 0, 1]
+    assert data.labels == ["business", "sport"]

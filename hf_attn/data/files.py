@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from datasets import ClassLabel, Dataset, DatasetDict, load_dataset
+from datasets import ClassLabel, Dataset, DatasetDict, Value, load_dataset
 from datasets import Sequence as SequenceFeature
 
 from .shapes import TaskData, get_task_shape
@@ -263,9 +263,11 @@ def prepare_task_data(
     label_separator: str | None = None,
     source: dict[str, str] | None = None,
     labels: list[str] | None = None,
+    keep_columns: Sequence[str] = (),
 ) -> TaskData:
     """Checks the columns, drops (and counts) unusable rows, encodes labels; returns canonical `TaskData`.
-    `labels`: the label names to encode with (a trained model's `id2label`) instead of the training split's."""
+    `labels`: the label names to encode with (a trained model's `id2label`) instead of the training split's.
+    `keep_columns`: further columns kept as they are, under their names (STCKA's concept column)."""
     multi = get_task_shape(shape).label_sets
     tags = shape == "token_classification"
     classes = shape in ("classification", "pair_classification")
@@ -356,9 +358,16 @@ def prepare_task_data(
                 rows["pair"] = [_as_text(text) for text in batch[pair_column]]
             if needs_label:
                 rows["label"] = [encode_label(value, split_name) for value in batch[label_column]]
+            rows.update({name: batch[name] for name in keep_columns})
             return rows
 
         prepared[split_name] = split.map(canonical, batched=True, remove_columns=split.column_names)
+        if needs_label and (classes or tags):
+            # `map` keeps an output column's input type when the names agree: string labels would come back as the
+            # strings "0", "1", ... of the class ids, which no collator batches.
+            label_type = SequenceFeature(Value("int64")) if tags else Value("int64")
+            if prepared[split_name].features["label"] != label_type:
+                prepared[split_name] = prepared[split_name].cast_column("label", label_type)
     return TaskData(
         train=prepared["train"],
         eval=prepared["held-out"],

@@ -50,6 +50,7 @@ from ..evaluation import (
     multi_hot_metrics,
     translation_metrics,
 )
+from ..tokenization.concepts import ConceptTokenizerFast
 from ..tokenization.elmo import ElmoCharacterTokenizerFast
 from .collators import LabelSetCollator, PaddingCollator, labels_by_frequency
 
@@ -73,6 +74,8 @@ class TaskData:
         dropped: per split, the rows the loader dropped and why (`{"train": {"empty text": 3}}`), for the record.
         episodes: the settings of a few-shot task's episodes beyond the model's N, K, Q: `eval_episodes` (the
             fixed held-out episodes) and `noise_rate` (the share of support instances replaced by other classes').
+        concept_column: each text's concepts (a list, or space-separated), for a concept tokenizer (STCKA).
+        knowledge_base: an isA knowledge base file that links each text's concepts (STCKA), when no column has them.
     """
 
     train: Dataset
@@ -86,6 +89,8 @@ class TaskData:
     source: dict[str, str] = field(default_factory=dict)
     dropped: dict[str, dict[str, int]] = field(default_factory=dict)
     episodes: dict[str, Any] = field(default_factory=dict)
+    concept_column: str | None = None
+    knowledge_base: str | None = None
 
     def texts(self, split: Dataset | None = None) -> Iterator[str]:
         """Every text of `split` (default: train), pairs and targets included: what a vocabulary is trained on."""
@@ -109,7 +114,8 @@ class TaskShape:
 
     name: ClassVar[str]
     label_kinds: ClassVar[tuple[str, ...]]  # the `Head.labels` it trains
-    input_kinds: ClassVar[tuple[str, ...]] = ("sentence", "document", "characters")  # the `Head.inputs` it feeds
+    # the `Head.inputs` it feeds
+    input_kinds: ClassVar[tuple[str, ...]] = ("sentence", "document", "characters", "sentence_concepts")
     needs: ClassVar[tuple[str, ...]] = ("label_column",)  # TaskData fields the shape cannot work without
     label_sets: ClassVar[bool] = False  # each example has a set of labels (a list of names), not one class
     variants: ClassVar[tuple[str, ...]] = ()  # shapes that train other heads on the same data
@@ -137,6 +143,9 @@ class TaskShape:
         fields = {"vocab_size": len(tokenizer)}
         if tokenizer.pad_token_id is not None and not isinstance(tokenizer, ElmoCharacterTokenizerFast):
             fields["pad_token_id"] = tokenizer.pad_token_id
+        if isinstance(tokenizer, ConceptTokenizerFast):  # STCKA: the concept vocabulary too
+            fields["concept_vocab_size"] = len(tokenizer.concept_vocab)
+            fields["concept_pad_token_id"] = tokenizer.concept_pad_token_id
         return {**fields, **(_label_fields(labels) if labels else {})}
 
     def encoder(
@@ -147,7 +156,9 @@ class TaskShape:
         kwargs = {"truncation": max_length is not None, "max_length": max_length}
 
         def encode(batch: dict[str, list]) -> dict[str, list]:
-            encoded = dict(tokenizer(batch[data.text_column], **kwargs))
+            # STCKA: each text's concepts from the data's column, not linked by the tokenizer's knowledge base
+            given = {"concepts": batch[data.concept_column]} if data.concept_column is not None else {}
+            encoded = dict(tokenizer(batch[data.text_column], **kwargs, **given))
             if data.pair_column is not None:
                 pair = tokenizer(batch[data.pair_column], **kwargs)
                 encoded["pair_input_ids"] = pair["input_ids"]
@@ -724,9 +735,10 @@ def _inputs(tokenizer, texts: list[str], pairs: list[str] | None, device) -> dic
 
 
 def top_attended(model, head: Head, inputs: dict[str, torch.Tensor], output, tokenizer, top_k: int) -> list[list]:
-    """Per example, the `top_k` tokens the head's first attention map weighs most, `(token, weight)`, padding
-    never listed. A map with one row per query (hops, tokens, heads) is averaged over its rows; over the sentences
-    of a document, a word's weight is its sentence's weight times its weight within the sentence."""
+    """Per example, the `top_k` tokens (STCKA: concepts) the head's first attention map weighs most, `(token,
+    weight)`, padding never listed. A map with one row per query (hops, tokens, heads) is averaged over its rows;
+    over the sentences of a document, a word's weight is its sentence's weight times its weight within the
+    sentence."""
     from ..registry import get_architecture
 
     if not head.attention_fields:
@@ -749,7 +761,10 @@ def top_attended(model, head: Head, inputs: dict[str, torch.Tensor], output, tok
     results = []
     for row in range(ids.shape[0]):
         order = weights[row].masked_fill(~mask[row], -1.0).argsort(descending=True)[: min(top_k, int(mask[row].sum()))]
-        tokens = tokenizer.convert_ids_to_tokens(ids[row, order].tolist())
+        if ids_name == "concept_input_ids":  # STCKA's concept attention: concepts, from their own vocabulary
+            tokens = [tokenizer.concept_vocab[index] for index in ids[row, order].tolist()]
+        else:
+            tokens = tokenizer.convert_ids_to_tokens(ids[row, order].tolist())
         results.append([(token, round(float(weights[row, i]), 4)) for token, i in zip(tokens, order, strict=True)])
     return results
 
@@ -783,7 +798,10 @@ def score_evidence_attention(
         if attention.dim() == 2:
             attention = attention[:, None, :]
         attentions.append(attention)
-        evidence.append(batch[evidence_column])
+        # Evidence beyond the keys the model was given (a concept set without the deciding concept), or an attention
+        # with no key at all, has nothing to be found: not scored.
+        absent = (batch[evidence_column] >= attention.size(-1)) | (attention.sum(-1).amax(-1) == 0)
+        evidence.append(batch[evidence_column].masked_fill(absent, -1))
     model.train(was_training)
     # Batches pad to different lengths: right-pad every batch's attention to the longest of the dataset.
     longest = max(attention.size(-1) for attention in attentions)

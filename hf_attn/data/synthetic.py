@@ -548,6 +548,8 @@ class SyntheticTask:
         held_out_kwargs: generator options of the held-out split, when it is drawn differently from the training
             split (a separate generator call with another seed); `None`: one call, split in two.
         label_column: the labels (a class id per example, or per word for tagging tasks).
+        knowledge_base: an isA knowledge base file (`entity<TAB>concept<TAB>score`) that the task's texts link their
+            concepts from (STCKA's `concept_topics`); `None`: none.
     """
 
     generator: Callable[..., Dataset]
@@ -558,6 +560,7 @@ class SyntheticTask:
     evidence_column: str | None = None
     held_out_kwargs: dict | None = None
     label_column: str = "label"
+    knowledge_base: str | None = None
 
     def splits(self, num_train: int, num_eval: int, seed: int = 0, **kwargs) -> tuple[Dataset, Dataset]:
         """The training and held-out splits: one generator call cut in two, or, for a task whose held-out split is

@@ -1,3 +1,4 @@
+from hf_attn.data import knowledge  # noqa: F401 (registers the concept_topics task)
 from hf_attn.registry import Architecture, Head, Paper
 
 from .configuration_stcka import StckaConfig
@@ -35,7 +36,7 @@ ARCHITECTURE = Architecture(
     ),
     original_code="https://github.com/AIRobotZhang/STCKA",
     tokenizer="concepts",
-    synthetic_task="cue_sentiment",
+    synthetic_task="concept_topics",
     # The concept maps are distributions over the concept set; the self-attention reads the text's tokens.
     attention_fields={
         "concept_attentions": "concept_attention_mask",
