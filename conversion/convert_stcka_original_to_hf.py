@@ -76,6 +76,7 @@ def convert_config(state_dict: dict[str, torch.Tensor], arguments: dict[str, Any
         "vocab_size": state_dict["txt_word_embed.weight"].size(0),
         "concept_vocab_size": state_dict["cpt_word_embed.weight"].size(0),
         "embedding_size": state_dict["txt_word_embed.weight"].size(1),
+        "char_feature_size": 0,  # the code has no character features
         "hidden_size": state_dict["lstm.weight_hh_l0"].size(1),
         "num_hidden_layers": layers,
         "cst_attention_size": state_dict["W1.weight"].size(0),

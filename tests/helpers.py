@@ -167,6 +167,12 @@ def make_inputs(head: Head, config, lengths: list[int], seed: int = 0, pair_leng
         concept_ids, concept_mask = _token_ids(config, [(2 * n) % 5 for n in lengths], generator,
                                                config.concept_vocab_size)  # fmt: skip
         inputs.update(concept_input_ids=concept_ids, concept_attention_mask=concept_mask)
+        if getattr(config, "char_feature_size", 0):  # each word's and concept's characters (1–4 bytes)
+            for prefix, mask in (("", attention_mask), ("concept_", concept_mask)):
+                sizes = torch.randint(1, 5, mask.shape, generator=generator) * mask
+                char_mask = (torch.arange(4)[None, None, :] < sizes[..., None]).long()
+                char_ids = torch.randint(1, 257, char_mask.shape, generator=generator) * char_mask
+                inputs.update({f"{prefix}char_input_ids": char_ids, f"{prefix}char_attention_mask": char_mask})
     elif head.inputs != "sentence":
         raise NotImplementedError(f"no test inputs for {head.inputs!r} yet")
     return inputs

@@ -111,7 +111,7 @@ def corpus_tokenizer(kind: str):
 
     knowledge = ConceptSource({"movie": [("film", 1.0), ("work", 0.5)], "haus": [("building", 1.0)]})
     builders = {
-        "concepts": lambda: train_concept_tokenizer(CORPUS, concept_source=knowledge),
+        "concepts": lambda: train_concept_tokenizer(CORPUS, concept_source=knowledge, max_word_length=8),
         "word_level": lambda: train_word_level_tokenizer(CORPUS),
         "bpe": lambda: train_bpe_tokenizer(CORPUS, vocab_size=40, min_frequency=1),
         "document": lambda: train_document_tokenizer(CORPUS),

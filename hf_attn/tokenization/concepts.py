@@ -15,13 +15,16 @@ score). Matching is case-insensitive unless `lowercase=False`.
 `input_ids`/`attention_mask` for the words and `concept_input_ids`/`concept_attention_mask` for each text's concept
 set (right-padded; an empty set is one padding position). Concept sets may also come with the call
 (`concepts=[["company", "fruit"], ...]`, or space-separated strings: a dataset's concept column), as the unofficial
-code's TSV files give them. Both the vocabulary and the source are saved in `tokenizer_config.json`, so
+code's TSV files give them. Built with `max_word_length`, it also returns each word's and each concept's characters
+(UTF-8 bytes + 1, 0 pads, at most `max_word_length`) as `char_input_ids`/`char_attention_mask` `(B, T, W)` and
+`concept_char_input_ids`/`concept_char_attention_mask` `(B, M, W)`, for the model's character features: an unknown
+word keeps its spelling. Both vocabularies, the source and the option are saved in `tokenizer_config.json`, so
 `AutoTokenizer.from_pretrained` restores them.
 
 The file is self-contained (it imports only transformers and `base.py`), is registered with `AutoTokenizer` by
 `import hf_attn`, and is copied next to a saved model for `trust_remote_code` users.
 
-Shape legend: B texts, T words, M concepts.
+Shape legend: B texts, T words, M concepts, W characters per word.
 """
 
 from __future__ import annotations
@@ -176,6 +179,11 @@ class ConceptTokenizerFast(HfAttnTokenizerFast):
         return list(self.init_kwargs.get("concept_vocab") or [self.concept_pad_token, self.concept_unk_token])
 
     @property
+    def max_word_length(self) -> int | None:
+        """Characters kept per word or concept (`None`: no character ids)."""
+        return self.init_kwargs.get("max_word_length")
+
+    @property
     def concept_pad_token(self) -> str:
         return self.init_kwargs.get("concept_pad") or CONCEPT_PAD
 
@@ -255,27 +263,73 @@ class ConceptTokenizerFast(HfAttnTokenizerFast):
         if text_pair is not None:
             raise ValueError("ConceptTokenizerFast encodes single short texts; `text_pair` is not supported.")
         single = isinstance(text, str)
-        texts = [text] if single else list(text)
+        texts = [replace_lone_surrogates(item) for item in ([text] if single else list(text))]
         if single and concepts is not None and (isinstance(concepts, str) or
                                                 all(isinstance(item, str) for item in concepts)):  # fmt: skip
             concepts = [concepts]
-        encoding = super().__call__(text, padding=padding, return_tensors=return_tensors, **kwargs)
-        sets = self.concept_sets([replace_lone_surrogates(item) for item in texts], concepts)
-        ids = [self.concept_ids(concept_set) for concept_set in sets]
-        masks = [[1] * len(row) for row in ids]
-        if padding or return_tensors is not None:
-            width = max([len(row) for row in ids] + [1])
-            ids = [row + [self.concept_pad_token_id] * (width - len(row)) for row in ids]
-            masks = [row + [0] * (width - len(row)) for row in masks]
-        if return_tensors == "pt":
-            encoding["concept_input_ids"] = torch.tensor(ids, dtype=torch.long)
-            encoding["concept_attention_mask"] = torch.tensor(masks, dtype=torch.long)
-        elif return_tensors is not None:
-            raise ValueError(f"ConceptTokenizerFast returns PyTorch tensors only, got {return_tensors!r}.")
-        else:
-            encoding["concept_input_ids"] = ids[0] if single else ids
-            encoding["concept_attention_mask"] = masks[0] if single else masks
+        characters = self.max_word_length is not None
+        wants_offsets = kwargs.pop("return_offsets_mapping", False)
+        encoding = super().__call__(
+            text, padding=padding, return_tensors=return_tensors, return_offsets_mapping=characters or wants_offsets,
+            **kwargs,
+        )  # fmt: skip
+        sets = self.concept_sets(texts, concepts)
+        extra = {"concept_input_ids": [self.concept_ids(concept_set) for concept_set in sets]}
+        if characters:  # each token's own characters (its span of the text: an unknown word keeps its spelling)
+            offsets = encoding["offset_mapping"]
+            offsets = offsets.tolist() if isinstance(offsets, torch.Tensor) else offsets
+            if single and (not offsets or not isinstance(offsets[0], list | tuple) or
+                           not isinstance(offsets[0][0], list | tuple)):  # fmt: skip
+                offsets = [offsets]  # one text's (T, 2) spans
+            extra["char_input_ids"] = [[self.spell(_span(item, span)) for span in spans]
+                                       for item, spans in zip(texts, offsets, strict=True)]  # fmt: skip
+            extra["concept_char_input_ids"] = [
+                [self.spell(concept) for concept in concept_set] for concept_set in sets
+            ]
+            if not wants_offsets:
+                del encoding["offset_mapping"]
+        for name, rows in extra.items():
+            masks = _ones_like(rows)
+            if padding or return_tensors is not None:
+                width = encoding["input_ids"].shape[-1] if name == "char_input_ids" and return_tensors else None
+                pad = self.concept_pad_token_id if name == "concept_input_ids" else 0
+                depth = 2 if name == "concept_input_ids" else 3
+                rows, masks = _pad(rows, pad, width, depth), _pad(masks, 0, width, depth)
+            if return_tensors == "pt":
+                rows, masks = torch.tensor(rows, dtype=torch.long), torch.tensor(masks, dtype=torch.long)
+            elif return_tensors is not None:
+                raise ValueError(f"ConceptTokenizerFast returns PyTorch tensors only, got {return_tensors!r}.")
+            elif single:
+                rows, masks = rows[0], masks[0]
+            encoding[name] = rows
+            encoding[name.replace("input_ids", "attention_mask")] = masks
         return encoding
+
+    def spell(self, word: str) -> list[int]:
+        """A word's characters as ids: its UTF-8 bytes + 1, at most `max_word_length` (a padding position: none)."""
+        return [byte + 1 for byte in word.encode("utf-8", "replace")[: self.max_word_length]]
+
+
+def _span(text: str, span: Any) -> str:
+    """The text of a token's `(start, end)` offsets; a padding position (no span) has none."""
+    return text[span[0] : span[1]] if isinstance(span, list | tuple) and len(span) == 2 else ""
+
+
+def _ones_like(rows: list) -> list:
+    """A 1 for every leaf of nested lists."""
+    return [_ones_like(row) if isinstance(row, list) else 1 for row in rows]
+
+
+def _pad(rows: list, pad: int, width: int | None = None, depth: int = 2) -> list:
+    """Right-pads nested lists of ints, `depth` 2 `(B, M)` or 3 `(B, T, W)` levels, to a rectangle, every axis at
+    least 1 long; `width` fixes the second axis (the characters' words follow the word ids' padded width)."""
+    if depth == 3:
+        words = max([len(row) for row in rows] + [width or 1])
+        letters = max([len(word) for row in rows for word in row] + [1])
+        return [[word + [pad] * (letters - len(word)) for word in row] + [[pad] * letters] * (words - len(row))
+                for row in rows]  # fmt: skip
+    longest = max([len(row) for row in rows] + [1])
+    return [row + [pad] * (longest - len(row)) for row in rows]
 
 
 def concept_vocabulary(

@@ -140,17 +140,20 @@ def train_concept_tokenizer(
     min_frequency: int = 1,
     lowercase: bool = True,
     concept_min_frequency: int = 1,
+    max_word_length: int | None = 20,
 ) -> ConceptTokenizerFast:
     """STCKA's tokenizer: a word-level vocabulary trained on ``texts`` (as `train_word_level_tokenizer`) and a
     concept vocabulary of the concepts of their concept sets (``concept_sets``, e.g. a dataset's concept column, or
     linked by ``concept_source``), `[PAD]` 0, `[UNK]` 1, then by decreasing frequency. The source travels with the
-    tokenizer: texts passed later get their concepts from it."""
+    tokenizer: texts passed later get their concepts from it. ``max_word_length``: the characters kept per word and
+    concept for the model's character features (`None`: no character ids)."""
     if concept_source is None and concept_sets is None:
         raise ValueError("A concept tokenizer needs a knowledge base (concept_source) or the texts' concept_sets.")
     words = train_word_level_tokenizer(texts, vocab_size=vocab_size, min_frequency=min_frequency, lowercase=lowercase)
     tokenizer = _wrap(
         words.backend_tokenizer, PAD_TOKEN, UNK_TOKEN, words.model_max_length, tokenizer_class=ConceptTokenizerFast,
         knowledge_base=concept_source.to_dict() if concept_source is not None else None,
+        max_word_length=max_word_length,
     )  # fmt: skip
     sets = tokenizer.concept_sets(list(texts), concept_sets)
     concept_lowercase = concept_source.lowercase if concept_source is not None else True
@@ -167,9 +170,11 @@ def build_concept_tokenizer(
     unk_token: str = UNK_TOKEN,
     lowercase: bool = True,
     pre_tokenized: bool = False,
+    max_word_length: int | None = None,
 ) -> ConceptTokenizerFast:
     """A `ConceptTokenizerFast` over fixed vocabularies (e.g. an original checkpoint's): word ``i`` and concept ``j``
-    get ids ``i`` and ``j``; both vocabularies use ``pad_token`` and ``unk_token``."""
+    get ids ``i`` and ``j``; both vocabularies use ``pad_token`` and ``unk_token``; ``max_word_length`` as in
+    `train_concept_tokenizer`."""
     words = build_word_level_tokenizer(vocabulary, pad_token, unk_token, lowercase, pre_tokenized=pre_tokenized)
     for role, token in (("pad_token", pad_token), ("unk_token", unk_token)):
         if token not in concept_vocabulary:
@@ -178,6 +183,7 @@ def build_concept_tokenizer(
         words.backend_tokenizer, pad_token, unk_token, words.model_max_length, tokenizer_class=ConceptTokenizerFast,
         knowledge_base=concept_source.to_dict() if concept_source is not None else None,
         concept_vocab=list(concept_vocabulary), concept_pad=pad_token, concept_unk=unk_token,
+        max_word_length=max_word_length,
     )  # fmt: skip
     tokenizer.model_input_names = list(ConceptTokenizerFast.model_input_names)
     return tokenizer

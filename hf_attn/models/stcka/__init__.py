@@ -48,6 +48,7 @@ ARCHITECTURE = Architecture(
         "vocab_size": 50,
         "concept_vocab_size": 30,
         "embedding_size": 12,
+        "char_feature_size": 4,
         "hidden_size": 8,
         "num_labels": 3,
     },

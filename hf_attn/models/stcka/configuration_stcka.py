@@ -21,7 +21,16 @@ class StckaConfig(PreTrainedConfig):
         concept_vocab_size (`int`, *optional*, defaults to 30000):
             Concepts of the concept vocabulary (a separate table, §3.2).
         embedding_size (`int`, *optional*, defaults to 300):
-            d, the width of a word or a concept embedding (§3.2, paper: 300, pre-trained word vectors).
+            d, the width of a word's or a concept's input embedding (§3.2, paper: 300): its pre-trained word embedding
+            and its character features, concatenated.
+        char_feature_size (`int`, *optional*):
+            The character-level CNN features' share of d (§3.2, paper: d/2, the default); the word embedding is the
+            rest. 0: words and concepts are their word embeddings alone (the code). The tokenizer gives the
+            characters (`max_word_length`).
+        char_embedding_size (`int`, *optional*, defaults to 16):
+            The width of a character's embedding (characters are UTF-8 bytes; the paper does not say).
+        char_kernel_size (`int`, *optional*, defaults to 3):
+            The CNN's window over a word's characters (the paper does not say).
         hidden_size (`int`, *optional*, defaults to 64):
             u, LSTM units per direction (§3.3); the text states H are 2u wide.
         num_hidden_layers (`int`, *optional*, defaults to 1):
@@ -48,6 +57,7 @@ class StckaConfig(PreTrainedConfig):
     """
 
     model_type = "stcka"
+    num_characters: ClassVar[int] = 257  # UTF-8 bytes + 1; 0 pads
     keys_to_ignore_at_inference: ClassVar[list[str]] = [
         "last_hidden_state",
         "text_representation",
@@ -64,6 +74,9 @@ class StckaConfig(PreTrainedConfig):
     vocab_size: int = positive_int_field(default=30000)
     concept_vocab_size: int = positive_int_field(default=30000)
     embedding_size: int = positive_int_field(default=300)
+    char_feature_size: int | None = None
+    char_embedding_size: int = positive_int_field(default=16)
+    char_kernel_size: int = positive_int_field(default=3)
     hidden_size: int = positive_int_field(default=64)
     num_hidden_layers: int = positive_int_field(default=1)
     cst_attention_size: int | None = positive_int_field(default=None)
@@ -80,9 +93,16 @@ class StckaConfig(PreTrainedConfig):
             self.cst_attention_size = self.hidden_size
         if self.ccs_attention_size is None:
             self.ccs_attention_size = max(1, self.hidden_size // 2)
+        if self.char_feature_size is None:
+            self.char_feature_size = self.embedding_size // 2
         super().__post_init__(**kwargs)
 
     def validate_architecture(self):
+        if not 0 <= self.char_feature_size < self.embedding_size:
+            raise ValueError(
+                f"`char_feature_size` must lie in [0, embedding_size = {self.embedding_size}) (the word embedding "
+                f"keeps the rest), got {self.char_feature_size}."
+            )
         if self.gamma is not None and not 0.0 <= self.gamma <= 1.0:
             raise ValueError(f"`gamma` must lie in [0, 1] (or be None: learned), got {self.gamma}.")
 

@@ -23,12 +23,13 @@ What differs from the paper / the code:
   (`mask_padding=False`: padding ids are ordinary embeddings, the LSTM runs over the padded width, every softmax
   runs over the padded width), so its outputs depend on the batch's padding.
 - The double softmax of eq. 5 is kept, in both modes, as the paper writes it and the code computes it.
-- The paper's character-CNN features of the input embedding are not built (yet): words and concepts are their word
-  embeddings (d), as in the code.
+- Input embedding (§3.2): a word's or concept's word embedding and its character-CNN features, d/2 each by default
+  (`char_feature_size`). The paper leaves the CNN open: here UTF-8 bytes embedded, one convolution (window 3, ReLU)
+  and a max over the characters, shared by words and concepts. The code has none (`char_feature_size=0`).
 - The classifier is one fully connected layer on [q; p] (the code's; the paper's text leaves one or two open).
 
-Shape legend: B batch, T tokens, M concepts, E embedding size (d), U LSTM units per direction (u), D = 2U,
-A = d_a, C = d_b, L labels.
+Shape legend: B batch, T tokens, M concepts, W characters per word, E embedding size (d), U LSTM units per
+direction (u), D = 2U, A = d_a, C = d_b, L labels.
 """
 
 from __future__ import annotations
@@ -116,6 +117,28 @@ def softmax_over(scores: torch.Tensor, mask: torch.Tensor | None, dim: int = -1)
     return torch.softmax(scores, dim=dim) * mask
 
 
+class StckaCharacterFeatures(nn.Module):
+    """The character-level features of the input embedding (§3.2): a word's (or concept's) UTF-8 bytes embedded, one
+    convolution with ReLU over them, and a max over its characters, `(…, W)` byte ids → `(…, char_feature_size)`.
+    A position without characters (padding) gets zeros."""
+
+    def __init__(self, config: StckaConfig) -> None:
+        super().__init__()
+        self.embeddings = nn.Embedding(config.num_characters, config.char_embedding_size, padding_idx=0)
+        self.convolution = nn.Conv1d(
+            config.char_embedding_size, config.char_feature_size, config.char_kernel_size,
+            padding=config.char_kernel_size // 2,
+        )  # fmt: skip
+
+    def forward(self, char_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        shape = char_ids.shape
+        chars = self.embeddings(char_ids.reshape(-1, shape[-1])).transpose(1, 2)  # (N, C_e, W)
+        features = torch.relu(self.convolution(chars)).transpose(1, 2)  # (N, W, F)
+        flat_mask = mask.reshape(-1, shape[-1], 1).bool()
+        features = features.masked_fill(~flat_mask, 0.0)  # ReLU ≥ 0: a max over the masked zeros is exact
+        return features.max(dim=1).values.reshape(*shape[:-1], -1)
+
+
 class StckaTextEncoder(nn.Module):
     """The short-text encoder (§3.3): BiLSTM → H, A = softmax(H Hᵀ/√(2u)) H (Q = K = V = H, eq. 1), q = max_t A_t
     (eq. 2)."""
@@ -188,13 +211,14 @@ class StckaPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
 
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
-        """PyTorch's defaults, as the code (which states no initialisation), for the linear layers and the LSTM;
+        """PyTorch's defaults, as the code (which states no initialisation), for the linear layers, the character
+        convolution and the LSTM;
         embeddings N(0, initializer_range²) (pre-trained vectors usually replace them), the padding rows zero; the
         switch starts at γ = 0.5 for every concept."""
-        if isinstance(module, nn.Linear):
+        if isinstance(module, nn.Linear | nn.Conv1d):
             init.kaiming_uniform_(module.weight, a=math.sqrt(5))
             if module.bias is not None:
-                bound = 1 / math.sqrt(module.weight.size(1))
+                bound = 1 / math.sqrt(module.weight[0].numel())
                 init.uniform_(module.bias, -bound, bound)
             if module is getattr(getattr(self, "knowledge_encoder", None), "switch", None):
                 init.zeros_(module.weight)
@@ -215,10 +239,12 @@ class StckaModel(StckaPreTrainedModel):
     def __init__(self, config: StckaConfig) -> None:
         super().__init__(config)
         padding = {"text": config.pad_token_id, "concept": config.concept_pad_token_id} if config.mask_padding else {}
-        self.embeddings = nn.Embedding(config.vocab_size, config.embedding_size, padding_idx=padding.get("text"))
+        word_size = config.embedding_size - config.char_feature_size  # the word embedding's share of d
+        self.embeddings = nn.Embedding(config.vocab_size, word_size, padding_idx=padding.get("text"))
         self.concept_embeddings = nn.Embedding(
-            config.concept_vocab_size, config.embedding_size, padding_idx=padding.get("concept")
+            config.concept_vocab_size, word_size, padding_idx=padding.get("concept")
         )
+        self.characters = StckaCharacterFeatures(config) if config.char_feature_size else None
         self.text_encoder = StckaTextEncoder(config)
         self.knowledge_encoder = StckaKnowledgeEncoder(config)
         if config.freeze_embeddings:
@@ -232,6 +258,10 @@ class StckaModel(StckaPreTrainedModel):
         concept_input_ids: torch.LongTensor,
         attention_mask: torch.Tensor | None = None,
         concept_attention_mask: torch.Tensor | None = None,
+        char_input_ids: torch.LongTensor | None = None,
+        char_attention_mask: torch.Tensor | None = None,
+        concept_char_input_ids: torch.LongTensor | None = None,
+        concept_char_attention_mask: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
@@ -245,6 +275,10 @@ class StckaModel(StckaPreTrainedModel):
                 `config.pad_token_id` when omitted.
             concept_attention_mask (`torch.Tensor` of shape `(B, M)`, *optional*): 1 for concepts, 0 for padding;
                 derived from `config.concept_pad_token_id` when omitted.
+            char_input_ids / concept_char_input_ids (`torch.LongTensor` of shape `(B, T, W)` / `(B, M, W)`): each
+                word's / concept's UTF-8 bytes + 1 (0 pads), from a tokenizer built with `max_word_length`; needed
+                when `config.char_feature_size` > 0, ignored otherwise.
+            char_attention_mask / concept_char_attention_mask (*optional*): 1 for characters; derived from the ids.
         """
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
@@ -257,9 +291,15 @@ class StckaModel(StckaPreTrainedModel):
             concept_input_ids, concept_attention_mask, config.concept_vocab_size, config.concept_pad_token_id,
             name="concept_input_ids", batch_size=input_ids.size(0),
         )  # fmt: skip
-        embeddings = self.embeddings(input_ids)  # (B, T, E)
-        hidden, text, self_weights = self.text_encoder(embeddings, mask)
-        concepts = self.concept_embeddings(concept_input_ids)  # c_i, (B, M, E)
+        embeddings = self.embed(self.embeddings, input_ids, char_input_ids, char_attention_mask, "char_input_ids")
+        hidden, text, self_weights = self.text_encoder(embeddings, mask)  # embeddings (B, T, E)
+        concepts = self.embed(
+            self.concept_embeddings,
+            concept_input_ids,
+            concept_char_input_ids,
+            concept_char_attention_mask,
+            "concept_char_input_ids",
+        )  # c_i, (B, M, E)
         knowledge, weights, alpha, beta, gamma = self.knowledge_encoder(concepts, concept_mask, text)
         output = StckaModelOutput(
             last_hidden_state=hidden,
@@ -274,6 +314,29 @@ class StckaModel(StckaPreTrainedModel):
             attentions=(self_weights, alpha, beta, weights) if output_attentions else None,
         )
         return output if return_dict else output.to_tuple()
+
+    def embed(
+        self, table: nn.Embedding, ids: torch.Tensor, char_ids: torch.Tensor | None, char_mask: torch.Tensor | None,
+        name: str,
+    ) -> torch.Tensor:  # fmt: skip
+        """The input embedding (§3.2): [word embedding; character features] `(…, E)`."""
+        words = table(ids)
+        if self.characters is None:
+            return words
+        if char_ids is None:
+            raise ValueError(
+                f"`{name}` is required: this model has character features (char_feature_size = "
+                f"{self.config.char_feature_size}); build its tokenizer with `max_word_length`."
+            )
+        if char_ids.shape == ids.shape and not char_ids.any():  # a collated batch of words without characters
+            char_ids = char_ids[..., None]
+            char_mask = char_mask[..., None] if char_mask is not None else None
+        if char_ids.shape[:-1] != ids.shape:
+            raise ValueError(f"`{name}` must have shape {(*ids.shape, 'chars')}, got {tuple(char_ids.shape)}.")
+        if char_ids.min() < 0 or char_ids.max() >= self.config.num_characters:
+            raise ValueError(f"`{name}` holds ids outside [0, {self.config.num_characters}) (UTF-8 bytes + 1).")
+        char_mask = char_ids != 0 if char_mask is None else char_mask.bool()
+        return torch.cat([words, self.characters(char_ids, char_mask)], dim=-1)
 
 
 class StckaForSequenceClassification(StckaPreTrainedModel):
@@ -291,6 +354,10 @@ class StckaForSequenceClassification(StckaPreTrainedModel):
         concept_input_ids: torch.LongTensor,
         attention_mask: torch.Tensor | None = None,
         concept_attention_mask: torch.Tensor | None = None,
+        char_input_ids: torch.LongTensor | None = None,
+        char_attention_mask: torch.Tensor | None = None,
+        concept_char_input_ids: torch.LongTensor | None = None,
+        concept_char_attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
@@ -298,7 +365,8 @@ class StckaForSequenceClassification(StckaPreTrainedModel):
     ) -> StckaSequenceClassifierOutput | tuple:
         r"""
         Args:
-            input_ids, concept_input_ids, attention_mask, concept_attention_mask: as [`StckaModel`].
+            input_ids, concept_input_ids, attention_mask, concept_attention_mask, char_input_ids,
+                char_attention_mask, concept_char_input_ids, concept_char_attention_mask: as [`StckaModel`].
             labels (`torch.Tensor` of shape `(B,)` or `(B, L)`, *optional*): class ids (-100: ignored), regression
                 targets, or multi-hot vectors, by `config.problem_type`.
         """
@@ -306,8 +374,9 @@ class StckaForSequenceClassification(StckaPreTrainedModel):
             self.config, output_attentions, output_hidden_states, return_dict
         )
         encoded = self.stcka(
-            input_ids, concept_input_ids, attention_mask, concept_attention_mask, output_attentions,
-            output_hidden_states, return_dict=True,
+            input_ids, concept_input_ids, attention_mask, concept_attention_mask, char_input_ids, char_attention_mask,
+            concept_char_input_ids, concept_char_attention_mask, output_attentions, output_hidden_states,
+            return_dict=True,
         )  # fmt: skip
         logits = self.classifier(torch.cat([encoded.text_representation, encoded.concept_representation], dim=-1))
         output = StckaSequenceClassifierOutput(

@@ -14,7 +14,8 @@ import hf_attn  # noqa: F401 (registers the architecture)
 from hf_attn.models.stcka import StckaConfig, StckaForSequenceClassification, StckaModel
 from hf_attn.tokenization import ConceptSource, ConceptTokenizerFast, train_concept_tokenizer
 
-TINY = {"vocab_size": 20, "concept_vocab_size": 12, "embedding_size": 6, "hidden_size": 4, "num_labels": 3}
+TINY = {"vocab_size": 20, "concept_vocab_size": 12, "embedding_size": 6, "char_feature_size": 0, "hidden_size": 4,
+        "num_labels": 3}  # fmt: skip
 
 
 def model_of(**overrides) -> StckaModel:
@@ -153,3 +154,28 @@ def test_the_tokenizer_returns_concepts_and_keeps_its_knowledge_base(tmp_path):
     assert len(classifier(["apple in new york", ""])) == 2
     with pytest.raises(ValueError, match="one concept set per text"):
         tokenizer(["a", "b"], concepts=[["fruit"]])
+
+
+@torch.no_grad()
+def test_character_features_spell_unknown_words_and_ignore_padding():
+    """§3.2's input embedding: [word embedding; max over characters of ReLU(conv(char embeddings))], d/2 each by
+    default. Two unknown words differ by their spelling; padding characters and words change nothing."""
+    config = StckaConfig(**{**TINY, "embedding_size": 8, "char_feature_size": None})
+    assert config.char_feature_size == 4  # d/2, the paper's split
+    tokenizer = train_concept_tokenizer(["apple is known"], concept_source=ConceptSource({"apple": [("fruit", 1)]}),
+                                        max_word_length=6)  # fmt: skip
+    model = StckaModel(StckaConfig(**{**config.to_dict(), "vocab_size": len(tokenizer),
+                                      "concept_vocab_size": len(tokenizer.concept_vocab)})).eval()  # fmt: skip
+    encoded = tokenizer(["zebra apple", "quokka apple"], padding=True, return_tensors="pt")
+    assert encoded["input_ids"][0, 0] == encoded["input_ids"][1, 0] == tokenizer.unk_token_id
+    embedded = model.embed(model.embeddings, encoded["input_ids"], encoded["char_input_ids"], None, "char_input_ids")
+    assert not torch.allclose(embedded[0, 0], embedded[1, 0])  # same word id, other characters
+    torch.testing.assert_close(embedded[0, 0, :4], embedded[1, 0, :4])  # the word embedding half is the same
+    alone = model(**tokenizer(["zebra apple"], padding=True, return_tensors="pt"))
+    batched = model(**tokenizer(["zebra apple", "a much longer text here"], padding=True, return_tensors="pt"))
+    torch.testing.assert_close(batched.text_representation[:1], alone.text_representation)
+    torch.testing.assert_close(batched.concept_representation[:1], alone.concept_representation)
+    with pytest.raises(ValueError, match="char_input_ids"):
+        model(input_ids=encoded["input_ids"], concept_input_ids=encoded["concept_input_ids"])
+    with pytest.raises(Exception, match="char_feature_size"):
+        StckaConfig(embedding_size=8, char_feature_size=8)
