@@ -27,6 +27,22 @@ sys.meta_path.insert(0, BlockHfAttn())
 SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
 
 
+def load_benchmark(name: str):
+    """Loads `benchmarks/<name>.py` as running it does: with its folder (and `timing.py`) importable."""
+    import importlib.util
+    import sys
+
+    folder = REPO_ROOT / "benchmarks"
+    spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.path.insert(0, str(folder))
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        sys.path.remove(str(folder))
+    return module
+
+
 def fixture_dir(arch: str) -> Path:
     """`../shared/fixtures/<arch>`; fails (not skips) when absent, since CI always has it."""
     path = SHARED_FIXTURES / arch

@@ -9,6 +9,7 @@ import torch
 from hf_attn.models.biblosa import BiBlosaConfig, BiBlosaForSequenceClassification, BiBlosaModel
 from hf_attn.models.biblosa.block_attention import CHUNK_ELEMENTS, direction_mask, multi_dimensional_attention
 from hf_attn.models.biblosa.modeling_biblosa import BiBlosaDirection, split_into_blocks
+from tests.helpers import load_benchmark
 
 TINY = {"vocab_size": 30, "embedding_size": 4, "hidden_size": 3, "block_length": 3, "classifier_hidden_size": 5,
         "hidden_dropout_prob": 0.0, "num_labels": 2}  # fmt: skip
@@ -245,29 +246,11 @@ def test_text_classification_pipeline(tmp_path):
     assert all(0.5 <= result["score"] <= 1.0 for result in results)
 
 
-def load_benchmark():
-    """Loads `benchmarks/biblosa_memory.py` as running it does: with its folder (and `timing.py`) importable."""
-    import importlib.util
-    import sys
-
-    from tests.helpers import REPO_ROOT
-
-    folder = REPO_ROOT / "benchmarks"
-    spec = importlib.util.spec_from_file_location("biblosa_memory", folder / "biblosa_memory.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(folder))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(folder))
-    return module
-
-
 @torch.no_grad()
 def test_the_benchmarks_full_baseline_is_the_same_attention_over_one_block():
     """The DiSAN-style baseline attends over all n tokens with the kernel's scores and masks: Bi-BloSAN's attention
     with one block of n tokens."""
-    benchmark = load_benchmark()
+    benchmark = load_benchmark("biblosa_memory")
     torch.manual_seed(0)
     direction = benchmark.DisanDirection(4, 6, "backward")
     inputs, mask = torch.randn(3, 9, 4), (torch.arange(9) < torch.tensor([[9], [5], [1]]))

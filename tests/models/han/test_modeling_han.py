@@ -3,31 +3,15 @@ sentences and documents, one packed word-GRU call, clear input errors."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-
 import pytest
 import torch
 
 from hf_attn import HanConfig, HanForDocumentClassification, HanModel
-from tests.helpers import REPO_ROOT
 from tests.helpers import documents as make_documents
+from tests.helpers import load_benchmark
 
 CONFIG = {"vocab_size": 40, "embedding_size": 8, "word_hidden_size": 5, "sentence_hidden_size": 4,
           "word_attention_size": 6, "sentence_attention_size": 7, "num_labels": 3}  # fmt: skip
-
-
-def load_benchmark():
-    """Loads `benchmarks/han_throughput.py` as running it does: with its folder (and `timing.py`) importable."""
-    folder = REPO_ROOT / "benchmarks"
-    spec = importlib.util.spec_from_file_location("han_throughput", folder / "han_throughput.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(folder))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(folder))
-    return module
 
 
 def model(**overrides) -> HanForDocumentClassification:
@@ -45,7 +29,9 @@ def test_batched_model_equals_the_equations_document_by_document(rnn_type):
     han = model(rnn_type=rnn_type)
     input_ids, mask = documents([[3, 5, 1], [4], [2, 6, 6, 2], [5, 0, 3]])
     output = han(input_ids, mask)
-    logits, word_attentions, sentence_attentions = load_benchmark().per_document_logits(han, input_ids, mask)
+    logits, word_attentions, sentence_attentions = load_benchmark("han_throughput").per_document_logits(
+        han, input_ids, mask
+    )
     torch.testing.assert_close(output.logits, logits, rtol=0, atol=1e-6)
     torch.testing.assert_close(output.word_attentions, word_attentions, rtol=0, atol=1e-6)
     torch.testing.assert_close(output.sentence_attentions, sentence_attentions, rtol=0, atol=1e-6)
