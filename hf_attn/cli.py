@@ -98,6 +98,22 @@ def _predict(argv: list[str]) -> None:
             print("  attends to: " + ", ".join(f"{token} {weight:.3f}" for token, weight in attended))
 
 
+def _visualize(args: argparse.Namespace) -> None:
+    from .visualization import visualize
+
+    suffix = args.out.rsplit(".", 1)[-1].lower() if "." in args.out else ""
+    if suffix not in ("html", "png"):
+        sys.exit(f"hf-attn visualize: --out must end in .html or .png, got {args.out!r}.")
+    try:
+        print(f"loading {args.model} ...", file=sys.stderr)
+        model, tokenizer, _, _ = inference.load_trained(args.model)
+        figure = visualize(model, tokenizer, args.text, pair=args.pair)
+    except (ValueError, NotImplementedError, OSError) as error:
+        sys.exit(f"hf-attn visualize: {error}")
+    path = figure.save_html(args.out) if suffix == "html" else figure.save_png(args.out)
+    print(f"wrote {path} ({len(figure.panels)} panels; {figure.caption})")
+
+
 # Commands with their own parsers (HfArgumentParser), given the rest of the command line as it is.
 PASSTHROUGH = {
     "train": (training.main, "train with Trainer: a synthetic task or --dataset; every TrainingArguments flag"),
@@ -140,6 +156,12 @@ def main(argv: list[str] | None = None) -> None:
         "--update", action="store_true", help=f"write {MANIFEST_NAME} for the weights as they are now instead"
     )
     verify_parser.set_defaults(run=_verify)
+    visualize_parser = commands.add_parser("visualize", help="draw a trained model's attention for a text (HTML/PNG)")
+    visualize_parser.add_argument("model", help="a trained model folder or Hub id (with its tokenizer)")
+    visualize_parser.add_argument("text")
+    visualize_parser.add_argument("--pair", help="the second text (pair models)")
+    visualize_parser.add_argument("--out", required=True, help="file.html (self-contained) or file.png")
+    visualize_parser.set_defaults(run=_visualize)
     args = parser.parse_args(argv)
     args.run(args)
 

@@ -1,0 +1,101 @@
+"""Attention pictures over the registry: every head whose inputs have a view is drawn as self-contained HTML (one token
+element per real token, weights as computed, a legend) and as a non-blank PNG; the others say they have no view yet.
+(A real-browser check of the HTML is still to come.)"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+import torch
+
+from hf_attn.registry import ARCHITECTURES
+from hf_attn.tokenization import (
+    ConceptSource,
+    train_concept_tokenizer,
+    train_document_tokenizer,
+    train_word_level_tokenizer,
+)
+from hf_attn.visualization import AttentionFigure, TextPanel, visualize
+from hf_attn.visualization.views import SUPPORTED_INPUTS
+from tests.helpers import tiny_config
+
+TEXTS = ["the food was great and the service was awful", "a fine meal . we left at nine ."]
+TOKENIZERS = {
+    "word_level": lambda: train_word_level_tokenizer(TEXTS),
+    "document": lambda: train_document_tokenizer(TEXTS),
+    "concepts": lambda: train_concept_tokenizer(TEXTS, concept_source=ConceptSource({"food": [("meal", 1.0)]})),
+}
+DRAWN = [
+    pytest.param(architecture, head, id=f"{name}-{head.model_class.__name__}")
+    for name, architecture in ARCHITECTURES.items()
+    for head in architecture.heads
+    if head.inputs in SUPPORTED_INPUTS and head.attention_fields and architecture.tokenizer in TOKENIZERS
+]
+
+
+def build(architecture, head):
+    tokenizer = TOKENIZERS[architecture.tokenizer]()
+    torch.manual_seed(0)
+    config = tiny_config(architecture, vocab_size=max(len(tokenizer), architecture.tiny_config["vocab_size"]))
+    return head.model_class(config).eval(), tokenizer
+
+
+@pytest.mark.parametrize(("architecture", "head"), DRAWN)
+def test_every_drawable_head_gives_html_and_png(architecture, head, tmp_path):
+    model, tokenizer = build(architecture, head)
+    pair = "the food was great" if "pair" in head.inputs else None
+    figure = visualize(model, tokenizer, TEXTS[0], pair=pair)
+    assert figure.panels
+    page = figure.to_html()
+    assert "http" not in page and "<script" not in page  # self-contained, nothing fetched
+    text_panels = [panel for panel in figure.panels if isinstance(panel, TextPanel)]
+    spans = re.findall(r'<span class="token" data-weight="([^"]+)"', page)
+    assert len(spans) == sum(len(panel.tokens) for panel in text_panels)
+    assert "[PAD]" not in page  # padding is never drawn as a token
+    assert page.count('class="legend"') == len(figure.panels)
+    png = figure.save_png(tmp_path / "figure.png")
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(png)
+    assert pixels.shape[0] > 100 and pixels.std() > 0.01  # not blank
+
+
+def test_weights_are_drawn_as_computed_and_long_texts_stay_small():
+    architecture = ARCHITECTURES["lin_self_attentive"]
+    model, tokenizer = build(architecture, architecture.heads[0])
+    text = " ".join(["the food was great and the service was awful"] * 12)[:600]
+    figure = visualize(model, tokenizer, text)
+    output = model(**tokenizer([text], return_tensors="pt"))
+    hops = output.hop_attentions[0]
+    summed = next(panel for panel in figure.panels if "summed" in panel.title)
+    torch.testing.assert_close(torch.tensor(summed.weights), hops.sum(0), rtol=0, atol=1e-6)  # not renormalised
+    assert len(figure.to_html().encode()) < 1_000_000
+
+
+def test_inputs_without_a_view_say_so():
+    architecture = ARCHITECTURES["vaswani_transformer"]
+    head = architecture.heads[0]
+    with pytest.raises(NotImplementedError, match="No attention view"):
+        visualize(head.model_class(tiny_config(architecture)), TOKENIZERS["word_level"](), "a text")
+
+
+def test_figure_checks_and_notebook_display():
+    with pytest.raises(ValueError, match="2 tokens but 1 weights"):
+        TextPanel("t", ["a", "b"], [1.0])
+    figure = AttentionFigure("title", [TextPanel("t", ["a", "<b>"], [0.25, 0.75])])
+    assert "&lt;b&gt;" in figure._repr_html_() and 'data-max="0.75"' in figure.to_html()
+
+
+def test_cli_writes_html_and_png(tmp_path, capsys):
+    from hf_attn.cli import main
+
+    architecture = ARCHITECTURES["biblosa"]
+    model, tokenizer = build(architecture, architecture.heads[0])
+    model.save_pretrained(tmp_path / "model")
+    tokenizer.save_pretrained(tmp_path / "model")
+    for suffix in ("html", "png"):
+        main(["visualize", str(tmp_path / "model"), "the food was great", "--out", str(tmp_path / f"out.{suffix}")])
+        assert (tmp_path / f"out.{suffix}").stat().st_size > 500
+    with pytest.raises(SystemExit, match=r"--out must end in \.html or \.png"):
+        main(["visualize", str(tmp_path / "model"), "x", "--out", str(tmp_path / "out.svg")])
