@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install demo test test-slow lint format check-copies clean
+.PHONY: install browser demo test test-slow lint format check-copies clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -19,7 +19,14 @@ install: $(STAMP)
 demo: $(STAMP)
 	$(BIN)/hf-attn demo
 
-test: $(STAMP)
+# Debian's Chromium for the attention pictures' browser test (tests/test_visualization.py); where it cannot be
+# installed (no apt-get, not root) that test is skipped with the reason.
+browser:
+	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
+		(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) ; } || \
+		echo "make browser: Chromium could not be installed; the browser test will be skipped"
+
+test: $(STAMP) browser
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup

@@ -4,6 +4,7 @@ element per real token, weights as computed, a legend) and as a non-blank PNG; t
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import pytest
@@ -99,3 +100,67 @@ def test_cli_writes_html_and_png(tmp_path, capsys):
         assert (tmp_path / f"out.{suffix}").stat().st_size > 500
     with pytest.raises(SystemExit, match=r"--out must end in \.html or \.png"):
         main(["visualize", str(tmp_path / "model"), "x", "--out", str(tmp_path / "out.svg")])
+
+
+def _chromium() -> str:
+    import shutil
+
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.skip("Chromium is not installed: `make test` installs Debian's chromium where it can (root, apt-get)")
+    return path
+
+
+def test_the_html_in_a_real_browser(tmp_path):
+    """Headless Chromium opens the page: one element per real token, opacity growing with the weight, no padding,
+    the legend's scale; its screenshot is not blank."""
+    import subprocess
+    from html.parser import HTMLParser
+
+    architecture = ARCHITECTURES["lin_self_attentive"]
+    model, tokenizer = build(architecture, architecture.heads[0])
+    figure = visualize(model, tokenizer, TEXTS[0])
+    page = figure.save_html(tmp_path / "figure.html")
+    browser = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+    dom = subprocess.run([*browser, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+
+    class Tokens(HTMLParser):
+        def __init__(self) -> None:
+            super().__init__()
+            self.tokens, self.legends, self._open = [], [], False
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if tag == "span" and attrs.get("class") == "token":
+                alpha = float(re.search(r"rgba\([^)]*,\s*([\d.]+)\)", attrs["style"])[1])
+                self.tokens.append([float(attrs["data-weight"]), alpha, ""])
+                self._open = True
+            elif "legend" in (attrs.get("class") or ""):
+                self.legends.append(float(attrs["data-max"]))
+
+        def handle_data(self, data):
+            if self._open:
+                self.tokens[-1][2] += data
+
+        def handle_endtag(self, tag):
+            self._open = False
+
+    parsed = Tokens()
+    parsed.feed(dom)
+    text_panels = [panel for panel in figure.panels if isinstance(panel, TextPanel)]
+    assert [token for _, _, token in parsed.tokens] == [token for panel in text_panels for token in panel.tokens]
+    assert len(parsed.tokens) == sum(len(panel.tokens) for panel in text_panels) > 0
+    start = 0
+    for panel in text_panels:  # within a panel (one scale), a larger weight is never lighter
+        ordered = sorted(parsed.tokens[start : start + len(panel.tokens)])
+        start += len(panel.tokens)
+        assert all(lighter[1] <= darker[1] + 1e-9 for lighter, darker in itertools.pairwise(ordered))
+    assert "[PAD]" not in dom
+    assert parsed.legends == pytest.approx([panel.scale for panel in figure.panels], rel=1e-5)
+    screenshot = tmp_path / "screenshot.png"
+    subprocess.run([*browser, f"--screenshot={screenshot}", "--window-size=1000,800", page.as_uri()],
+                   capture_output=True, timeout=120)  # fmt: skip
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(screenshot)
+    assert pixels.std() > 0.01  # the page drew something
