@@ -142,8 +142,36 @@ def render_model_card(model_dir: str | Path, repo_id: str | None = None, base_mo
     )
 
 
+ATTENTION_PICTURE = "attention.png"
+
+
+def draw_attention_picture(model_dir: str | Path, text: str, pair: str | None = None) -> Path | None:
+    """Draws the saved model's attention for `text` into `model_dir/attention.png` (`hf_attn.visualization`);
+    `None` when the folder has no tokenizer or the head has no view yet."""
+    from .inference import load_trained
+    from .visualization import visualize
+
+    try:
+        model, tokenizer, _, _ = load_trained(str(model_dir))
+        figure = visualize(model, tokenizer, text, pair=pair)
+    except (ValueError, NotImplementedError):
+        return None
+    return figure.save_png(Path(model_dir) / ATTENTION_PICTURE)
+
+
 def write_model_card(model_dir: str | Path, repo_id: str | None = None, base_model: str | None = None) -> Path:
-    """Renders the card and writes it to `model_dir/README.md`; returns its path."""
-    path = Path(model_dir) / "README.md"
-    render_model_card(model_dir, repo_id=repo_id, base_model=base_model).save(path)
+    """Renders the card and writes it to `model_dir/README.md`; returns its path. A folder whose training record
+    holds an example text gets the picture of its attention for it (`attention.png`, linked from the card; it travels
+    with `hf-attn push`)."""
+    model_dir = Path(model_dir)
+    path = model_dir / "README.md"
+    card = render_model_card(model_dir, repo_id=repo_id, base_model=base_model)
+    example = (_read_json(model_dir / TRAINING_FILE) or {}).get("example")
+    if example and draw_attention_picture(model_dir, example["text"], example.get("pair")) is not None:
+        section = (
+            f'## Attention\n\nWhat the model attends to in a held-out example, "{example["text"][:120]}" (weights '
+            f"as computed; `hf-attn visualize` draws any text):\n\n![attention]({ATTENTION_PICTURE})\n\n"
+        )
+        card.content = card.content.replace("## Citation", section + "## Citation", 1)
+    card.save(path)
     return path

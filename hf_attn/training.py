@@ -671,6 +671,11 @@ def _summary(options, args, architecture, data, trainer, metrics, overrides, cov
     }
     if recipe is not None:
         summary["paper"] = recipe.paper
+    example = data.eval[0] if len(data.eval) and data.text_column in data.eval.column_names else None
+    if example is not None and isinstance(example[data.text_column], str):  # the card draws its attention
+        summary["example"] = {"text": example[data.text_column]}
+        if data.pair_column and isinstance(example.get(data.pair_column), str):
+            summary["example"]["pair"] = example[data.pair_column]
     return summary
 
 

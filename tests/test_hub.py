@@ -497,3 +497,21 @@ def test_every_architecture_round_trips_through_the_hub(round_trips, architectur
     assert {"hf_attn", architecture.name} <= set(loaded["tags"])
     stored = hub.state.repos[repo].resolve("main").files["model.safetensors"]
     assert stored.lfs_oid and stored.content is None
+
+
+def test_a_trained_models_card_carries_its_attention_picture(hub, tmp_path):
+    """`hf-attn train` draws the model's attention for a held-out example into attention.png, the card links it, and
+    the push carries it."""
+    train_and_push = """
+        from hf_attn.hub import push_model_dir
+        from hf_attn.training import train
+        train("trained", num_train=100, num_eval=20, max_steps=3, disable_tqdm=True, logging_steps=100,
+              config_overrides={"hidden_size": 8, "attention_hops": 2, "classifier_hidden_size": 8})
+        push_model_dir("trained", ARGS["repo"])
+        report(card=open("trained/README.md").read())
+    """
+    pushed = run_client(hub, train_and_push, tmp_path / "client", repo="alice/lin-picture")
+    assert "error" not in pushed, pushed.get("error")
+    assert "![attention](attention.png)" in pushed["card"]
+    files = hub.state.repos["alice/lin-picture"].resolve("main").files
+    assert "attention.png" in files and "README.md" in files
