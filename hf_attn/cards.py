@@ -147,16 +147,22 @@ ATTENTION_PICTURE = "attention.png"
 
 def draw_attention_picture(model_dir: str | Path, text: str, pair: str | None = None) -> Path | None:
     """Draws the saved model's attention for `text` into `model_dir/attention.png` (`hf_attn.visualization`);
-    `None` when the folder has no tokenizer or the head has no view yet."""
+    `None` when the folder has no tokenizer or the head has no view yet. The picture is an extra of the card: any
+    other failure to draw it is reported on stderr, and the card is written without it."""
+    import sys
+
     from .inference import load_trained
     from .visualization import visualize
 
     try:
         model, tokenizer, _, _ = load_trained(str(model_dir))
         figure = visualize(model, tokenizer, text, pair=pair)
+        return figure.save_png(Path(model_dir) / ATTENTION_PICTURE)
     except (ValueError, NotImplementedError):
         return None
-    return figure.save_png(Path(model_dir) / ATTENTION_PICTURE)
+    except Exception as error:  # reported, and the card still written
+        print(f"[hf-attn] no attention picture for {model_dir}: {type(error).__name__}: {error}", file=sys.stderr)
+        return None
 
 
 def write_model_card(model_dir: str | Path, repo_id: str | None = None, base_model: str | None = None) -> Path:
