@@ -164,3 +164,16 @@ def test_the_html_in_a_real_browser(tmp_path):
 
     pixels = matplotlib.image.imread(screenshot)
     assert pixels.std() > 0.01  # the page drew something
+
+
+def test_inter_block_labels_follow_the_models_block_length():
+    """9 tokens in blocks of 4: three blocks of 4, 4 and 1 tokens (the block length is read from the block maps, not
+    guessed from the token count)."""
+    architecture = ARCHITECTURES["biblosa"]
+    tokenizer = TOKENIZERS["word_level"]()
+    torch.manual_seed(0)
+    head = architecture.heads[0]
+    model = head.model_class(tiny_config(architecture, vocab_size=len(tokenizer), block_length=4)).eval()
+    figure = visualize(model, tokenizer, TEXTS[0])
+    inter = next(panel for panel in figure.panels if panel.title.startswith("inter block attentions, forward"))
+    assert inter.row_labels == ["the food was great", "and the service was", "awful"]

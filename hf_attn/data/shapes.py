@@ -50,7 +50,7 @@ from ..evaluation import (
     multi_hot_metrics,
     translation_metrics,
 )
-from ..tokenization.concepts import ConceptTokenizerFast
+from ..tokenization.concepts import ConceptTokenizerFast, ids_to_tokens
 from ..tokenization.elmo import ElmoCharacterTokenizerFast
 from .collators import LabelSetCollator, PaddingCollator, labels_by_frequency
 
@@ -761,10 +761,7 @@ def top_attended(model, head: Head, inputs: dict[str, torch.Tensor], output, tok
     results = []
     for row in range(ids.shape[0]):
         order = weights[row].masked_fill(~mask[row], -1.0).argsort(descending=True)[: min(top_k, int(mask[row].sum()))]
-        if ids_name == "concept_input_ids":  # STCKA's concept attention: concepts, from their own vocabulary
-            tokens = [tokenizer.concept_vocab[index] for index in ids[row, order].tolist()]
-        else:
-            tokens = tokenizer.convert_ids_to_tokens(ids[row, order].tolist())
+        tokens = ids_to_tokens(tokenizer, ids_name, ids[row, order].tolist())  # STCKA: concepts
         results.append([(token, round(float(weights[row, i]), 4)) for token, i in zip(tokens, order, strict=True)])
     return results
 

@@ -41,6 +41,7 @@ import torch
 from transformers import BatchEncoding
 
 from .base import HfAttnTokenizerFast, replace_lone_surrogates
+from .document import pad_nested
 
 CONCEPT_PAD = "[PAD]"
 CONCEPT_UNK = "[UNK]"
@@ -262,6 +263,8 @@ class ConceptTokenizerFast(HfAttnTokenizerFast):
         """
         if text_pair is not None:
             raise ValueError("ConceptTokenizerFast encodes single short texts; `text_pair` is not supported.")
+        if return_tensors not in (None, "pt"):
+            raise ValueError(f"ConceptTokenizerFast returns PyTorch tensors only, got {return_tensors!r}.")
         single = isinstance(text, str)
         texts = [replace_lone_surrogates(item) for item in ([text] if single else list(text))]
         if single and concepts is not None and (isinstance(concepts, str) or
@@ -290,16 +293,13 @@ class ConceptTokenizerFast(HfAttnTokenizerFast):
                 del encoding["offset_mapping"]
         for name, rows in extra.items():
             masks = _ones_like(rows)
-            if padding or return_tensors is not None:
-                width = encoding["input_ids"].shape[-1] if name == "char_input_ids" and return_tensors else None
+            if padding or return_tensors is not None:  # a text's characters cover its padded word positions too
                 pad = self.concept_pad_token_id if name == "concept_input_ids" else 0
                 depth = 2 if name == "concept_input_ids" else 3
-                rows, masks = _pad(rows, pad, width, depth), _pad(masks, 0, width, depth)
-            if return_tensors == "pt":
-                rows, masks = torch.tensor(rows, dtype=torch.long), torch.tensor(masks, dtype=torch.long)
-            elif return_tensors is not None:
-                raise ValueError(f"ConceptTokenizerFast returns PyTorch tensors only, got {return_tensors!r}.")
-            elif single:
+                rows, masks = pad_nested(rows, pad, min_dims=depth), pad_nested(masks, 0, min_dims=depth)
+                if return_tensors is None:
+                    rows, masks = rows.tolist(), masks.tolist()
+            if single and return_tensors is None:
                 rows, masks = rows[0], masks[0]
             encoding[name] = rows
             encoding[name.replace("input_ids", "attention_mask")] = masks
@@ -320,16 +320,11 @@ def _ones_like(rows: list) -> list:
     return [_ones_like(row) if isinstance(row, list) else 1 for row in rows]
 
 
-def _pad(rows: list, pad: int, width: int | None = None, depth: int = 2) -> list:
-    """Right-pads nested lists of ints, `depth` 2 `(B, M)` or 3 `(B, T, W)` levels, to a rectangle, every axis at
-    least 1 long; `width` fixes the second axis (the characters' words follow the word ids' padded width)."""
-    if depth == 3:
-        words = max([len(row) for row in rows] + [width or 1])
-        letters = max([len(word) for row in rows for word in row] + [1])
-        return [[word + [pad] * (letters - len(word)) for word in row] + [[pad] * letters] * (words - len(row))
-                for row in rows]  # fmt: skip
-    longest = max([len(row) for row in rows] + [1])
-    return [row + [pad] * (longest - len(row)) for row in rows]
+def ids_to_tokens(tokenizer: Any, input_name: str, ids: Sequence[int]) -> list[str]:
+    """The tokens of an input's ids: concepts (from the concept vocabulary) for `concept_input_ids`, words else."""
+    if input_name == "concept_input_ids" and hasattr(tokenizer, "concept_vocab"):
+        return [tokenizer.concept_vocab[index] for index in ids]
+    return tokenizer.convert_ids_to_tokens(list(ids))
 
 
 def concept_vocabulary(

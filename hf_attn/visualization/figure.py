@@ -13,7 +13,6 @@ to the real tokens before building one.
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -189,11 +188,3 @@ _CSS = """
 .hf-attn-figure .legend .bar{display:inline-block;width:120px;height:10px;
   background:linear-gradient(to right,rgba(200,40,40,0),rgba(200,40,40,1))}
 """
-
-
-def text_panels(title: str, tokens: Sequence[str], rows: Sequence[Sequence[float]], labels: Sequence[str]):
-    """One `TextPanel` per row of weights over the same tokens, sharing one scale."""
-    scale = max((max(row, default=0.0) for row in rows), default=0.0) or 1.0
-    return [
-        TextPanel(f"{title}: {label}", list(tokens), list(row), scale) for label, row in zip(labels, rows, strict=True)
-    ]

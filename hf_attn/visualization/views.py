@@ -20,6 +20,7 @@ from __future__ import annotations
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from ..tokenization.concepts import ids_to_tokens
 from .figure import AttentionFigure, HeatmapPanel, TextPanel
 
 SUPPORTED_INPUTS = ("sentence", "sentence_pair", "sentence_concepts", "document", "document_pair")
@@ -55,12 +56,10 @@ def _tokens(tokenizer, inputs: dict[str, torch.Tensor], mask_name: str) -> list:
     """The real tokens of the input that a mask belongs to (a document: a list per sentence)."""
     ids_name = mask_name.replace("attention_mask", "input_ids")
     ids, mask = inputs[ids_name][0], inputs[mask_name][0].bool()
-    if ids_name == "concept_input_ids":
-        return [tokenizer.concept_vocab[i] for i in ids[mask].tolist()]
     if ids.dim() == 2:  # a document: sentences of words
         rows = zip(ids, mask, strict=True)
-        return [tokenizer.convert_ids_to_tokens(row[row_mask].tolist()) for row, row_mask in rows if row_mask.any()]
-    return tokenizer.convert_ids_to_tokens(ids[mask].tolist())
+        return [ids_to_tokens(tokenizer, ids_name, row[row_mask].tolist()) for row, row_mask in rows if row_mask.any()]
+    return ids_to_tokens(tokenizer, ids_name, ids[mask].tolist())
 
 
 def _row_labels(config, field: str, rows: int) -> list[str]:
@@ -73,8 +72,9 @@ def _row_labels(config, field: str, rows: int) -> list[str]:
     return [f"row {index + 1}" for index in range(rows)]
 
 
-def _panels(config, field: str, spec: str, value: torch.Tensor, inputs: dict, tokenizer) -> list:
-    """The panels of one attention field (batch of one), by what its keys are (module docstring)."""
+def _panels(config, field: str, spec: str, value: torch.Tensor, inputs: dict, tokenizer, block_length: int) -> list:
+    """The panels of one attention field (batch of one), by what its keys are (module docstring); `block_length`: r of
+    the head's `/blocks` map of the same input, for its `/block_summaries` map."""
     name = field.replace("_", " ")
     weights = value[0].detach().float()
     if "@" in spec:
@@ -91,7 +91,7 @@ def _panels(config, field: str, spec: str, value: torch.Tensor, inputs: dict, to
         labels = [" ".join(words[:6]) + (" …" if len(words) > 6 else "") for words in sentences]
         return [TextPanel(f"{name} (sentences)", labels, weights[: len(sentences)].tolist())]
     if level in ("blocks", "block_summaries"):
-        return _block_panels(name, level, weights, _tokens(tokenizer, inputs, mask_name), config)
+        return _block_panels(name, level, weights, _tokens(tokenizer, inputs, mask_name), block_length)
     tokens = _tokens(tokenizer, inputs, mask_name)
     if tokens and isinstance(tokens[0], list):  # word maps of a document: one row of words per sentence
         rows = weights.reshape(-1, weights.shape[-1])
@@ -110,7 +110,7 @@ def _panels(config, field: str, spec: str, value: torch.Tensor, inputs: dict, to
     return panels
 
 
-def _block_panels(name: str, level: str, weights: torch.Tensor, tokens: list[str], config) -> list:
+def _block_panels(name: str, level: str, weights: torch.Tensor, tokens: list[str], block_length: int) -> list:
     """BiBloSA: `(2, m, r, r)` intra-block maps as token × token matrices, `(2, m, m)` inter-block maps."""
     panels = []
     directions = ("forward", "backward")
@@ -125,9 +125,8 @@ def _block_panels(name: str, level: str, weights: torch.Tensor, tokens: list[str
             panels.append(HeatmapPanel(f"{name}, {direction} (blocks of {length})", full[:n, :n].tolist(), tokens,
                                        tokens))  # fmt: skip
         return panels
-    length = -(-len(tokens) // weights.shape[-1]) if weights.shape[-1] else 1
-    blocks = -(-len(tokens) // max(1, length)) if tokens else 0
-    labels = [" ".join(tokens[block * length : (block + 1) * length]) for block in range(blocks)]
+    blocks = -(-len(tokens) // block_length)
+    labels = [" ".join(tokens[block * block_length : (block + 1) * block_length]) for block in range(blocks)]
     for index, direction in enumerate(directions):
         panels.append(HeatmapPanel(f"{name}, {direction}", weights[index, :blocks, :blocks].tolist(), labels, labels))
     return panels
@@ -158,11 +157,14 @@ def visualize(
         best = int(probabilities.argmax())
         label = model.config.id2label.get(best, str(best))
         caption = f"prediction: {label} ({float(probabilities[best]):.3f}); {caption}"
+    maps = {field: getattr(output, field, None) for field in head.attention_fields}
+    maps = {field: (value[-1] if isinstance(value, tuple) else value).cpu() for field, value in maps.items()
+            if value is not None}  # fmt: skip
+    specs = architecture.attention_fields
+    block_lengths = {specs[field].partition("/")[0]: value.shape[-1] for field, value in maps.items()
+                     if specs[field].endswith("/blocks")}  # fmt: skip
     panels = []
-    for field in head.attention_fields:
-        value = getattr(output, field, None)
-        if value is None:
-            continue
-        value = value[-1] if isinstance(value, tuple) else value
-        panels += _panels(model.config, field, architecture.attention_fields[field], value.cpu(), inputs, tokenizer)
+    for field, value in maps.items():
+        block_length = block_lengths.get(specs[field].partition("/")[0], 1)
+        panels += _panels(model.config, field, specs[field], value, inputs, tokenizer, block_length)
     return AttentionFigure(f"{architecture.display_name}: {text[:80]}", panels, caption)

@@ -453,7 +453,6 @@ class BiBlosaModel(BiBlosaPreTrainedModel):
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
-        name: str = "input_ids",
     ) -> BiBlosaModelOutput | tuple:
         r"""
         Args:
@@ -462,7 +461,6 @@ class BiBlosaModel(BiBlosaPreTrainedModel):
                 `config.pad_token_id` when omitted.
             inputs_embeds (`torch.FloatTensor` of shape `(B, T, E)`, *optional*): word vectors instead of
                 `input_ids` (every position is a token unless `attention_mask` says otherwise).
-            name: the argument name quoted in input errors (`pair_input_ids` for a pair's second sentence).
         """
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
@@ -471,7 +469,7 @@ class BiBlosaModel(BiBlosaPreTrainedModel):
             raise ValueError("Pass exactly one of `input_ids` and `inputs_embeds`.")
         if input_ids is not None:
             mask = check_token_inputs(
-                input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id, name=name,
+                input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id,
                 right_padded=True,  # blocks are cut from the first position: left padding would move them
             )  # fmt: skip
             inputs_embeds = self.embeddings(input_ids)  # (B, T, E)
@@ -628,16 +626,16 @@ class BiBlosaForPairClassification(BiBlosaPreTrainedModel):
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        if pair_input_ids is not None and input_ids is not None and pair_input_ids.size(0) != input_ids.size(0):
-            raise ValueError(
-                f"`pair_input_ids` must have the batch size of `input_ids`: got {pair_input_ids.size(0)} and "
-                f"{input_ids.size(0)}."
-            )
+        # Checked here so that errors name the pair arguments (the encoder checks again, cheaply).
+        vocab_size, pad_token_id = self.config.vocab_size, self.config.pad_token_id
+        attention_mask = check_token_inputs(input_ids, attention_mask, vocab_size, pad_token_id, right_padded=True)
+        pair_attention_mask = check_token_inputs(
+            pair_input_ids, pair_attention_mask, vocab_size, pad_token_id, name="pair_input_ids",
+            batch_size=input_ids.size(0), right_padded=True,
+        )  # fmt: skip
         flags = {"output_attentions": output_attentions, "output_hidden_states": output_hidden_states}
         premise = self.biblosa(input_ids, attention_mask, **flags, return_dict=True)
-        hypothesis = self.biblosa(
-            pair_input_ids, pair_attention_mask, **flags, return_dict=True, name="pair_input_ids"
-        )
+        hypothesis = self.biblosa(pair_input_ids, pair_attention_mask, **flags, return_dict=True)
         logits = self.classifier(premise.sentence_embedding, hypothesis.sentence_embedding)
         output = BiBlosaPairClassifierOutput(
             loss=self._loss(logits, labels) if labels is not None else None,

@@ -44,7 +44,14 @@ from transformers import PreTrainedModel
 from transformers import initialization as init
 from transformers.utils import ModelOutput
 
-from .common import PackedBiRNN, SafetensorsLoadingMixin, check_token_inputs, classification_loss, output_flags
+from .common import (
+    PackedBiRNN,
+    SafetensorsLoadingMixin,
+    check_token_inputs,
+    classification_loss,
+    masked_softmax,
+    output_flags,
+)
 from .configuration_stcka import StckaConfig
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -108,15 +115,6 @@ class StckaSequenceClassifierOutput(ModelOutput):
 # ---------------------------------------------------------------------------------------------------------------
 
 
-def softmax_over(scores: torch.Tensor, mask: torch.Tensor | None, dim: int = -1) -> torch.Tensor:
-    """Softmax over `dim` restricted to `mask` (masked entries exactly 0, a row without any: all 0); `mask=None` is
-    the code's plain softmax over every position."""
-    if mask is None:
-        return torch.softmax(scores, dim=dim)
-    scores = scores.masked_fill(~mask, torch.finfo(scores.dtype).min)
-    return torch.softmax(scores, dim=dim) * mask
-
-
 class StckaCharacterFeatures(nn.Module):
     """The character-level features of the input embedding (§3.2): a word's (or concept's) UTF-8 bytes embedded, one
     convolution with ReLU over them, and a max over its characters, `(…, W)` byte ids → `(…, char_feature_size)`.
@@ -158,7 +156,7 @@ class StckaTextEncoder(nn.Module):
         masked = self.config.mask_padding
         hidden = self.lstm(embeddings, mask, pack=masked)  # H
         scores = torch.bmm(hidden, hidden.transpose(1, 2)) / math.sqrt(hidden.size(-1))  # Q Kᵀ / √(2u)
-        weights = softmax_over(scores, mask[:, None, :] & mask[:, :, None] if masked else None)
+        weights = masked_softmax(scores, mask[:, None, :] & mask[:, :, None] if masked else None)
         attended = torch.bmm(weights, hidden)  # A, (B, T, 2U)
         if masked:  # max over the real tokens; a text without any pools to 0
             attended = attended.masked_fill(~mask[..., None], torch.finfo(attended.dtype).min)
@@ -184,17 +182,17 @@ class StckaKnowledgeEncoder(nn.Module):
 
     def forward(self, concepts: torch.Tensor, mask: torch.Tensor, text: torch.Tensor) -> tuple[torch.Tensor, ...]:
         """`concepts (B, M, E)`, `mask (B, M)` bool, `text` q `(B, 2U)` → p `(B, E)`, a, α, β, γ `(B, M)`."""
-        concept_mask = mask if self.config.mask_padding else None
+        concept_mask = mask if self.config.mask_padding else None  # None: the code's softmax over every position
         query = text[:, None, :].expand(-1, concepts.size(1), -1)
         alpha_logits = self.cst_context(torch.tanh(self.cst_projection(torch.cat([concepts, query], -1))))
         beta_logits = self.ccs_context(torch.tanh(self.ccs_projection(concepts)))
-        alpha = softmax_over(alpha_logits.squeeze(-1), concept_mask)  # α, (B, M)
-        beta = softmax_over(beta_logits.squeeze(-1), concept_mask)  # β, (B, M)
+        alpha = masked_softmax(alpha_logits.squeeze(-1), concept_mask)  # α, (B, M)
+        beta = masked_softmax(beta_logits.squeeze(-1), concept_mask)  # β, (B, M)
         if self.switch is None:
             gamma = torch.full_like(alpha, float(self.config.gamma))
         else:
             gamma = torch.sigmoid(self.switch(torch.stack([alpha, beta], dim=-1))).squeeze(-1)
-        weights = softmax_over(gamma * alpha + (1 - gamma) * beta, concept_mask)  # a: a softmax of softmaxes
+        weights = masked_softmax(gamma * alpha + (1 - gamma) * beta, concept_mask)  # a: a softmax of softmaxes
         return torch.bmm(weights[:, None, :], concepts).squeeze(1), weights, alpha, beta, gamma
 
 
