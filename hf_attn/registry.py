@@ -9,6 +9,7 @@ its tests (CONTRIBUTING.md). A folder that misses a piece fails here, with a mes
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -107,6 +108,10 @@ class Architecture:
         pretraining_head: the class name of a head trained first, as a language model on the task's own texts,
             whose base model every other head of the architecture then starts from (ELMo's biLM, §3 of its paper);
             `None`: the task head trains alone. The training pipeline runs the stage; nothing else branches on it.
+        attention_view: the architecture's own attention picture (`hf_attn.visualization.visualize` calls it), a
+            function `(model, head, tokenizer, text, pair, **options) -> (panels, caption)`, kept in the folder's
+            `visualization_<name>.py`; `None`: the maps are drawn from `attention_fields` by the generic view of
+            the head's inputs (a text, a pair, a document, a text and its concepts).
         tiny_config: keyword arguments of a config small enough for unit tests.
         license / tags: card metadata.
         exports: further public objects `import hf_attn` exposes (e.g. a decoding method).
@@ -123,6 +128,7 @@ class Architecture:
     synthetic_task: str
     attention_fields: dict[str, str]
     pretraining_head: str | None = None
+    attention_view: Callable[..., tuple[list[Any], str]] | None = None
     tiny_config: dict[str, Any] = field(default_factory=dict)
     license: str = "apache-2.0"
     tags: tuple[str, ...] = ()

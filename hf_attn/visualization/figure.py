@@ -3,7 +3,10 @@ as a PNG (matplotlib).
 
 Two kinds of panel:
 - `TextPanel`: the tokens of a text (or a concept set), each shaded by its weight: one row of a distribution;
-- `HeatmapPanel`: a matrix of weights, rows × columns (queries × keys, hops × tokens, labels × tokens).
+- `HeatmapPanel`: a matrix of weights, rows × columns (queries × keys, hops × tokens, labels × tokens). In HTML a
+  small one is a table (a cell per weight, its value on hover); one of more than `TABLE_CELLS` cells is an inline PNG
+  (one pixel per weight, drawn large) between its row and column labels, which keeps a page for a 100-token text
+  under a megabyte even with every layer of a Transformer.
 
 Weights are drawn as they are, never renormalised: a panel's colour scale runs from 0 to its `scale` (the largest
 weight of the panel unless given), and the legend states it. Padding never reaches a panel: the views cut every map
@@ -12,12 +15,22 @@ to the real tokens before building one.
 
 from __future__ import annotations
 
+import base64
 import html
+import io
+import math
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 # One hue for every figure (the weights' opacity carries the value).
 _RGB = (200, 40, 40)
+# A heatmap larger than this is an image in HTML (module docstring); the pixels of one of its cells.
+TABLE_CELLS = 2500
+_CELL_PX = 8
+# `save_png` lays more panels than this out in a grid of `_GRID_COLUMNS` columns.
+_SINGLE_COLUMN_PANELS = 6
+_GRID_COLUMNS = 3
 
 
 @dataclass
@@ -106,28 +119,52 @@ class AttentionFigure:
         from matplotlib.colors import LinearSegmentedColormap
 
         colours = LinearSegmentedColormap.from_list("hf_attn", [(1, 1, 1), tuple(c / 255 for c in _RGB)])
+        columns = 1 if len(self.panels) <= _SINGLE_COLUMN_PANELS else _GRID_COLUMNS
+        grid_rows = max(1, math.ceil(len(self.panels) / columns))
         heights = [
-            1.0 if isinstance(panel, TextPanel) else 0.6 + 0.35 * len(panel.row_labels) for panel in self.panels
+            max(_panel_height(panel) for panel in self.panels[row * columns : (row + 1) * columns] or [None])
+            for row in range(grid_rows)
         ]
         figure, axes = plt.subplots(
-            len(self.panels), 1, figsize=(10, 0.8 + sum(heights)), squeeze=False,
-            gridspec_kw={"height_ratios": heights or [1]},
+            grid_rows, columns, figsize=(10 if columns == 1 else 6 * columns, 0.8 + sum(heights)), squeeze=False,
+            gridspec_kw={"height_ratios": heights},
         )  # fmt: skip
-        for axis, panel in zip(axes[:, 0], self.panels, strict=True):
+        for index, axis in enumerate(axes.flat):
+            if index >= len(self.panels):
+                axis.set_axis_off()
+                continue
+            panel = self.panels[index]
             if isinstance(panel, TextPanel):
                 _draw_text(axis, panel, colours)
             else:
                 image = axis.imshow(panel.matrix, cmap=colours, vmin=0.0, vmax=panel.scale, aspect="auto")
-                axis.set_xticks(range(len(panel.column_labels)), panel.column_labels, rotation=60, fontsize=8)
-                axis.set_yticks(range(len(panel.row_labels)), panel.row_labels, fontsize=8)
+                _ticks(axis.set_xticks, panel.column_labels, rotation=60)
+                _ticks(axis.set_yticks, panel.row_labels)
                 figure.colorbar(image, ax=axis, fraction=0.025, pad=0.01)
-            axis.set_title(panel.title, fontsize=10, loc="left")
+            axis.set_title(panel.title, fontsize=10 if columns == 1 else 8, loc="left")
         figure.suptitle(self.title, fontsize=12)
-        figure.tight_layout()
+        with warnings.catch_warnings():  # a crowded figure keeps matplotlib's layout rather than warn about it
+            warnings.simplefilter("ignore", UserWarning)
+            figure.tight_layout()
         path = Path(path)
         figure.savefig(path, dpi=dpi)
         plt.close(figure)
         return path
+
+
+def _panel_height(panel: Panel | None) -> float:
+    """Inches of a panel in `save_png` (a heatmap grows with its rows, up to a limit)."""
+    if panel is None or isinstance(panel, TextPanel):
+        return 1.0
+    return 0.8 + min(0.3 * len(panel.row_labels), 6.0)
+
+
+def _ticks(set_ticks, labels: list[str], rotation: int = 0) -> None:
+    """Every label up to 60 of them, else every k-th (smaller type as they grow)."""
+    step = max(1, math.ceil(len(labels) / 60))
+    positions = range(0, len(labels), step)
+    set_ticks(positions, [labels[index] for index in positions], rotation=rotation,
+              fontsize=8 if len(labels) <= 30 else 6)  # fmt: skip
 
 
 def _alpha(weight: float, scale: float) -> float:
@@ -144,6 +181,8 @@ def _text_html(panel: TextPanel) -> str:
 
 
 def _heatmap_html(panel: HeatmapPanel) -> str:
+    if len(panel.row_labels) * len(panel.column_labels) > TABLE_CELLS:
+        return _heatmap_image_html(panel)
     head = "".join(f'<th class="column">{html.escape(label)}</th>' for label in panel.column_labels)
     rows = []
     for label, values in zip(panel.row_labels, panel.matrix, strict=True):
@@ -154,6 +193,31 @@ def _heatmap_html(panel: HeatmapPanel) -> str:
         )
         rows.append(f'<tr><th class="row">{html.escape(label)}</th>{cells}</tr>')
     return f'<table class="heatmap"><tr><th></th>{head}</tr>{"".join(rows)}</table>'
+
+
+def _heatmap_image_html(panel: HeatmapPanel) -> str:
+    """A large matrix as an inline PNG, a pixel per weight in the figures' colours (alpha over white, 256 levels),
+    drawn `_CELL_PX` pixels a cell between its labels."""
+    import numpy as np
+    from PIL import Image
+
+    levels = np.clip(np.asarray(panel.matrix, dtype=np.float64) / panel.scale, 0.0, 1.0)
+    image = Image.fromarray(np.rint(levels * 255).astype(np.uint8), mode="L").convert("P")
+    ramp = np.linspace(0.0, 1.0, 256)[:, None]
+    palette = np.rint(255 * (1 - ramp) + ramp * np.asarray(_RGB)).astype(np.uint8)  # white → the hue
+    image.putpalette(palette.flatten().tolist())
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", optimize=True)
+    data = base64.b64encode(buffer.getvalue()).decode("ascii")
+    rows, columns = len(panel.row_labels), len(panel.column_labels)
+    column_labels = "".join(f"<span>{html.escape(label)}</span>" for label in panel.column_labels)
+    row_labels = "".join(f"<span>{html.escape(label)}</span>" for label in panel.row_labels)
+    return (
+        f'<div class="heatmap-image" style="--cell:{_CELL_PX}px"><div></div><div class="columns">{column_labels}'
+        f'</div><div class="rows">{row_labels}</div><img alt="{rows} × {columns} weights" '
+        f'data-rows="{rows}" data-columns="{columns}" width="{columns * _CELL_PX}" height="{rows * _CELL_PX}" '
+        f'src="data:image/png;base64,{data}"></div>'
+    )
 
 
 def _legend_html(scale: float) -> str:
@@ -184,6 +248,13 @@ _CSS = """
 .hf-attn-figure td.cell{width:18px;height:18px;border:1px solid #eee}
 .hf-attn-figure th.column{writing-mode:vertical-rl;font-weight:normal}
 .hf-attn-figure th.row{text-align:right;font-weight:normal;padding-right:4px}
+.hf-attn-figure .heatmap-image{display:grid;grid-template-columns:auto auto;justify-content:start;font-size:7px}
+.hf-attn-figure .heatmap-image .columns{display:flex}
+.hf-attn-figure .heatmap-image .columns span{width:var(--cell);writing-mode:vertical-rl;overflow:hidden;
+  max-height:80px;line-height:var(--cell)}
+.hf-attn-figure .heatmap-image .rows{display:flex;flex-direction:column;align-items:flex-end;padding-right:3px}
+.hf-attn-figure .heatmap-image .rows span{height:var(--cell);line-height:var(--cell);overflow:hidden;max-width:120px}
+.hf-attn-figure .heatmap-image img{image-rendering:pixelated}
 .hf-attn-figure .legend{font-size:11px;margin:4px 0;display:flex;align-items:center;gap:4px}
 .hf-attn-figure .legend .bar{display:inline-block;width:120px;height:10px;
   background:linear-gradient(to right,rgba(200,40,40,0),rgba(200,40,40,1))}

@@ -11,11 +11,19 @@ that decides the picture, so a new architecture is drawn without code of its own
 - `/blocks`, `/block_summaries`: BiBloSA's intra-block maps as token × token matrices (one per direction) and its
   inter-block maps as block × block matrices.
 
-Views for inputs that need more than a text (sequence-to-sequence decoding, few-shot support sets, characters) are
-not built yet and raise `NotImplementedError` naming the architecture.
+An architecture whose picture needs more than its maps (decoding first: the Transformer, SGM; a top-k of labels:
+AttentionXML; weights that are parameters: ELMo's scalar mix; a support set: the few-shot models) names its own view
+in its registry row (`Architecture.attention_view`, kept in its folder's `visualization_<name>.py`); the helpers it
+builds on are here: `encode`, `real_tokens`, `map_panels`, `decode_with_attentions` (a sequence-to-sequence head's
+maps for its own output or a given target), and `few_shot_view` (the two few-shot architectures share it).
+An architecture with neither raises `NotImplementedError` naming it.
 """
 
 from __future__ import annotations
+
+import inspect
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
@@ -27,7 +35,8 @@ SUPPORTED_INPUTS = ("sentence", "sentence_pair", "sentence_concepts", "document"
 MAX_TOKENS = 512
 
 
-def _head(model: PreTrainedModel):
+def find_head(model: PreTrainedModel):
+    """The registry row and head of `model` (a ValueError for a base model)."""
     from ..registry import get_architecture
 
     architecture = get_architecture(model.config.model_type)
@@ -39,7 +48,8 @@ def _head(model: PreTrainedModel):
     return architecture, head
 
 
-def _encode(head, tokenizer: PreTrainedTokenizerBase, text: str, pair: str | None) -> dict[str, torch.Tensor]:
+def encode(head, tokenizer: PreTrainedTokenizerBase, text: str, pair: str | None) -> dict[str, torch.Tensor]:
+    """The model's inputs for one text (and its pair, for pair heads), refusing texts too long to draw."""
     inputs = dict(tokenizer([text], padding=True, return_tensors="pt"))
     if head.inputs in ("sentence_pair", "document_pair"):
         if pair is None:
@@ -52,7 +62,7 @@ def _encode(head, tokenizer: PreTrainedTokenizerBase, text: str, pair: str | Non
     return inputs
 
 
-def _tokens(tokenizer, inputs: dict[str, torch.Tensor], mask_name: str) -> list:
+def real_tokens(tokenizer, inputs: dict[str, torch.Tensor], mask_name: str) -> list:
     """The real tokens of the input that a mask belongs to (a document: a list per sentence)."""
     ids_name = mask_name.replace("attention_mask", "input_ids")
     ids, mask = inputs[ids_name][0], inputs[mask_name][0].bool()
@@ -72,27 +82,27 @@ def _row_labels(config, field: str, rows: int) -> list[str]:
     return [f"row {index + 1}" for index in range(rows)]
 
 
-def _panels(config, field: str, spec: str, value: torch.Tensor, inputs: dict, tokenizer, block_length: int) -> list:
+def map_panels(config, field: str, spec: str, value: torch.Tensor, inputs: dict, tokenizer, block_length: int) -> list:
     """The panels of one attention field (batch of one), by what its keys are (module docstring); `block_length`: r of
     the head's `/blocks` map of the same input, for its `/block_summaries` map."""
     name = field.replace("_", " ")
     weights = value[0].detach().float()
     if "@" in spec:
         keys_mask, _, queries_mask = spec.partition("@")
-        keys, queries = _tokens(tokenizer, inputs, keys_mask), _tokens(tokenizer, inputs, queries_mask)
+        keys, queries = real_tokens(tokenizer, inputs, keys_mask), real_tokens(tokenizer, inputs, queries_mask)
         return [HeatmapPanel(name, weights[: len(queries), : len(keys)].tolist(), queries, keys)]
     mask_name, _, level = spec.partition("/")
     if level == "causal":
-        tokens = _tokens(tokenizer, inputs, mask_name)
+        tokens = real_tokens(tokenizer, inputs, mask_name)
         return [HeatmapPanel(f"{name} (each token over its prefix)", weights[: len(tokens), : len(tokens)].tolist(),
                              tokens, tokens)]  # fmt: skip
     if level == "sentences":  # a document's sentence weights (its word maps are drawn from their own field)
-        sentences = _tokens(tokenizer, inputs, mask_name)
+        sentences = real_tokens(tokenizer, inputs, mask_name)
         labels = [" ".join(words[:6]) + (" …" if len(words) > 6 else "") for words in sentences]
         return [TextPanel(f"{name} (sentences)", labels, weights[: len(sentences)].tolist())]
     if level in ("blocks", "block_summaries"):
-        return _block_panels(name, level, weights, _tokens(tokenizer, inputs, mask_name), block_length)
-    tokens = _tokens(tokenizer, inputs, mask_name)
+        return _block_panels(name, level, weights, real_tokens(tokenizer, inputs, mask_name), block_length)
+    tokens = real_tokens(tokenizer, inputs, mask_name)
     if tokens and isinstance(tokens[0], list):  # word maps of a document: one row of words per sentence
         rows = weights.reshape(-1, weights.shape[-1])
         scale = max(float(row[: len(words)].max()) for row, words in zip(rows, tokens, strict=False)) or 1.0
@@ -132,31 +142,28 @@ def _block_panels(name: str, level: str, weights: torch.Tensor, tokens: list[str
     return panels
 
 
-@torch.no_grad()
-def visualize(
-    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, text: str, pair: str | None = None
-) -> AttentionFigure:
-    """The attention maps of `model` (a head of a registered architecture) for `text` (and `pair`, for pair heads)
-    as an `AttentionFigure` (`.to_html()`, `.save_png(path)`, shown by notebooks)."""
-    architecture, head = _head(model)
+def prediction_caption(model: PreTrainedModel, logits: torch.Tensor) -> str:
+    """`prediction: <label> (<probability>)` for a class head's logits `(1, C)`."""
+    probabilities = logits.float().softmax(-1)[0]
+    best = int(probabilities.argmax())
+    return f"prediction: {model.config.id2label.get(best, str(best))} ({float(probabilities[best]):.3f})"
+
+
+def generic_view(model: PreTrainedModel, head, tokenizer, text: str, pair: str | None = None) -> tuple[list, str]:
+    """Every map the head returns, drawn by what its keys are (module docstring)."""
+    from ..registry import get_architecture
+
+    architecture = get_architecture(model.config.model_type)
     if head.inputs not in SUPPORTED_INPUTS:
         raise NotImplementedError(
             f"No attention view for {architecture.display_name}'s {head.inputs!r} inputs yet "
             f"(views exist for: {', '.join(SUPPORTED_INPUTS)})."
         )
-    if not head.attention_fields:
-        raise ValueError(f"{head.model_class.__name__} returns no attention map to draw.")
-    inputs = _encode(head, tokenizer, text, pair)
-    was_training = model.training
-    model.eval()
+    inputs = encode(head, tokenizer, text, pair)
     output = model(**{name: tensor.to(model.device) for name, tensor in inputs.items()})
-    model.train(was_training)
     caption = "weights as the model computes them"
     if head.labels == "class":
-        probabilities = output.logits.float().softmax(-1)[0]
-        best = int(probabilities.argmax())
-        label = model.config.id2label.get(best, str(best))
-        caption = f"prediction: {label} ({float(probabilities[best]):.3f}); {caption}"
+        caption = f"{prediction_caption(model, output.logits)}; {caption}"
     maps = {field: getattr(output, field, None) for field in head.attention_fields}
     maps = {field: (value[-1] if isinstance(value, tuple) else value).cpu() for field, value in maps.items()
             if value is not None}  # fmt: skip
@@ -166,5 +173,121 @@ def visualize(
     panels = []
     for field, value in maps.items():
         block_length = block_lengths.get(specs[field].partition("/")[0], 1)
-        panels += _panels(model.config, field, specs[field], value, inputs, tokenizer, block_length)
+        panels += map_panels(model.config, field, specs[field], value, inputs, tokenizer, block_length)
+    return panels, caption
+
+
+@torch.no_grad()
+def decode_with_attentions(
+    model: PreTrainedModel, head, tokenizer, text: str, target: str | None = None, **generate_kwargs: Any
+) -> tuple[dict[str, torch.Tensor], torch.Tensor, Any]:
+    """A sequence-to-sequence head's maps over its output for `text`: `generate()` decodes it (`generate_kwargs`),
+    or `target` is read as the output (teacher forcing); one forward pass over the decoded sequence then returns the
+    maps. Returns the encoder inputs, the sequence `(T + 1,)` (the decoder start, then the T emitted ids; row t of a
+    decoder map is the step that emitted id t + 1) and the output (`output_attentions=True`)."""
+    inputs = encode(head, tokenizer, text, None)
+    inputs = {name: tensor.to(model.device) for name, tensor in inputs.items()}
+    start = model.config.decoder_start_token_id
+    if target is not None:
+        ids = tokenizer([target], return_tensors="pt")["input_ids"][0].to(model.device)
+        sequence = torch.cat([ids.new_tensor([start]), ids])
+    else:
+        sequence = model.generate(**inputs, **generate_kwargs)
+        sequence = (sequence if isinstance(sequence, torch.Tensor) else sequence.sequences)[0]
+        if sequence[0] != start:  # a decoder-only continuation would not start with it; ours always do
+            sequence = torch.cat([sequence.new_tensor([start]), sequence])
+        pad = model.config.pad_token_id
+        if pad is not None and pad != start:  # a beam ended early is padded after its EOS
+            sequence = torch.cat([sequence[:1], sequence[1:][sequence[1:] != pad]])
+    if sequence.numel() > MAX_TOKENS:
+        raise ValueError(f"The output is too long to draw: {sequence.numel()} tokens (at most {MAX_TOKENS}).")
+    output = model(**inputs, decoder_input_ids=sequence[None, :-1], output_attentions=True, return_dict=True)
+    return inputs, sequence.cpu(), output
+
+
+def few_shot_view(
+    model: PreTrainedModel,
+    head,
+    tokenizer,
+    text: str,
+    pair: str | None = None,
+    support: Mapping[str, Sequence[str]] | Sequence[Sequence[Any]] | None = None,
+    entities: Sequence[int] | None = None,
+) -> tuple[list, str]:
+    """A few-shot head's attention for the query `text` given a support set: the query's word weights (HAPN), each
+    class's instance weights over its support texts (per class a distribution over its shots), and each class's
+    feature weights z_i (Proto-HATT eq. 10, HAPN's λ_i; ≥ 0, not a distribution: drawn on their own scale).
+
+    Args:
+        support: label → its texts, or rows `(label, text)`; a relation model's rows are `(label, text, head, tail)`
+            (its entities' word indices), and the query's are `entities = (head, tail)`. At least 2 labels.
+    """
+    if support is None:
+        raise ValueError(
+            f"{type(model).__name__} labels a query from a support set: pass `support` (label -> texts; "
+            "`hf-attn visualize --support LABEL=TEXT ...` or --support FILE)."
+        )
+    rows = [(label, item) for label, texts in support.items() for item in texts] if isinstance(support, Mapping) \
+        else [tuple(row) for row in support]  # fmt: skip
+    if not rows or any(len(row) not in (2, 4) for row in rows):
+        raise ValueError("`support` rows must be (label, text) or (label, text, head, tail).")
+    labels, texts = [row[0] for row in rows], [row[1] for row in rows]
+    relations = {"support_entities": None, "query_entities": None}
+    if entities is not None or any(len(row) == 4 for row in rows):
+        if entities is None or len(entities) != 2 or any(len(row) != 4 for row in rows):
+            raise ValueError("A relation model needs `entities=(head, tail)` for the query and every support row "
+                             "as (label, text, head, tail).")  # fmt: skip
+        relations = {"support_entities": [(int(row[2]), int(row[3])) for row in rows],
+                     "query_entities": [(int(entities[0]), int(entities[1]))]}  # fmt: skip
+    [result] = model.predict(texts, labels, [text], tokenizer, output_attentions=True, **relations)
+    panels = []
+    if "word_attention" in result:
+        tokens, weights = zip(*result["word_attention"], strict=True) if result["word_attention"] else ((), ())
+        panels.append(TextPanel("query word attentions", list(tokens), list(weights)))
+    for label, weights in result.get("instance_attention", {}).items():
+        shots = [_shorten(item) for name, item in zip(labels, texts, strict=True) if name == label]
+        panels.append(TextPanel(f"instance attentions of class {label!r} (its support texts)", shots, weights))
+    scores = result.get("feature_scores")
+    if scores:
+        features = [str(index + 1) for index in range(len(next(iter(scores.values()))))]
+        title = "feature attentions (per class, a weight per feature)"
+        panels.append(HeatmapPanel(title, list(scores.values()), [str(label) for label in scores], features))
+    if not panels:
+        raise ValueError(f"{type(model).__name__} has no attention to draw (a plain prototypical network).")
+    label = result["label"]
+    return panels, f"prediction: {label} ({result['scores'][label]:.3f}); weights as the model computes them"
+
+
+def _shorten(text: str, words: int = 6) -> str:
+    split = text.split()
+    return " ".join(split[:words]) + (" …" if len(split) > words else "")
+
+
+@torch.no_grad()
+def visualize(
+    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, text: str, pair: str | None = None, **options: Any
+) -> AttentionFigure:
+    """The attention maps of `model` (a head of a registered architecture) for `text` (and `pair`: a pair head's
+    second text; a sequence-to-sequence head's target, read instead of its own output) as an `AttentionFigure`
+    (`.to_html()`, `.save_png(path)`, shown by notebooks). `options` go to the architecture's own view (e.g.
+    `support=` for the few-shot models, `top_k=` for AttentionXML, `heads="all"` for the Transformer)."""
+    architecture, head = find_head(model)
+    view = architecture.attention_view or generic_view
+    if not head.attention_fields and architecture.attention_view is None:
+        raise ValueError(f"{head.model_class.__name__} returns no attention map to draw.")
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("`text` must be a non-empty string.")
+    parameters = list(inspect.signature(view).parameters)[5:]  # after (model, head, tokenizer, text, pair)
+    unknown = sorted(set(options) - set(parameters))
+    if unknown:
+        raise ValueError(
+            f"{architecture.display_name}'s attention view takes no option {unknown}; its options: "
+            f"{parameters or 'none'}."
+        )
+    was_training = model.training
+    model.eval()
+    try:
+        panels, caption = view(model, head, tokenizer, text, pair, **options)
+    finally:
+        model.train(was_training)
     return AttentionFigure(f"{architecture.display_name}: {text[:80]}", panels, caption)

@@ -7,6 +7,7 @@ from .modeling_attention_xml import (
     AttentionXmlModel,
     AttentionXmlPreTrainedModel,
 )
+from .visualization_attention_xml import top_labels_view
 
 ARCHITECTURE = Architecture(
     name="attention_xml",
@@ -74,6 +75,7 @@ ARCHITECTURE = Architecture(
         "tree_cluster_size": 2,
         "tree_top_candidates": 1,
     },
+    attention_view=top_labels_view,
     tags=("extreme-multi-label", "label-wise-attention", "label-tree", "bilstm"),
 )
 

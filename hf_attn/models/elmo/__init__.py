@@ -12,6 +12,7 @@ from .modeling_elmo import (
     ElmoScalarMix,
     remove_sentence_boundaries,
 )
+from .visualization_elmo import scalar_mix_view
 
 ARCHITECTURE = Architecture(
     name="elmo",
@@ -74,6 +75,7 @@ ARCHITECTURE = Architecture(
         "elmo_dropout": 0.2,
         "num_labels": 3,
     },
+    attention_view=scalar_mix_view,
     tags=("elmo", "bilm", "character-cnn", "contextual-embeddings", "lstm"),
 )
 

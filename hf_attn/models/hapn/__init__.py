@@ -1,5 +1,6 @@
 from hf_attn.data import episodes as _episodes  # noqa: F401  (registers the few-shot synthetic tasks)
 from hf_attn.registry import Architecture, Head, Paper
+from hf_attn.visualization.views import few_shot_view
 
 from .configuration_hapn import HapnConfig
 from .modeling_hapn import HapnForFewShotClassification, HapnModel, HapnPreTrainedModel
@@ -59,6 +60,7 @@ ARCHITECTURE = Architecture(
         "feature_attention_channels": [4, 6],
         "feature_attention_dropout_prob": 0.1,
     },
+    attention_view=few_shot_view,
     tags=("few-shot", "text-classification", "prototypical-network", "hierarchical-attention", "cnn"),
 )
 

@@ -1,5 +1,6 @@
 from hf_attn.data import episodes as _episodes  # noqa: F401  (registers the few-shot synthetic tasks)
 from hf_attn.registry import Architecture, Head, Paper
+from hf_attn.visualization.views import few_shot_view
 
 from .configuration_proto_hatt import ProtoHattConfig
 from .modeling_proto_hatt import (
@@ -69,6 +70,7 @@ ARCHITECTURE = Architecture(
         "feature_attention_channels": [4, 6],
         "feature_attention_dropout_prob": 0.1,
     },
+    attention_view=few_shot_view,
     tags=("few-shot", "relation-classification", "prototypical-network", "cnn"),
 )
 

@@ -357,8 +357,8 @@ class FewShotPredictionMixin:
     ) -> list[Any]:
         """The label of each query text: a list of label names (`support_labels`' values); with
         `output_attentions=True`, one dict per query with `label`, `scores` (probability per label), and the maps
-        the model has: `instance_attention` (per label, a weight per support text), `word_attention` (the query's
-        `(token, weight)` pairs).
+        the model has: `instance_attention` (per label, a weight per support text), `feature_scores` (per label, a
+        weight per feature), `word_attention` (the query's `(token, weight)` pairs).
 
         Args:
             support_texts / support_labels: the support set, one label per text.
@@ -414,6 +414,9 @@ class FewShotPredictionMixin:
                     result["instance_attention"] = {
                         name: instance[0, row, n, : len(shots[n])].tolist() for n, name in enumerate(names)
                     }
+                features = getattr(output, "feature_scores", None)
+                if features is not None:
+                    result["feature_scores"] = {name: features[0, n].tolist() for n, name in enumerate(names)}
                 words = getattr(output, "word_attentions", None)
                 if words is not None:
                     length = int(inputs["attention_mask"][0, row].sum())

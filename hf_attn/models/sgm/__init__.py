@@ -13,6 +13,7 @@ from .modeling_sgm import (
     SgmPreTrainedModel,
     label_ids_of_sequence,
 )
+from .visualization_sgm import sgm_view
 
 ARCHITECTURE = Architecture(
     name="sgm",
@@ -70,6 +71,7 @@ ARCHITECTURE = Architecture(
         "global_embedding": True,
         "num_labels": 5,
     },
+    attention_view=sgm_view,
     tags=("multi-label-classification", "sequence-generation", "global-embedding", "lstm"),
     exports=(sgm_original_beam_search,),
 )

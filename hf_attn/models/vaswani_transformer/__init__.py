@@ -6,6 +6,7 @@ from .modeling_vaswani_transformer import (
     VaswaniTransformerModel,
     VaswaniTransformerPreTrainedModel,
 )
+from .visualization_vaswani_transformer import bertviz_view, transformer_view
 
 ARCHITECTURE = Architecture(
     name="vaswani_transformer",
@@ -60,7 +61,9 @@ ARCHITECTURE = Architecture(
         "decoder_ffn_dim": 28,
         "dropout": 0.05,
     },
+    attention_view=transformer_view,
     tags=("transformer", "encoder-decoder", "translation"),
+    exports=(bertviz_view,),
 )
 
 __all__ = [
@@ -69,4 +72,5 @@ __all__ = [
     "VaswaniTransformerForConditionalGeneration",
     "VaswaniTransformerModel",
     "VaswaniTransformerPreTrainedModel",
+    "bertviz_view",
 ]
