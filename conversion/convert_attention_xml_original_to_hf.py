@@ -47,6 +47,7 @@ import yaml
 from safetensors.torch import load_file
 
 from hf_attn.conversion import (
+    EXAMPLE_HELP,
     conversion_record,
     finish_conversion,
     load_original_checkpoint,
@@ -234,6 +235,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fixture", help="folder with inputs.safetensors + expected.safetensors to check parity")
     parser.add_argument("--top_k", type=int, default=4, help="k of the fixture's predict post-processing")
     parser.add_argument("--atol", type=float, default=1e-5)
+    parser.add_argument("--example", help=EXAMPLE_HELP)
     args = parser.parse_args(argv)
 
     labels = None
@@ -253,7 +255,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     if args.fixture:
         report["max_abs_diff"] = check_fixture(model, args.fixture, args.top_k, args.atol)
-    finish_conversion(args.output, report)
+    finish_conversion(args.output, report, example=args.example)
 
 
 if __name__ == "__main__":

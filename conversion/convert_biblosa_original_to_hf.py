@@ -58,7 +58,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from hf_attn.conversion import conversion_record, finish_conversion, rename_state_dict
+from hf_attn.conversion import EXAMPLE_HELP, conversion_record, finish_conversion, rename_state_dict
 from hf_attn.models.biblosa import (
     BiBlosaConfig,
     BiBlosaForPairClassification,
@@ -213,11 +213,13 @@ def convert(
     glove_matrix: np.ndarray | torch.Tensor | None = None,
     use_ema: bool = False,
     vocab: list[str] | None = None,
+    example: str | None = None,
 ) -> BiBlosaModel | BiBlosaForPairClassification | BiBlosaForSequenceClassification:
     """Builds (and with `output_dir` saves) the hf_attn model of the checkpoint's Bi-BloSA model under `scope`.
 
     `argv` is the original training command's flags; `block_length` (an int, `"auto"`, or `None` for the argv's
-    `--block_len`, itself `None` = `"auto"`), `keep_prob`, `wd` and `activation` override them.
+    `--block_len`, itself `None` = `"auto"`), `keep_prob`, `wd` and `activation` override them. `example`: a text
+    whose attention the card shows (with `vocab`, which gives the folder a tokenizer).
     """
     variables = read_variables(checkpoint_path)
     scope = select_scope(variables, scope)
@@ -279,7 +281,7 @@ def convert(
             original_arguments={**arguments, "activation": activation},
             layout="TF variables by name; W [in, out] transposed; fused columns split",
         )  # fmt: skip
-        finish_conversion(output_dir, record)
+        finish_conversion(output_dir, record, example=example)
     return model
 
 
@@ -296,6 +298,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--glove-matrix", help="the GloVe-only embedding rows (.npy), appended after emb_mat")
     parser.add_argument("--vocab", help="the token list (one per line, in id order) for a tokenizer")
     parser.add_argument("--use-ema", action="store_true", help="take the EMA shadows instead of the raw variables")
+    parser.add_argument("--example", help=EXAMPLE_HELP)
     args = parser.parse_args(argv)
     block_length = args.block_len if args.block_len in (None, "auto") else int(args.block_len)
     convert(
@@ -303,6 +306,7 @@ def main(argv: list[str] | None = None) -> None:
         block_length=block_length, keep_prob=args.keep_prob, wd=args.wd, activation=args.activation,
         glove_matrix=np.load(args.glove_matrix, allow_pickle=False) if args.glove_matrix else None,
         use_ema=args.use_ema, vocab=Path(args.vocab).read_text().splitlines() if args.vocab else None,
+        example=args.example,
     )  # fmt: skip
 
 

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import torch
 
-from hf_attn.conversion import finish_conversion, sha256_of
+from hf_attn.conversion import EXAMPLE_HELP, finish_conversion, sha256_of
 from hf_attn.models.elmo import ElmoConfig, ElmoModel
 from hf_attn.tokenization.elmo import build_elmo_tokenizer, read_bilm_tf_vocabulary
 
@@ -208,6 +208,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fixture", help="folder with the original's outputs (see ../shared/fixtures/elmo)")
     parser.add_argument("--atol", type=float, default=1e-6)
     parser.add_argument("--rtol", type=float, default=1e-5)
+    parser.add_argument("--example", help=EXAMPLE_HELP)
     args = parser.parse_args(argv)
 
     model, tokenizer = convert(args.options, args.weights, args.output, args.vocab)
@@ -223,7 +224,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.fixture:
         report["max_abs_diff"] = check_fixture(model, tokenizer, args.fixture, args.atol, args.rtol)
         report["tolerance"] = {"atol": args.atol, "rtol": args.rtol}
-    finish_conversion(args.output, report)
+    finish_conversion(args.output, report, example=args.example)
 
 
 if __name__ == "__main__":

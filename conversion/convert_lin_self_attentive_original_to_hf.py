@@ -43,6 +43,7 @@ from safetensors.torch import load_file
 
 from hf_attn import LinSelfAttentiveConfig, LinSelfAttentiveForSequenceClassification
 from hf_attn.conversion import (
+    EXAMPLE_HELP,
     conversion_record,
     finish_conversion,
     load_original_checkpoint,
@@ -206,13 +207,14 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--fixture", help="folder with inputs.safetensors + expected.safetensors to check parity")
     parser.add_argument("--atol", type=float, default=1e-5)
+    parser.add_argument("--example", help=EXAMPLE_HELP)
     args = parser.parse_args(argv)
 
     model, _, arguments = convert(args.checkpoint, args.output, args.penalization_coeff, args.config)
     report = conversion_record(ORIGINAL_CODE, __file__, args.checkpoint, args.output, training_arguments=arguments)
     if args.fixture:
         report["max_abs_diff"] = check_fixture(model, args.fixture, args.atol)
-    finish_conversion(args.output, report)
+    finish_conversion(args.output, report, example=args.example)
 
 
 if __name__ == "__main__":

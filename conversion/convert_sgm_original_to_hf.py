@@ -35,6 +35,7 @@ import torch
 from safetensors.torch import load_file
 
 from hf_attn.conversion import (
+    EXAMPLE_HELP,
     conversion_record,
     finish_conversion,
     load_original_checkpoint,
@@ -250,6 +251,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--fixture", help="folder with inputs.safetensors + expected*.safetensors to check parity")
     parser.add_argument("--expected", help="the expected-outputs file in --fixture (default: by global_emb)")
     parser.add_argument("--atol", type=float, default=1e-5)
+    parser.add_argument("--example", help=EXAMPLE_HELP)
     args = parser.parse_args(argv)
 
     labels = json.loads(Path(args.labels).read_text()) if args.labels else None
@@ -258,7 +260,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.fixture:
         original_config = load_original_checkpoint(args.checkpoint)["config"]
         report["max_abs_diff"] = check_fixture(model, args.fixture, original_config, args.expected, args.atol)
-    finish_conversion(args.output, report)
+    finish_conversion(args.output, report, example=args.example)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,13 @@ from typing import Any
 
 import torch
 
-from hf_attn.conversion import conversion_record, finish_conversion, load_original_checkpoint, rename_state_dict
+from hf_attn.conversion import (
+    EXAMPLE_HELP,
+    conversion_record,
+    finish_conversion,
+    load_original_checkpoint,
+    rename_state_dict,
+)
 from hf_attn.models.stcka import StckaConfig, StckaForSequenceClassification
 from hf_attn.tokenization import ConceptSource, build_concept_tokenizer
 
@@ -105,8 +111,10 @@ def convert(
     config_path: str | Path | None = None,
     gamma: float | None = None,
     concepts_path: str | Path | None = None,
+    example: str | None = None,
 ) -> StckaForSequenceClassification:
-    """Builds (and with `output_dir` saves, with a tokenizer when the config has the vocabularies) the model."""
+    """Builds (and with `output_dir` saves, with a tokenizer when the config has the vocabularies) the model;
+    `example`: a text whose attention the card shows."""
     state_dict = read_state_dict(checkpoint_path)
     config_json = json.loads(Path(config_path).read_text()) if config_path else {}
     arguments = constructor_arguments(config_json)
@@ -131,7 +139,7 @@ def convert(
                                    "num_layer": config.num_hidden_layers},
             layout="bare state_dict (main.py's torch.save(model.state_dict()))",
         )  # fmt: skip
-        finish_conversion(output_dir, record)
+        finish_conversion(output_dir, record, example=example)
     return model
 
 
@@ -142,8 +150,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--config", help="the original's constructor arguments (and vocabularies) as JSON")
     parser.add_argument("--gama", type=float, help="the fixed γ the checkpoint was trained with (default 0.5)")
     parser.add_argument("--concepts", help="a knowledge base (entity<TAB>concept<TAB>score) for the tokenizer")
+    parser.add_argument("--example", help=EXAMPLE_HELP)
     args = parser.parse_args(argv)
-    convert(args.checkpoint, args.output, args.config, args.gama, args.concepts)
+    convert(args.checkpoint, args.output, args.config, args.gama, args.concepts, example=args.example)
 
 
 if __name__ == "__main__":

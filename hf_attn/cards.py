@@ -145,10 +145,11 @@ def render_model_card(model_dir: str | Path, repo_id: str | None = None, base_mo
 ATTENTION_PICTURE = "attention.png"
 
 
-def draw_attention_picture(model_dir: str | Path, text: str, pair: str | None = None) -> Path | None:
-    """Draws the saved model's attention for `text` into `model_dir/attention.png` (`hf_attn.visualization`);
-    `None` when the folder has no tokenizer or the head has no view yet. The picture is an extra of the card: any
-    other failure to draw it is reported on stderr, and the card is written without it."""
+def draw_attention_picture(model_dir: str | Path, text: str, pair: str | None = None, **options: Any) -> Path | None:
+    """Draws the saved model's attention for `text` into `model_dir/attention.png` (`hf_attn.visualization`;
+    `options` go to the architecture's view, e.g. a few-shot model's `support`); `None` when the folder has no
+    tokenizer or the head has no picture. The picture is an extra of the card: any other failure to draw it is
+    reported on stderr, and the card is written without it."""
     import sys
 
     from .inference import load_trained
@@ -156,7 +157,7 @@ def draw_attention_picture(model_dir: str | Path, text: str, pair: str | None = 
 
     try:
         model, tokenizer, _, _ = load_trained(str(model_dir))
-        figure = visualize(model, tokenizer, text, pair=pair)
+        figure = visualize(model, tokenizer, text, pair=pair, **options)
         return figure.save_png(Path(model_dir) / ATTENTION_PICTURE)
     except (ValueError, NotImplementedError):
         return None
@@ -165,17 +166,23 @@ def draw_attention_picture(model_dir: str | Path, text: str, pair: str | None = 
         return None
 
 
-def write_model_card(model_dir: str | Path, repo_id: str | None = None, base_model: str | None = None) -> Path:
-    """Renders the card and writes it to `model_dir/README.md`; returns its path. A folder whose training record
-    holds an example text gets the picture of its attention for it (`attention.png`, linked from the card; it travels
-    with `hf-attn push`)."""
+def write_model_card(
+    model_dir: str | Path, repo_id: str | None = None, base_model: str | None = None, example: dict | None = None
+) -> Path:
+    """Renders the card and writes it to `model_dir/README.md`; returns its path. With an example (`example`:
+    `{"text", "pair"?, "support"?, "entities"?}`, else the one the training or conversion record holds), the card
+    gets the picture of the model's attention for it (`attention.png`, linked from the card; it travels with
+    `hf-attn push`)."""
     model_dir = Path(model_dir)
     path = model_dir / "README.md"
     card = render_model_card(model_dir, repo_id=repo_id, base_model=base_model)
-    example = (_read_json(model_dir / TRAINING_FILE) or {}).get("example")
-    if example and draw_attention_picture(model_dir, example["text"], example.get("pair")) is not None:
+    if example is None:
+        records = (_read_json(model_dir / TRAINING_FILE) or {}, _read_json(model_dir / CONVERSION_FILE) or {})
+        example = next((record["example"] for record in records if record.get("example")), None)
+    options = {name: example[name] for name in ("support", "entities") if name in (example or {})}
+    if example and draw_attention_picture(model_dir, example["text"], example.get("pair"), **options) is not None:
         section = (
-            f'## Attention\n\nWhat the model attends to in a held-out example, "{example["text"][:120]}" (weights '
+            f'## Attention\n\nWhat the model attends to in an example, "{example["text"][:120]}" (weights '
             f"as computed; `hf-attn visualize` draws any text):\n\n![attention]({ATTENTION_PICTURE})\n\n"
         )
         card.content = card.content.replace("## Citation", section + "## Citation", 1)

@@ -7,6 +7,7 @@ hf-attn predict MODEL "text"      a trained model's prediction and the tokens it
 hf-attn recipes                   the papers' settings `hf-attn train --recipe NAME` runs
 hf-attn demo                      train, save, reload and inspect Lin et al. (2017) in about a minute
 hf-attn verify DIR                check a saved model folder's weights against its checksums.json
+hf-attn visualize MODEL "text" --out F  draw its attention for the text (F: .html or .png)
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from transformers import HfArgumentParser
 
@@ -33,7 +35,10 @@ def _list(_: argparse.Namespace) -> None:
 
 
 def _card(args: argparse.Namespace) -> None:
-    print(f"wrote {write_model_card(args.model_dir, repo_id=args.repo_id, base_model=args.base_model)}")
+    example = {"text": args.example, **({"pair": args.pair} if args.pair else {})} if args.example else None
+    print(
+        f"wrote {write_model_card(args.model_dir, repo_id=args.repo_id, base_model=args.base_model, example=example)}"
+    )
 
 
 def _push(args: argparse.Namespace) -> None:
@@ -98,16 +103,48 @@ def _predict(argv: list[str]) -> None:
             print("  attends to: " + ", ".join(f"{token} {weight:.3f}" for token, weight in attended))
 
 
+def _support_rows(values: list[str]) -> list[tuple]:
+    """`--support`: `LABEL=TEXT` entries, or one file (.jsonl/.json/.csv/.tsv) with `label` and `text` columns (and
+    `head`, `tail` entity word indices for a relation model), the columns of `hf-attn train`'s few-shot data."""
+    if len(values) == 1 and Path(values[0]).is_file():
+        from datasets import Dataset
+
+        path = values[0]
+        if path.endswith((".csv", ".tsv")):
+            rows = Dataset.from_csv(path, delimiter="\t" if path.endswith(".tsv") else ",")
+        else:
+            rows = Dataset.from_json(path)
+        missing = {"label", "text"} - set(rows.column_names)
+        if missing:
+            raise ValueError(f"--support {path}: no column {sorted(missing)} (it has {rows.column_names}).")
+        entities = {"head", "tail"} <= set(rows.column_names)
+        return [(row["label"], row["text"], *((row["head"], row["tail"]) if entities else ())) for row in rows]
+    rows = []
+    for value in values:
+        label, equals, text = value.partition("=")
+        if not equals or not label or not text:
+            raise ValueError(f"--support: {value!r} is not LABEL=TEXT (or one file of label/text rows).")
+        rows.append((label, text))
+    return rows
+
+
 def _visualize(args: argparse.Namespace) -> None:
     from .visualization import visualize
 
     suffix = args.out.rsplit(".", 1)[-1].lower() if "." in args.out else ""
     if suffix not in ("html", "png"):
         sys.exit(f"hf-attn visualize: --out must end in .html or .png, got {args.out!r}.")
+    options = {"top_k": args.top_k, "entities": args.entities, "layers": args.layers}
+    options = {name: value for name, value in options.items() if value is not None}
+    if args.heads is not None:
+        options["heads"] = args.heads if args.heads in ("mean", "all") else [int(i) for i in args.heads.split(",")]
     try:
+        if args.support:
+            options["support"] = _support_rows(args.support)
         print(f"loading {args.model} ...", file=sys.stderr)
         model, tokenizer, _, _ = inference.load_trained(args.model)
-        figure = visualize(model, tokenizer, args.text, pair=args.pair)
+        print(f"drawing {type(model).__name__}'s attention ...", file=sys.stderr)
+        figure = visualize(model, tokenizer, args.text, pair=args.pair, **options)
     except (ValueError, NotImplementedError, OSError) as error:
         sys.exit(f"hf-attn visualize: {error}")
     path = figure.save_html(args.out) if suffix == "html" else figure.save_png(args.out)
@@ -142,6 +179,9 @@ def main(argv: list[str] | None = None) -> None:
     card_parser.add_argument("model_dir")
     card_parser.add_argument("--repo-id", help="the Hub repo the card's snippets load from")
     card_parser.add_argument("--base-model", help="the Hub model this one was fine-tuned from")
+    card_parser.add_argument("--example", help="a text whose attention the card shows (attention.png); default: "
+                             "the training or conversion record's example")  # fmt: skip
+    card_parser.add_argument("--pair", help="the example's second text (pair models) or target (seq2seq)")
     card_parser.set_defaults(run=_card)
     push_parser = commands.add_parser("push", help="upload a saved model folder to the Hub (token: HF_TOKEN)")
     push_parser.add_argument("model_dir")
@@ -161,6 +201,14 @@ def main(argv: list[str] | None = None) -> None:
     visualize_parser.add_argument("text")
     visualize_parser.add_argument("--pair", help="the second text (pair models)")
     visualize_parser.add_argument("--out", required=True, help="file.html (self-contained) or file.png")
+    visualize_parser.add_argument("--support", nargs="+", metavar="LABEL=TEXT",
+                                  help="few-shot models: the support set, LABEL=TEXT entries or one file of "
+                                  "label/text (head/tail) rows")  # fmt: skip
+    visualize_parser.add_argument("--entities", nargs=2, type=int, metavar=("HEAD", "TAIL"),
+                                  help="few-shot relation models: the query's entity word indices")  # fmt: skip
+    visualize_parser.add_argument("--top_k", "--top-k", type=int, help="AttentionXML: how many labels (default 5)")
+    visualize_parser.add_argument("--heads", help="Transformer: mean (default), all, or head indices 0,3")
+    visualize_parser.add_argument("--layers", type=int, nargs="+", help="Transformer: layer indices (default all)")
     visualize_parser.set_defaults(run=_visualize)
     args = parser.parse_args(argv)
     args.run(args)

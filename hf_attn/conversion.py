@@ -76,11 +76,18 @@ def conversion_record(original_code: str, script: str | Path, checkpoint: str | 
     }
 
 
-def finish_conversion(output_dir: str | Path, record: dict[str, Any]) -> None:
+# The converters' `--example` option.
+EXAMPLE_HELP = "a text whose attention the card shows (attention.png; the folder needs a tokenizer)"
+
+
+def finish_conversion(output_dir: str | Path, record: dict[str, Any], example: str | None = None) -> None:
     """Writes the record beside the converted weights (`hf_attn_conversion.json`) and the model card, which shows
-    it as provenance (a converted folder always ships a card), then prints the record."""
+    it as provenance (a converted folder always ships a card) and, with an `example` text, the picture of the
+    converted model's attention for it; then prints the record."""
     from .cards import CONVERSION_FILE, write_model_card
 
+    if example:
+        record["example"] = {"text": example}
     (Path(output_dir) / CONVERSION_FILE).write_text(json.dumps(record, indent=2))
     write_model_card(output_dir)
     print(json.dumps(record, indent=2))

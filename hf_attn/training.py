@@ -671,12 +671,44 @@ def _summary(options, args, architecture, data, trainer, metrics, overrides, cov
     }
     if recipe is not None:
         summary["paper"] = recipe.paper
-    example = data.eval[0] if len(data.eval) and data.text_column in data.eval.column_names else None
-    if example is not None and isinstance(example[data.text_column], str):  # the card draws its attention
-        summary["example"] = {"text": example[data.text_column]}
-        if data.pair_column and isinstance(example.get(data.pair_column), str):
-            summary["example"]["pair"] = example[data.pair_column]
+    example = _card_example(data, trainer.model.config)
+    if example is not None:
+        summary["example"] = example
     return summary
+
+
+def _card_example(data: TaskData, config) -> dict[str, Any] | None:
+    """A held-out example whose attention the card draws (`hf_attn.cards`): the first held-out text (and its pair
+    or target); a few-shot model's is a query with a support set of the next held-out texts, `num_ways` classes
+    (the query's first) of `num_shots` texts each (with their entities, for a relation model)."""
+    rows = data.eval
+    if not len(rows) or data.text_column not in rows.column_names or not isinstance(rows[0][data.text_column], str):
+        return None
+    if data.shape != "few_shot":
+        example = {"text": rows[0][data.text_column]}
+        if data.pair_column and isinstance(rows[0].get(data.pair_column), str):
+            example["pair"] = rows[0][data.pair_column]
+        return example
+    from .data.episodes import CLASS_COLUMN
+
+    column = CLASS_COLUMN if CLASS_COLUMN in rows.column_names else data.label_column
+    entities = {"head", "tail"} <= set(rows.column_names)
+    ways, shots = getattr(config, "num_ways", 2), getattr(config, "num_shots", 1)
+    chosen: dict[Any, list] = {rows[0][column]: []}
+    for row in rows.select(range(1, len(rows))):
+        label = row[column]
+        if label not in chosen and len(chosen) < ways:
+            chosen[label] = []
+        if label in chosen and len(chosen[label]) < shots:
+            chosen[label].append(
+                [str(label), row[data.text_column], *((row["head"], row["tail"]) if entities else ())]
+            )
+    if len(chosen) < 2 or any(len(texts) < shots for texts in chosen.values()):
+        return None
+    example = {"text": rows[0][data.text_column], "support": [item for texts in chosen.values() for item in texts]}
+    if entities:
+        example["entities"] = [rows[0]["head"], rows[0]["tail"]]
+    return example
 
 
 def _finish(options, args, trainer: Trainer, tokenizer, summary: dict, push_repo: str | None) -> None:
