@@ -148,7 +148,8 @@ def _visualize(args: argparse.Namespace) -> None:
     except (ValueError, NotImplementedError, OSError) as error:
         sys.exit(f"hf-attn visualize: {error}")
     path = figure.save_html(args.out) if suffix == "html" else figure.save_png(args.out)
-    print(f"wrote {path} ({len(figure.panels)} panels; {figure.caption})")
+    panels = f"{len(figure.panels)} panel{'s' if len(figure.panels) != 1 else ''}"
+    print(f"wrote {path} ({panels}; {figure.caption})")
 
 
 # Commands with their own parsers (HfArgumentParser), given the rest of the command line as it is.

@@ -76,6 +76,21 @@ def test_cli_card_writes_readme(tmp_path, capsys):
     assert card.data.base_model == "alice/base" and 'from_pretrained("alice/x")' in card.text
 
 
+def test_cli_card_draws_the_attention_of_an_example(tmp_path, capsys):
+    from hf_attn.tokenization import train_word_level_tokenizer
+
+    architecture = ARCHITECTURES["lin_self_attentive"]
+    tokenizer = train_word_level_tokenizer(["the food was great", "the service was awful"])
+    architecture.heads[0].model_class(tiny_config(architecture, vocab_size=len(tokenizer))).save_pretrained(tmp_path)
+    main(["card", str(tmp_path)])  # no tokenizer, no example: no picture
+    assert "## Attention" not in (tmp_path / "README.md").read_text()
+    tokenizer.save_pretrained(tmp_path)
+    main(["card", str(tmp_path), "--example", "the food was awful"])
+    card = (tmp_path / "README.md").read_text()
+    assert '"the food was awful"' in card and "![attention](attention.png)" in card
+    assert (tmp_path / "attention.png").stat().st_size > 1000
+
+
 @pytest.mark.parametrize(("architecture", "head"), all_heads())
 def test_every_heads_card_shows_a_loading_line_that_names_a_real_class(architecture, head, tmp_path):
     """The card's code loads the head with its Auto class, or (a head without one: pairs, the label tree) with its

@@ -38,6 +38,8 @@ def converted(tmp_path_factory):
             str(fixture),
             "--penalization-coeff",
             "1.0",
+            "--example",
+            "the food was good",
         ],
         capture_output=True,
         text=True,
@@ -58,6 +60,15 @@ def test_converter_reports_parity(converted):
 
 
 @torch.no_grad()
+def test_the_converted_card_shows_the_examples_attention(converted):
+    _, output, *_, report = converted
+    assert report["example"] == {"text": "the food was good"}
+    assert "![attention](attention.png)" in (output / "README.md").read_text()
+    import matplotlib.image
+
+    assert matplotlib.image.imread(output / "attention.png").std() > 0.01
+
+
 def test_logits_attention_and_intermediates_match_the_original(converted):
     model, _, inputs, expected, _ = converted
     input_ids = inputs["input_ids_batch_first"]

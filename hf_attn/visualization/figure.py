@@ -19,6 +19,7 @@ import base64
 import html
 import io
 import math
+import textwrap
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -142,10 +143,11 @@ class AttentionFigure:
                 _ticks(axis.set_yticks, panel.row_labels)
                 figure.colorbar(image, ax=axis, fraction=0.025, pad=0.01)
             axis.set_title(panel.title, fontsize=10 if columns == 1 else 8, loc="left")
-        figure.suptitle(self.title, fontsize=12)
+        figure.suptitle(textwrap.fill(self.title, 100 if columns == 1 else 160), fontsize=12)
         with warnings.catch_warnings():  # a crowded figure keeps matplotlib's layout rather than warn about it
             warnings.simplefilter("ignore", UserWarning)
-            figure.tight_layout()
+            title_lines = textwrap.fill(self.title, 100 if columns == 1 else 160).count("\n") + 1
+            figure.tight_layout(rect=(0, 0, 1, 1 - 0.3 * (title_lines + 0.5) / figure.get_figheight()))
         path = Path(path)
         figure.savefig(path, dpi=dpi)
         plt.close(figure)
@@ -156,7 +158,7 @@ def _panel_height(panel: Panel | None) -> float:
     """Inches of a panel in `save_png` (a heatmap grows with its rows, up to a limit)."""
     if panel is None or isinstance(panel, TextPanel):
         return 1.0
-    return 0.8 + min(0.3 * len(panel.row_labels), 6.0)
+    return 1.6 + min(0.3 * len(panel.row_labels), 6.0)  # the rows, and room for the column labels
 
 
 def _ticks(set_ticks, labels: list[str], rotation: int = 0) -> None:

@@ -22,8 +22,8 @@ def scalar_mix_view(model, head, tokenizer, text: str, pair: str | None = None) 
     weights = torch.softmax(mix.scalar_weights.detach().float(), dim=0).cpu()
     layers = ["layer 0 (char CNN)", *(f"layer {index} (LSTM)" for index in range(1, weights.numel()))]
     gamma = float(mix.gamma.detach())
-    panel = HeatmapPanel("scalar-mix weights s_j of the task (eq. 1)", [weights.tolist()],
-                         [f"{type(model).__name__} (γ = {gamma:.3f})"], layers)  # fmt: skip
+    title = f"scalar-mix weights s_j of {type(model).__name__}'s task (eq. 1)"
+    panel = HeatmapPanel(title, [weights.tolist()], [f"s (γ = {gamma:.3f})"], layers)
     inputs = {name: tensor.to(model.device) for name, tensor in encode(head, tokenizer, text, None).items()}
     logits = model(**inputs).logits
     if head.labels == "class":
