@@ -26,7 +26,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
-from transformers import PreTrainedModel, PreTrainedTokenizerBase
+from transformers import GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase
 
 from ..tokenization.concepts import ids_to_tokens
 from .figure import AttentionFigure, HeatmapPanel, TextPanel
@@ -179,9 +179,16 @@ def generic_view(model: PreTrainedModel, head, tokenizer, text: str, pair: str |
 
 @torch.no_grad()
 def decode_with_attentions(
-    model: PreTrainedModel, head, tokenizer, text: str, target: str | None = None, **generate_kwargs: Any
+    model: PreTrainedModel,
+    head,
+    tokenizer,
+    text: str,
+    target: str | None = None,
+    default_new_tokens: int = 64,
+    **generate_kwargs: Any,
 ) -> tuple[dict[str, torch.Tensor], torch.Tensor, Any]:
-    """A sequence-to-sequence head's maps over its output for `text`: `generate()` decodes it (`generate_kwargs`),
+    """A sequence-to-sequence head's maps over its output for `text`: `generate()` decodes it with the model's
+    generation settings and `generate_kwargs` (at most `default_new_tokens` new tokens when neither sets a length),
     or `target` is read as the output (teacher forcing); one forward pass over the decoded sequence then returns the
     maps. Returns the encoder inputs, the sequence `(T + 1,)` (the decoder start, then the T emitted ids; row t of a
     decoder map is the step that emitted id t + 1) and the output (`output_attentions=True`)."""
@@ -192,9 +199,13 @@ def decode_with_attentions(
         ids = tokenizer([target], return_tensors="pt")["input_ids"][0].to(model.device)
         sequence = torch.cat([ids.new_tensor([start]), ids])
     else:
+        settings = model.generation_config
+        if not {"max_new_tokens", "max_length"} & set(generate_kwargs) and settings.max_new_tokens is None \
+                and settings.max_length == GenerationConfig().max_length:  # fmt: skip
+            generate_kwargs["max_new_tokens"] = default_new_tokens
         sequence = model.generate(**inputs, **generate_kwargs)
         sequence = (sequence if isinstance(sequence, torch.Tensor) else sequence.sequences)[0]
-        if sequence[0] != start:  # a decoder-only continuation would not start with it; ours always do
+        if sequence[0] != start:  # generate() puts the decoder start first; keep the layout if a model does not
             sequence = torch.cat([sequence.new_tensor([start]), sequence])
         pad = model.config.pad_token_id
         if pad is not None and pad != start:  # a beam ended early is padded after its EOS

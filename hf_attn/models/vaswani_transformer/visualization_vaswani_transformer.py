@@ -37,12 +37,11 @@ def transformer_view(
     pair: str | None = None,
     heads: str | Sequence[int] = "mean",
     layers: Sequence[int] | None = None,
-    max_new_tokens: int = 64,
+    max_new_tokens: int | None = None,
 ) -> tuple[list[HeatmapPanel], str]:
     """Cross, encoder and decoder self-attention per layer for `text` (and the target `pair`, if given)."""
-    inputs, sequence, output = decode_with_attentions(
-        model, head, tokenizer, text, pair, max_new_tokens=max_new_tokens
-    )
+    length = {} if max_new_tokens is None else {"max_new_tokens": max_new_tokens}  # default: the model's settings
+    inputs, sequence, output = decode_with_attentions(model, head, tokenizer, text, pair, **length)
     source = real_tokens(tokenizer, inputs, "attention_mask")
     decoder_inputs, emitted = _tokens(tokenizer, sequence[:-1]), _tokens(tokenizer, sequence[1:])
     kinds = (
@@ -73,7 +72,7 @@ def transformer_view(
 
 
 def bertviz_view(
-    model, tokenizer, text: str, target: str | None = None, view: str = "head", max_new_tokens: int = 64
+    model, tokenizer, text: str, target: str | None = None, view: str = "head", max_new_tokens: int | None = None
 ) -> Any:
     """bertviz's interactive `head_view` (or `model_view`) of the model's maps for `text` and its output (or
     `target`), as the `IPython.display.HTML` bertviz returns (a notebook shows it). Needs `pip install bertviz`."""
@@ -87,9 +86,8 @@ def bertviz_view(
     was_training = model.training
     model.eval()
     try:
-        inputs, sequence, output = decode_with_attentions(
-            model, head, tokenizer, text, target, max_new_tokens=max_new_tokens
-        )
+        length = {} if max_new_tokens is None else {"max_new_tokens": max_new_tokens}
+        inputs, sequence, output = decode_with_attentions(model, head, tokenizer, text, target, **length)
     finally:
         model.train(was_training)
     draw = {"head": head_view, "model": model_view}.get(view)
