@@ -3,6 +3,7 @@ from hf_attn.registry import Architecture, Head, Paper
 
 from .configuration_stcka import StckaConfig
 from .modeling_stcka import StckaForSequenceClassification, StckaModel, StckaPreTrainedModel
+from .visualization_stcka import stcka_view
 
 ARCHITECTURE = Architecture(
     name="stcka",
@@ -52,6 +53,7 @@ ARCHITECTURE = Architecture(
         "hidden_size": 8,
         "num_labels": 3,
     },
+    attention_view=stcka_view,
     tags=("knowledge", "concepts", "short-text", "self-attention", "bilstm"),
 )
 
