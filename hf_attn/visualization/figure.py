@@ -27,7 +27,7 @@ from pathlib import Path
 # One hue for every figure (the weights' opacity carries the value).
 _RGB = (200, 40, 40)
 # A heatmap larger than this is an image in HTML (module docstring); the pixels of one of its cells.
-TABLE_CELLS = 2500
+TABLE_CELLS = 1000
 _CELL_PX = 8
 # `save_png` lays more panels than this out in a grid of `_GRID_COLUMNS` columns.
 _SINGLE_COLUMN_PANELS = 6
