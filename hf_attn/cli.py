@@ -35,7 +35,17 @@ def _list(_: argparse.Namespace) -> None:
 
 
 def _card(args: argparse.Namespace) -> None:
-    example = {"text": args.example, **({"pair": args.pair} if args.pair else {})} if args.example else None
+    example = None
+    if args.example:
+        example = {"text": args.example, "pair": args.pair, "entities": args.entities}
+        example = {name: value for name, value in example.items() if value is not None}
+        if args.support:
+            try:
+                example["support"] = _support_rows(args.support)
+            except ValueError as error:
+                sys.exit(f"hf-attn card: {error}")
+    elif args.pair or args.support or args.entities:
+        sys.exit("hf-attn card: --pair, --support and --entities belong to an --example.")
     print(
         f"wrote {write_model_card(args.model_dir, repo_id=args.repo_id, base_model=args.base_model, example=example)}"
     )
@@ -183,6 +193,10 @@ def main(argv: list[str] | None = None) -> None:
     card_parser.add_argument("--example", help="a text whose attention the card shows (attention.png); default: "
                              "the training or conversion record's example")  # fmt: skip
     card_parser.add_argument("--pair", help="the example's second text (pair models) or target (seq2seq)")
+    card_parser.add_argument("--support", nargs="+", metavar="LABEL=TEXT",
+                             help="few-shot models: the example's support set (as for hf-attn visualize)")  # fmt: skip
+    card_parser.add_argument("--entities", nargs=2, type=int, metavar=("HEAD", "TAIL"),
+                             help="few-shot relation models: the example's entity word indices")  # fmt: skip
     card_parser.set_defaults(run=_card)
     push_parser = commands.add_parser("push", help="upload a saved model folder to the Hub (token: HF_TOKEN)")
     push_parser.add_argument("model_dir")

@@ -89,6 +89,15 @@ def test_cli_card_draws_the_attention_of_an_example(tmp_path, capsys):
     card = (tmp_path / "README.md").read_text()
     assert '"the food was awful"' in card and "![attention](attention.png)" in card
     assert (tmp_path / "attention.png").stat().st_size > 1000
+    hapn = ARCHITECTURES["hapn"]  # a few-shot model's example carries its support set
+    folder = tmp_path / "hapn"
+    hapn.heads[0].model_class(tiny_config(hapn, vocab_size=len(tokenizer))).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    with pytest.raises(SystemExit, match="belong to an --example"):
+        main(["card", str(folder), "--support", "good=the food was great"])
+    main(["card", str(folder), "--example", "the food was awful", "--support", "good=the food was great",
+          "bad=the service was awful"])  # fmt: skip
+    assert "![attention](attention.png)" in (folder / "README.md").read_text()
 
 
 @pytest.mark.parametrize(("architecture", "head"), all_heads())
