@@ -147,9 +147,9 @@ ATTENTION_PICTURE = "attention.png"
 
 def draw_attention_picture(model_dir: str | Path, text: str, pair: str | None = None, **options: Any) -> Path | None:
     """Draws the saved model's attention for `text` into `model_dir/attention.png` (`hf_attn.visualization`;
-    `options` go to the architecture's view, e.g. a few-shot model's `support`); `None` when the folder has no
-    tokenizer or the head has no picture. The picture is an extra of the card: any other failure to draw it is
-    reported on stderr, and the card is written without it."""
+    `options` go to the architecture's view, e.g. a few-shot model's `support`). The picture is an extra of the
+    card: when it cannot be drawn (no tokenizer in the folder, a head without a picture, any failure) the reason is
+    reported on stderr, `None` returned, and the card written without it."""
     import sys
 
     from .inference import load_trained
@@ -159,8 +159,6 @@ def draw_attention_picture(model_dir: str | Path, text: str, pair: str | None = 
         model, tokenizer, _, _ = load_trained(str(model_dir))
         figure = visualize(model, tokenizer, text, pair=pair, **options)
         return figure.save_png(Path(model_dir) / ATTENTION_PICTURE)
-    except (ValueError, NotImplementedError):
-        return None
     except Exception as error:  # reported, and the card still written
         print(f"[hf-attn] no attention picture for {model_dir}: {type(error).__name__}: {error}", file=sys.stderr)
         return None

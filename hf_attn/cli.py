@@ -37,18 +37,14 @@ def _list(_: argparse.Namespace) -> None:
 def _card(args: argparse.Namespace) -> None:
     example = None
     if args.example:
-        example = {"text": args.example, "pair": args.pair, "entities": args.entities}
-        example = {name: value for name, value in example.items() if value is not None}
-        if args.support:
-            try:
-                example["support"] = _support_rows(args.support)
-            except ValueError as error:
-                sys.exit(f"hf-attn card: {error}")
+        try:
+            example = {"text": args.example, **_view_inputs(args)}
+        except ValueError as error:
+            sys.exit(f"hf-attn card: {error}")
     elif args.pair or args.support or args.entities:
         sys.exit("hf-attn card: --pair, --support and --entities belong to an --example.")
-    print(
-        f"wrote {write_model_card(args.model_dir, repo_id=args.repo_id, base_model=args.base_model, example=example)}"
-    )
+    written = write_model_card(args.model_dir, repo_id=args.repo_id, base_model=args.base_model, example=example)
+    print(f"wrote {written}")
 
 
 def _push(args: argparse.Namespace) -> None:
@@ -113,6 +109,24 @@ def _predict(argv: list[str]) -> None:
             print("  attends to: " + ", ".join(f"{token} {weight:.3f}" for token, weight in attended))
 
 
+def _add_view_arguments(parser: argparse.ArgumentParser, whose: str) -> None:
+    """What a picture may need besides its text: `--pair`, `--support`, `--entities` (`whose`: the text's role)."""
+    parser.add_argument("--pair", help="a pair model's second text, or a seq2seq model's target (default: its output)")
+    parser.add_argument("--support", nargs="+", metavar="LABEL=TEXT",
+                        help="few-shot models: the support set, LABEL=TEXT entries or one .jsonl/.json/.csv/.tsv "
+                        "file of label and text (head, tail) rows")  # fmt: skip
+    parser.add_argument("--entities", nargs=2, type=int, metavar=("HEAD", "TAIL"),
+                        help=f"few-shot relation models: the entity word indices of {whose}")  # fmt: skip
+
+
+def _view_inputs(args: argparse.Namespace) -> dict:
+    """`pair`, `support` and `entities` as `visualize` takes them, from the arguments given."""
+    inputs = {"pair": args.pair, "entities": args.entities}
+    if args.support:
+        inputs["support"] = _support_rows(args.support)
+    return {name: value for name, value in inputs.items() if value is not None}
+
+
 def _support_rows(values: list[str]) -> list[tuple]:
     """`--support`: `LABEL=TEXT` entries, or one file (.jsonl/.json/.csv/.tsv) with `label` and `text` columns (and
     `head`, `tail` entity word indices for a relation model), the columns of `hf-attn train`'s few-shot data."""
@@ -144,17 +158,16 @@ def _visualize(args: argparse.Namespace) -> None:
     suffix = args.out.rsplit(".", 1)[-1].lower() if "." in args.out else ""
     if suffix not in ("html", "png"):
         sys.exit(f"hf-attn visualize: --out must end in .html or .png, got {args.out!r}.")
-    options = {"top_k": args.top_k, "entities": args.entities, "layers": args.layers}
+    options = {"top_k": args.top_k, "layers": args.layers, "heads": args.heads}
     options = {name: value for name, value in options.items() if value is not None}
-    if args.heads is not None:
-        options["heads"] = args.heads if args.heads in ("mean", "all") else [int(i) for i in args.heads.split(",")]
     try:
-        if args.support:
-            options["support"] = _support_rows(args.support)
+        if args.heads not in (None, "mean", "all"):
+            options["heads"] = [int(index) for index in args.heads.split(",")]
+        options.update(_view_inputs(args))
         print(f"loading {args.model} ...", file=sys.stderr)
         model, tokenizer, _, _ = inference.load_trained(args.model)
         print(f"drawing {type(model).__name__}'s attention ...", file=sys.stderr)
-        figure = visualize(model, tokenizer, args.text, pair=args.pair, **options)
+        figure = visualize(model, tokenizer, args.text, **options)
     except (ValueError, NotImplementedError, OSError) as error:
         sys.exit(f"hf-attn visualize: {error}")
     path = figure.save_html(args.out) if suffix == "html" else figure.save_png(args.out)
@@ -192,11 +205,7 @@ def main(argv: list[str] | None = None) -> None:
     card_parser.add_argument("--base-model", help="the Hub model this one was fine-tuned from")
     card_parser.add_argument("--example", help="a text whose attention the card shows (attention.png); default: "
                              "the training or conversion record's example")  # fmt: skip
-    card_parser.add_argument("--pair", help="the example's second text (pair models) or target (seq2seq)")
-    card_parser.add_argument("--support", nargs="+", metavar="LABEL=TEXT",
-                             help="few-shot models: the example's support set (as for hf-attn visualize)")  # fmt: skip
-    card_parser.add_argument("--entities", nargs=2, type=int, metavar=("HEAD", "TAIL"),
-                             help="few-shot relation models: the example's entity word indices")  # fmt: skip
+    _add_view_arguments(card_parser, "the example")
     card_parser.set_defaults(run=_card)
     push_parser = commands.add_parser("push", help="upload a saved model folder to the Hub (token: HF_TOKEN)")
     push_parser.add_argument("model_dir")
@@ -214,13 +223,8 @@ def main(argv: list[str] | None = None) -> None:
     visualize_parser = commands.add_parser("visualize", help="draw a trained model's attention for a text (HTML/PNG)")
     visualize_parser.add_argument("model", help="a trained model folder or Hub id (with its tokenizer)")
     visualize_parser.add_argument("text")
-    visualize_parser.add_argument("--pair", help="the second text (pair models)")
     visualize_parser.add_argument("--out", required=True, help="file.html (self-contained) or file.png")
-    visualize_parser.add_argument("--support", nargs="+", metavar="LABEL=TEXT",
-                                  help="few-shot models: the support set, LABEL=TEXT entries or one file of "
-                                  "label/text (head/tail) rows")  # fmt: skip
-    visualize_parser.add_argument("--entities", nargs=2, type=int, metavar=("HEAD", "TAIL"),
-                                  help="few-shot relation models: the query's entity word indices")  # fmt: skip
+    _add_view_arguments(visualize_parser, "the text")
     visualize_parser.add_argument("--top_k", "--top-k", type=int, help="AttentionXML: how many labels (default 5)")
     visualize_parser.add_argument("--heads", help="Transformer: mean (default), all, or head indices 0,3")
     visualize_parser.add_argument("--layers", type=int, nargs="+", help="Transformer: layer indices (default all)")

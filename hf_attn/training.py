@@ -703,6 +703,8 @@ def _card_example(data: TaskData, config) -> dict[str, Any] | None:
             chosen[label].append(
                 [str(label), row[data.text_column], *((row["head"], row["tail"]) if entities else ())]
             )
+        if len(chosen) == ways and all(len(texts) == shots for texts in chosen.values()):
+            break  # the support set is complete: the rest of the held-out split is not read
     if len(chosen) < 2 or any(len(texts) < shots for texts in chosen.values()):
         return None
     example = {"text": rows[0][data.text_column], "support": [item for texts in chosen.values() for item in texts]}

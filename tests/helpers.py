@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 
 import pytest
@@ -307,3 +308,31 @@ def select_example(inputs: dict[str, torch.Tensor], index: int) -> dict[str, tor
         texts = single[name.replace("entity_positions", "input_ids")]
         single[name] = inputs[name][index : index + 1][tuple(slice(0, size) for size in texts.shape[:-1])]
     return single
+
+
+@functools.cache
+def corpus_tokenizer(kind: str, corpus: tuple[str, ...], concepts: tuple[tuple[str, str, float], ...] = ()):
+    """A tokenizer of `kind` (each kind the registry names) trained on `corpus`, a concept tokenizer linking the
+    `(entity, concept, score)` triples; the vocabularies of a tiny corpus fit the tiny configs."""
+    from hf_attn.tokenization import (
+        ConceptSource,
+        build_elmo_tokenizer,
+        train_bpe_tokenizer,
+        train_concept_tokenizer,
+        train_document_tokenizer,
+        train_word_level_tokenizer,
+    )
+
+    knowledge: dict[str, list[tuple[str, float]]] = {}
+    for entity, concept, score in concepts:
+        knowledge.setdefault(entity, []).append((concept, score))
+    builders = {
+        "concepts": lambda: train_concept_tokenizer(
+            list(corpus), concept_source=ConceptSource(knowledge), max_word_length=8
+        ),
+        "word_level": lambda: train_word_level_tokenizer(list(corpus)),
+        "bpe": lambda: train_bpe_tokenizer(list(corpus), vocab_size=40, min_frequency=1),
+        "document": lambda: train_document_tokenizer(list(corpus)),
+        "characters": build_elmo_tokenizer,
+    }
+    return builders[kind]()

@@ -84,6 +84,10 @@ def test_cli_card_draws_the_attention_of_an_example(tmp_path, capsys):
     architecture.heads[0].model_class(tiny_config(architecture, vocab_size=len(tokenizer))).save_pretrained(tmp_path)
     main(["card", str(tmp_path)])  # no tokenizer, no example: no picture
     assert "## Attention" not in (tmp_path / "README.md").read_text()
+    capsys.readouterr()
+    main(["card", str(tmp_path), "--example", "the food was awful"])  # an example, but no tokenizer: said why
+    assert "has no tokenizer" in capsys.readouterr().err
+    assert "## Attention" not in (tmp_path / "README.md").read_text()
     tokenizer.save_pretrained(tmp_path)
     main(["card", str(tmp_path), "--example", "the food was awful"])
     card = (tmp_path / "README.md").read_text()

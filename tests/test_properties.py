@@ -9,7 +9,6 @@ The default profile is deterministic (derandomized, no example database) and sma
 
 from __future__ import annotations
 
-import functools
 import os
 
 import numpy as np
@@ -20,6 +19,7 @@ from hypothesis import strategies as st
 
 from hf_attn.registry import TOKENIZER_CLASSES
 from hf_attn.tokenization.elmo import PAD_CHARACTER  # the largest character id, before the +1 shift
+from tests import helpers
 from tests.helpers import (
     all_heads,
     attention_maps,
@@ -97,27 +97,12 @@ ANY_CHARACTER = st.one_of(st.characters(), st.integers(0xD800, 0xDFFF).map(chr))
 TEXTS = st.lists(st.one_of(st.text(ANY_CHARACTER, max_size=40), st.sampled_from(["", " \t\n", "\ud800"])), min_size=1)
 
 
-@functools.cache
-def corpus_tokenizer(kind: str):
-    """A tokenizer of each kind the registry names, trained on a tiny corpus (its vocabulary fits the tiny configs)."""
-    from hf_attn.tokenization import (
-        ConceptSource,
-        build_elmo_tokenizer,
-        train_bpe_tokenizer,
-        train_concept_tokenizer,
-        train_document_tokenizer,
-        train_word_level_tokenizer,
-    )
+KNOWLEDGE = (("movie", "film", 1.0), ("movie", "work", 0.5), ("haus", "building", 1.0))
 
-    knowledge = ConceptSource({"movie": [("film", 1.0), ("work", 0.5)], "haus": [("building", 1.0)]})
-    builders = {
-        "concepts": lambda: train_concept_tokenizer(CORPUS, concept_source=knowledge, max_word_length=8),
-        "word_level": lambda: train_word_level_tokenizer(CORPUS),
-        "bpe": lambda: train_bpe_tokenizer(CORPUS, vocab_size=40, min_frequency=1),
-        "document": lambda: train_document_tokenizer(CORPUS),
-        "characters": build_elmo_tokenizer,
-    }
-    return builders[kind]()
+
+def corpus_tokenizer(kind: str):
+    """A tokenizer of each kind the registry names, trained on the tiny corpus above."""
+    return helpers.corpus_tokenizer(kind, tuple(CORPUS), KNOWLEDGE)
 
 
 def encode(architecture, head, tokenizer, texts: list[str]) -> dict[str, torch.Tensor]:

@@ -18,28 +18,13 @@ import torch
 from hf_attn.cli import main
 from hf_attn.inference import load_trained
 from hf_attn.registry import ARCHITECTURES
-from hf_attn.tokenization import (
-    ConceptSource,
-    build_elmo_tokenizer,
-    train_bpe_tokenizer,
-    train_concept_tokenizer,
-    train_document_tokenizer,
-    train_word_level_tokenizer,
-)
 from hf_attn.visualization import AttentionFigure, HeatmapPanel, TextPanel, visualize
 from hf_attn.visualization.figure import TABLE_CELLS
-from tests.helpers import tiny_config
+from tests.helpers import corpus_tokenizer, tiny_config
 
 TEXTS = ["the food was great and the service was awful", "a fine meal . we left at nine ."]
 # ~100 tokens: a page for a text this long stays under 1 MB whatever the head draws.
 LONG_TEXT = " ".join(["the food was great and the service was awful ."] * 10)
-TOKENIZERS = {
-    "word_level": lambda: train_word_level_tokenizer(TEXTS),
-    "bpe": lambda: train_bpe_tokenizer([*TEXTS, "la comida era buena"], vocab_size=60),
-    "document": lambda: train_document_tokenizer(TEXTS),
-    "concepts": lambda: train_concept_tokenizer(TEXTS, concept_source=ConceptSource({"food": [("meal", 1.0)]})),
-    "characters": lambda: build_elmo_tokenizer(max_characters_per_token=10),
-}
 # Heads with nothing to draw: a baseline without attention, a plain prototypical network, a biLM (no task mix).
 NO_PICTURE = {"SgmForMultiLabelClassification", "ProtoHattProtoNetForFewShotClassification",
               "ElmoForBidirectionalLanguageModeling"}  # fmt: skip
@@ -51,12 +36,12 @@ HEADS = [
 
 
 def build(architecture, head):
-    tokenizer = TOKENIZERS[architecture.tokenizer]()
+    """A tiny untrained head and a tokenizer trained on the texts it draws (its words are real tokens)."""
+    tokenizer = corpus_tokenizer(architecture.tokenizer, (*TEXTS, "la comida era buena"), (("food", "meal", 1.0),))
     torch.manual_seed(0)
-    sizes = {"vocab_size": max(len(tokenizer), architecture.tiny_config.get("vocab_size", 0))}
-    if architecture.tokenizer == "characters":
-        sizes = {"max_characters_per_token": 10}
-    config = tiny_config(architecture, **sizes)
+    config = tiny_config(architecture)
+    if architecture.tokenizer != "characters":
+        config = tiny_config(architecture, vocab_size=max(len(tokenizer), config.vocab_size))
     return head.model_class(config).eval(), tokenizer
 
 
@@ -291,7 +276,7 @@ def test_a_trained_tiny_model_of_every_architecture_is_drawn_by_the_cli_and_in_i
 
 
 def test_bertviz_reads_the_transformers_maps():
-    bertviz = pytest.importorskip("bertviz")
+    pytest.importorskip("bertviz")
     from hf_attn import bertviz_view
 
     architecture = ARCHITECTURES["vaswani_transformer"]
@@ -303,16 +288,14 @@ def test_bertviz_reads_the_transformers_maps():
         assert '"attn"' in shown.data and '"[BOS]"' in shown.data
         for token in tokenizer.tokenize("la comida era buena"):
             assert json.dumps(token.replace("</w>", "")) in shown.data
-    assert bertviz.__name__ == "bertviz"
 
 
 def test_inter_block_labels_follow_the_models_block_length():
     """9 tokens in blocks of 4: three blocks of 4, 4 and 1 tokens (the block length is read from the block maps, not
     guessed from the token count)."""
     architecture = ARCHITECTURES["biblosa"]
-    tokenizer = TOKENIZERS["word_level"]()
-    torch.manual_seed(0)
     head = architecture.heads[0]
+    _, tokenizer = build(architecture, head)
     model = head.model_class(tiny_config(architecture, vocab_size=len(tokenizer), block_length=4)).eval()
     figure = visualize(model, tokenizer, TEXTS[0])
     inter = next(panel for panel in figure.panels if panel.title.startswith("inter block attentions, forward"))

@@ -123,7 +123,7 @@ class AttentionFigure:
         columns = 1 if len(self.panels) <= _SINGLE_COLUMN_PANELS else _GRID_COLUMNS
         grid_rows = max(1, math.ceil(len(self.panels) / columns))
         heights = [
-            max(_panel_height(panel) for panel in self.panels[row * columns : (row + 1) * columns] or [None])
+            max((_panel_height(panel) for panel in self.panels[row * columns : (row + 1) * columns]), default=1.0)
             for row in range(grid_rows)
         ]
         figure, axes = plt.subplots(
@@ -154,9 +154,9 @@ class AttentionFigure:
         return path
 
 
-def _panel_height(panel: Panel | None) -> float:
+def _panel_height(panel: Panel) -> float:
     """Inches of a panel in `save_png` (a heatmap grows with its rows, up to a limit)."""
-    if panel is None or isinstance(panel, TextPanel):
+    if isinstance(panel, TextPanel):
         return 1.0
     return 1.6 + min(0.3 * len(panel.row_labels), 6.0)  # the rows, and room for the column labels
 

@@ -14,7 +14,7 @@ that decides the picture, so a new architecture is drawn without code of its own
 An architecture whose picture needs more than its maps (decoding first: the Transformer, SGM; a top-k of labels:
 AttentionXML; weights that are parameters: ELMo's scalar mix; a support set: the few-shot models) names its own view
 in its registry row (`Architecture.attention_view`, kept in its folder's `visualization_<name>.py`); the helpers it
-builds on are here: `encode`, `real_tokens`, `map_panels`, `decode_with_attentions` (a sequence-to-sequence head's
+builds on are here: `encode`, `real_tokens`, `maps_panels`, `decode_with_attentions` (a sequence-to-sequence head's
 maps for its own output or a given target), and `few_shot_view` (the two few-shot architectures share it).
 An architecture with neither raises `NotImplementedError` naming it.
 """
@@ -82,7 +82,9 @@ def _row_labels(config, field: str, rows: int) -> list[str]:
     return [f"row {index + 1}" for index in range(rows)]
 
 
-def map_panels(config, field: str, spec: str, value: torch.Tensor, inputs: dict, tokenizer, block_length: int) -> list:
+def field_panels(
+    config, field: str, spec: str, value: torch.Tensor, inputs: dict, tokenizer, block_length: int
+) -> list:
     """The panels of one attention field (batch of one), by what its keys are (module docstring); `block_length`: r of
     the head's `/blocks` map of the same input, for its `/block_summaries` map."""
     name = field.replace("_", " ")
@@ -164,17 +166,25 @@ def generic_view(model: PreTrainedModel, head, tokenizer, text: str, pair: str |
     caption = "weights as the model computes them"
     if head.labels == "class":
         caption = f"{prediction_caption(model, output.logits)}; {caption}"
+    return maps_panels(model, head, tokenizer, inputs, output), caption
+
+
+def maps_panels(model: PreTrainedModel, head, tokenizer, inputs: dict[str, torch.Tensor], output: Any) -> list:
+    """The panels of every attention field of `head` in `output` (the model's output for `inputs`, a batch of one);
+    a tuple of per-layer maps is drawn by its last layer."""
+    from ..registry import get_architecture
+
+    specs = get_architecture(model.config.model_type).attention_fields
     maps = {field: getattr(output, field, None) for field in head.attention_fields}
     maps = {field: (value[-1] if isinstance(value, tuple) else value).cpu() for field, value in maps.items()
             if value is not None}  # fmt: skip
-    specs = architecture.attention_fields
     block_lengths = {specs[field].partition("/")[0]: value.shape[-1] for field, value in maps.items()
                      if specs[field].endswith("/blocks")}  # fmt: skip
     panels = []
     for field, value in maps.items():
         block_length = block_lengths.get(specs[field].partition("/")[0], 1)
-        panels += map_panels(model.config, field, specs[field], value, inputs, tokenizer, block_length)
-    return panels, caption
+        panels += field_panels(model.config, field, specs[field], value, inputs, tokenizer, block_length)
+    return panels
 
 
 @torch.no_grad()

@@ -6,17 +6,16 @@ per concept, which mixes α and β into a. γ is a gate in [0, 1], not a distrib
 from __future__ import annotations
 
 from hf_attn.visualization.figure import TextPanel
-from hf_attn.visualization.views import encode, generic_view, real_tokens
+from hf_attn.visualization.views import encode, maps_panels, prediction_caption, real_tokens
 
 
 def stcka_view(model, head, tokenizer, text: str, pair: str | None = None) -> tuple[list, str]:
-    """The generic panels of the attention maps, then γ per concept."""
-    panels, caption = generic_view(model, head, tokenizer, text, pair)
+    """The panels of the attention maps (as the generic view draws them), then γ per concept."""
     inputs = encode(head, tokenizer, text, None)
     output = model(**{name: tensor.to(model.device) for name, tensor in inputs.items()})
+    panels = maps_panels(model, head, tokenizer, inputs, output)
     concepts = real_tokens(tokenizer, inputs, "concept_attention_mask")
     gamma = output.gamma[0].float().cpu()[inputs["concept_attention_mask"][0].bool()]
-    panels.append(
-        TextPanel("γ per concept: the switch between α (γ → 1) and β (eq. 6)", concepts, gamma.tolist(), 1.0)
-    )
-    return panels, caption
+    title = "γ per concept: the switch between α (γ → 1) and β (eq. 6)"
+    panels.append(TextPanel(title, concepts, gamma.tolist(), 1.0))
+    return panels, f"{prediction_caption(model, output.logits)}; weights as the model computes them"
