@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install browser demo test test-slow lint format check-copies clean
+.PHONY: install browser demo test test-slow lint format clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -41,10 +41,6 @@ lint: $(STAMP)
 format: $(STAMP)
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
-	$(BIN)/python -m hf_attn.utils.copies --fix
-
-check-copies: $(STAMP)
-	$(BIN)/python -m hf_attn.utils.copies
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache hf-attn-demo

@@ -182,6 +182,22 @@ def test_trust_remote_code_from_the_hub_without_hf_attn(hub, tmp_path):
     assert_close(loaded["logits"], pushed["logits"])
 
 
+def test_save_pretrained_with_push_to_hub_uploads_the_complete_folder(hub, tmp_path):
+    """`save_pretrained(dir, push_to_hub=True)` uploads once the folder's code is written: the pushed model loads
+    where hf_attn is blocked."""
+    push = """
+        model, _ = build()
+        model.save_pretrained("local", push_to_hub=True, repo_id=ARGS["repo"])
+        report(logits=model(INPUTS).logits.tolist(), code=sorted(p.name for p in Path("local").glob("*.py")))
+    """
+    pushed = run_client(hub, push, tmp_path / "pusher", repo="alice/lin-save-push")
+    assert "utils_loading.py" in pushed["code"] and "layers_validation.py" in pushed["code"]
+    loaded = run_client(hub, LOAD, tmp_path / "remote", block_hf_attn=True, repo="alice/lin-save-push",
+                        trust_remote_code=True, blocked=True, tokenizer=False, card=False)  # fmt: skip
+    assert loaded["module"].startswith("transformers_modules")
+    assert_close(loaded["logits"], pushed["logits"])
+
+
 def test_private_repo_needs_the_owners_token(hub, tmp_path):
     run_client(hub, PUSH, tmp_path / "pusher", repo="alice/lin-private", private=True)
     assert hub.state.repos["alice/lin-private"].private

@@ -64,7 +64,10 @@ from torch import nn
 from transformers import PreTrainedModel
 from transformers.modeling_outputs import BaseModelOutput, SequenceClassifierOutput
 
-from .common import SafetensorsLoadingMixin, check_token_inputs, classification_loss, output_flags
+from hf_attn.layers.losses import classification_loss
+from hf_attn.layers.outputs import output_flags
+from hf_attn.layers.validation import check_token_inputs
+from hf_attn.utils.loading import SafetensorsLoadingMixin
 from .configuration_mean_pool import MeanPoolConfig
 
 
@@ -110,44 +113,6 @@ class MeanPoolForSequenceClassification(MeanPoolPreTrainedModel):
         loss = classification_loss(self.config, logits, labels) if labels is not None else None
         output = SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=encoded.hidden_states)
         return output if return_dict else output.to_tuple()
-"""
-
-MEAN_POOL_COMMON = """
-from __future__ import annotations
-
-import torch
-from torch import nn
-from transformers import PreTrainedConfig
-
-
-# Copied from hf_attn.layers.validation.check_token_inputs
-def check_token_inputs():
-    pass
-
-
-# Copied from hf_attn.layers.validation.check_labels
-def check_labels():
-    pass
-
-
-# Copied from hf_attn.layers.losses.classification_loss
-def classification_loss():
-    pass
-
-
-# Copied from hf_attn.layers.losses.token_cross_entropy
-def token_cross_entropy():
-    pass
-
-
-# Copied from hf_attn.layers.outputs.output_flags
-def output_flags():
-    pass
-
-
-# Copied from hf_attn.utils.loading.SafetensorsLoadingMixin
-class SafetensorsLoadingMixin:
-    pass
 """
 
 MEAN_POOL_CARD = """---
@@ -205,13 +170,8 @@ def test_a_folder_missing_a_piece_fails_naming_it(tmp_path, monkeypatch, files, 
 
 
 def test_a_row_without_its_card_template_fails_naming_it(tmp_path, monkeypatch):
-    common = (
-        "from hf_attn.layers import check_token_inputs, classification_loss  # noqa: F401\n"
-        "from hf_attn.layers.outputs import output_flags  # noqa: F401\n"
-        "from hf_attn.utils.loading import SafetensorsLoadingMixin  # noqa: F401\n"
-    )
     files = {"__init__.py": MEAN_POOL_INIT, "configuration_mean_pool.py": MEAN_POOL_CONFIG,
-             "modeling_mean_pool.py": MEAN_POOL_MODELING, "common.py": common}  # fmt: skip
+             "modeling_mean_pool.py": MEAN_POOL_MODELING}  # fmt: skip
     package_name, package = _package(tmp_path, "mean_pool", files)
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(ValueError, match=r"model_cards/mean_pool\.md"):
@@ -224,7 +184,7 @@ def test_a_row_without_its_card_template_fails_naming_it(tmp_path, monkeypatch):
 
 def test_a_new_architecture_touches_only_its_folder_card_and_tests(tmp_path):
     """A copy of the project gains `hf_attn/models/mean_pool/` and `model_cards/mean_pool.md`, nothing else: it
-    registers, the copy check fills its `common.py`, the common tests pass for it (forward, contract, save/load,
+    registers, the common tests pass for it (forward, contract, save/load,
     Trainer, remote code without hf_attn), and its card renders."""
     copy = tmp_path / "project"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
@@ -234,7 +194,7 @@ def test_a_new_architecture_touches_only_its_folder_card_and_tests(tmp_path):
     folder = copy / "hf_attn" / "models" / "mean_pool"
     folder.mkdir()
     files = {"__init__.py": MEAN_POOL_INIT, "configuration_mean_pool.py": MEAN_POOL_CONFIG,
-             "modeling_mean_pool.py": MEAN_POOL_MODELING, "common.py": MEAN_POOL_COMMON}  # fmt: skip
+             "modeling_mean_pool.py": MEAN_POOL_MODELING}  # fmt: skip
     for name, text in files.items():
         (folder / name).write_text(textwrap.dedent(text).lstrip())
     (copy / "hf_attn" / "model_cards" / "mean_pool.md").write_text(MEAN_POOL_CARD)
@@ -245,8 +205,6 @@ def test_a_new_architecture_touches_only_its_folder_card_and_tests(tmp_path):
         assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
         return result.stdout
 
-    run(sys.executable, "-m", "hf_attn.utils.copies", "--fix")
-    run(sys.executable, "-m", "hf_attn.utils.copies")
     where = run(sys.executable, "-c", "import hf_attn; print(hf_attn.MeanPoolModel.__module__, hf_attn.__file__)")
     assert where.split()[0] == "hf_attn.models.mean_pool.modeling_mean_pool" and str(copy) in where
     out = run(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",

@@ -8,12 +8,13 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 import torch
 from safetensors.torch import load_file, save_file
 
-from tests.helpers import BLOCK_HF_ATTN, all_heads, make_inputs, tiny_config
+from tests.helpers import BLOCK_HF_ATTN, REPO_ROOT, all_heads, make_inputs, tiny_config
 
 # Runs in a fresh interpreter where hf_attn is blocked (tests/helpers.py), over every saved model at once (an
 # interpreter importing torch and transformers takes ~8 s): each job's outputs, or the error it met.
@@ -98,3 +99,37 @@ def test_trust_remote_code_without_hf_attn(remote_loads, request, architecture, 
     expected, outputs, error = remote_loads[request.node.callspec.id]
     assert error is None, error
     torch.testing.assert_close(load_file(outputs)["logits"], expected, rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize(("architecture", "head"), REMOTE_HEADS)
+def test_saved_code_is_written_from_the_single_sources_and_deterministic(tmp_path, architecture, head):
+    """The folder's code is the model's own files plus the hf_attn modules they import, flat, with those imports
+    made relative; it imports no hf_attn module (outside an optional `try`), and two saves write the same bytes."""
+    from transformers.dynamic_module_utils import get_imports, get_relative_import_files
+
+    torch.manual_seed(0)
+    model = head.model_class(tiny_config(architecture))
+    first, second = tmp_path / "first", tmp_path / "second"
+    model.save_pretrained(first)
+    model.save_pretrained(second)
+    code = sorted(path.name for path in first.glob("*.py"))
+    assert code == sorted(path.name for path in second.glob("*.py"))
+    for name in code:
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+        assert not [module for module in get_imports(first / name) if module.startswith("hf_attn")], name
+    module = type(model).__module__.rsplit(".", 1)[-1]
+    reachable = {Path(path).name for path in get_relative_import_files(first / f"{module}.py")}
+    assert set(code) == {f"{module}.py"} | reachable  # nothing written that the model does not import
+    assert not [name for name in code if name == "common.py"]
+
+
+def test_no_committed_copies():
+    """Each piece of code is held once: no copy marker (transformers' "Copied from" comment) and no `common.py` of
+    copies in the repository."""
+    marked = [
+        str(path.relative_to(REPO_ROOT))
+        for folder in ("hf_attn", "conversion", "benchmarks", "tests")
+        for path in (REPO_ROOT / folder).rglob("*.py")
+        if "# Copied " + "from" in path.read_text(encoding="utf-8") or path.name == "common.py"
+    ]
+    assert not marked, marked

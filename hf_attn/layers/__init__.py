@@ -1,6 +1,6 @@
-"""Paper-agnostic primitives. Each model folder's ``common.py`` copies what its model uses (``# Copied from
-hf_attn.layers...``) so that a saved model's code is self-contained for ``trust_remote_code``;
-``python -m hf_attn.utils.copies`` keeps the copies exact."""
+"""Paper-agnostic primitives. A model file imports each from the module that defines it
+(``from hf_attn.layers.masking import masked_softmax``); ``save_pretrained`` writes those modules into the saved
+folder (``hf_attn.utils.remote_code``), so that it loads with ``trust_remote_code`` where hf_attn is not installed."""
 
 from .attention import AdditiveAttentionPooling
 from .hierarchy import run_rnn_over_sentences, run_rnn_skipping_masked

@@ -1,6 +1,8 @@
-"""Safetensors-only loading for every hf_attn model (the mixin each model folder's `common.py` copies).
+"""Safetensors-only loading and self-contained saving for every hf_attn model (a base of each `PreTrainedModel`).
 
-The mixin is all a model file needs: pickle weights are refused. When hf_attn is installed, weights are checked
+The mixin is all a model file needs: pickle weights are refused, and `save_pretrained` writes the model's code
+(its folder's files and the hf_attn modules they import, `hf_attn.utils.remote_code`) so that the saved folder
+loads with `trust_remote_code=True` where hf_attn is not installed. When hf_attn is installed, weights are checked
 before they are read (`hf_attn.utils.integrity`: a Hub download against the hash it is named after, a local folder
 against the `checksums.json` that `save_pretrained` writes), and a failed load is handed to the Hub-cache repair
 (`hf_attn.utils.hub_cache`: evicts corrupt downloads, names the damaged file or the root cause). A model loaded with
@@ -34,11 +36,21 @@ class SafetensorsLoadingMixin:
                 raise
             raise explained from error
 
-    def save_pretrained(self, save_directory, *args, **kwargs) -> None:
+    def save_pretrained(self, save_directory, *args, push_to_hub: bool = False, **kwargs) -> None:
+        hub_kwargs = {}
+        if push_to_hub:  # upload only once the folder is complete (its code and manifest written below)
+            hub_kwargs = {key: kwargs.pop(key) for key in ("commit_message", "create_pr", "private") if key in kwargs}
+            hub_kwargs["repo_id"] = kwargs.pop("repo_id", str(save_directory).rstrip("/\\").split("/")[-1])
+            hub_kwargs["token"] = kwargs.get("token")
         super().save_pretrained(save_directory, *args, **kwargs)
-        try:  # hf_attn installed: the manifest `from_pretrained` and `hf-attn verify` check
+        try:  # hf_attn installed: the folder's code from its single sources, and the manifest
             from hf_attn.utils.integrity import write_manifest
-        except ImportError:
-            write_manifest = None
+            from hf_attn.utils.remote_code import write_remote_code
+        except ImportError:  # loaded as remote code: transformers has copied the folder's files as they are
+            write_manifest = write_remote_code = None
         if write_manifest is not None and kwargs.get("is_main_process", True):
+            if self._auto_class is not None:
+                write_remote_code(save_directory, [type(self), type(self.config)])
             write_manifest(save_directory)
+        if push_to_hub:
+            self.push_to_hub(**hub_kwargs)

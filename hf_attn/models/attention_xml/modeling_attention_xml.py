@@ -47,14 +47,13 @@ from transformers import PreTrainedModel
 from transformers import initialization as init
 from transformers.utils import ModelOutput
 
-from .common import (
-    PackedBiRNN,
-    SafetensorsLoadingMixin,
-    check_token_inputs,
-    masked_softmax,
-    multi_label_cross_entropy,
-    output_flags,
-)
+from hf_attn.layers.losses import multi_label_cross_entropy
+from hf_attn.layers.masking import masked_softmax
+from hf_attn.layers.outputs import output_flags
+from hf_attn.layers.rnn import PackedBiRNN
+from hf_attn.layers.validation import check_token_inputs
+from hf_attn.utils.loading import SafetensorsLoadingMixin
+
 from .configuration_attention_xml import AttentionXmlConfig
 
 

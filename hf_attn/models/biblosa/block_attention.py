@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import torch
 
-from .common import masked_softmax
+from hf_attn.layers.masking import masked_softmax
 
 # Score elements (G_chunk · L · L · H) one chunk may hold: 2^22 fp32 values are 16 MiB per tensor.
 CHUNK_ELEMENTS = 1 << 22

@@ -48,8 +48,13 @@ from transformers import PreTrainedModel
 from transformers import initialization as init
 from transformers.utils import ModelOutput
 
+from hf_attn.layers.losses import classification_loss
+from hf_attn.layers.masking import masked_softmax
+from hf_attn.layers.outputs import output_flags
+from hf_attn.layers.validation import check_token_inputs
+from hf_attn.utils.loading import SafetensorsLoadingMixin
+
 from .block_attention import multi_dimensional_attention
-from .common import SafetensorsLoadingMixin, check_token_inputs, classification_loss, masked_softmax, output_flags
 from .configuration_biblosa import BiBlosaConfig
 
 # ---------------------------------------------------------------------------------------------------------------

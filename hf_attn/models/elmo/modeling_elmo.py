@@ -47,15 +47,13 @@ from transformers import PreTrainedModel
 from transformers import initialization as init
 from transformers.utils import ModelOutput
 
-from .common import (
-    PackedBiRNN,
-    SafetensorsLoadingMixin,
-    check_token_inputs,
-    classification_loss,
-    output_flags,
-    reverse_padded,
-    token_cross_entropy,
-)
+from hf_attn.layers.losses import classification_loss, token_cross_entropy
+from hf_attn.layers.outputs import output_flags
+from hf_attn.layers.rnn import PackedBiRNN
+from hf_attn.layers.sequences import reverse_padded
+from hf_attn.layers.validation import check_token_inputs
+from hf_attn.utils.loading import SafetensorsLoadingMixin
+
 from .configuration_elmo import ElmoConfig
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -30,19 +30,20 @@ from typing import ClassVar
 import torch
 from torch import nn
 from transformers import PreTrainedModel
-from transformers import initialization as init
 from transformers.utils import ModelOutput
 
-from .common import (
-    AdditiveAttentionPooling,
-    PackedBiRNN,
-    SafetensorsLoadingMixin,
-    check_token_inputs,
-    classification_loss,
-    output_flags,
+from hf_attn.layers.attention import AdditiveAttentionPooling
+from hf_attn.layers.hierarchy import (
+    init_hierarchical_attention_weights,
     run_rnn_over_sentences,
     run_rnn_skipping_masked,
 )
+from hf_attn.layers.losses import classification_loss
+from hf_attn.layers.outputs import output_flags
+from hf_attn.layers.rnn import PackedBiRNN
+from hf_attn.layers.validation import check_token_inputs
+from hf_attn.utils.loading import SafetensorsLoadingMixin
+
 from .configuration_han import HanConfig
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -116,27 +117,10 @@ class HanPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     _input_embed_layer = "embeddings"  # transformers' get/set_input_embeddings find them
     _no_split_modules: ClassVar[list[str]] = []
 
-    @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
-        """Embeddings, projections and the context vectors u_w, u_s ~ U(−range, range) ("randomly initialized
-        and
-        jointly learned", §2.2); biases 0; the RNNs (GRUs here) with PyTorch's U(−1/√H, 1/√H); the padding row
-        at zero."""
-        bound = self.config.initializer_range
-        if isinstance(module, nn.Linear):
-            init.uniform_(module.weight, -bound, bound)
-            if module.bias is not None:
-                init.zeros_(module.bias)
-        elif isinstance(module, nn.Embedding):
-            init.uniform_(module.weight, -bound, bound)
-            if module.padding_idx is not None and not getattr(module.weight, "_is_hf_initialized", False):
-                init.zeros_(module.weight[module.padding_idx])
-        elif isinstance(module, nn.RNNBase):
-            rnn_bound = module.hidden_size**-0.5
-            for parameter in module.parameters():
-                init.uniform_(parameter, -rnn_bound, rnn_bound)
-        elif isinstance(module, AdditiveAttentionPooling):
-            init.uniform_(module.context, -bound, bound)
+        """HAN's initialisation (§2.2): U(−initializer_range, initializer_range) for embeddings, projections and
+        context vectors, zero biases, PyTorch's RNN init, a zero padding row."""
+        init_hierarchical_attention_weights(module, self.config.initializer_range)
 
 
 class HanModel(HanPreTrainedModel):

@@ -35,14 +35,13 @@ from transformers import PreTrainedModel
 from transformers import initialization as init
 from transformers.utils import ModelOutput
 
-from .common import (
-    AdditiveAttentionPooling,
-    PackedBiRNN,
-    SafetensorsLoadingMixin,
-    check_token_inputs,
-    classification_loss,
-    output_flags,
-)
+from hf_attn.layers.attention import AdditiveAttentionPooling
+from hf_attn.layers.losses import classification_loss
+from hf_attn.layers.outputs import output_flags
+from hf_attn.layers.rnn import PackedBiRNN
+from hf_attn.layers.validation import check_token_inputs
+from hf_attn.utils.loading import SafetensorsLoadingMixin
+
 from .configuration_lin_self_attentive import LinSelfAttentiveConfig
 
 # ---------------------------------------------------------------------------------------------------------------

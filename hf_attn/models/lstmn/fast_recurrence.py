@@ -20,7 +20,7 @@ from typing import Any
 
 import torch
 
-from .common import masked_softmax
+from hf_attn.layers.masking import masked_softmax
 
 # ---------------------------------------------------------------------------------------------------------------
 # The memory: one layer's tape

@@ -62,14 +62,12 @@ from transformers import GenerationMixin, PreTrainedModel
 from transformers import initialization as init
 from transformers.utils import ModelOutput
 
-from .common import (
-    SafetensorsLoadingMixin,
-    check_token_inputs,
-    classification_loss,
-    masked_softmax,
-    output_flags,
-    token_cross_entropy,
-)
+from hf_attn.layers.losses import classification_loss, token_cross_entropy
+from hf_attn.layers.masking import masked_softmax
+from hf_attn.layers.outputs import output_flags
+from hf_attn.layers.validation import check_token_inputs
+from hf_attn.utils.loading import SafetensorsLoadingMixin
+
 from .configuration_lstmn import LstmnConfig
 from .fast_recurrence import LstmnLayerState, LstmnRecurrence, LstmnStepInputs, LstmnWeights, run_recurrence
 

@@ -40,17 +40,18 @@ from transformers import PreTrainedModel
 from transformers import initialization as init
 from transformers.utils import ModelOutput
 
-from .common import (
+from hf_attn.layers.few_shot import (
     ConvolutionalInstanceEncoder,
     FewShotPredictionMixin,
-    SafetensorsLoadingMixin,
     check_episode_inputs,
-    masked_softmax,
     mean_prototypes,
-    output_flags,
     squared_distance_logits,
-    token_cross_entropy,
 )
+from hf_attn.layers.losses import token_cross_entropy
+from hf_attn.layers.masking import masked_softmax
+from hf_attn.layers.outputs import output_flags
+from hf_attn.utils.loading import SafetensorsLoadingMixin
+
 from .configuration_proto_hatt import ProtoHattConfig
 
 

@@ -46,16 +46,13 @@ from transformers import initialization as init
 from transformers.modeling_outputs import SequenceClassifierOutput
 from transformers.utils import ModelOutput
 
-from .common import (
-    SafetensorsLoadingMixin,
-    check_token_inputs,
-    classification_loss,
-    masked_softmax,
-    output_flags,
-    reverse_padded,
-    shift_tokens_right,
-    token_cross_entropy,
-)
+from hf_attn.layers.losses import classification_loss, token_cross_entropy
+from hf_attn.layers.masking import masked_softmax
+from hf_attn.layers.outputs import output_flags
+from hf_attn.layers.sequences import reverse_padded, shift_tokens_right
+from hf_attn.layers.validation import check_token_inputs
+from hf_attn.utils.loading import SafetensorsLoadingMixin
+
 from .configuration_sgm import SgmConfig
 
 # Scores of already-emitted labels in the global embedding's y_{t−1}: finite (the original's value), so that a row

@@ -44,14 +44,13 @@ from transformers import PreTrainedModel
 from transformers import initialization as init
 from transformers.utils import ModelOutput
 
-from .common import (
-    PackedBiRNN,
-    SafetensorsLoadingMixin,
-    check_token_inputs,
-    classification_loss,
-    masked_softmax,
-    output_flags,
-)
+from hf_attn.layers.losses import classification_loss
+from hf_attn.layers.masking import masked_softmax
+from hf_attn.layers.outputs import output_flags
+from hf_attn.layers.rnn import PackedBiRNN
+from hf_attn.layers.validation import check_token_inputs
+from hf_attn.utils.loading import SafetensorsLoadingMixin
+
 from .configuration_stcka import StckaConfig
 
 # ---------------------------------------------------------------------------------------------------------------

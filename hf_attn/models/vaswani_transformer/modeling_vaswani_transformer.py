@@ -41,14 +41,13 @@ from transformers.modeling_outputs import (
 )
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
-from .common import (
-    SafetensorsLoadingMixin,
-    check_token_inputs,
-    output_flags,
-    shift_tokens_right,
-    sinusoidal_positions,
-    token_cross_entropy,
-)
+from hf_attn.layers.losses import token_cross_entropy
+from hf_attn.layers.outputs import output_flags
+from hf_attn.layers.positions import sinusoidal_positions
+from hf_attn.layers.sequences import shift_tokens_right
+from hf_attn.layers.validation import check_token_inputs
+from hf_attn.utils.loading import SafetensorsLoadingMixin
+
 from .configuration_vaswani_transformer import VaswaniTransformerConfig
 
 # ---------------------------------------------------------------------------------------------------------------
