@@ -11,6 +11,7 @@ Metadata goes through `huggingface_hub.ModelCardData`, so the model-index carrie
 from __future__ import annotations
 
 import json
+import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,8 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from transformers import AutoConfig
 
 from .registry import Architecture, get_architecture
+from .tasks import load_trained
+from .visualization import visualize
 
 TRAINING_FILE = "hf_attn_training.json"
 CONVERSION_FILE = "hf_attn_conversion.json"
@@ -150,11 +153,6 @@ def draw_attention_picture(model_dir: str | Path, text: str, pair: str | None = 
     `options` go to the architecture's view, e.g. a few-shot model's `support`). The picture is an extra of the
     card: when it cannot be drawn (no tokenizer in the folder, a head without a picture, any failure) the reason is
     reported on stderr, `None` returned, and the card written without it."""
-    import sys
-
-    from .inference import load_trained
-    from .visualization import visualize
-
     try:
         model, tokenizer, _, _ = load_trained(str(model_dir))
         figure = visualize(model, tokenizer, text, pair=pair, **options)

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 from transformers import EvalPrediction, PreTrainedConfig, PreTrainedTokenizerBase
 
-from .models.sgm.modeling_sgm import label_ids_of_sequence
+from .layers.sequences import label_ids_of_sequence
 
 
 def accuracy_metric(prediction: EvalPrediction) -> dict[str, float]:

@@ -12,28 +12,15 @@ from pathlib import Path
 from typing import Any
 
 from datasets import Dataset
-from transformers import AutoConfig, AutoTokenizer, PreTrainedModel, Seq2SeqTrainer, Trainer
+from transformers import PreTrainedConfig
 
+from .data.episodes import canonical_few_shot_rows
 from .data.files import load_splits, prepare_task_data
-from .data.shapes import TASK_SHAPES, TaskShape
-from .registry import Head, get_architecture
+from .data.task_data import TaskData
+from .options import HfAttnTrainingArguments
+from .tasks import TaskShape, encode_split, load_trained
 
-
-def load_trained(model_path: str) -> tuple[PreTrainedModel, Any, Head, TaskShape]:
-    """The model saved at `model_path` (its head's class), its tokenizer, the head's registry entry and its shape."""
-    config = AutoConfig.from_pretrained(model_path)
-    architecture = get_architecture(config.model_type)
-    class_name = (config.architectures or [None])[0]
-    head = next((head for head in architecture.heads if head.model_class.__name__ == class_name), None)
-    if head is None:
-        raise ValueError(f"{model_path}: {class_name or 'the base model'} is not a task head of {architecture.name}.")
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(model_path)
-    except (OSError, ValueError) as error:
-        raise ValueError(f"{model_path} has no tokenizer (save one with the model): {error}") from error
-    shape = next(shape for shape in TASK_SHAPES.values() if shape.accepts(head))
-    model = head.model_class.from_pretrained(model_path).eval()
-    return model, tokenizer, head, shape
+__all__ = ["evaluate", "load_trained", "predict"]
 
 
 def _evaluation_split(options) -> Dataset:
@@ -52,38 +39,51 @@ def _evaluation_split(options) -> Dataset:
     return split
 
 
-def evaluate(model_path: str, options, batch_size: int = 64, output_file: str | None = None) -> dict[str, float]:
-    """Scores the model on `options.dataset` with its shape's metrics; writes them as JSON to `output_file`."""
-    model, tokenizer, head, shape = load_trained(model_path)
-    if options.dataset is None:
-        raise ValueError("hf-attn evaluate needs --dataset (a file, a folder or a Hub id).")
-    rows = _evaluation_split(options)
+def _evaluation_data(shape: TaskShape, rows: Dataset, options: Any, config: PreTrainedConfig) -> TaskData:
+    """The rows in the canonical form of the model's task shape, labels encoded with the model's own label names."""
+    if shape.name == "few_shot":  # classes are names, new at test time: the same episodes as training's held-out
+        canonical, dropped = canonical_few_shot_rows(rows, "evaluation", options.text_column,
+                                                     options.label_column or "label")  # fmt: skip
+        data = TaskData(train=canonical, eval=canonical, shape=shape.name, text_column="text", label_column="label",
+                        dropped={"eval": {"empty text or no label": dropped}} if dropped else {})  # fmt: skip
+        data.episodes = {"eval_episodes": options.eval_episodes, "noise_rate": options.support_noise}
+        return data
     label = options.label_column
     if label is None and shape.has_labels:
         label = next((name for name in ("label", "labels") if name in rows.column_names), "label")
-    known = list(model.config.id2label.values()) if shape.has_labels else None
-    data = prepare_task_data(
+    known = list(config.id2label.values()) if shape.has_labels else None
+    return prepare_task_data(
         rows, rows, shape.name, text_column=options.text_column,
         pair_column=options.target_column or options.text_pair_column,
         label_column=label if known else None, label_separator=options.label_separator, labels=known,
     )  # fmt: skip
-    from .training import HfAttnTrainingArguments, _encode
 
-    encode = shape.encoder(data, tokenizer, model.config, head, options.max_length)
-    encoded = _encode(data.eval, encode)
+
+def _training_seed(model_path: str) -> int:
+    """The seed the model was trained with (its folder's `training_args.json`; 0, the default, elsewhere): the
+    held-out episodes of a few-shot model are drawn with it."""
+    path = Path(model_path) / "training_args.json"
+    return int(json.loads(path.read_text()).get("seed", 0)) if path.is_file() else 0
+
+
+def evaluate(model_path: str, options, batch_size: int = 64, output_file: str | None = None) -> dict[str, float]:
+    """Scores the model on `options.dataset` exactly as training scored its held-out split: the shape's encoding,
+    its `Trainer` (`TaskShape.trainer`: the episodes of a few-shot model, the level-by-level beam of a label tree,
+    generation for a generating head) and its metrics; writes them as JSON to `output_file`."""
+    model, tokenizer, head, shape = load_trained(model_path)
+    if options.dataset is None:
+        raise ValueError("hf-attn evaluate needs --dataset (a file, a folder or a Hub id).")
+    data = _evaluation_data(shape, _evaluation_split(options), options, model.config)
+    encoded = encode_split(data.eval, shape.encoder(data, tokenizer, model.config, head, options.max_length))
     with tempfile.TemporaryDirectory() as scratch:
         args = HfAttnTrainingArguments(
             output_dir=scratch, per_device_eval_batch_size=batch_size, report_to="none",
-            predict_with_generate=shape.generates(head), disable_tqdm=True,
+            predict_with_generate=shape.generates(head), disable_tqdm=True, seed=_training_seed(model_path),
         )  # fmt: skip
         beams = options.num_beams or model.generation_config.num_beams if shape.generates(head) else None
         shape.prepare(model, args, encoded, beams)
-        trainer = (Seq2SeqTrainer if shape.generates(head) else Trainer)(
-            model=model, args=args, eval_dataset=encoded, data_collator=shape.collator(tokenizer, model.config),
-            compute_metrics=shape.metrics(head, model.config, tokenizer),
-        )  # fmt: skip
-        metrics = {key.removeprefix("eval_"): value for key, value in trainer.evaluate().items()}
-    metrics = shape.finish_metrics(metrics)
+        trainer = shape.trainer(args, model, head, tokenizer, data, None, encoded, callbacks=())
+        metrics = shape.evaluate(trainer)
     metrics["examples"] = len(encoded)
     if output_file:
         Path(output_file).write_text(json.dumps(metrics, indent=2))

@@ -11,7 +11,7 @@
 4. The levels are assembled into an `AttentionXmlForLabelTree`, whose forward is the prediction beam.
 
 `hf-attn train --head AttentionXmlForLabelTree` runs the same steps through the `label_tree` task shape
-(`hf_attn.data.shapes`); `train_label_tree` is the same from Python on texts and label ids.
+(`hf_attn.tasks`); `train_label_tree` is the same from Python on texts and label ids.
 """
 
 from __future__ import annotations
@@ -28,7 +28,9 @@ from transformers.trainer_utils import get_last_checkpoint
 
 from .data.collators import PaddingCollator
 from .data.label_tree import LabelTree, build_label_tree, label_representations
-from .models.attention_xml import AttentionXmlConfig, AttentionXmlForLabelTree
+from .evaluation import RankingMetrics
+from .models.attention_xml.configuration_attention_xml import AttentionXmlConfig
+from .models.attention_xml.modeling_attention_xml import AttentionXmlForLabelTree
 
 
 def build_tree_for(texts: Sequence[str], label_sets: Sequence[Sequence[int]], config: AttentionXmlConfig,
@@ -189,8 +191,6 @@ def evaluate_label_tree(
 ) -> dict[str, float]:
     """P@k and nDCG@k (and PSP@k with `propensities`) of the cascade's beam on `texts` (labels it did not reach
     score 0), batch by batch."""
-    from .evaluation import RankingMetrics
-
     model.eval()
     metrics = RankingMetrics(ks, propensities)
     with torch.no_grad():

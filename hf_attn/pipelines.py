@@ -20,6 +20,7 @@ A relation model also takes each text's entities: pass `{"text": ..., "head": i,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from transformers import AutoConfig, AutoModelForSeq2SeqLM, Pipeline
@@ -27,6 +28,7 @@ from transformers.pipelines import PIPELINE_REGISTRY
 
 TRANSLATION_TASK = "hf-attn-translation"
 FEW_SHOT_TASK = "hf-attn-few-shot"
+_FEW_SHOT_HEADS: list[type] = []  # what `register_pipelines` was given: the few-shot heads a saved config may name
 
 
 class Seq2SeqTranslationPipeline(Pipeline):
@@ -48,16 +50,14 @@ class Seq2SeqTranslationPipeline(Pipeline):
 
 class FewShotModelLoader:
     """What `pipeline("hf-attn-few-shot", model=path)` loads a model with: transformers has no few-shot Auto class,
-    so the saved config's `architectures` names the hf_attn head, looked up among the registry's episode heads."""
+    so the saved config's `architectures` names the hf_attn head, looked up among the few-shot heads registered
+    (`register_pipelines`)."""
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path: Any, **kwargs: Any) -> Any:
-        from .registry import ARCHITECTURES
-
         kwargs.pop("_from_pipeline", None)
         config = AutoConfig.from_pretrained(pretrained_model_name_or_path)
-        heads = {head.model_class.__name__: head.model_class for row in ARCHITECTURES.values() for head in row.heads
-                 if head.inputs == "episodes"}  # fmt: skip
+        heads = {model_class.__name__: model_class for model_class in _FEW_SHOT_HEADS}
         names = [name for name in config.architectures or [] if name in heads]
         if not names:
             raise ValueError(
@@ -113,8 +113,11 @@ class FewShotClassificationPipeline(Pipeline):
                 **{key: value for key, value in model_outputs.items() if key != "label"}}  # fmt: skip
 
 
-def register_pipelines() -> None:
-    """Registers `hf-attn-translation` and `hf-attn-few-shot` with transformers' pipeline registry (once)."""
+def register_pipelines(few_shot_heads: Sequence[type] = ()) -> None:
+    """Registers `hf-attn-translation` and `hf-attn-few-shot` with transformers' pipeline registry (once);
+    `few_shot_heads`: the model classes the few-shot pipeline loads (`hf_attn.registry.register_all` passes the
+    registry's episode heads)."""
+    _FEW_SHOT_HEADS.extend(head for head in few_shot_heads if head not in _FEW_SHOT_HEADS)
     supported = PIPELINE_REGISTRY.get_supported_tasks()
     if TRANSLATION_TASK not in supported:
         PIPELINE_REGISTRY.register_pipeline(

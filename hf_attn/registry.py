@@ -17,10 +17,12 @@ from typing import Any
 import transformers
 from transformers import AutoConfig, AutoTokenizer, PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerFast
 
+from .pipelines import register_pipelines
 from .tokenization.base import HfAttnTokenizerFast
 from .tokenization.concepts import ConceptTokenizerFast
 from .tokenization.document import DocumentTokenizerFast
 from .tokenization.elmo import ElmoCharacterTokenizerFast
+from .utils.model_type import install_model_type_check
 
 
 @dataclass(frozen=True)
@@ -67,6 +69,8 @@ class Head:
     labels: str = "class"
     attention_fields: tuple[str, ...] = ()
     scores_evidence: bool = True
+    # The row the head belongs to (set by `Architecture`): the masks of its fields, its tokenizer, its view.
+    architecture: Architecture = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
 
     @property
     def has_attention(self) -> bool:
@@ -134,6 +138,10 @@ class Architecture:
     tags: tuple[str, ...] = ()
     exports: tuple[Any, ...] = ()
 
+    def __post_init__(self) -> None:
+        for head in self.heads:
+            object.__setattr__(head, "architecture", self)
+
     @property
     def public_objects(self) -> list[Any]:
         """What `import hf_attn` exposes of this architecture: the config, the base model, the heads, `exports`."""
@@ -197,7 +205,9 @@ TOKENIZER_CLASSES: dict[str, type[PreTrainedTokenizerFast]] = {
 }
 
 
-ARCHITECTURES: dict[str, Architecture] = discover_architectures()
+# Filled last (below), once every function of this module exists: the folders' rows import modules (their attention
+# views) that look architectures up here.
+ARCHITECTURES: dict[str, Architecture] = {}
 
 
 def get_architecture(name: str) -> Architecture:
@@ -219,10 +229,10 @@ def register_all() -> None:
     code into the folder: users without hf_attn load it with `trust_remote_code=True`. A folder whose `model_type`
     is unknown is then reported as such instead of prompting to run its code (`hf_attn.utils.model_type`).
     """
-    from .pipelines import register_pipelines
-    from .utils.model_type import install_model_type_check
-
-    register_pipelines()
+    register_pipelines(
+        few_shot_heads=[head.model_class for row in ARCHITECTURES.values() for head in row.heads
+                        if head.inputs == "episodes"]
+    )  # fmt: skip
     install_model_type_check({row.name: row.config_class.__name__ for row in ARCHITECTURES.values()})
     for architecture in ARCHITECTURES.values():
         config_class = architecture.config_class
@@ -236,3 +246,6 @@ def register_all() -> None:
         ]:
             getattr(transformers, auto_class).register(config_class, model_class, exist_ok=True)
             model_class.register_for_auto_class(auto_class)
+
+
+ARCHITECTURES.update(discover_architectures())

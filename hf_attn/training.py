@@ -1,10 +1,10 @@
 """Train any registered architecture with `transformers.Trainer`: on your data or on a synthetic task.
 
 One pipeline for every task. What differs between a classifier, a multi-label generator, a translator, a language
-model and a tagger lives in its task shape (`hf_attn.data.shapes`); an architecture with a stage of its own before
+model and a tagger lives in its task shape (`hf_attn.tasks`); an architecture with a stage of its own before
 the task (ELMo's biLM) says so in its registry row (`Architecture.pretraining_head`). The options are one dataclass
 of hf_attn's (`HfAttnArguments`: architecture, data, vocabulary, word vectors, recipe) plus transformers'
-`TrainingArguments` (here `HfAttnTrainingArguments`, with hf_attn's defaults), parsed by `HfArgumentParser`, so
+`TrainingArguments` (here `HfAttnTrainingArguments`, with hf_attn's defaults), read once by `hf_attn.options`, so
 every Trainer flag works as in transformers' own examples:
 
     hf-attn train --output_dir runs/lin --config hidden_size=32 attention_hops=4
@@ -22,11 +22,10 @@ import contextlib
 import hashlib
 import json
 import math
-import sys
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import datasets
 import torch
@@ -34,11 +33,9 @@ from datasets import Dataset
 from huggingface_hub import utils as hub_utils
 from transformers import (
     AutoTokenizer,
-    HfArgumentParser,
     PreTrainedConfig,
     PreTrainedModel,
     PreTrainedTokenizerBase,
-    Seq2SeqTrainingArguments,
     Trainer,
     TrainerCallback,
     set_seed,
@@ -48,13 +45,23 @@ from transformers.utils import logging as hf_logging
 
 from .cards import TRAINING_FILE, write_model_card
 from .data import get_synthetic_task
-from .data.episodes import prepare_few_shot_data
+from .data.episodes import CLASS_COLUMN, prepare_few_shot_data
 from .data.files import load_splits, prepare_task_data
-from .data.shapes import TASK_SHAPES, TaskData, TaskShape, score_evidence_attention, token_accuracy_at
+from .data.task_data import TaskData
 from .data.word_vectors import initialise_embeddings
 from .hub import push_model_dir
+from .options import (
+    HfAttnArguments,
+    HfAttnTrainingArguments,
+    keyword_options,
+    noam_arguments,
+    parse_arguments,
+    parse_overrides,
+    resolve_options,
+)
 from .recipes import load_recipe
 from .registry import Architecture, Head, get_architecture
+from .tasks import TASK_SHAPES, TaskShape, encode_split, score_evidence_attention, token_accuracy_at
 from .tokenization.concepts import ConceptSource
 from .tokenization.kinds import train_tokenizer
 
@@ -90,167 +97,6 @@ REPORTED_METRICS = (
 )
 
 
-def noam_learning_rate(d_model: int, warmup_steps: int, factor: float = 1.0) -> float:
-    """The peak of Vaswani et al.'s schedule (eq. 3), lrate = d_model^-0.5 · min(step^-0.5, step · warmup^-1.5),
-    reached at step = warmup_steps."""
-    return factor * d_model**-0.5 * warmup_steps**-0.5
-
-
-def noam_arguments(d_model: int, warmup_steps: int = 4000, factor: float = 1.0) -> dict[str, Any]:
-    """`TrainingArguments` keywords for the paper's optimiser (§5.3): Adam(β1 0.9, β2 0.98, ε 1e-9) and eq. 3.
-
-    Eq. 3 rises linearly to its peak over `warmup_steps` and then decays as step^-0.5: exactly transformers'
-    `inverse_sqrt` schedule with timescale = warmup_steps, started from the peak learning rate."""
-    return {
-        "learning_rate": noam_learning_rate(d_model, warmup_steps, factor),
-        "lr_scheduler_type": "inverse_sqrt",
-        "lr_scheduler_kwargs": {"timescale": warmup_steps},
-        "warmup_steps": warmup_steps,
-        "adam_beta1": 0.9,
-        "adam_beta2": 0.98,
-        "adam_epsilon": 1e-9,
-        "weight_decay": 0.0,
-        "optim": "adamw_torch",
-    }
-
-
-def parse_overrides(pairs: Sequence[str] | dict[str, Any] | None) -> dict[str, Any]:
-    """`["hidden_size=32", "penalty_type=frobenius"]` -> `{"hidden_size": 32, "penalty_type": "frobenius"}` (values are
-    read as JSON when they parse, else as strings); a dict is returned as it is."""
-    if isinstance(pairs, dict):
-        return dict(pairs)
-    overrides: dict[str, Any] = {}
-    for pair in pairs or ():
-        key, separator, value = pair.partition("=")
-        if not separator or not key:
-            raise ValueError(f"Config overrides are KEY=VALUE, got {pair!r}.")
-        try:
-            overrides[key] = json.loads(value)
-        except json.JSONDecodeError:
-            overrides[key] = value
-    return overrides
-
-
-def _help(text: str, *aliases: str, **metadata: Any) -> dict[str, Any]:
-    return {"help": text, **({"aliases": list(aliases)} if aliases else {}), **metadata}
-
-
-@dataclass
-class HfAttnArguments:
-    """hf_attn's options of `hf-attn train` (transformers' own are `HfAttnTrainingArguments`)."""
-
-    arch: str = field(default="lin_self_attentive", metadata=_help("a registered architecture (hf-attn list)"))
-    head: str | None = field(default=None, metadata=_help("the head's class name, when several fit the task"))
-    recipe: str | None = field(
-        default=None, metadata=_help("a paper's setting (hf-attn recipes): its data, sizes and optimiser")
-    )
-    # The data: a synthetic task (the default) ...
-    task: str | None = field(default=None, metadata=_help("synthetic task (default: the architecture's)"))
-    task_args: list[str] = field(
-        default_factory=list, metadata=_help("synthetic task options KEY=VALUE", "--task-kwargs", "--task_kwargs")
-    )
-    num_train: int = field(default=2000, metadata=_help("synthetic training examples"))
-    num_eval: int = field(default=500, metadata=_help("synthetic held-out examples"))
-    # ... or yours.
-    dataset: str | None = field(
-        default=None, metadata=_help("a Hub dataset id, a folder or a file (.csv .tsv .json .jsonl .parquet .txt)")
-    )
-    dataset_config: str | None = field(default=None, metadata=_help("the Hub dataset's configuration"))
-    dataset_format: str | None = field(
-        default=None, metadata=_help("csv, json, parquet or text, for a file whose extension does not say")
-    )
-    column_names: list[str] | None = field(
-        default=None, metadata=_help("column names of a .csv/.tsv without a header row")
-    )
-    train_split: str = field(default="train", metadata=_help("the training split"))
-    eval_split: str | None = field(
-        default=None, metadata=_help("the held-out split (default: validation, dev, valid or test)")
-    )
-    eval_dataset: str | None = field(default=None, metadata=_help("a file holding the held-out rows"))
-    eval_fraction: float = field(
-        default=0.1, metadata=_help("held out from training when the dataset has no held-out split")
-    )
-    shape: Literal[tuple(TASK_SHAPES)] | None = field(  # type: ignore[valid-type]
-        default=None, metadata=_help("the task shape (default: from the columns given and the architecture)")
-    )
-    text_column: str = field(default="text", metadata=_help("the text (the source text, for seq2seq)"))
-    text_pair_column: str | None = field(default=None, metadata=_help("the second text of a pair"))
-    label_column: str | None = field(default=None, metadata=_help("the labels (default: label or labels)"))
-    target_column: str | None = field(default=None, metadata=_help("the target text, for seq2seq"))
-    label_separator: str | None = field(default=None, metadata=_help("splits a string column into a label set"))
-    max_length: int | None = field(default=None, metadata=_help("truncate texts to this many tokens"))
-    eval_episodes: int = field(default=500, metadata=_help("few-shot: the fixed, seeded held-out episodes"))
-    support_noise: float = field(
-        default=0.0,
-        metadata=_help("few-shot: the share of support instances replaced by other classes' (noisy FewRel)"),
-    )
-    # Knowledge (STCKA): each text's concept set.
-    concepts: str | None = field(
-        default=None,
-        metadata=_help("an isA knowledge base (entity<TAB>concept<TAB>score lines, or JSON) to link concepts"),
-    )
-    concept_column: str | None = field(
-        default=None, metadata=_help("the column holding each text's concepts (a list, or space-separated)")
-    )
-    max_concepts: int | None = field(default=None, metadata=_help("keep a text's best-scored concepts only"))
-    min_concept_score: float = field(default=0.0, metadata=_help("drop concepts scored below this"))
-    # The vocabulary.
-    tokenizer: str | None = field(
-        default=None, metadata=_help("a saved tokenizer (folder or Hub id) instead of one trained on the data")
-    )
-    min_frequency: int | None = field(default=None, metadata=_help("rarer words are unknown (default: 1; BPE 2)"))
-    max_vocab_size: int | None = field(
-        default=None, metadata=_help("the largest vocabulary (default: 30000; BPE 8000)")
-    )
-    lowercase: bool | None = field(
-        default=None, metadata=_help("lower-case before building the vocabulary (default: words yes, BPE no)")
-    )
-    # The model.
-    config: list[str] = field(
-        default_factory=list, metadata=_help("config overrides KEY=VALUE", "--config-overrides", "--config_overrides")
-    )
-    word_vectors: str | None = field(
-        default=None, metadata=_help("GloVe / word2vec (text or .bin) / fastText .vec vectors for the embedding")
-    )
-    freeze_embeddings: bool = field(default=False, metadata=_help("keep the word embedding fixed"))
-    schedule: Literal["linear", "noam"] = field(
-        default="linear", metadata=_help("noam: the Transformer paper's optimiser and warm-up schedule")
-    )
-    num_beams: int | None = field(
-        default=None, metadata=_help("beam size of held-out generation (default: 4; multi-label 1)")
-    )
-    save: bool = field(default=True, metadata=_help("save the model, tokenizer and card to output_dir"))
-
-
-@dataclass
-class HfAttnTrainingArguments(Seq2SeqTrainingArguments):
-    """transformers' `Seq2SeqTrainingArguments` (every `TrainingArguments` flag) with hf_attn's defaults: the
-    learning rate and batch sizes of small recurrent models, seed 0, `data_seed` = `seed` (a resumed run sees the
-    same data order), every head's parameters used (`ddp_find_unused_parameters=False`) and, without an
-    accelerator, `use_cpu`, which is what makes a multi-process launch on CPUs join one gloo group.
-    `--push_to_hub` uploads the finished folder once (weights, tokenizer, card; never a pickle), not every
-    checkpoint."""
-
-    learning_rate: float = field(default=1e-3, metadata=_help("the initial learning rate", "--lr"))
-    seed: int = field(default=0, metadata=_help("seeds the data (synthetic tasks, held-out split), weights and order"))
-    num_train_epochs: float = field(default=3.0, metadata=_help("training epochs", "--epochs"))
-    per_device_train_batch_size: int = field(default=32, metadata=_help("batch size per process", "--batch-size"))
-    per_device_eval_batch_size: int = field(default=64, metadata=_help("evaluation batch size per process"))
-    logging_steps: float = field(default=50, metadata=_help("log every N steps"))
-    disable_tqdm: bool | None = field(default=False, metadata=_help("hide the progress bar", "--no-progress"))
-    ddp_find_unused_parameters: bool | None = field(default=False, metadata=_help("see TrainingArguments"))
-    use_cpu: bool | None = field(default=None, metadata=_help("train on CPUs (default: when no accelerator is found)"))
-
-    def __post_init__(self) -> None:
-        if self.use_cpu is None:
-            self.use_cpu = not torch.accelerator.is_available()
-        if self.data_seed is None:
-            self.data_seed = self.seed
-        if isinstance(self.resume_from_checkpoint, str) and self.resume_from_checkpoint.lower() in ("true", "last"):
-            self.resume_from_checkpoint = True  # the last checkpoint of output_dir
-        super().__post_init__()
-
-
 @dataclass
 class TrainingResult:
     """What `train` returns: the trained model and tokenizer, held-out metrics, and the Trainer."""
@@ -261,49 +107,6 @@ class TrainingResult:
     trainer: Trainer
 
 
-DATACLASSES = (HfAttnArguments, HfAttnTrainingArguments)
-
-
-def _aliases() -> dict[str, str]:
-    """Keyword spellings `train()` accepts for a field: its CLI aliases without dashes (`epochs`, `batch_size`)."""
-    names = {}
-    for dataclass_type in DATACLASSES:
-        for item in fields(dataclass_type):
-            for alias in item.metadata.get("aliases", ()):
-                names[alias.lstrip("-").replace("-", "_")] = item.name
-    return names
-
-
-def _dependent_defaults(given: dict[str, Any]) -> dict[str, Any]:
-    """Defaults that follow from other options: a recipe's settings, then the noam schedule's optimiser (its peak
-    learning rate depends on d_model and the warm-up). Options given explicitly override them."""
-    defaults: dict[str, Any] = {}
-    if given.get("recipe"):
-        defaults.update(load_recipe(given["recipe"]).arguments)
-    merged = {**defaults, **{key: value for key, value in given.items() if value is not None}}
-    if merged.get("schedule") == "noam":
-        recipe_config = load_recipe(given["recipe"]).config if given.get("recipe") else {}
-        overrides = {**recipe_config, **parse_overrides(merged.get("config"))}
-        architecture = get_architecture(merged.get("arch", HfAttnArguments.arch))
-        d_model = architecture.config_class(**overrides).d_model
-        defaults.update(noam_arguments(d_model, int(merged.get("warmup_steps") or 4000)))
-    return defaults
-
-
-def parse_arguments(
-    argv: Sequence[str] | None = None,
-) -> tuple[HfAttnArguments, HfAttnTrainingArguments]:
-    """`hf-attn train`'s command line -> the two dataclasses (a recipe's and the schedule's values as defaults)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    parser = HfArgumentParser(DATACLASSES)
-    first, _ = parser.parse_known_args(argv)
-    given = {key: value for key, value in vars(first).items() if value != parser.get_default(key)}
-    given.setdefault("arch", first.arch)
-    parser.set_defaults(**_dependent_defaults(given))
-    options, args = parser.parse_args_into_dataclasses(argv)
-    return options, args
-
-
 def train(output_dir: str | Path | None = None, callbacks: Sequence[TrainerCallback] = (), **options: Any):
     """`hf-attn train` from Python: any field of `HfAttnArguments` or `HfAttnTrainingArguments` as a keyword
     (or a CLI alias: `epochs`, `batch_size`, `config_overrides`, ...); `config` and `task_args` may be dicts.
@@ -311,18 +114,10 @@ def train(output_dir: str | Path | None = None, callbacks: Sequence[TrainerCallb
         train("runs/lin", arch="lin_self_attentive", epochs=10, config={"hidden_size": 32})
         train("runs/han", arch="han", dataset="reviews.csv", label_column="stars", bf16=True)
     """
-    aliases = _aliases()
-    given = {aliases.get(key, key): value for key, value in options.items()}
+    given = keyword_options(options)
     if output_dir is not None:
         given["output_dir"] = str(output_dir)
-    known = {item.name for dataclass_type in DATACLASSES for item in fields(dataclass_type) if item.init}
-    unknown = sorted(set(given) - known)
-    if unknown:
-        raise TypeError(f"train() got unknown options {unknown}; see `hf-attn train --help`.")
-    merged = {**_dependent_defaults(given), **given}
-    own = {item.name for item in fields(HfAttnArguments)}
-    hf_attn_options = HfAttnArguments(**{key: value for key, value in merged.items() if key in own})
-    args = HfAttnTrainingArguments(**{key: value for key, value in merged.items() if key not in own})
+    hf_attn_options, args = resolve_options(given)
     return run(hf_attn_options, args, callbacks)
 
 
@@ -468,10 +263,6 @@ def _shared_tokenizer(args: HfAttnTrainingArguments, source: str | None, build) 
     return tokenizer
 
 
-def _encode(split: Dataset, encode, keep: Sequence[str] = ()) -> Dataset:
-    return split.map(encode, batched=True, remove_columns=[name for name in split.column_names if name not in keep])
-
-
 def _pretrain(
     architecture: Architecture,
     data: TaskData,
@@ -497,8 +288,8 @@ def _pretrain(
     trainer = Trainer(
         model=model,
         args=stage_args,
-        train_dataset=_encode(data.train, encode),
-        eval_dataset=_encode(data.eval, encode),
+        train_dataset=encode_split(data.train, encode),
+        eval_dataset=encode_split(data.eval, encode),
         data_collator=shape.collator(tokenizer, config),
         processing_class=tokenizer,
         callbacks=list(callbacks),
@@ -549,7 +340,7 @@ def run(
 
 def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Sequence[TrainerCallback]):
     architecture = get_architecture(options.arch)
-    recipe = load_recipe(options.recipe) if options.recipe else None
+    recipe = options.loaded_recipe or (load_recipe(options.recipe) if options.recipe else None)
     overrides = {**(recipe.config if recipe else {}), **parse_overrides(options.config)}
     data = _dataset_data(options, architecture, args.seed) if options.dataset else None
     data = data or _synthetic_data(options, architecture, args.seed)
@@ -592,10 +383,10 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
         ),
     )
     labels = shape.label_names(data)
-    config = architecture.config_class(**shape.config_fields(tokenizer, labels), **overrides)
+    config = architecture.config_class(**shape.config_fields(tokenizer, labels, data), **overrides)
     encode = shape.encoder(data, tokenizer, config, head, options.max_length)
     keep = [data.evidence_column] if data.evidence_column else []
-    train_split, eval_split = _encode(data.train, encode), _encode(data.eval, encode, keep)
+    train_split, eval_split = encode_split(data.train, encode), encode_split(data.eval, encode, keep)
 
     metrics: dict[str, float] = {}
     base_state = None
@@ -689,8 +480,6 @@ def _card_example(data: TaskData, config) -> dict[str, Any] | None:
         if data.pair_column and isinstance(rows[0].get(data.pair_column), str):
             example["pair"] = rows[0][data.pair_column]
         return example
-    from .data.episodes import CLASS_COLUMN
-
     column = CLASS_COLUMN if CLASS_COLUMN in rows.column_names else data.label_column
     entities = {"head", "tail"} <= set(rows.column_names)
     ways, shots = getattr(config, "num_ways", 2), getattr(config, "num_shots", 1)

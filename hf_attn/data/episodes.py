@@ -23,6 +23,7 @@ import torch
 from datasets import Dataset
 
 from .synthetic import SyntheticTask, register_synthetic_task
+from .task_data import TaskData
 
 # The columns of an encoded instance that an episode carries.
 INSTANCE_FIELDS = ("input_ids", "attention_mask", "entity_positions")
@@ -285,6 +286,31 @@ def class_disjoint_split(
     )
 
 
+def canonical_few_shot_rows(split: Dataset, name: str, text_column: str, label_column: str) -> tuple[Dataset, int]:
+    """The rows of one split in the few-shot canonical form: `text` (a string; a token list is joined by spaces),
+    `label` (the class name), and `head` / `tail` (entity word indices) when the data has them; rows without text
+    or label are dropped. Returns the rows and how many were dropped. `name` names the split in errors."""
+    for column, option in ((text_column, "--text-column"), (label_column, "--label-column")):
+        if column not in split.column_names:
+            raise ValueError(f"{option} {column!r} is not a column of the {name} split: {split.column_names}.")
+    keep = [i for i, (text, label) in enumerate(zip(split[text_column], split[label_column], strict=True))
+            if text not in (None, "", []) and label is not None]  # fmt: skip
+    dropped = len(split) - len(keep)
+    if dropped:
+        split = split.select(keep)
+    entities = [column for column in ("head", "tail") if column in split.column_names]
+
+    def canonical(batch: dict[str, list]) -> dict[str, list]:
+        rows = {
+            "text": [" ".join(text) if isinstance(text, list) else str(text) for text in batch[text_column]],
+            "label": [str(label) for label in batch[label_column]],
+        }
+        rows.update({column: [int(value) for value in batch[column]] for column in entities})
+        return rows
+
+    return split.map(canonical, batched=True, remove_columns=split.column_names), dropped
+
+
 def prepare_few_shot_data(
     train: Dataset,
     held_out: Dataset,
@@ -298,29 +324,11 @@ def prepare_few_shot_data(
     joined by spaces), `label` (the class name), and `head` / `tail` (entity word indices) when the data has them.
     Rows without text or label are dropped and counted; the held-out classes are made disjoint from the training
     classes (`class_disjoint_split`)."""
-    from .shapes import TaskData
-
     splits, dropped = {}, {}
     for name, split in (("train", train), ("held-out", held_out)):
-        for column, option in ((text_column, "--text-column"), (label_column, "--label-column")):
-            if column not in split.column_names:
-                raise ValueError(f"{option} {column!r} is not a column of the {name} split: {split.column_names}.")
-        keep = [i for i, (text, label) in enumerate(zip(split[text_column], split[label_column], strict=True))
-                if text not in (None, "", []) and label is not None]  # fmt: skip
-        if len(keep) < len(split):
-            dropped[name] = {"empty text or no label": len(split) - len(keep)}
-            split = split.select(keep)
-        entities = [column for column in ("head", "tail") if column in split.column_names]
-
-        def canonical(batch: dict[str, list], entities: list[str] = entities) -> dict[str, list]:
-            rows = {
-                "text": [" ".join(text) if isinstance(text, list) else str(text) for text in batch[text_column]],
-                "label": [str(label) for label in batch[label_column]],
-            }
-            rows.update({column: [int(value) for value in batch[column]] for column in entities})
-            return rows
-
-        splits[name] = split.map(canonical, batched=True, remove_columns=split.column_names)
+        splits[name], lost = canonical_few_shot_rows(split, name, text_column, label_column)
+        if lost:
+            dropped[name] = {"empty text or no label": lost}
     train, held_out = class_disjoint_split(splits["train"], splits["held-out"], "label", eval_fraction, seed)
     return TaskData(
         train=train,

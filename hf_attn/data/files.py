@@ -7,7 +7,7 @@ a folder `load_dataset` understands (`train.csv`, `test.csv`, ...), a folder in 
 row that breaks it. Without a held-out split, a seeded fraction of the training rows is held out (and said so).
 
 `prepare_task_data` checks the columns and returns a `TaskData` whose columns are canonical (`text`, `pair`,
-`label`; see `hf_attn.data.shapes`): class names from a `ClassLabel` feature or collected from the training split,
+`label`; see `hf_attn.tasks`): class names from a `ClassLabel` feature or collected from the training split,
 label sets from a list column or a separator, tags per word. Rows it cannot use (an empty text, no label: SNLI's
 -1 or "-") are dropped and counted, never silently; a held-out label that training never saw is an error.
 Nested columns are named with dots (`translation.de`, the WMT datasets' layout).
@@ -25,7 +25,7 @@ from typing import Any
 from datasets import ClassLabel, Dataset, DatasetDict, Value, load_dataset
 from datasets import Sequence as SequenceFeature
 
-from .shapes import TaskData, get_task_shape
+from .task_data import TaskData, get_task_layout
 
 FILE_FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet", ".txt": "text"}
 # Label values that mean "no label" (SNLI: -1 in the Hub dataset, "-" as gold_label in the original jsonl).
@@ -268,13 +268,14 @@ def prepare_task_data(
     """Checks the columns, drops (and counts) unusable rows, encodes labels; returns canonical `TaskData`.
     `labels`: the label names to encode with (a trained model's `id2label`) instead of the training split's.
     `keep_columns`: further columns kept as they are, under their names (STCKA's concept column)."""
-    multi = get_task_shape(shape).label_sets
-    tags = shape == "token_classification"
-    classes = shape in ("classification", "pair_classification")
-    needs_label = get_task_shape(shape).has_labels
+    layout = get_task_layout(shape)
+    multi = layout.label_sets
+    tags = layout.label_kind == "tags"
+    classes = layout.label_kind == "class"
+    needs_label = layout.has_labels
     if needs_label and label_column is None:
         raise ValueError(f"A {shape} task needs --label-column.")
-    if "pair_column" in get_task_shape(shape).needs and pair_column is None:
+    if "pair_column" in layout.needs and pair_column is None:
         option = "--target-column" if shape == "seq2seq" else "--text-pair-column"
         raise ValueError(f"A {shape} task needs {option}.")
     splits = {"train": train, "held-out": held_out}

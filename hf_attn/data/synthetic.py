@@ -540,7 +540,7 @@ class SyntheticTask:
     Attributes:
         generator: `(num_examples, seed=...) -> Dataset`.
         labels: label names, index = label id.
-        shape: the task shape (`hf_attn.data.shapes`: `classification`, `pair_classification`, `multi_label` (the
+        shape: the task shape (`hf_attn.tasks`: `classification`, `pair_classification`, `multi_label` (the
             label column holds label names), `seq2seq`, `token_classification`, ...); the shape picks the head.
         text_column / pair_column: the text fields (for `seq2seq`: the source and the target).
         evidence_column: position of the label's evidence in `text_column` (-1: none), for attention scoring: a

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
 
 
@@ -19,3 +21,19 @@ def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_to
     shifted[:, 1:] = labels[:, :-1]
     shifted[:, 0] = decoder_start_token_id
     return shifted.masked_fill(shifted == -100, pad_token_id)
+
+
+def label_ids_of_sequence(sequence: list[int], config: Any) -> list[int]:
+    """Label indices (0 … N−1) of one generated or reference target sequence of a label-sequence head (SGM): the ids
+    before the first EOS (a leading start token skipped), specials, −100 and repeats dropped. `config` gives
+    `decoder_start_token_id`, `eos_token_id`, `num_special_tokens` and `num_labels`."""
+    labels: list[int] = []
+    for position, token in enumerate(sequence):
+        if position == 0 and token == config.decoder_start_token_id:
+            continue
+        if token == config.eos_token_id:
+            break
+        label = token - config.num_special_tokens
+        if 0 <= label < config.num_labels and label not in labels:
+            labels.append(label)
+    return labels

@@ -8,7 +8,8 @@ A recipe is a YAML file (`hf_attn/recipes/<name>.yaml`, or any path):
     config: {...}    # the model's hyper-parameters (config fields)
 
 Every option is a default: a command-line flag overrides it (`--dataset reviews.parquet --max_steps 10`), and
-`--config KEY=VALUE` overrides one config field. The card of a model trained from a recipe shows the paper's
+`--config KEY=VALUE` overrides one config field (`hf_attn.options` applies them, and refuses an option that is not
+a field of its dataclasses). The card of a model trained from a recipe shows the paper's
 number beside the measured one.
 """
 
@@ -55,12 +56,6 @@ def load_recipe(name: str) -> Recipe:
     arguments = dict(content.get("options") or {})
     if "config" in arguments:
         raise ValueError(f"Recipe {name!r}: the model's hyper-parameters go under `config`, not `options`.")
-    from ..training import DATACLASSES  # the option names are the dataclasses' fields
-
-    known = {item for dataclass_type in DATACLASSES for item in dataclass_type.__dataclass_fields__}
-    wrong = sorted(set(arguments) - known)
-    if wrong:
-        raise ValueError(f"Recipe {name!r}: unknown options {wrong} (see `hf-attn train --help`).")
     return Recipe(
         name=Path(name).stem,
         description=content.get("description", ""),

@@ -2,6 +2,6 @@
 (self-contained), `.save_png(path)` (matplotlib) and a notebook display; `hf-attn visualize` writes either file."""
 
 from .figure import AttentionFigure, HeatmapPanel, TextPanel
-from .views import visualize
+from .pictures import find_head, visualize
 
-__all__ = ["AttentionFigure", "HeatmapPanel", "TextPanel", "visualize"]
+__all__ = ["AttentionFigure", "HeatmapPanel", "TextPanel", "find_head", "visualize"]

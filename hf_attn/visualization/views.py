@@ -14,14 +14,15 @@ that decides the picture, so a new architecture is drawn without code of its own
 An architecture whose picture needs more than its maps (decoding first: the Transformer, SGM; a top-k of labels:
 AttentionXML; weights that are parameters: ELMo's scalar mix; a support set: the few-shot models) names its own view
 in its registry row (`Architecture.attention_view`, kept in its folder's `visualization_<name>.py`); the helpers it
-builds on are here: `encode`, `real_tokens`, `maps_panels`, `decode_with_attentions` (a sequence-to-sequence head's
-maps for its own output or a given target), and `few_shot_view` (the two few-shot architectures share it).
+builds on are here, below the registry (a head's row is `head.architecture`; `hf_attn.visualization.pictures`
+finds a model's head and draws it): `encode`, `real_tokens`, `maps_panels`, `decode_with_attentions` (a
+sequence-to-sequence head's maps for its own output or a given target), and `few_shot_view` (the two few-shot
+architectures share it).
 An architecture with neither raises `NotImplementedError` naming it.
 """
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -29,29 +30,17 @@ import torch
 from transformers import GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase
 
 from ..tokenization.concepts import ids_to_tokens
-from .figure import AttentionFigure, HeatmapPanel, TextPanel
+from .figure import HeatmapPanel, TextPanel
 
 SUPPORTED_INPUTS = ("sentence", "sentence_pair", "sentence_concepts", "document", "document_pair")
 MAX_TOKENS = 512
 
 
-def find_head(model: PreTrainedModel):
-    """The registry row and head of `model` (a ValueError for a base model)."""
-    from ..registry import get_architecture
-
-    architecture = get_architecture(model.config.model_type)
-    head = next((head for head in architecture.heads if type(model) is head.model_class), None)
-    if head is None:
-        raise ValueError(
-            f"{type(model).__name__} is not a head of {architecture.name}: pass a head, not the base model."
-        )
-    return architecture, head
-
-
 def encode(head, tokenizer: PreTrainedTokenizerBase, text: str, pair: str | None) -> dict[str, torch.Tensor]:
-    """The model's inputs for one text (and its pair, for pair heads), refusing texts too long to draw."""
+    """The model's inputs for one text (and its pair, for pair heads; `head` None: a head of one text), refusing texts
+    too long to draw."""
     inputs = dict(tokenizer([text], padding=True, return_tensors="pt"))
-    if head.inputs in ("sentence_pair", "document_pair"):
+    if head is not None and head.inputs in ("sentence_pair", "document_pair"):
         if pair is None:
             raise ValueError(f"{head.model_class.__name__} reads two texts: pass the second as `pair`.")
         second = tokenizer([pair], padding=True, return_tensors="pt")
@@ -153,9 +142,7 @@ def prediction_caption(model: PreTrainedModel, logits: torch.Tensor) -> str:
 
 def generic_view(model: PreTrainedModel, head, tokenizer, text: str, pair: str | None = None) -> tuple[list, str]:
     """Every map the head returns, drawn by what its keys are (module docstring)."""
-    from ..registry import get_architecture
-
-    architecture = get_architecture(model.config.model_type)
+    architecture = head.architecture
     if head.inputs not in SUPPORTED_INPUTS:
         raise NotImplementedError(
             f"No attention view for {architecture.display_name}'s {head.inputs!r} inputs yet "
@@ -172,9 +159,7 @@ def generic_view(model: PreTrainedModel, head, tokenizer, text: str, pair: str |
 def maps_panels(model: PreTrainedModel, head, tokenizer, inputs: dict[str, torch.Tensor], output: Any) -> list:
     """The panels of every attention field of `head` in `output` (the model's output for `inputs`, a batch of one);
     a tuple of per-layer maps is drawn by its last layer."""
-    from ..registry import get_architecture
-
-    specs = get_architecture(model.config.model_type).attention_fields
+    specs = head.architecture.attention_fields
     maps = {field: getattr(output, field, None) for field in head.attention_fields}
     maps = {field: (value[-1] if isinstance(value, tuple) else value).cpu() for field, value in maps.items()
             if value is not None}  # fmt: skip
@@ -190,7 +175,6 @@ def maps_panels(model: PreTrainedModel, head, tokenizer, inputs: dict[str, torch
 @torch.no_grad()
 def decode_with_attentions(
     model: PreTrainedModel,
-    head,
     tokenizer,
     text: str,
     target: str | None = None,
@@ -202,7 +186,7 @@ def decode_with_attentions(
     or `target` is read as the output (teacher forcing); one forward pass over the decoded sequence then returns the
     maps. Returns the encoder inputs, the sequence `(T + 1,)` (the decoder start, then the T emitted ids; row t of a
     decoder map is the step that emitted id t + 1) and the output (`output_attentions=True`)."""
-    inputs = encode(head, tokenizer, text, None)
+    inputs = encode(None, tokenizer, text, None)
     inputs = {name: tensor.to(model.device) for name, tensor in inputs.items()}
     start = model.config.decoder_start_token_id
     if target is not None:
@@ -282,33 +266,3 @@ def few_shot_view(
 def _shorten(text: str, words: int = 6) -> str:
     split = text.split()
     return " ".join(split[:words]) + (" …" if len(split) > words else "")
-
-
-@torch.no_grad()
-def visualize(
-    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, text: str, pair: str | None = None, **options: Any
-) -> AttentionFigure:
-    """The attention maps of `model` (a head of a registered architecture) for `text` (and `pair`: a pair head's
-    second text; a sequence-to-sequence head's target, read instead of its own output) as an `AttentionFigure`
-    (`.to_html()`, `.save_png(path)`, shown by notebooks). `options` go to the architecture's own view (e.g.
-    `support=` for the few-shot models, `top_k=` for AttentionXML, `heads="all"` for the Transformer)."""
-    architecture, head = find_head(model)
-    view = architecture.attention_view or generic_view
-    if not head.attention_fields and architecture.attention_view is None:
-        raise ValueError(f"{head.model_class.__name__} returns no attention map to draw.")
-    if not isinstance(text, str) or not text.strip():
-        raise ValueError("`text` must be a non-empty string.")
-    parameters = list(inspect.signature(view).parameters)[5:]  # after (model, head, tokenizer, text, pair)
-    unknown = sorted(set(options) - set(parameters))
-    if unknown:
-        raise ValueError(
-            f"{architecture.display_name}'s attention view takes no option {unknown}; its options: "
-            f"{parameters or 'none'}."
-        )
-    was_training = model.training
-    model.eval()
-    try:
-        panels, caption = view(model, head, tokenizer, text, pair, **options)
-    finally:
-        model.train(was_training)
-    return AttentionFigure(f"{architecture.display_name}: {text[:80]}", panels, caption)

@@ -41,7 +41,7 @@ from typing import Any, ClassVar
 
 import torch
 from torch import nn
-from transformers import GenerationMixin, LogitsProcessor, LogitsProcessorList, PreTrainedConfig, PreTrainedModel
+from transformers import GenerationMixin, LogitsProcessor, LogitsProcessorList, PreTrainedModel
 from transformers import initialization as init
 from transformers.modeling_outputs import SequenceClassifierOutput
 from transformers.utils import ModelOutput
@@ -49,7 +49,7 @@ from transformers.utils import ModelOutput
 from hf_attn.layers.losses import classification_loss, token_cross_entropy
 from hf_attn.layers.masking import masked_softmax
 from hf_attn.layers.outputs import output_flags
-from hf_attn.layers.sequences import reverse_padded, shift_tokens_right
+from hf_attn.layers.sequences import label_ids_of_sequence, reverse_padded, shift_tokens_right
 from hf_attn.layers.validation import check_token_inputs
 from hf_attn.utils.loading import SafetensorsLoadingMixin
 
@@ -649,21 +649,6 @@ class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
         if not isinstance(sequences, torch.Tensor):
             sequences = sequences.sequences
         return self.decode_label_sets(sequences)
-
-
-def label_ids_of_sequence(sequence: list[int], config: PreTrainedConfig) -> list[int]:
-    """Label indices (0 … N−1) of one generated or reference target sequence: the ids before the first EOS (a
-    leading start token skipped), specials, −100 and repeats dropped."""
-    labels: list[int] = []
-    for position, token in enumerate(sequence):
-        if position == 0 and token == config.decoder_start_token_id:
-            continue
-        if token == config.eos_token_id:
-            break
-        label = token - config.num_special_tokens
-        if 0 <= label < config.num_labels and label not in labels:
-            labels.append(label)
-    return labels
 
 
 class SgmForMultiLabelClassification(SgmPreTrainedModel):

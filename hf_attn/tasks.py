@@ -1,5 +1,8 @@
 """Task shapes: what a kind of task does to its data, its model and its metrics, once for every architecture.
 
+(Until issue 34 this module was `hf_attn.data.shapes`; the data side of a shape, `TaskData` and its layout, is in
+`hf_attn.data.task_data`.)
+
 The training pipeline (`hf_attn.training`) knows no task: it asks the shape for the heads that fit, the texts a
 vocabulary is trained on, the config fields the labels set, the encoding of a batch, the collator, the metrics
 and the extra held-out scores (how much attention lands on known evidence). A shape works on `TaskData`, whose
@@ -25,14 +28,15 @@ text into what the head reads, so a review CSV trains Lin (words) and HAN (sente
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from collections.abc import Callable, Sequence
+from typing import Any, ClassVar
 
 import numpy as np
 import torch
 from datasets import Dataset
 from transformers import (
+    AutoConfig,
+    AutoTokenizer,
     PreTrainedConfig,
     PreTrainedModel,
     PreTrainedTokenizerBase,
@@ -41,63 +45,24 @@ from transformers import (
     TrainerCallback,
 )
 
-from ..evaluation import (
+from .data.collators import LabelSetCollator, PaddingCollator, labels_by_frequency
+from .data.episodes import CLASS_COLUMN, EpisodeDataset, compute_episode_metrics
+from .data.task_data import TASK_LAYOUTS, TaskData, TaskLayout
+from .evaluation import (
     RankingMetrics,
     accuracy_metric,
     evidence_attention_scores,
+    jain_propensities,
     label_propensities,
     label_sequence_metrics,
     multi_hot_metrics,
     translation_metrics,
 )
-from ..tokenization.concepts import ConceptTokenizerFast, ids_to_tokens
-from ..tokenization.elmo import ElmoCharacterTokenizerFast
-from .collators import LabelSetCollator, PaddingCollator, labels_by_frequency
-
-if TYPE_CHECKING:
-    from ..registry import Architecture, Head
-
-
-@dataclass
-class TaskData:
-    """A task's training and held-out splits, with what their columns mean.
-
-    Attributes:
-        train / eval: the splits, columns in canonical form (see the module docstring).
-        shape: the name of the task shape (a key of `TASK_SHAPES`).
-        text_column: the text (the source, for seq2seq).
-        pair_column: the second text of a pair, or the target text of seq2seq.
-        label_column: the labels (`None`: none, e.g. a language model).
-        labels: class / tag names, index = id; `None` for shapes that collect them (multi-label).
-        evidence_column: per example, where the label's evidence lies (a token or sentence index; synthetic tasks).
-        source: `{"type", "name", "description"}` of the data, for the card.
-        dropped: per split, the rows the loader dropped and why (`{"train": {"empty text": 3}}`), for the record.
-        episodes: the settings of a few-shot task's episodes beyond the model's N, K, Q: `eval_episodes` (the
-            fixed held-out episodes) and `noise_rate` (the share of support instances replaced by other classes').
-        concept_column: each text's concepts (a list, or space-separated), for a concept tokenizer (STCKA).
-        knowledge_base: an isA knowledge base file that links each text's concepts (STCKA), when no column has them.
-    """
-
-    train: Dataset
-    eval: Dataset
-    shape: str
-    text_column: str
-    pair_column: str | None = None
-    label_column: str | None = None
-    labels: list[str] | None = None
-    evidence_column: str | None = None
-    source: dict[str, str] = field(default_factory=dict)
-    dropped: dict[str, dict[str, int]] = field(default_factory=dict)
-    episodes: dict[str, Any] = field(default_factory=dict)
-    concept_column: str | None = None
-    knowledge_base: str | None = None
-
-    def texts(self, split: Dataset | None = None) -> Iterator[str]:
-        """Every text of `split` (default: train), pairs and targets included: what a vocabulary is trained on."""
-        split = self.train if split is None else split
-        for column in (self.text_column, self.pair_column):
-            if column is not None:
-                yield from split[column]
+from .label_tree_training import build_tree_for, train_levels, tree_model
+from .layers.few_shot import entity_token_positions
+from .registry import Architecture, Head, get_architecture
+from .tokenization.concepts import ConceptTokenizerFast, ids_to_tokens
+from .tokenization.elmo import ElmoCharacterTokenizerFast
 
 
 def _label_fields(labels: list[str]) -> dict[str, Any]:
@@ -112,18 +77,30 @@ def _label_fields(labels: list[str]) -> dict[str, Any]:
 class TaskShape:
     """One kind of task. Subclasses set the class attributes and override the hooks that differ."""
 
-    name: ClassVar[str]
+    layout: ClassVar[TaskLayout]  # what its rows hold (`hf_attn.data.task_data`): name, needed columns, label sets
     label_kinds: ClassVar[tuple[str, ...]]  # the `Head.labels` it trains
     # the `Head.inputs` it feeds
     input_kinds: ClassVar[tuple[str, ...]] = ("sentence", "document", "characters", "sentence_concepts")
-    needs: ClassVar[tuple[str, ...]] = ("label_column",)  # TaskData fields the shape cannot work without
-    label_sets: ClassVar[bool] = False  # each example has a set of labels (a list of names), not one class
     variants: ClassVar[tuple[str, ...]] = ()  # shapes that train other heads on the same data
+
+    @property
+    def name(self) -> str:
+        return self.layout.name
+
+    @property
+    def needs(self) -> tuple[str, ...]:
+        """The `TaskData` columns the shape cannot work without."""
+        return self.layout.needs
+
+    @property
+    def label_sets(self) -> bool:
+        """Each example has a set of labels (a list of names), not one class."""
+        return self.layout.label_sets
 
     @property
     def has_labels(self) -> bool:
         """Whether the shape reads a label column (a language model or seq2seq task does not)."""
-        return "label_column" in self.needs
+        return self.layout.has_labels
 
     def accepts(self, head: Head) -> bool:
         return head.labels in self.label_kinds and head.inputs in self.input_kinds
@@ -138,8 +115,10 @@ class TaskShape:
     def label_names(self, data: TaskData) -> list[str] | None:
         return data.labels
 
-    def config_fields(self, tokenizer: PreTrainedTokenizerBase, labels: list[str] | None) -> dict[str, Any]:
-        """Config keywords set by the vocabulary and the labels."""
+    def config_fields(
+        self, tokenizer: PreTrainedTokenizerBase, labels: list[str] | None, data: TaskData | None = None
+    ) -> dict[str, Any]:
+        """Config keywords set by the vocabulary and the labels (and what the metrics need of the training data)."""
         fields = {"vocab_size": len(tokenizer)}
         if tokenizer.pad_token_id is not None and not isinstance(tokenizer, ElmoCharacterTokenizerFast):
             fields["pad_token_id"] = tokenizer.pad_token_id
@@ -240,7 +219,7 @@ class TaskShape:
 class Classification(TaskShape):
     """A text (sentence or document) and one class: accuracy, and attention on the evidence where it is known."""
 
-    name = "classification"
+    layout = TASK_LAYOUTS["classification"]
     label_kinds = ("class",)
 
     @torch.no_grad()
@@ -265,9 +244,8 @@ class Classification(TaskShape):
 class PairClassification(Classification):
     """Two texts (premise and hypothesis; a document and its translation) and one class."""
 
-    name = "pair_classification"
+    layout = TASK_LAYOUTS["pair_classification"]
     input_kinds = ("sentence_pair", "document_pair")
-    needs = ("label_column", "pair_column")
 
 
 class MultiLabel(TaskShape):
@@ -276,9 +254,8 @@ class MultiLabel(TaskShape):
     `generate()`'s label sets (greedy unless `num_beams`); a multi-hot head learns indicator vectors. Both report
     hamming loss, micro/macro-F1 and subset accuracy."""
 
-    name = "multi_label"
+    layout = TASK_LAYOUTS["multi_label"]
     label_kinds = ("label_sequence", "multi_hot")
-    label_sets = True
     variants = ("label_tree",)
     input_kinds = ("sentence", "document", "seq2seq")  # a label-sequence head reads a text and decodes labels
 
@@ -309,10 +286,24 @@ class MultiLabel(TaskShape):
             return label_sequence_metrics(config)
         return multi_hot_metrics(self.propensities(config, data))
 
+    def config_fields(self, tokenizer, labels, data=None):
+        fields = super().config_fields(tokenizer, labels, data)
+        if data is not None and labels:  # PSP@k's propensities, scored again by `hf-attn evaluate`
+            counts = np.zeros(len(labels), dtype=np.int64)
+            index = {label: i for i, label in enumerate(labels)}
+            for names in data.train[data.label_column]:
+                counts[sorted({index[name] for name in names if name in index})] += 1
+            fields["label_frequencies"] = {"examples": len(data.train), "counts": counts.tolist()}
+        return fields
+
     @staticmethod
     def propensities(config: PreTrainedConfig, data: TaskData | None) -> Any:
-        """Jain et al.'s propensity of each label from its training frequency (for PSP@k); `None` without the
-        training data."""
+        """Jain et al.'s propensity of each label from its training frequency (for PSP@k): the frequencies the
+        config records (`label_frequencies`, written at training), else those of `data`'s training split; `None`
+        without either."""
+        recorded = getattr(config, "label_frequencies", None)
+        if recorded is not None:
+            return jain_propensities(np.asarray(recorded["counts"], dtype=float), max(recorded["examples"], 2))
         if data is None or data.label_column is None:
             return None
         label_sets = [[config.label2id[name] for name in names if name in config.label2id]
@@ -350,7 +341,7 @@ class LabelTreeClassification(MultiLabel):
     the held-out P@k / nDCG@k / PSP@k are computed batch by batch (`batch_eval_metrics`): nothing of size
     examples × labels is ever held."""
 
-    name = "label_tree"
+    layout = TASK_LAYOUTS["label_tree"]
     label_kinds = ("label_tree",)
     input_kinds = ("sentence",)
     variants = ()
@@ -381,15 +372,11 @@ class LabelTreeClassification(MultiLabel):
         args.batch_eval_metrics = True  # `RankingMetrics` ranks each batch and forgets it
 
     def build_model(self, head, config, data, args):
-        from ..label_tree_training import build_tree_for, tree_model
-
         texts = data.train[data.text_column]
         label_sets = [[config.label2id[name] for name in names] for names in data.train[data.label_column]]
         return tree_model(config, build_tree_for(texts, label_sets, config, seed=args.seed))
 
     def fit(self, args, model, head, tokenizer, data, train_split, eval_split, callbacks, resume):
-        from ..label_tree_training import train_levels
-
         if isinstance(resume, str):
             raise ValueError(
                 "A label tree trains one level after the other, each with its checkpoints in output_dir/level_<d>: "
@@ -418,15 +405,14 @@ class SequenceToSequence(TaskShape):
     """A source text and a target text (one shared vocabulary): `Seq2SeqTrainer` with beam search (4, α = 0.6, the
     Transformer paper's §6.1), BLEU and exact match."""
 
-    name = "seq2seq"
+    layout = TASK_LAYOUTS["seq2seq"]
     label_kinds = ("token_vocab",)
     input_kinds = ("seq2seq",)
-    needs = ("pair_column",)
 
     def generates(self, head):
         return True
 
-    def config_fields(self, tokenizer, labels):
+    def config_fields(self, tokenizer, labels, data=None):
         return {
             **super().config_fields(tokenizer, None),
             "bos_token_id": tokenizer.bos_token_id,
@@ -470,10 +456,9 @@ class LanguageModeling(TaskShape):
     """Plain text: the model predicts the text's own words (a causal LM shifts them; ELMo's biLM predicts the next
     word forwards and the previous one backwards). Reports held-out perplexity, exp(mean token cross-entropy)."""
 
-    name = "language_modeling"
+    layout = TASK_LAYOUTS["language_modeling"]
     label_kinds = ("token_vocab",)
     input_kinds = ("sentence", "characters")
-    needs = ()
 
     def encoder(self, data, tokenizer, config, head, max_length=None):
         kwargs = {"truncation": max_length is not None, "max_length": max_length}
@@ -517,7 +502,7 @@ class TokenClassification(TaskShape):
     where it is known (the ambiguous word of the synthetic tagging task). A tokenizer that adds sentence markers
     (ELMo's `<S>`, `</S>`) gets no tag there (-100)."""
 
-    name = "token_classification"
+    layout = TASK_LAYOUTS["token_classification"]
     label_kinds = ("token_class",)
 
     def encoder(self, data, tokenizer, config, head, max_length=None):
@@ -561,7 +546,7 @@ class FewShotClassification(TaskShape):
     a model with word attention, the share of it on the words that carry the class (`hit_rate`, `evidence_mass`)
     where the task knows them."""
 
-    name = "few_shot"
+    layout = TASK_LAYOUTS["few_shot"]
     label_kinds = ("episode",)
     input_kinds = ("episodes",)
 
@@ -569,9 +554,6 @@ class FewShotClassification(TaskShape):
         return None  # classes are names, new at test time: no label set in the config
 
     def encoder(self, data, tokenizer, config, head, max_length=None):
-        from ..layers.few_shot import entity_token_positions
-        from .episodes import CLASS_COLUMN
-
         longest = max_length or config.max_sentence_length
         positions = config.use_entity_positions
         if positions and not {"head", "tail"} <= set(data.train.column_names):
@@ -608,14 +590,10 @@ class FewShotClassification(TaskShape):
         return PaddingCollator(pad_token_id or 0, width=width)
 
     def metrics(self, head, config, tokenizer, data=None):
-        from .episodes import compute_episode_metrics
-
         return compute_episode_metrics
 
     def episodes(self, split: Dataset, config: PreTrainedConfig, data: TaskData, count: int, seed: int,
                  fixed: bool) -> Any:  # fmt: skip
-        from .episodes import EpisodeDataset
-
         return EpisodeDataset(
             split, config.num_ways, config.num_shots, config.num_queries, count, seed=seed,
             noise_rate=data.episodes.get("noise_rate", 0.0), fixed=fixed,
@@ -720,6 +698,7 @@ TASK_SHAPES: dict[str, TaskShape] = {
 
 
 def get_task_shape(name: str) -> TaskShape:
+    """The task shape `name`, with a clear error for unknown names."""
     if name not in TASK_SHAPES:
         raise ValueError(f"Unknown task shape {name!r}; known: {', '.join(TASK_SHAPES)}.")
     return TASK_SHAPES[name]
@@ -739,11 +718,9 @@ def top_attended(model, head: Head, inputs: dict[str, torch.Tensor], output, tok
     weight)`, padding never listed. A map with one row per query (hops, tokens, heads) is averaged over its rows;
     over the sentences of a document, a word's weight is its sentence's weight times its weight within the
     sentence."""
-    from ..registry import get_architecture
-
     if not head.attention_fields:
         return [[] for _ in range(inputs["input_ids"].shape[0])]
-    fields = get_architecture(model.config.model_type).attention_fields
+    fields = head.architecture.attention_fields
     name = head.attention_fields[0]
     keys = fields[name].split("@")[0]
     attention = getattr(output, name)
@@ -823,3 +800,29 @@ def token_accuracy_at(model: PreTrainedModel, dataset: Dataset, position_column:
         correct.append(predicted.cpu() == labels)
     model.train(was_training)
     return torch.cat(correct).float().mean().item()
+
+
+def encode_split(split: Dataset, encode: Callable[[dict[str, list]], dict[str, list]], keep: Sequence[str] = ()):
+    """`split` encoded by a shape's `encoder` (batched `map`), its other columns dropped except `keep`."""
+    return split.map(encode, batched=True, remove_columns=[name for name in split.column_names if name not in keep])
+
+
+def shape_of(head: Head) -> TaskShape:
+    """The task shape that trains `head` (the first that accepts it)."""
+    return next(shape for shape in TASK_SHAPES.values() if shape.accepts(head))
+
+
+def load_trained(model_path: str) -> tuple[PreTrainedModel, Any, Head, TaskShape]:
+    """The model saved at `model_path` (its head's class), its tokenizer, the head's registry entry and its shape."""
+    config = AutoConfig.from_pretrained(model_path)
+    architecture = get_architecture(config.model_type)
+    class_name = (config.architectures or [None])[0]
+    head = next((head for head in architecture.heads if head.model_class.__name__ == class_name), None)
+    if head is None:
+        raise ValueError(f"{model_path}: {class_name or 'the base model'} is not a task head of {architecture.name}.")
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(model_path)
+    except (OSError, ValueError) as error:
+        raise ValueError(f"{model_path} has no tokenizer (save one with the model): {error}") from error
+    model = head.model_class.from_pretrained(model_path).eval()
+    return model, tokenizer, head, shape_of(head)

@@ -1,0 +1,102 @@
+"""A task's data in canonical form, and what each task shape's rows hold (the data side of `hf_attn.tasks`).
+
+The loaders (`hf_attn.data.files`, the synthetic tasks, `hf_attn.data.episodes`) put a dataset's columns in the
+canonical form of its shape and return a `TaskData`; `TASK_LAYOUTS` says, per shape, which columns it cannot do
+without and whether its labels are one class or a set. The shapes' training behaviour (`hf_attn.tasks.TaskShape`)
+reads its layout from here: one source for both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from datasets import Dataset
+
+
+@dataclass(frozen=True)
+class TaskLayout:
+    """What the rows of one task shape hold.
+
+    Attributes:
+        name: the shape's name (`classification`, `multi_label`, ...).
+        needs: the `TaskData` columns the shape cannot work without (`label_column`, `pair_column`).
+        label_sets: each example has a set of labels (a list of names), not one class.
+        label_kind: how a label column is read: `class` (a class name or id), `label_set` (names), `tags` (a tag per
+            word), `episode_class` (a class name, new classes at test time) or `none` (no label column).
+    """
+
+    name: str
+    needs: tuple[str, ...] = ("label_column",)
+    label_sets: bool = False
+    label_kind: str = "class"
+
+    @property
+    def has_labels(self) -> bool:
+        """Whether the shape reads a label column (a language model or seq2seq task does not)."""
+        return "label_column" in self.needs
+
+
+TASK_LAYOUTS: dict[str, TaskLayout] = {
+    layout.name: layout
+    for layout in (
+        TaskLayout("classification"),
+        TaskLayout("pair_classification", needs=("label_column", "pair_column")),
+        TaskLayout("multi_label", label_sets=True, label_kind="label_set"),
+        TaskLayout("label_tree", label_sets=True, label_kind="label_set"),
+        TaskLayout("seq2seq", needs=("pair_column",), label_kind="none"),
+        TaskLayout("language_modeling", needs=(), label_kind="none"),
+        TaskLayout("token_classification", label_kind="tags"),
+        TaskLayout("few_shot", label_kind="episode_class"),
+    )
+}
+
+
+def get_task_layout(name: str) -> TaskLayout:
+    """The layout of the task shape `name`, with a clear error for unknown names."""
+    if name not in TASK_LAYOUTS:
+        raise ValueError(f"Unknown task shape {name!r}; known: {', '.join(TASK_LAYOUTS)}.")
+    return TASK_LAYOUTS[name]
+
+
+@dataclass
+class TaskData:
+    """A task's training and held-out splits, with what their columns mean.
+
+    Attributes:
+        train / eval: the splits, columns in canonical form (see the module docstring).
+        shape: the name of the task shape (a key of `TASK_SHAPES`).
+        text_column: the text (the source, for seq2seq).
+        pair_column: the second text of a pair, or the target text of seq2seq.
+        label_column: the labels (`None`: none, e.g. a language model).
+        labels: class / tag names, index = id; `None` for shapes that collect them (multi-label).
+        evidence_column: per example, where the label's evidence lies (a token or sentence index; synthetic tasks).
+        source: `{"type", "name", "description"}` of the data, for the card.
+        dropped: per split, the rows the loader dropped and why (`{"train": {"empty text": 3}}`), for the record.
+        episodes: the settings of a few-shot task's episodes beyond the model's N, K, Q: `eval_episodes` (the
+            fixed held-out episodes) and `noise_rate` (the share of support instances replaced by other classes').
+        concept_column: each text's concepts (a list, or space-separated), for a concept tokenizer (STCKA).
+        knowledge_base: an isA knowledge base file that links each text's concepts (STCKA), when no column has them.
+    """
+
+    train: Dataset
+    eval: Dataset
+    shape: str
+    text_column: str
+    pair_column: str | None = None
+    label_column: str | None = None
+    labels: list[str] | None = None
+    evidence_column: str | None = None
+    source: dict[str, str] = field(default_factory=dict)
+    dropped: dict[str, dict[str, int]] = field(default_factory=dict)
+    episodes: dict[str, Any] = field(default_factory=dict)
+    concept_column: str | None = None
+    knowledge_base: str | None = None
+
+    def texts(self, split: Dataset | None = None) -> Iterator[str]:
+        """Every text of `split` (default: train), pairs and targets included: what a vocabulary is trained on."""
+        split = self.train if split is None else split
+        for column in (self.text_column, self.pair_column):
+            if column is not None:
+                yield from split[column]

@@ -1,0 +1,59 @@
+"""`visualize(model, tokenizer, text)`: finds the model's head in the registry and draws its attention with the
+architecture's view (its own, or `views.generic_view`).
+
+This module sits above the registry (it looks models up there); the views and the figure sit below it, so the model
+folders' own views (`visualization_<name>.py`, which their registry rows name) can build on them.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import torch
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+from ..registry import Architecture, Head, get_architecture
+from .figure import AttentionFigure
+from .views import generic_view
+
+
+def find_head(model: PreTrainedModel) -> tuple[Architecture, Head]:
+    """The registry row and head of `model` (a ValueError for a base model)."""
+    architecture = get_architecture(model.config.model_type)
+    head = next((head for head in architecture.heads if type(model) is head.model_class), None)
+    if head is None:
+        raise ValueError(
+            f"{type(model).__name__} is not a head of {architecture.name}: pass a head, not the base model."
+        )
+    return architecture, head
+
+
+@torch.no_grad()
+def visualize(
+    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, text: str, pair: str | None = None, **options: Any
+) -> AttentionFigure:
+    """The attention maps of `model` (a head of a registered architecture) for `text` (and `pair`: a pair head's
+    second text; a sequence-to-sequence head's target, read instead of its own output) as an `AttentionFigure`
+    (`.to_html()`, `.save_png(path)`, shown by notebooks). `options` go to the architecture's own view (e.g.
+    `support=` for the few-shot models, `top_k=` for AttentionXML, `heads="all"` for the Transformer)."""
+    architecture, head = find_head(model)
+    view = architecture.attention_view or generic_view
+    if not head.attention_fields and architecture.attention_view is None:
+        raise ValueError(f"{head.model_class.__name__} returns no attention map to draw.")
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("`text` must be a non-empty string.")
+    parameters = list(inspect.signature(view).parameters)[5:]  # after (model, head, tokenizer, text, pair)
+    unknown = sorted(set(options) - set(parameters))
+    if unknown:
+        raise ValueError(
+            f"{architecture.display_name}'s attention view takes no option {unknown}; its options: "
+            f"{parameters or 'none'}."
+        )
+    was_training = model.training
+    model.eval()
+    try:
+        panels, caption = view(model, head, tokenizer, text, pair, **options)
+    finally:
+        model.train(was_training)
+    return AttentionFigure(f"{architecture.display_name}: {text[:80]}", panels, caption)

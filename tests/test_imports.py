@@ -1,0 +1,223 @@
+"""Imports run one way: the module graph of `hf_attn/`, `conversion/` and `benchmarks/`, read from the source files'
+import statements (every one, function-level and `TYPE_CHECKING` ones included), has no circle and no import from a
+lower layer up.
+
+The layers, lowest first (a module may import its own layer and those below; CONTRIBUTING.md says what each holds):
+
+    primitives    hf_attn.layers, hf_attn.utils
+    model code    a model folder's configuration / modeling files (everything in it but `__init__` and views)
+    tokenization  hf_attn.tokenization
+    data          hf_attn.data, hf_attn.evaluation, hf_attn.pipelines, the attention views (figure, views, and
+                  each folder's visualization_<name>.py)
+    registry      hf_attn.registry and the folders' rows (hf_attn.models.<name>, their `__init__`)
+    tasks         hf_attn.tasks (task shapes, one Trainer per shape), hf_attn.label_tree_training,
+                  hf_attn.options, hf_attn.recipes, hf_attn.visualization (visualize: a model's row and view)
+    cards and hub hf_attn.cards, hf_attn.hub, hf_attn.conversion
+    entry points  hf_attn (the package: registers everything), hf_attn.training (the run: data to a saved,
+                  carded, pushed folder), hf_attn.inference, hf_attn.cli, hf_attn.demo, conversion/, benchmarks/
+
+A module the table does not place fails the test: a new module takes its place on purpose.
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import REPO_ROOT
+
+LAYERS: list[tuple[str, tuple[str, ...]]] = [
+    ("primitives", ("hf_attn.layers", "hf_attn.layers.*", "hf_attn.utils", "hf_attn.utils.*")),
+    ("model code", ("hf_attn.models.*.*",)),  # after the views and rows below are taken out
+    ("tokenization", ("hf_attn.tokenization", "hf_attn.tokenization.*")),
+    (
+        "data",
+        (
+            "hf_attn.data",
+            "hf_attn.data.*",
+            "hf_attn.evaluation",
+            "hf_attn.pipelines",
+            "hf_attn.visualization.figure",
+            "hf_attn.visualization.views",
+            "hf_attn.models.*.visualization_*",
+        ),
+    ),
+    ("registry", ("hf_attn.registry", "hf_attn.models", "hf_attn.models.*")),
+    (
+        "tasks",
+        (
+            "hf_attn.tasks",
+            "hf_attn.label_tree_training",
+            "hf_attn.options",
+            "hf_attn.recipes",
+            "hf_attn.visualization",
+            "hf_attn.visualization.pictures",
+        ),
+    ),
+    ("cards and hub", ("hf_attn.cards", "hf_attn.hub", "hf_attn.conversion")),
+    (
+        "entry points",
+        (
+            "hf_attn",
+            "hf_attn.training",
+            "hf_attn.inference",
+            "hf_attn.cli",
+            "hf_attn.demo",
+            "conversion.*",
+            "benchmarks.*",
+        ),
+    ),
+]
+# Matched before the table: the views and the rows inside model folders are not model code.
+_PLACED_FIRST = {"hf_attn.models.*.visualization_*": "data", "hf_attn.models.*": "registry"}
+
+
+def layer_of(module: str) -> int:
+    """The index in `LAYERS` of `module`'s layer; a ValueError for a module the table does not place."""
+    names = [name for name, _ in LAYERS]
+    for pattern, layer in _PLACED_FIRST.items():
+        if fnmatch.fnmatchcase(module, pattern) and module.count(".") == pattern.count("."):
+            return names.index(layer)
+    for index, (_, patterns) in enumerate(LAYERS):
+        if any(fnmatch.fnmatchcase(module, p) and module.count(".") == p.count(".") for p in patterns):
+            return index
+    raise ValueError(f"{module} has no layer in tests/test_imports.py: give it one on purpose")
+
+
+def source_modules(root: Path = REPO_ROOT) -> dict[str, Path]:
+    """Dotted name -> file of every module of hf_attn/, conversion/ and benchmarks/ (a package is its __init__)."""
+    modules = {}
+    for top in ("hf_attn", "conversion", "benchmarks"):
+        for path in sorted((root / top).rglob("*.py")):
+            parts = list(path.relative_to(root).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts.pop()
+            modules[".".join(parts)] = path
+    return modules
+
+
+def import_edges(modules: dict[str, Path]) -> dict[str, set[str]]:
+    """module -> the modules of `modules` it imports, from every import statement of its file."""
+    edges: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                base = node.module or ""
+                if node.level:
+                    anchor = package.split(".")[: len(package.split(".")) - (node.level - 1)]
+                    base = ".".join([*anchor, base] if base else anchor)
+                elif base not in modules and f"{package}.{base}" in modules:  # a benchmark's sibling (`timing`)
+                    base = f"{package}.{base}"
+                names = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base for alias in node.names]
+            else:
+                continue
+            for name in names:
+                while name and name not in modules:
+                    name = name.rpartition(".")[0]
+                if name and name != module:
+                    targets.add(name)
+        edges[module] = targets
+    return edges
+
+
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+    for root in sorted(edges):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def upward_imports(edges: dict[str, set[str]]) -> list[str]:
+    """`a -> b` for every import of a higher layer's module `b` by a lower layer's `a`."""
+    names = [name for name, _ in LAYERS]
+    return sorted(
+        f"{a} ({names[layer_of(a)]}) -> {b} ({names[layer_of(b)]})"
+        for a, targets in edges.items()
+        for b in targets
+        if layer_of(b) > layer_of(a)
+    )
+
+
+EDGES = import_edges(source_modules())
+
+
+def test_every_module_has_a_layer():
+    unplaced = []
+    for module in EDGES:
+        try:
+            layer_of(module)
+        except ValueError as error:
+            unplaced.append(str(error))
+    assert not unplaced, "\n".join(unplaced)
+
+
+def test_the_import_graph_has_no_circle():
+    assert circles(EDGES) == []
+
+
+def test_no_import_runs_from_a_lower_layer_up():
+    assert upward_imports(EDGES) == []
+
+
+def test_the_graph_reader_sees_function_level_relative_and_type_checking_imports(tmp_path):
+    """The checks above can fail: a function-level upward import and a circle through `TYPE_CHECKING` are found."""
+    (tmp_path / "hf_attn" / "layers").mkdir(parents=True)
+    files = {
+        "hf_attn/__init__.py": "",
+        "hf_attn/layers/__init__.py": "",
+        "hf_attn/layers/masking.py": "def f():\n    from ..cards import write_model_card\n",
+        "hf_attn/cards.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .hub import push\n",
+        "hf_attn/hub.py": "from . import cards\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "conversion").mkdir()
+    (tmp_path / "benchmarks").mkdir()
+    edges = import_edges(source_modules(tmp_path))
+    assert edges["hf_attn.layers.masking"] == {"hf_attn.cards"}
+    assert circles(edges) == [["hf_attn.cards", "hf_attn.hub"]]
+    assert upward_imports(edges) == ["hf_attn.layers.masking (primitives) -> hf_attn.cards (cards and hub)"]
+    with pytest.raises(ValueError, match="no layer"):
+        layer_of("hf_attn.somewhere_new")
