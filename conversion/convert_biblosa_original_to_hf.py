@@ -38,7 +38,7 @@ What the weights do not say comes from the original's arguments (`--argv`, the t
 original `configs.py` reads them, or the flags here, which win): the block length (`--block_len`; none = the in-graph
 rule, `block_length="auto"`), the keep probability (`--dropout`), the L2 coefficient of the loss (`--wd`), and, for
 the universal encoder, the activation (the SNLI model hard-codes elu, the SC models relu). The converted model keeps
-the original's padding behaviour (`mask_padding_blocks=False`). The GloVe-only embedding rows are a graph constant
+the original's padding behaviour (`mask_padding=False`). The GloVe-only embedding rows are a graph constant
 built from the data, not variables: `--glove-matrix` appends them (ids tds..); `--vocab` (one token per line, in id
 order: `@@@empty`, `@@@unk`, ...) saves a tokenizer giving the original's ids.
 
@@ -245,7 +245,7 @@ def convert(
         "hidden_act": activation,
         "hidden_dropout_prob": 1.0 - keep_prob if keep_prob is not None else 0.0,
         "l2_regularization": wd or 0.0,
-        "mask_padding_blocks": False,
+        "mask_padding": False,
         "pad_token_id": 0,
     }
     if kind == "snli":

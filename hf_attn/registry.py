@@ -50,7 +50,9 @@ class Paper:
 @dataclass(frozen=True)
 class Head:
     """A model class with the transformers Auto class it registers under (`None`: no Auto class fits, e.g. sentence
-    pairs), the input shape it takes (`sentence`, `sentence_pair`, `seq2seq`, `characters`, ... as in DESIGN §5),
+    pairs), the inputs it reads (`sentence`: `input_ids` `(B, T)`; `sentence_pair`: those and `pair_input_ids`;
+    `document`: `(B, S, T)` sentences of words; `document_pair`; `characters`: `(B, T, C)` character ids;
+    `seq2seq`: source ids and decoder ids; `sentence_concepts`: words and `concept_input_ids`; `episodes`: below),
     the forward arguments that make it return its attention maps, the attention fields it must return (keys of its
     architecture's `attention_fields`; the first is scored against a synthetic task's evidence, `()` for a head
     without attention, e.g. a baseline), and what its `labels` are: `class` (one class

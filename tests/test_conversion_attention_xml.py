@@ -28,10 +28,16 @@ converter = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(converter)
 
 
+def original_arguments(network: str = "attention_rnn") -> dict:
+    """The fixture's constructor arguments of `network` (its `original_config.json`), `emb_init` left out."""
+    config = json.loads((fixture_dir("attentionxml") / "original_config.json").read_text())
+    return {k: v for k, v in config[network]["constructor_kwargs"].items() if k != "emb_init"}
+
+
 def constructor_arguments(tmp_path, network: str):
     """The fixture's constructor arguments of `network`, as a user would write them (emb_init is an array there)."""
     config = json.loads((fixture_dir("attentionxml") / "original_config.json").read_text())
-    arguments = {k: v for k, v in config[network]["constructor_kwargs"].items() if k != "emb_init"}
+    arguments = original_arguments(network)
     path = tmp_path / f"{network}.json"
     path.write_text(json.dumps(arguments))
     return path, config[network]["predict_k"]
@@ -60,14 +66,21 @@ def test_conversion_reproduces_the_original(checkpoint, network, tmp_path):
     assert len(report["max_abs_diff"]) == 6  # every float tensor of the network was compared
     model = AutoModelForSequenceClassification.from_pretrained(output).eval()
     assert model.config.padding_candidate == (network == "fast_attention_rnn")
-    assert (model.config.hidden_dropout_prob, model.config.embedding_dropout_prob) == (0.5, 0.2)  # from --config
+    original = original_arguments(network)  # from --config
+    assert (model.config.hidden_dropout_prob, model.config.embedding_dropout_prob) == (
+        original["dropout"],
+        original["emb_dropout"],
+    )
     assert "Conversion provenance" in (output / "README.md").read_text()
 
 
 def test_a_config_that_contradicts_the_weights_is_refused(tmp_path):
+    hidden = original_arguments()["hidden_size"]
     config_path = tmp_path / "model.yaml"
-    config_path.write_text("model:\n  hidden_size: 256\n  dropout: 0.3\n")
-    with pytest.raises(ValueError, match=r"hidden_size=256 but the checkpoint's weights have hidden_size=8"):
+    config_path.write_text(f"model:\n  hidden_size: {32 * hidden}\n  dropout: 0.3\n")
+    with pytest.raises(
+        ValueError, match=rf"hidden_size={32 * hidden} but the checkpoint's weights have hidden_size={hidden}"
+    ):
         converter.convert(fixture_dir("attentionxml") / "original_checkpoint.pt", None, config_path)
 
 
@@ -168,7 +181,8 @@ def test_the_original_vocabulary_becomes_a_tokenizer_with_the_original_ids(tmp_p
 
     fixture = fixture_dir("attentionxml")
     config_path, _ = constructor_arguments(tmp_path, "attention_rnn")
-    words = ["<PAD>", "<UNK>", "Don", "n't", "/SEP/", "U.S.", "the", *[f"w{i}" for i in range(73)]]  # 80 rows
+    rows = original_arguments()["vocab_size"]  # one word per row of the checkpoint's embedding
+    words = ["<PAD>", "<UNK>", "Don", "n't", "/SEP/", "U.S.", "the", *[f"w{i}" for i in range(rows - 7)]]
     np.save(tmp_path / "vocab.npy", np.asarray(words))
     output = tmp_path / "converted"
     command = [sys.executable, str(SCRIPT), "--checkpoint", str(fixture / "original_checkpoint.pt"), "--output",
@@ -178,7 +192,10 @@ def test_the_original_vocabulary_becomes_a_tokenizer_with_the_original_ids(tmp_p
     tokenizer = AutoTokenizer.from_pretrained(output)
     assert tokenizer("Don n't /SEP/ U.S. the the unseen w5")["input_ids"] == [2, 3, 4, 5, 6, 6, 1, 12]
     assert tokenizer("the")["input_ids"] != tokenizer("The")["input_ids"]  # case is kept, as in the original
-    np.save(tmp_path / "small.npy", np.asarray(words[:10]))
+    np.save(tmp_path / "small.npy", np.asarray(words[:-1]))
     command[-1] = str(tmp_path / "small.npy")
     refused = subprocess.run(command, capture_output=True, text=True, check=False)
-    assert refused.returncode != 0 and "has 10 words but the checkpoint's embedding has 80 rows" in refused.stderr
+    assert (
+        refused.returncode != 0
+        and f"has {rows - 1} words but the checkpoint's embedding has {rows} rows" in refused.stderr
+    )

@@ -143,19 +143,34 @@ def snli_argv(config: dict) -> list[str]:
     return config["snli"]["argv"]
 
 
+def _flag(argv: list[str], name: str) -> str:
+    return argv[argv.index(name) + 1]
+
+
+def snli_scope(config: dict) -> str:
+    """The SNLI model's variable scope: its network type (snli_main.py's `tf.variable_scope(network_type)`)."""
+    return _flag(config["snli"]["argv"], "--network_type")
+
+
+def sc_scope(config: dict) -> str:
+    """The SC model's variable scope, `<dataset_type>_<network_type>` as sc_main.py builds it."""
+    argv = config["sc"]["argv"]
+    return f"{_flag(argv, '--dataset_type')}_{_flag(argv, '--network_type')}"
+
+
 @torch.no_grad()
 def test_snli_model_reproduces_the_original(fixture, tmp_path):
     inputs, expected = fixture["inputs"], fixture["expected"]
-    glove = save_npy(tmp_path, inputs["snli.glove_emb_mat"])
+    glove, scope = save_npy(tmp_path, inputs["snli.glove_emb_mat"]), snli_scope(fixture["config"])
     main([
-        "--checkpoint", str(fixture["checkpoint"]), "--output", str(tmp_path), "--scope", "exp_context_fusion",
+        "--checkpoint", str(fixture["checkpoint"]), "--output", str(tmp_path), "--scope", scope,
         "--argv", " ".join(snli_argv(fixture["config"])), "--glove-matrix", str(glove),
     ])  # fmt: skip
     from hf_attn import BiBlosaForPairClassification
 
     model = BiBlosaForPairClassification.from_pretrained(tmp_path).eval()
     wd = original_arguments(snli_argv(fixture["config"]))["wd"] or 0.0
-    assert model.config.l2_regularization == pytest.approx(wd) and not model.config.mask_padding_blocks
+    assert model.config.l2_regularization == pytest.approx(wd) and not model.config.mask_padding
     premise, hypothesis = inputs["snli.sent1_token"].long(), inputs["snli.sent2_token"].long()
     labels = inputs["snli.gold_label"].long()
     output = model(input_ids=premise, pair_input_ids=hypothesis, labels=labels)
@@ -197,7 +212,7 @@ def save_npy(folder, tensor: torch.Tensor):
 def test_sc_model_reproduces_the_original(fixture):
     inputs, expected = fixture["inputs"], fixture["expected"]
     argv = fixture["config"]["sc"]["argv"]
-    scope = f"{fixture['config']['sc']['cfg']['dataset_type']}_exp_context_fusion"
+    scope = sc_scope(fixture["config"])
     model = convert(fixture["checkpoint"], scope=scope, argv=argv, glove_matrix=inputs["sc.glove_emb_mat"].numpy())
     ids, labels = inputs["sc.token_seq"].long(), inputs["sc.gold_label"].long()
     output = model(input_ids=ids, labels=labels)
@@ -243,7 +258,7 @@ def test_training_rule_block_length():
 @torch.no_grad()
 def test_saver_extras_are_ignored_and_ema_shadows_selectable(fixture, tmp_path):
     variables = {name: value.numpy() for name, value in load_file(fixture["checkpoint"]).items()}
-    scope = "cr_exp_context_fusion"
+    scope = sc_scope(fixture["config"])
     own = {name: value for name, value in variables.items() if name.startswith(scope + "/")}
     saved = dict(own)
     for name, value in own.items():
@@ -269,14 +284,14 @@ def test_clear_errors(fixture, tmp_path):
     with pytest.raises(ValueError, match="--scope"):
         convert(fixture["checkpoint"])  # three models in one file
     with pytest.raises(ValueError, match="--activation"):
-        convert(fixture["checkpoint"], scope="sentence_encoding_models")
+        convert(fixture["checkpoint"], scope=fixture["config"]["encoder"]["call"]["scope"])
     with pytest.raises(ValueError, match="TensorFlow"):
         convert(tmp_path / "model.ckpt-100", scope="x")
     variables = {name: value.numpy() for name, value in load_file(fixture["checkpoint"]).items()}
-    variables["cr_exp_context_fusion/output/unknown/W"] = np.zeros((2, 2), np.float32)
+    variables[f"{sc_scope(fixture['config'])}/output/unknown/W"] = np.zeros((2, 2), np.float32)
     save_file(variables, tmp_path / "extra.safetensors")
     with pytest.raises(ValueError, match="unknown/W"):
-        convert(tmp_path / "extra.safetensors", scope="cr_exp_context_fusion")
+        convert(tmp_path / "extra.safetensors", scope=sc_scope(fixture["config"]))
 
 
 # The original's math in float64 NumPy, on the original variable names, at other settings ----------------------------
@@ -397,7 +412,7 @@ def test_a_real_tensorflow_checkpoint(fixture, tmp_path):
         "tensorflow", reason="the tensorflow extra is not installed (pip install -e .[tensorflow])"
     )
     tf.compat.v1.disable_v2_behavior()
-    scope = "cr_exp_context_fusion"
+    scope = sc_scope(fixture["config"])
     variables = {name: value.numpy() for name, value in load_file(fixture["checkpoint"]).items()}
     with tf.Graph().as_default():
         for name, value in variables.items():

@@ -174,11 +174,20 @@ def test_save_and_reload_round_trip_is_exact(converted, tmp_path):
 
 
 def test_config_from_options_mirrors_the_file():
+    options = json.loads((fixture_dir("elmo") / "options.json").read_text())
     config = ElmoConfig.from_bilm_tf_options(fixture_dir("elmo") / "options.json")
-    assert config.filters == [[1, 4], [2, 8], [3, 16], [4, 32], [5, 64]] and config.num_filters == 124
-    assert (config.character_embedding_size, config.num_highway_layers, config.n_characters) == (4, 2, 262)
-    assert (config.hidden_size, config.projection_dim, config.num_hidden_layers) == (64, 16, 2)
-    assert (config.cell_clip, config.proj_clip, config.use_skip_connections) == (3, 3, True)
+    cnn, lstm = options["char_cnn"], options["lstm"]
+    assert config.filters == [list(f) for f in cnn["filters"]]
+    assert config.num_filters == sum(count for _, count in cnn["filters"])
+    assert (config.character_embedding_size, config.num_highway_layers, config.n_characters) == (
+        cnn["embedding"]["dim"], cnn["n_highway"], cnn["n_characters"]
+    )  # fmt: skip
+    assert (config.hidden_size, config.projection_dim, config.num_hidden_layers) == (
+        lstm["dim"], lstm["projection_dim"], lstm["n_layers"]
+    )  # fmt: skip
+    assert (config.cell_clip, config.proj_clip, config.use_skip_connections) == (
+        lstm["cell_clip"], lstm["proj_clip"], lstm["use_skip_connections"]
+    )  # fmt: skip
 
 
 def _broken_options(tmp_path, edit) -> str:

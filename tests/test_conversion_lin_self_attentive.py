@@ -36,8 +36,8 @@ def converted(tmp_path_factory):
             str(output),
             "--fixture",
             str(fixture),
-            "--penalization-coeff",
-            "1.0",
+            "--config",  # the run's own record: its penalization coefficient, checked sizes
+            str(fixture / "original_config.json"),
             "--example",
             "the food was good",
         ],
@@ -108,9 +108,11 @@ def test_converted_config_reproduces_the_original_and_tokenizer_keeps_the_ids(co
     model, output, inputs, _, _ = converted
     config = model.config
     assert (config.pack_sequences, config.attention_mask_value, config.flatten_order) == (False, -10000.0, "hop_major")
-    assert config.num_hidden_layers == 2 and config.pad_token_id == 0
+    original = json.loads((fixture_dir("lin_self_attentive") / "original_config.json").read_text())
+    assert config.num_hidden_layers == original["classifier_config"]["nlayers"]
+    assert config.pad_token_id == original["pad_token_id"]
     tokenizer = AutoTokenizer.from_pretrained(output)
-    assert tokenizer.pad_token_id == 0
+    assert tokenizer.pad_token_id == original["pad_token_id"]
     ids = inputs["input_ids_batch_first"][0].tolist()
     words = tokenizer.convert_ids_to_tokens(ids)
     assert tokenizer(" ".join(words))["input_ids"] == ids
@@ -138,8 +140,9 @@ def test_the_original_runs_penalization_coefficient_travels_with_the_weights(tmp
     fixture = fixture_dir("lin_self_attentive")
     inputs, expected = load_file(fixture / "inputs.safetensors"), load_file(fixture / "expected.safetensors")
     input_ids = inputs["input_ids"].t().contiguous()
+    hidden = json.loads((fixture / "original_config.json").read_text())["classifier_config"]["nhid"]
     arguments = tmp_path / "train_args.json"
-    arguments.write_text(json.dumps({"--penalization-coeff": 0.7, "--nhid": 12, "--lr": 0.001}))
+    arguments.write_text(json.dumps({"--penalization-coeff": 0.7, "--nhid": hidden, "--lr": 0.001}))
 
     def loss_of(output) -> torch.Tensor:
         model = AutoModelForSequenceClassification.from_pretrained(output).eval()
@@ -151,11 +154,11 @@ def test_the_original_runs_penalization_coefficient_travels_with_the_weights(tmp
     torch.testing.assert_close(loss_of(tmp_path / "from_file"), expected["loss_ce"] + 0.7 * penalty, rtol=0, atol=ATOL)
     report = json.loads((tmp_path / "from_file" / "hf_attn_conversion.json").read_text())
     assert report["training_arguments"]["penalization_coeff"] == 0.7
-    # The fixture's own record (coefficient 1.0) reproduces loss_total_repo; the flag wins over a file.
+    # The fixture's own record (its coefficient) reproduces loss_total_repo; the flag wins over a file.
     assert _convert(tmp_path / "fixture_args", "--config", str(fixture / "original_config.json")).returncode == 0
     torch.testing.assert_close(loss_of(tmp_path / "fixture_args"), expected["loss_total_repo"], rtol=0, atol=ATOL)
     assert _convert(tmp_path / "flag", "--config", str(arguments), "--penalization-coeff", "0.2").returncode == 0
     torch.testing.assert_close(loss_of(tmp_path / "flag"), expected["loss_ce"] + 0.2 * penalty, rtol=0, atol=ATOL)
-    arguments.write_text(json.dumps({"--penalization-coeff": 0.7, "--nhid": 300}))
+    arguments.write_text(json.dumps({"--penalization-coeff": 0.7, "--nhid": 10 * hidden + 1}))
     refused = _convert(tmp_path / "mismatch", "--config", str(arguments))
-    assert refused.returncode != 0 and "--nhid 300" in refused.stderr
+    assert refused.returncode != 0 and f"--nhid {10 * hidden + 1}" in refused.stderr

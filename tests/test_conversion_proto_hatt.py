@@ -45,8 +45,13 @@ def test_the_converted_checkpoint_reproduces_the_original(script, tmp_path):
     assert max(record["max_abs_diff"].values()) <= 1e-5
     model = ProtoHattForFewShotClassification.from_pretrained(tmp_path).eval()
     config = model.config
-    assert (config.num_shots, config.num_ways, config.num_queries, config.max_sentence_length) == (3, 3, 2, 12)
-    assert config.mask_padding is False and config.pad_token_id == 59 and config.feature_attention_channels == [32, 64]
+    original = json.loads((fixture / "original_config.json").read_text())
+    episode, derived = original["episode"], original["derived"]
+    sizes = (episode["K"], episode["N"], episode["Q"], original["CNNSentenceEncoder"]["max_length"])
+    assert (config.num_shots, config.num_ways, config.num_queries, config.max_sentence_length) == sizes
+    assert config.mask_padding is False and config.pad_token_id == derived["word_padding_idx"]
+    channels = [derived["fea_att_conv1"]["out"], derived["fea_att_conv2"]["out"]]
+    assert config.feature_attention_channels == channels
     # The reloaded folder gives the original's outputs too (pred exactly), and its card records the conversion.
     diffs = script.check_fixture(model, fixture)
     assert max(diffs.values()) <= 1e-5
@@ -208,7 +213,8 @@ def test_predict_on_raw_texts_gives_the_original_scores(script):
     inputs, expected = load_file(fixture / "inputs.safetensors"), load_file(fixture / "expected.safetensors")
     vocabulary = [f"w{i}" for i in range(model.config.vocab_size - 2)] + ["[UNK]", "[PAD]"]
     tokenizer = build_word_level_tokenizer(vocabulary, lowercase=False, pre_tokenized=True)
-    length, ways, shots = model.config.max_sentence_length, 3, model.config.num_shots
+    episode = json.loads((fixture / "original_config.json").read_text())["episode"]
+    length, ways, shots, queries_per_class = model.config.max_sentence_length, episode["N"], episode["K"], episode["Q"]
 
     def texts(side: str, rows: range) -> tuple[list[str], list[tuple[int, int]]]:
         words = inputs[f"{side}_word"][rows.start : rows.stop]
@@ -220,12 +226,14 @@ def test_predict_on_raw_texts_gives_the_original_scores(script):
 
     support, support_entities = texts("support", range(ways * shots))
     labels = [f"relation {row // shots}" for row in range(ways * shots)]
-    queries, query_entities = texts("query", range(ways * 2))
+    queries, query_entities = texts("query", range(ways * queries_per_class))
     results = model.predict(support, labels, queries, tokenizer, support_entities=support_entities,
                             query_entities=query_entities, output_attentions=True)  # fmt: skip
     probabilities = torch.tensor([list(result["scores"].values()) for result in results])
     torch.testing.assert_close(probabilities, expected["logits"][0].softmax(-1), rtol=0, atol=1e-5)
-    assert [result["label"] for result in results] == [f"relation {i}" for i in expected["pred"][: ways * 2].tolist()]
+    assert [result["label"] for result in results] == [
+        f"relation {i}" for i in expected["pred"][: ways * queries_per_class].tolist()
+    ]
     attention = torch.tensor([[result["instance_attention"][name] for name in result["scores"]] for result in results])
     torch.testing.assert_close(attention, expected["ins_att_score"][0], rtol=0, atol=1e-5)
     with pytest.raises(ValueError, match=r"`support_labels`: .*tied to K = 3"):

@@ -151,6 +151,28 @@ def test_proto_hatt_trains_on_fewrel_files_and_a_single_file_is_split_by_class(t
     assert len(held_out_classes) == 3 and train_classes.isdisjoint(held_out_classes)
 
 
+def test_hf_attn_evaluate_scores_a_few_shot_model_on_the_episodes_training_scored(tmp_path, capsys):
+    """`hf-attn evaluate` on the held-out file draws the same fixed, seeded episodes as training's evaluation (the
+    task shape's own Trainer) and gives the metrics training reported."""
+    from hf_attn.cli import main
+
+    write_fewrel(tmp_path / "train_wiki.json", list(range(12)), 12, seed=0)
+    write_fewrel(tmp_path / "val_wiki.json", list(range(12, 18)), 12, seed=1)
+    main(["train", "--arch", "proto_hatt", "--dataset", str(tmp_path / "train_wiki.json"), "--eval_dataset",
+          str(tmp_path / "val_wiki.json"), "--output_dir", str(tmp_path / "run"), "--num_train_epochs", "1",
+          "--per_device_train_batch_size", "4", "--eval_episodes", "30", "--seed", "3", "--save_strategy", "no",
+          "--report_to", "none", "--no-progress", "--config", *SMALL, "num_ways=3", "num_shots=3",
+          "num_queries=2"])  # fmt: skip
+    reported = json.loads((tmp_path / "run" / "hf_attn_training.json").read_text())["metrics"]
+    main(["evaluate", str(tmp_path / "run"), "--dataset", str(tmp_path / "val_wiki.json"), "--eval_episodes", "30",
+          "--output_file", str(tmp_path / "metrics.json")])  # fmt: skip
+    capsys.readouterr()
+    evaluated = json.loads((tmp_path / "metrics.json").read_text())
+    assert evaluated["episodes"] == 30
+    for name in ("accuracy", "accuracy_ci95"):
+        assert abs(evaluated[name] - reported[name]) < 1e-6, (name, evaluated[name], reported[name])
+
+
 # Learning on held-out classes, and the user's side: predict, the pipeline --------------------------------------
 
 

@@ -310,8 +310,6 @@ def prepare_task_data(
                 f"(--label-column {label_column!r}; known labels: {', '.join(names[:20])}"
                 f"{', ...' if len(names) > 20 else ''})."
             )
-        if multi:
-            return items
         return [index[item] for item in items] if tags else index[items[0]]
 
     def why_dropped(row: dict[str, Any]) -> str | None:

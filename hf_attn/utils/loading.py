@@ -15,7 +15,25 @@ from __future__ import annotations
 class SafetensorsLoadingMixin:
     """`from_pretrained` for hf_attn models: safetensors only (a folder holding only pickle weights is refused, and
     `use_safetensors=False` raises: loading never unpickles), weights verified before use; `save_pretrained` writes
-    the checksum manifest. Listed before `PreTrainedModel` in a model's bases."""
+    the checksum manifest and the folder's code. Listed before `PreTrainedModel` in a model's bases.
+
+    Also `get/set_input_embeddings` from `_input_embed_layer` as a dotted path (`"encoder.embeddings"`): transformers
+    follows a single attribute name, and an embedding inside an encoder module would otherwise need both methods
+    written by hand."""
+
+    def get_input_embeddings(self):
+        name = getattr(self, "_input_embed_layer", "embed_tokens")
+        if "." not in name:
+            return super().get_input_embeddings()
+        return self.get_submodule(name)
+
+    def set_input_embeddings(self, value) -> None:
+        name = getattr(self, "_input_embed_layer", "embed_tokens")
+        if "." not in name:
+            super().set_input_embeddings(value)
+            return
+        parent, _, leaf = name.rpartition(".")
+        setattr(self.get_submodule(parent), leaf, value)
 
     @classmethod
     def from_pretrained(cls, pretrained_model_name_or_path, *args, **kwargs):

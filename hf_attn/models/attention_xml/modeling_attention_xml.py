@@ -333,6 +333,9 @@ class AttentionXmlForLabelTree(AttentionXmlPreTrainedModel):
     the other, as the paper does. `labels` give the loss of all levels at once (see `forward`).
     """
 
+    # level 0's word embedding (each level has its own; training starts level d from level d − 1's)
+    _input_embed_layer = "levels.0.attention_xml.embeddings"
+
     def __init__(self, config: AttentionXmlConfig) -> None:
         config.problem_type = "multi_label_classification"
         parents = None
@@ -353,13 +356,6 @@ class AttentionXmlForLabelTree(AttentionXmlPreTrainedModel):
         self.post_init()
         if parents is not None:
             self.set_tree(parents)
-
-    def get_input_embeddings(self) -> nn.Embedding:
-        """Level 0's word embedding (each level has its own; training starts level d from level d − 1's)."""
-        return self.levels[0].get_input_embeddings()
-
-    def set_input_embeddings(self, value: nn.Embedding) -> None:
-        self.levels[0].set_input_embeddings(value)
 
     @staticmethod
     def level_config(config: AttentionXmlConfig, level: int) -> AttentionXmlConfig:

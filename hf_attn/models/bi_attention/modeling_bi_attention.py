@@ -174,17 +174,13 @@ class BiAttentionPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
 class BiAttentionModel(BiAttentionPreTrainedModel):
     """The two views' hierarchical encoders. The second view is optional here (its outputs are then `None`)."""
 
+    _input_embed_layer = "encoder.embeddings"  # the first view's word embedding
+
     def __init__(self, config: BiAttentionConfig) -> None:
         super().__init__(config)
         self.encoder = BiAttentionDocumentEncoder(config, config.vocab_size)
         self.pair_encoder = BiAttentionDocumentEncoder(config, config.pair_vocab_size)
         self.post_init()
-
-    def get_input_embeddings(self) -> nn.Embedding:
-        return self.encoder.embeddings
-
-    def set_input_embeddings(self, value: nn.Embedding) -> None:
-        self.encoder.embeddings = value
 
     def forward(
         self,

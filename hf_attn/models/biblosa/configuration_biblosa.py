@@ -47,7 +47,7 @@ class BiBlosaConfig(PreTrainedConfig):
             Embeddings are drawn from N(0, range²); dense weights are Glorot-uniform as TensorFlow's default.
         pad_token_id (`int`, *optional*, defaults to 0):
             Id of the padding token (the original's `@@@empty`).
-        mask_padding_blocks (`bool`, *optional*, defaults to `True`):
+        mask_padding (`bool`, *optional*, defaults to `True`):
             `True`: blocks made only of padding are excluded from the inter-block attention, padded positions of the
             token output are zero and an all-padding sentence pools to zeros, so an example's outputs never depend on
             its batch's padding. `False`: the original, whose inter-block attention lets padding blocks in (a
@@ -85,8 +85,15 @@ class BiBlosaConfig(PreTrainedConfig):
     l2_regularization: float | int = interval(min=0.0)(default=0.0)
     initializer_range: float = 0.1
     pad_token_id: int | None = 0
-    mask_padding_blocks: bool = True
+    mask_padding: bool = True
     recompute_block_attention: bool = True
+
+    def __post_init__(self, **kwargs):
+        # `mask_padding_blocks` is this switch's old name (every architecture now calls it `mask_padding`): configs
+        # saved with it still load, and are saved with the new name.
+        if "mask_padding_blocks" in kwargs:
+            self.mask_padding = bool(kwargs.pop("mask_padding_blocks"))
+        super().__post_init__(**kwargs)
 
     def validate_architecture(self):
         if isinstance(self.block_length, bool) or (isinstance(self.block_length, int) and self.block_length < 1):

@@ -20,9 +20,9 @@ This port follows the original code, which differs from the paper in places (`..
   r = ⌈(2n)^(1/3)⌉ computed in float32 on the padded width, overshoot at perfect cubes included).
 - Dropout sits on the input of every dense layer, as the original's `keep_prob`.
 What differs from the original, on purpose:
-- `mask_padding_blocks=True` (default): blocks made only of padding are not keys of the inter-block attention, padded
+- `mask_padding=True` (default): blocks made only of padding are not keys of the inter-block attention, padded
   positions of the token output are zero and an all-padding sentence pools to zeros. The original lets padding blocks
-  in, so a sentence's vector depends on how far its batch is padded; `mask_padding_blocks=False` reproduces it
+  in, so a sentence's vector depends on how far its batch is padded; `mask_padding=False` reproduces it
   (the converter sets it).
 - Memory: the multi-dimensional attentions are computed in chunks and their backward pass recomputes the scores
   (`block_attention.py`), so training keeps O(n·H) per layer instead of O(n·r·H); `recompute_block_attention=False`
@@ -306,11 +306,11 @@ class BiBlosaDirection(nn.Module):
         # summaries o = g_m(v, M) and the gate e = F ⊙ g + (1 − F) ⊙ o.
         block_summaries, summary_weights = multi_dimensional_source2token(
             self.summary_scores(drop(intra_output)), intra_output, mask_blocks, dim=2,
-            exclude_masked=self.config.mask_padding_blocks,
+            exclude_masked=self.config.mask_padding,
         )  # fmt: skip
         block_hidden = act(self.inter_map(drop(block_summaries)))  # g, (B, m, H)
         real_blocks = (
-            mask_blocks.any(dim=-1) if self.config.mask_padding_blocks else torch.ones_like(mask_blocks[..., 0])
+            mask_blocks.any(dim=-1) if self.config.mask_padding else torch.ones_like(mask_blocks[..., 0])
         )
         inter_output, inter_attentions = self.attention(
             block_hidden, real_blocks, self.inter_key, self.inter_query, self.inter_bias
@@ -328,7 +328,7 @@ class BiBlosaDirection(nn.Module):
         fusion_gate = torch.sigmoid(self.fusion_gate(fusion_input))
         fused = fusion_gate * act(self.fusion_map(fusion_input)) + (1 - fusion_gate) * hidden
         output = fused.reshape(batch_size, blocks * block_length, hidden_size)[:, :length]
-        if self.config.mask_padding_blocks:
+        if self.config.mask_padding:
             output = output * mask[..., None].to(output.dtype)
         return BlockDirectionOutput(
             output=output,
@@ -365,7 +365,7 @@ class BiBlosaSentencePooling(nn.Module):
         """`(B, T, 2H)`, `(B, T)` → sentence vector `(B, 2H)` and the weights `(B, T, 2H)`."""
         logits = self.scores(self.dropout(self.activation(self.dense(self.dropout(hidden_states)))))
         return multi_dimensional_source2token(
-            logits, hidden_states, mask, dim=1, exclude_masked=self.config.mask_padding_blocks
+            logits, hidden_states, mask, dim=1, exclude_masked=self.config.mask_padding
         )
 
 

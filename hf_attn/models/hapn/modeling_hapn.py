@@ -203,6 +203,9 @@ class HapnModel(HapnPreTrainedModel):
     """The instance encoder (§3.1) with the word-level attention (§3.2): `(…, T)` token ids → word states h
     `(…, T, D)`, the attended encoding s `(…, D)` and the max-pooled states `(…, D)`."""
 
+    # A dotted path: SafetensorsLoadingMixin's get/set_input_embeddings follow it.
+    _input_embed_layer = "encoder.word_embeddings"
+
     def __init__(self, config: HapnConfig) -> None:
         super().__init__(config)
         self.encoder = ConvolutionalInstanceEncoder(
@@ -217,12 +220,6 @@ class HapnModel(HapnPreTrainedModel):
         if config.use_word_attention:
             self.word_attention = AdditiveAttentionPooling(config.hidden_size, config.word_attention_size)
         self.post_init()
-
-    def get_input_embeddings(self) -> nn.Embedding:
-        return self.encoder.word_embeddings
-
-    def set_input_embeddings(self, value: nn.Embedding) -> None:
-        self.encoder.word_embeddings = value
 
     def forward(
         self,

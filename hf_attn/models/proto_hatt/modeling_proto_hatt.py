@@ -183,6 +183,9 @@ class ProtoHattPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
 class ProtoHattModel(ProtoHattPreTrainedModel):
     """The instance encoder (§3.1): `(…, T)` token ids → h `(…, T, D)` and the max-pooled encoding `(…, D)`."""
 
+    # A dotted path: SafetensorsLoadingMixin's get/set_input_embeddings follow it.
+    _input_embed_layer = "encoder.word_embeddings"
+
     def __init__(self, config: ProtoHattConfig) -> None:
         super().__init__(config)
         self.encoder = ConvolutionalInstanceEncoder(
@@ -196,12 +199,6 @@ class ProtoHattModel(ProtoHattPreTrainedModel):
             mask_padding=config.mask_padding,
         )
         self.post_init()
-
-    def get_input_embeddings(self) -> nn.Embedding:
-        return self.encoder.word_embeddings
-
-    def set_input_embeddings(self, value: nn.Embedding) -> None:
-        self.encoder.word_embeddings = value
 
     def forward(
         self,

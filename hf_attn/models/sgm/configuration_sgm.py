@@ -50,7 +50,7 @@ class SgmConfig(PreTrainedConfig):
             `"additive"`: e_ti = vᵀ tanh(W_a s_t + U_a h_i) (eq. 3) and o_t = W_o tanh(W_d s_t + V_d c_t) (eq. 6);
             `"luong_gate"` (original): γ = SELU(W SELU(W' s_t)), e_ti = h_iᵀ γ, read-out SELU(W SELU(W' [s_t; c_t]))
             then W_o. Luong-gate needs `encoder output size == decoder_hidden_size`.
-        mask_source_padding (`bool`, *optional*, defaults to `True`):
+        mask_padding (`bool`, *optional*, defaults to `True`):
             Attend to real source tokens only. The original attends over the padding too (its encoder outputs there
             are 0), so its results depend on the batch's padded width.
         input_feeding (`bool`, *optional*, defaults to `True`):
@@ -99,7 +99,7 @@ class SgmConfig(PreTrainedConfig):
     reverse_source: bool = False
     decoder_initial_state: Literal["final", "forward_final", "zeros"] = "final"
     attention_type: Literal["additive", "luong_gate"] = "additive"
-    mask_source_padding: bool = True
+    mask_padding: bool = True
     input_feeding: bool = True
     global_embedding: bool = False
     global_embedding_gate: Literal["paper", "original"] = "paper"
@@ -121,7 +121,7 @@ class SgmConfig(PreTrainedConfig):
         "reverse_source": True,  # the source is read reversed
         "decoder_initial_state": "forward_final",  # s_0 = the forward direction's final state
         "attention_type": "luong_gate",  # Luong attention with a SELU gate, not additive (eq. 3–4)
-        "mask_source_padding": False,  # padded source positions take part in the attention
+        "mask_padding": False,  # padded source positions take part in the attention
         "input_feeding": False,  # c_{t−1} is not fed to the decoder LSTM
         "global_embedding_gate": "original",  # e concatenated to the mix, not the paper's (1 − H)e + Hē
     }
@@ -143,6 +143,13 @@ class SgmConfig(PreTrainedConfig):
     def target_vocab_size(self) -> int:
         """The decoder's vocabulary: the special ids, then one id per label."""
         return self.num_special_tokens + self.num_labels
+
+    def __post_init__(self, **kwargs):
+        # `mask_source_padding` is this switch's old name (every architecture now calls it `mask_padding`): configs
+        # saved with it still load, and are saved with the new name.
+        if "mask_source_padding" in kwargs:
+            self.mask_padding = bool(kwargs.pop("mask_source_padding"))
+        super().__post_init__(**kwargs)
 
     def validate_architecture(self):
         """Part of `@strict` validation (the fields check their own ranges and choices): the parts that must fit

@@ -16,7 +16,7 @@ What differs from the paper, and how the original code is reproduced (each switc
   the teacher-forced loss is the plain cross-entropy, as in both paper and code.
 - Original code (`lancopku/SGM`), selected at once by `SgmConfig.original_code()`: `merge_directions="sum"`,
   `reverse_source=True`, `decoder_initial_state="forward_final"`, `attention_type="luong_gate"`,
-  `mask_source_padding=False`, `input_feeding=False`, `global_embedding_gate="original"` (and, from the converted
+  `mask_padding=False`, `input_feeding=False`, `global_embedding_gate="original"` (and, from the converted
   checkpoint, `global_embedding_tau=0.1`): encoder directions summed,
   sources read backwards, decoder started from the forward direction's final states, "luong-gate" attention with
   SELU read-out, attention over the padding too, no input feeding, the GE gate mixing the other way round and the
@@ -383,7 +383,7 @@ class SgmDecoder(nn.Module):
         if cache is None:
             cache = self.initial_cache(encoder_outputs)
         states, keys = encoder_outputs.last_hidden_state, cache.keys
-        mask = source_mask if config.mask_source_padding else None
+        mask = source_mask if config.mask_padding else None
         hidden, cell = list(cache.hidden.unbind(0)), list(cache.cell.unbind(0))
         context, previous_logits, emitted = cache.context, cache.logits, cache.emitted
         all_logits, all_readouts, all_weights = [], [], []
@@ -438,17 +438,14 @@ class SgmModel(SgmPreTrainedModel):
     """Encoder and decoder. The label projection W_o belongs to the decoder: under the global embedding, step t reads
     step t−1's label distribution, so the decoder cannot run without it; the output carries the `logits`."""
 
+    # A dotted path: SafetensorsLoadingMixin's get/set_input_embeddings follow it.
+    _input_embed_layer = "encoder.embeddings"
+
     def __init__(self, config: SgmConfig) -> None:
         super().__init__(config)
         self.encoder = SgmEncoder(config)
         self.decoder = SgmDecoder(config)
         self.post_init()
-
-    def get_input_embeddings(self) -> nn.Embedding:
-        return self.encoder.embeddings
-
-    def set_input_embeddings(self, value: nn.Embedding) -> None:
-        self.encoder.embeddings = value
 
     def get_encoder(self) -> SgmEncoder:
         return self.encoder
@@ -655,6 +652,9 @@ class SgmForMultiLabelClassification(SgmPreTrainedModel):
     """The binary-relevance baseline of the paper's comparison (BR, §3.2): SGM's BiLSTM encoder, masked max-pooling
     over the words, and one sigmoid per label (`problem_type="multi_label_classification"`)."""
 
+    # A dotted path: SafetensorsLoadingMixin's get/set_input_embeddings follow it.
+    _input_embed_layer = "encoder.embeddings"
+
     def __init__(self, config: SgmConfig) -> None:
         config.problem_type = "multi_label_classification"
         super().__init__(config)
@@ -662,12 +662,6 @@ class SgmForMultiLabelClassification(SgmPreTrainedModel):
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
         self.classifier = nn.Linear(config.encoder_output_size, config.num_labels)
         self.post_init()
-
-    def get_input_embeddings(self) -> nn.Embedding:
-        return self.encoder.embeddings
-
-    def set_input_embeddings(self, value: nn.Embedding) -> None:
-        self.encoder.embeddings = value
 
     def forward(
         self,

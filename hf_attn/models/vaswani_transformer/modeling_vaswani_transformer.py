@@ -451,6 +451,9 @@ class VaswaniTransformerDecoder(VaswaniTransformerPreTrainedModel):
 class VaswaniTransformerModel(VaswaniTransformerPreTrainedModel):
     """Encoder + decoder with shared (or separate) token embeddings (§3.4); returns the decoder states."""
 
+    # A dotted path: SafetensorsLoadingMixin's get/set_input_embeddings follow it.
+    _input_embed_layer = "encoder.embeddings.embed_tokens"
+
     def __init__(self, config: VaswaniTransformerConfig) -> None:
         super().__init__(config)
         if config.share_encoder_decoder_embeddings:
@@ -464,10 +467,9 @@ class VaswaniTransformerModel(VaswaniTransformerPreTrainedModel):
         self.decoder = VaswaniTransformerDecoder(config, target_embeddings)
         self.post_init()
 
-    def get_input_embeddings(self) -> nn.Embedding:
-        return self.encoder.embeddings.embed_tokens
-
     def set_input_embeddings(self, value: nn.Embedding) -> None:
+        """The one hand-written setter of hf_attn (as in transformers' Marian and BART): a shared embedding is
+        owned by the model (`shared`) and read by the encoder and decoder, which must both see the new one."""
         if self.config.share_encoder_decoder_embeddings:
             self.shared = value
             object.__setattr__(self.decoder.embeddings, "embed_tokens", value)

@@ -66,7 +66,11 @@ def test_the_label_tree_learns_from_the_command_line_and_predicts_after_reloadin
           "--output_file", str(tmp_path / "metrics.json")])  # fmt: skip
     evaluated = json.loads((tmp_path / "metrics.json").read_text())
     assert evaluated["examples"] == NUM_EVAL
-    assert abs(evaluated["precision_at_1"] - metrics["precision_at_1"]) < 1e-6  # the same beam, the same score
+    # The same beam, the same scores: every metric training reported, PSP@k too (its propensities are the training
+    # label frequencies the config records, not the evaluated rows').
+    assert {name for name in metrics if name.startswith("psp_at_")} == {"psp_at_1", "psp_at_3", "psp_at_5"}
+    for name, value in metrics.items():
+        assert abs(evaluated[name] - value) < 1e-6, (name, evaluated[name], value)
 
 
 def test_train_label_tree_from_python_matches_a_given_tree(tmp_path):

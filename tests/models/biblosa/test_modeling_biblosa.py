@@ -139,10 +139,10 @@ def test_fusion_gates_open_and_close():
 
 
 @torch.no_grad()
-@pytest.mark.parametrize("mask_padding_blocks", [True, False])
-def test_a_length_one_sentence(mask_padding_blocks):
+@pytest.mark.parametrize("mask_padding", [True, False])
+def test_a_length_one_sentence(mask_padding):
     """s = 0, so every block summary is 0; the sentence vector is u_0 (its only token takes all the weight)."""
-    model = model_of(mask_padding_blocks=mask_padding_blocks)
+    model = model_of(mask_padding=mask_padding)
     output = model(input_ids=torch.tensor([[5, 0, 0, 0, 0, 0, 0]]))
     assert torch.isfinite(output.last_hidden_state).all() and torch.isfinite(output.sentence_embedding).all()
     torch.testing.assert_close(output.sentence_embedding, output.last_hidden_state[:, 0])
@@ -158,7 +158,7 @@ def test_all_padding_rows_give_zeros_without_nan():
     output = model(input_ids=ids, attention_mask=torch.tensor([[0, 0, 0, 0], [1, 1, 1, 1]]))
     assert output.last_hidden_state[0].abs().sum() == 0 and output.sentence_embedding[0].abs().sum() == 0
     assert output.block_attentions[0].sum() == 0 and output.inter_block_attentions[0].sum() == 0
-    original = model_of(mask_padding_blocks=False)(input_ids=ids, attention_mask=torch.tensor([[0] * 4, [1] * 4]))
+    original = model_of(mask_padding=False)(input_ids=ids, attention_mask=torch.tensor([[0] * 4, [1] * 4]))
     assert torch.isfinite(original.last_hidden_state).all() and torch.isfinite(original.sentence_embedding).all()
 
 
@@ -168,11 +168,11 @@ def test_padding_invariance_by_default_and_the_originals_dependence():
     into the backward inter-block attention (fixture README, quirk 10)."""
     ids = torch.tensor([[3, 4, 5, 6, 7]])
     padded = torch.nn.functional.pad(ids, (0, 8))
-    for mask_padding_blocks, changes in ((True, False), (False, True)):
-        model = model_of(mask_padding_blocks=mask_padding_blocks)
+    for mask_padding, changes in ((True, False), (False, True)):
+        model = model_of(mask_padding=mask_padding)
         alone, batched = model(input_ids=ids), model(input_ids=padded)
         difference = (alone.sentence_embedding - batched.sentence_embedding).abs().max()
-        assert (difference > 1e-3) == changes, (mask_padding_blocks, difference)
+        assert (difference > 1e-3) == changes, (mask_padding, difference)
         forward_half = slice(0, TINY["hidden_size"])  # the forward direction only looks back: never affected
         torch.testing.assert_close(
             alone.last_hidden_state[..., forward_half], batched.last_hidden_state[:, :5, forward_half]

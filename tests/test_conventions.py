@@ -1,0 +1,76 @@
+"""The conventions every architecture keeps, checked over the registry beside `registry._check_row` (which refuses a
+folder missing a piece at `import hf_attn`): one name for one switch, the embedding found through
+`_input_embed_layer`, conversion tests in one place, no copied code."""
+
+from __future__ import annotations
+
+import ast
+import dataclasses
+import re
+
+import pytest
+from hf_attn.registry import ARCHITECTURES
+from tests.helpers import REPO_ROOT
+
+MODELS = REPO_ROOT / "hf_attn" / "models"
+
+# Hand-written embedding accessors allowed, with the reason (CONTRIBUTING: name the layer in `_input_embed_layer`).
+EMBEDDING_ACCESSORS_ALLOWED = {
+    ("vaswani_transformer", "set_input_embeddings"): "a shared embedding is re-pointed in the encoder and decoder",
+}
+
+
+@pytest.mark.parametrize("name", sorted(ARCHITECTURES))
+def test_the_original_padding_switch_has_one_name(name):
+    """The switch that reproduces an original's padding behaviour is `mask_padding` in every config."""
+    config_class = ARCHITECTURES[name].config_class
+    fields = [field.name for field in dataclasses.fields(config_class)]
+    others = [field for field in fields if re.fullmatch(r"mask_\w*padding\w*", field) and field != "mask_padding"]
+    assert not others, f"{config_class.__name__} names the padding switch {others}: call it mask_padding"
+
+
+@pytest.mark.parametrize("name", sorted(ARCHITECTURES))
+def test_embeddings_are_found_through_input_embed_layer(name):
+    """No model file writes `get_input_embeddings` / `set_input_embeddings` (transformers and the hf_attn base follow
+    `_input_embed_layer`, a dotted path allowed), except where `EMBEDDING_ACCESSORS_ALLOWED` says why."""
+    written = []
+    for path in sorted((MODELS / name).glob("modeling_*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            accessor = isinstance(node, ast.FunctionDef) and node.name.endswith("_input_embeddings")
+            if accessor and (name, node.name) not in EMBEDDING_ACCESSORS_ALLOWED:
+                written.append(f"{path.name}:{node.lineno} {node.name}")
+    assert not written, written
+
+
+def test_conversion_tests_live_beside_their_architecture():
+    """Every conversion script has its tests in `tests/models/<name>/test_conversion_<name>.py`, and conversion tests
+    live nowhere else."""
+    scripts = sorted((REPO_ROOT / "conversion").glob("convert_*.py"))
+    assert scripts
+    for script in scripts:
+        name = re.fullmatch(r"convert_(\w+?)(?:_original)?_to_hf\.py", script.name)[1]
+        assert name in ARCHITECTURES, f"{script.name} converts no registered architecture"
+        assert (REPO_ROOT / "tests" / "models" / name / f"test_conversion_{name}.py").is_file(), name
+    elsewhere = [
+        str(path.relative_to(REPO_ROOT))
+        for path in (REPO_ROOT / "tests").rglob("test_conversion*.py")
+        if path.parent.parent.name != "models"
+    ]
+    assert not elsewhere, elsewhere
+
+
+def test_no_function_body_is_written_twice_across_model_folders():
+    """Model folders share code by importing it (hf_attn.layers), not by copying: no function or method of more than
+    five lines appears twice, to the letter, across the model files."""
+    seen: dict[str, str] = {}
+    twins = []
+    for path in sorted(MODELS.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno > 5:
+                body = ast.dump(ast.Module(body=node.body, type_ignores=[]))
+                where = f"{path.relative_to(REPO_ROOT)}:{node.lineno} {node.name}"
+                if body in seen:
+                    twins.append(f"{where} = {seen[body]}")
+                seen.setdefault(body, where)
+    assert not twins, twins
