@@ -9,6 +9,7 @@ import dataclasses
 import re
 
 import pytest
+
 from hf_attn.registry import ARCHITECTURES
 from tests.helpers import REPO_ROOT
 
