@@ -96,6 +96,6 @@ def predict(model_path: str, texts: list[str], pairs: list[str] | None = None, t
     model, tokenizer, head, shape = load_trained(model_path)
     if pairs is not None and len(pairs) != len(texts):
         raise ValueError(f"--pair: {len(pairs)} second texts for {len(texts)} texts.")
-    if head.inputs in ("sentence_pair", "document_pair") and pairs is None:
+    if head.inputs.pair and pairs is None:
         raise ValueError(f"{type(model).__name__} reads pairs: give the second text with --pair.")
     return shape.predict(model, tokenizer, head, texts, pairs, top_k)

@@ -17,6 +17,7 @@ from typing import Any
 import transformers
 from transformers import AutoConfig, AutoTokenizer, PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerFast
 
+from .data.kinds import InputKind, LabelKind, MaskSpec, get_input_kind, get_label_kind
 from .pipelines import register_pipelines
 from .tokenization.base import HfAttnTokenizerFast
 from .tokenization.concepts import ConceptTokenizerFast
@@ -65,14 +66,19 @@ class Head:
 
     model_class: type[PreTrainedModel]
     auto_class: str | None
-    inputs: str
+    inputs: InputKind | str  # a registered input kind, or its name (`hf_attn.data.kinds`)
     pipeline_tag: str | None = None
     attention_kwargs: dict[str, Any] = field(default_factory=dict)
-    labels: str = "class"
+    labels: LabelKind | str = "class"  # a registered label kind, or its name
     attention_fields: tuple[str, ...] = ()
     scores_evidence: bool = True
     # The row the head belongs to (set by `Architecture`): the masks of its fields, its tokenizer, its view.
     architecture: Architecture = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
+
+    def __post_init__(self) -> None:
+        # The kinds' objects, whichever way the row named them (a kind compares equal to its name).
+        object.__setattr__(self, "inputs", get_input_kind(self.inputs))
+        object.__setattr__(self, "labels", get_label_kind(self.labels))
 
     @property
     def has_attention(self) -> bool:
@@ -140,9 +146,19 @@ class Architecture:
     tags: tuple[str, ...] = ()
     exports: tuple[Any, ...] = ()
 
+    # `attention_fields` parsed once (`MaskSpec`): what every reader of the maps' keys uses.
+    attention_masks: dict[str, MaskSpec] = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         for head in self.heads:
             object.__setattr__(head, "architecture", self)
+        masks = {}
+        for name, spec in self.attention_fields.items():
+            try:
+                masks[name] = MaskSpec.parse(spec)
+            except ValueError as error:
+                raise ValueError(f"{self.name}: attention field {name!r}: {error}") from None
+        object.__setattr__(self, "attention_masks", masks)
 
     @property
     def public_objects(self) -> list[Any]:

@@ -47,6 +47,7 @@ from transformers import (
 
 from .data.collators import LabelSetCollator, PaddingCollator, labels_by_frequency
 from .data.episodes import CLASS_COLUMN, EpisodeDataset, compute_episode_metrics
+from .data.kinds import FEW_SHOT_PREDICTION, MaskSpec, get_input_kind
 from .data.task_data import TASK_LAYOUTS, TaskData, TaskLayout
 from .evaluation import (
     RankingMetrics,
@@ -147,9 +148,17 @@ class TaskShape:
 
         return encode
 
-    def collator(self, tokenizer: PreTrainedTokenizerBase, config: PreTrainedConfig | None = None) -> PaddingCollator:
-        pad = 0 if isinstance(tokenizer, ElmoCharacterTokenizerFast) else tokenizer.pad_token_id
-        return PaddingCollator(pad or 0)
+    def collator(
+        self, tokenizer: PreTrainedTokenizerBase, config: PreTrainedConfig | None = None, head: Head | None = None
+    ) -> Callable[[list[dict[str, Any]]], dict[str, torch.Tensor]]:
+        """The batch collator: the head's input kind pads its inputs (`InputKind.collator`); without a head, the kind
+        the tokenizer makes (characters or one text)."""
+        if head is None:
+            characters = isinstance(tokenizer, ElmoCharacterTokenizerFast)
+            kind = get_input_kind("characters" if characters else "sentence")
+        else:
+            kind = head.inputs
+        return kind.collator(config if config is not None else PreTrainedConfig(pad_token_id=tokenizer.pad_token_id))
 
     def metrics(
         self, head: Head, config: PreTrainedConfig, tokenizer: PreTrainedTokenizerBase, data: TaskData | None = None
@@ -186,7 +195,7 @@ class TaskShape:
             args=args,
             train_dataset=train_split,
             eval_dataset=eval_split,
-            data_collator=self.collator(tokenizer, model.config),
+            data_collator=self.collator(tokenizer, model.config, head),
             processing_class=tokenizer,
             compute_metrics=self.metrics(head, model.config, tokenizer, data),
             callbacks=list(callbacks),
@@ -224,7 +233,7 @@ class Classification(TaskShape):
 
     @torch.no_grad()
     def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
-        inputs = _inputs(tokenizer, texts, pairs, model.device)
+        inputs = _inputs(head, tokenizer, texts, pairs, model.device)
         output = model(**inputs)
         probabilities = output.logits.float().softmax(dim=-1)
         attended = top_attended(model, head, inputs, output, tokenizer, top_k)
@@ -318,7 +327,7 @@ class MultiLabel(TaskShape):
 
     @torch.no_grad()
     def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
-        inputs = _inputs(tokenizer, texts, None, model.device)
+        inputs = _inputs(head, tokenizer, texts, None, model.device)
         if head.labels == "label_sequence":
             return [{"labels": labels} for labels in model.predict_label_sets(**inputs)]
         output = model(**inputs)
@@ -360,7 +369,7 @@ class LabelTreeClassification(MultiLabel):
 
         return encode
 
-    def collator(self, tokenizer, config=None):
+    def collator(self, tokenizer, config=None, head=None):
         if config is None:
             raise ValueError("The label_tree collator needs the config (its num_labels).")
         return LabelSetCollator(tokenizer.pad_token_id or 0, config.num_labels)
@@ -389,7 +398,7 @@ class LabelTreeClassification(MultiLabel):
 
     @torch.no_grad()
     def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
-        inputs = _inputs(tokenizer, texts, None, model.device)
+        inputs = _inputs(head, tokenizer, texts, None, model.device)
         output = model(**inputs, top_k=top_k)
         names = model.config.id2label
         return [
@@ -444,7 +453,7 @@ class SequenceToSequence(TaskShape):
 
     @torch.no_grad()
     def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
-        inputs = _inputs(tokenizer, texts, None, model.device)
+        inputs = _inputs(head, tokenizer, texts, None, model.device)
         generated = model.generate(**inputs)
         return [{"translation": text} for text in tokenizer.batch_decode(generated, skip_special_tokens=True)]
 
@@ -490,7 +499,7 @@ class LanguageModeling(TaskShape):
             return super().predict(model, tokenizer, head, texts, pairs, top_k)
         results = []
         for text in texts:  # one at a time: generation continues each text from its own last token
-            inputs = _inputs(tokenizer, [text], None, model.device)
+            inputs = _inputs(head, tokenizer, [text], None, model.device)
             generated = model.generate(**inputs, max_new_tokens=20, do_sample=False)
             continuation = generated[0, inputs["input_ids"].shape[1] :]
             results.append({"continuation": tokenizer.decode(continuation, skip_special_tokens=True)})
@@ -519,7 +528,7 @@ class TokenClassification(TaskShape):
 
     @torch.no_grad()
     def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
-        inputs = _inputs(tokenizer, texts, None, model.device)
+        inputs = _inputs(head, tokenizer, texts, None, model.device)
         predicted = model(**inputs).logits.argmax(dim=-1)
         offset = 1 if isinstance(tokenizer, ElmoCharacterTokenizerFast) else 0  # after <S>
         results = []
@@ -580,15 +589,6 @@ class FewShotClassification(TaskShape):
 
         return encode
 
-    def collator(self, tokenizer, config=None):
-        return self.episode_collator(tokenizer.pad_token_id, config)
-
-    @staticmethod
-    def episode_collator(pad_token_id: int | None, config: PreTrainedConfig | None) -> PaddingCollator:
-        # A model without padding masks (a converted Proto-HATT) reads every text padded to max_sentence_length.
-        width = None if config is None or getattr(config, "mask_padding", True) else config.max_sentence_length
-        return PaddingCollator(pad_token_id or 0, width=width)
-
     def metrics(self, head, config, tokenizer, data=None):
         return compute_episode_metrics
 
@@ -615,7 +615,7 @@ class FewShotClassification(TaskShape):
             return {}
         episodes = self.episodes(encoded_eval, model.config, data, min(data.episodes.get("eval_episodes", 500), 100),
                                  seed=1, fixed=True)  # fmt: skip
-        collator = self.episode_collator(model.config.pad_token_id, model.config)
+        collator = head.inputs.collator(model.config)
         evidence = list(encoded_eval[data.evidence_column])  # read row by row below: a plain list
         return word_attention_on_evidence(model, episodes, evidence, collator, head.evidence_field)
 
@@ -625,13 +625,8 @@ class FewShotClassification(TaskShape):
             f"{metrics.get('episodes', 0):.0f} episodes"
         )
 
-    @torch.no_grad()
     def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
-        raise ValueError(
-            "A few-shot model labels texts among the classes of a support set: use "
-            "`model.predict(support_texts, support_labels, query_texts, tokenizer)` or "
-            '`pipeline("hf-attn-few-shot", model=...)` with `support_texts=` and `support_labels=`.'
-        )
+        raise ValueError(FEW_SHOT_PREDICTION)
 
 
 class EpisodeEpochCallback(TrainerCallback):
@@ -704,13 +699,9 @@ def get_task_shape(name: str) -> TaskShape:
     return TASK_SHAPES[name]
 
 
-def _inputs(tokenizer, texts: list[str], pairs: list[str] | None, device) -> dict[str, torch.Tensor]:
-    """A padded batch of `texts` (and their `pairs`, as `pair_input_ids` / `pair_attention_mask`)."""
-    inputs = dict(tokenizer(texts, return_tensors="pt", padding=True))
-    if pairs is not None:
-        pair = tokenizer(pairs, return_tensors="pt", padding=True)
-        inputs["pair_input_ids"], inputs["pair_attention_mask"] = pair["input_ids"], pair["attention_mask"]
-    return {name: tensor.to(device) for name, tensor in inputs.items() if name.endswith(("input_ids", "mask"))}
+def _inputs(head: Head, tokenizer, texts: list[str], pairs: list[str] | None, device) -> dict[str, torch.Tensor]:
+    """The head's input kind's padded batch of `texts` (and their `pairs`), on `device`."""
+    return {name: tensor.to(device) for name, tensor in head.inputs.encode(tokenizer, texts, pairs).items()}
 
 
 def top_attended(model, head: Head, inputs: dict[str, torch.Tensor], output, tokenizer, top_k: int) -> list[list]:
@@ -720,21 +711,21 @@ def top_attended(model, head: Head, inputs: dict[str, torch.Tensor], output, tok
     sentence."""
     if not head.attention_fields:
         return [[] for _ in range(inputs["input_ids"].shape[0])]
-    fields = head.architecture.attention_fields
+    masks = head.architecture.attention_masks
     name = head.attention_fields[0]
-    keys = fields[name].split("@")[0]
+    spec = masks[name]
     attention = getattr(output, name)
     attention = attention[-1] if isinstance(attention, tuple) else attention
-    ids_name = keys.split("/")[0].replace("attention_mask", "input_ids")
+    ids_name = spec.ids
     ids = inputs[ids_name]
-    if keys.endswith("/sentences"):  # (B, S) over sentences: times the word-level map over the same document
-        words = next((getattr(output, f) for f, m in fields.items() if m == keys.split("/")[0]), None)
+    if spec.level == "sentences":  # (B, S) over sentences: times the word-level map over the same document
+        words = next((getattr(output, field) for field, mask in masks.items() if mask == MaskSpec(spec.keys)), None)
         attention = attention[..., None] * (words if words is not None else 1.0 / ids.shape[-1])
     while attention.dim() > ids.dim():  # (B, heads, T, T), (B, hops, T), (B, T, T): average the query rows
         attention = attention.mean(dim=-2) if attention.dim() == ids.dim() + 1 else attention.mean(dim=1)
     weights = attention.float().reshape(ids.shape[0], -1)
     ids = ids.reshape(ids.shape[0], -1)
-    mask = inputs[ids_name.replace("input_ids", "attention_mask")].reshape(ids.shape[0], -1).bool()
+    mask = inputs[spec.keys].reshape(ids.shape[0], -1).bool()
     results = []
     for row in range(ids.shape[0]):
         order = weights[row].masked_fill(~mask[row], -1.0).argsort(descending=True)[: min(top_k, int(mask[row].sum()))]

@@ -290,7 +290,7 @@ def _pretrain(
         args=stage_args,
         train_dataset=encode_split(data.train, encode),
         eval_dataset=encode_split(data.eval, encode),
-        data_collator=shape.collator(tokenizer, config),
+        data_collator=shape.collator(tokenizer, config, head),
         processing_class=tokenizer,
         callbacks=list(callbacks),
     )

@@ -127,7 +127,7 @@ def test_padding_does_not_change_an_example(architecture, head):
     batched = model(**inputs, **head.attention_kwargs)
     batched_maps = attention_maps(architecture, batched, inputs)
     for index in range(len(LENGTHS)):
-        single = select_example(inputs, index)
+        single = select_example(inputs, index, head)
         alone = model(**single, **head.attention_kwargs)
         torch.testing.assert_close(trim_like(batched.logits, index, alone.logits), alone.logits, rtol=0, atol=1e-5)
         for (field, attention, _), (_, full, _) in zip(
@@ -203,8 +203,6 @@ def test_trainer_runs_three_steps(architecture, head, precision, tmp_path):
         row = {name: tensor[0].tolist() for name, tensor in example.items() if not name.startswith("decoder_")}
         row["labels"] = labels.tolist()  # seq2seq heads make their decoder inputs from the labels
         rows.append(row)
-    from hf_attn.data import PaddingCollator
-
     before = {name: p.detach().clone() for name, p in model.named_parameters() if p.requires_grad}
     args = TrainingArguments(
         output_dir=str(tmp_path),
@@ -217,7 +215,7 @@ def test_trainer_runs_three_steps(architecture, head, precision, tmp_path):
         use_cpu=True,
         bf16=precision == "bf16",
     )
-    collator = PaddingCollator(config.pad_token_id or 0)
+    collator = head.inputs.collator(config)  # the input kind pads its own inputs
     trainer = Trainer(model=model, args=args, train_dataset=rows, data_collator=collator)
     result = trainer.train()
     assert result.global_step == 3 and np.isfinite(result.training_loss) and result.training_loss > 0

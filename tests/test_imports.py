@@ -7,8 +7,8 @@ The layers, lowest first (a module may import its own layer and those below; CON
     primitives    hf_attn.layers, hf_attn.utils
     model code    a model folder's configuration / modeling files (everything in it but `__init__` and views)
     tokenization  hf_attn.tokenization
-    data          hf_attn.data, hf_attn.evaluation, hf_attn.pipelines, the attention views (figure, views, and
-                  each folder's visualization_<name>.py)
+    data          hf_attn.data (the input and label kinds among it), hf_attn.evaluation, hf_attn.pipelines, the
+                  attention views (figure, views, each folder's visualization_<name>.py), a folder's kinds.py
     registry      hf_attn.registry and the folders' rows (hf_attn.models.<name>, their `__init__`)
     tasks         hf_attn.tasks (task shapes, one Trainer per shape), hf_attn.label_tree_training,
                   hf_attn.options, hf_attn.recipes, hf_attn.visualization (visualize: a model's row and view)
@@ -72,7 +72,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ),
 ]
 # Matched before the table: the views and the rows inside model folders are not model code.
-_PLACED_FIRST = {"hf_attn.models.*.visualization_*": "data", "hf_attn.models.*": "registry"}
+_PLACED_FIRST = {
+    "hf_attn.models.*.visualization_*": "data",
+    "hf_attn.models.*.kinds": "data",  # a folder's own input or label kind
+    "hf_attn.models.*": "registry",
+}
 
 
 def layer_of(module: str) -> int:

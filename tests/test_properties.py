@@ -68,7 +68,7 @@ def check_head(architecture, head, lengths: list[int], seed: int) -> None:
         empty = attention[~has_key]
         assert torch.all((empty.sum(-1) == 0) | ((empty[..., 0] == 1) & (empty.sum(-1) == 1))), field
     for index in range(len(lengths)):
-        single = select_example(inputs, index)
+        single = select_example(inputs, index, head)
         alone = model(**single, **head.attention_kwargs)
         torch.testing.assert_close(trim_like(batched.logits, index, alone.logits), alone.logits, rtol=0, atol=1e-5)
         for (field, attention, _), (_, full, _) in zip(attention_maps(architecture, alone, single), maps, strict=True):

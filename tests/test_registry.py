@@ -4,6 +4,7 @@ a message naming it, and a new architecture needs nothing outside its folder, it
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -16,10 +17,11 @@ from hf_attn.registry import ARCHITECTURES, discover_architectures
 from tests.helpers import REPO_ROOT
 
 MEAN_POOL_INIT = '''
-"""A throwaway architecture: embeddings, a masked mean over the tokens, a linear classifier."""
+"""A throwaway architecture: embeddings, a weighted mean over the tokens, a linear classifier."""
 
 from hf_attn.registry import Architecture, Head, Paper
 
+from . import kinds  # noqa: F401  (registers the weighted_sentence input kind)
 from .configuration_mean_pool import MeanPoolConfig
 from .modeling_mean_pool import MeanPoolForSequenceClassification, MeanPoolModel
 
@@ -30,7 +32,10 @@ ARCHITECTURE = Architecture(
     base_model_class=MeanPoolModel,
     heads=(
         Head(
-            MeanPoolForSequenceClassification, "AutoModelForSequenceClassification", "sentence", "text-classification"
+            MeanPoolForSequenceClassification,
+            "AutoModelForSequenceClassification",
+            "weighted_sentence",
+            "text-classification",
         ),
     ),
     paper=Paper(title="Mean pooling", authors="Nobody", year=2026, venue="Tests", arxiv=None, bibtex="@misc{mean}",
@@ -83,14 +88,15 @@ class MeanPoolModel(MeanPoolPreTrainedModel):
         self.embeddings = nn.Embedding(config.vocab_size, config.hidden_size, padding_idx=config.pad_token_id)
         self.post_init()
 
-    def forward(self, input_ids, attention_mask=None, output_attentions=None, output_hidden_states=None,
-                return_dict=None):
+    def forward(self, input_ids, attention_mask=None, token_weights=None, output_attentions=None,
+                output_hidden_states=None, return_dict=None):
         _, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
         mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id)
-        embeddings = self.embeddings(input_ids) * mask[..., None]
-        pooled = embeddings.sum(1) / mask.sum(1, keepdim=True).clamp(min=1)
+        weights = mask if token_weights is None else token_weights * mask
+        embeddings = self.embeddings(input_ids) * weights[..., None]
+        pooled = embeddings.sum(1) / weights.sum(1, keepdim=True).clamp(min=1e-6)
         states = (embeddings,) if output_hidden_states else None
         output = BaseModelOutput(last_hidden_state=pooled, hidden_states=states)
         return output if return_dict else output.to_tuple()
@@ -103,16 +109,77 @@ class MeanPoolForSequenceClassification(MeanPoolPreTrainedModel):
         self.classifier = nn.Linear(config.hidden_size, config.num_labels)
         self.post_init()
 
-    def forward(self, input_ids, attention_mask=None, labels=None, output_attentions=None,
+    def forward(self, input_ids, attention_mask=None, token_weights=None, labels=None, output_attentions=None,
                 output_hidden_states=None, return_dict=None):
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        encoded = self.mean_pool(input_ids, attention_mask, None, output_hidden_states, return_dict=True)
+        encoded = self.mean_pool(
+            input_ids, attention_mask, token_weights, None, output_hidden_states, return_dict=True
+        )
         logits = self.classifier(encoded.last_hidden_state)
         loss = classification_loss(self.config, logits, labels) if labels is not None else None
         output = SequenceClassifierOutput(loss=loss, logits=logits, hidden_states=encoded.hidden_states)
         return output if return_dict else output.to_tuple()
+"""
+
+MEAN_POOL_KINDS = """
+\"\"\"The throwaway architecture's own input kind: a text whose tokens carry weights, `token_weights` (B, T).\"\"\"
+
+import torch
+
+from hf_attn.data.collators import PaddingCollator
+from hf_attn.data.kinds import InputKind, register_input_kind
+
+
+class WeightedSentence(InputKind):
+    name = "weighted_sentence"
+
+    def mask_of(self, name):
+        return "attention_mask" if name == "token_weights" else super().mask_of(name)
+
+    def encode(self, tokenizer, texts, pairs=None):
+        inputs = super().encode(tokenizer, texts, pairs)
+        inputs["token_weights"] = inputs["attention_mask"].float()  # raw texts weigh every token alike
+        return inputs
+
+    def collator(self, config):
+        pad = PaddingCollator(config.pad_token_id or 0)
+
+        def collate(features):
+            batch = pad([{key: value for key, value in row.items() if key != "token_weights"} for row in features])
+            width = batch["input_ids"].size(1)
+            batch["token_weights"] = torch.tensor(
+                [list(row["token_weights"]) + [0.0] * (width - len(row["token_weights"])) for row in features]
+            )
+            return batch
+
+        return collate
+
+    def example_inputs(self, config, lengths, generator, pair_lengths=None):
+        inputs = super().example_inputs(config, lengths, generator)
+        weights = torch.rand(inputs["input_ids"].shape, generator=generator) + 0.5
+        inputs["token_weights"] = weights * inputs["attention_mask"]
+        return inputs
+
+
+register_input_kind(WeightedSentence())
+"""
+
+MEAN_POOL_TEST = """
+import torch
+
+import hf_attn
+from tests.helpers import make_inputs, tiny_config
+
+
+def test_the_text_vector_is_the_weighted_mean_of_its_embeddings():
+    architecture = hf_attn.ARCHITECTURES["mean_pool"]
+    model = hf_attn.MeanPoolModel(tiny_config(architecture)).eval()
+    inputs = make_inputs(architecture.heads[0], model.config, [3, 1])
+    weights = inputs["token_weights"]
+    expected = (model.embeddings(inputs["input_ids"]) * weights[..., None]).sum(1) / weights.sum(1, keepdim=True)
+    torch.testing.assert_close(model(**inputs).last_hidden_state, expected)
 """
 
 MEAN_POOL_CARD = """---
@@ -171,7 +238,7 @@ def test_a_folder_missing_a_piece_fails_naming_it(tmp_path, monkeypatch, files, 
 
 def test_a_row_without_its_card_template_fails_naming_it(tmp_path, monkeypatch):
     files = {"__init__.py": MEAN_POOL_INIT, "configuration_mean_pool.py": MEAN_POOL_CONFIG,
-             "modeling_mean_pool.py": MEAN_POOL_MODELING}  # fmt: skip
+             "modeling_mean_pool.py": MEAN_POOL_MODELING, "kinds.py": MEAN_POOL_KINDS}  # fmt: skip
     package_name, package = _package(tmp_path, "mean_pool", files)
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(ValueError, match=r"model_cards/mean_pool\.md"):
@@ -182,22 +249,51 @@ def test_a_row_without_its_card_template_fails_naming_it(tmp_path, monkeypatch):
     assert list(rows) == ["mean_pool"] and rows["mean_pool"].heads[0].evidence_field is None
 
 
+def _files(root: Path) -> dict[str, bytes]:
+    """Every file under the project folders of `root` (by relative path), caches left out."""
+    skipped = {"__pycache__", ".pytest_cache", ".hypothesis"}
+    return {
+        str(path.relative_to(root)): path.read_bytes()
+        for folder in ("hf_attn", "model_cards", "tests", "conversion", "benchmarks")
+        for path in sorted((root / folder).rglob("*"))
+        if path.is_file()
+        and not path.is_symlink()
+        and not skipped & set(path.relative_to(root).parts)
+        and path.suffix != ".pyc"
+    }
+
+
+def contributing_file_list(name: str) -> set[str]:
+    """The files CONTRIBUTING.md says a new architecture (with a new input kind) adds, for `name`."""
+    text = (REPO_ROOT / "CONTRIBUTING.md").read_text()
+    block = text.split("<!-- new-architecture-files -->")[1].split("<!-- /new-architecture-files -->")[0]
+    return {
+        line.split()[1].strip("`").replace("<name>", name) for line in block.splitlines() if line.startswith("- `")
+    }
+
+
 def test_a_new_architecture_touches_only_its_folder_card_and_tests(tmp_path):
-    """A copy of the project gains `hf_attn/models/mean_pool/` and `model_cards/mean_pool.md`, nothing else: it
-    registers, the common tests pass for it (forward, contract, save/load,
-    Trainer, remote code without hf_attn), and its card renders."""
+    """A copy of the project gains a mean-pooling architecture with an input kind of its own (token weights): its
+    model folder (with `kinds.py`), its card template and its tests, nothing else, the files CONTRIBUTING.md lists.
+    It registers, the common tests pass for it (forward, contract, padding, save/load, Trainer with its kind's
+    collator, remote code without hf_attn), its own test passes, the import graph stays one-way, and its card
+    renders."""
     copy = tmp_path / "project"
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
-    shutil.copytree(REPO_ROOT / "hf_attn", copy / "hf_attn", symlinks=False, ignore=ignore)
-    shutil.copytree(REPO_ROOT / "tests", copy / "tests", ignore=ignore)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis")
+    for folder in ("hf_attn", "model_cards", "tests", "conversion", "benchmarks"):
+        shutil.copytree(REPO_ROOT / folder, copy / folder, symlinks=True, ignore=ignore)  # hf_attn/model_cards: a link
     shutil.copy(REPO_ROOT / "pyproject.toml", copy / "pyproject.toml")
+    original = _files(copy)
     folder = copy / "hf_attn" / "models" / "mean_pool"
     folder.mkdir()
     files = {"__init__.py": MEAN_POOL_INIT, "configuration_mean_pool.py": MEAN_POOL_CONFIG,
-             "modeling_mean_pool.py": MEAN_POOL_MODELING}  # fmt: skip
+             "modeling_mean_pool.py": MEAN_POOL_MODELING, "kinds.py": MEAN_POOL_KINDS}  # fmt: skip
     for name, text in files.items():
         (folder / name).write_text(textwrap.dedent(text).lstrip())
-    (copy / "hf_attn" / "model_cards" / "mean_pool.md").write_text(MEAN_POOL_CARD)
+    (copy / "model_cards" / "mean_pool.md").write_text(MEAN_POOL_CARD)
+    (copy / "tests" / "models" / "mean_pool").mkdir()
+    (copy / "tests" / "models" / "mean_pool" / "__init__.py").write_text("")
+    (copy / "tests" / "models" / "mean_pool" / "test_modeling_mean_pool.py").write_text(MEAN_POOL_TEST.lstrip())
     env = {**os.environ, "PYTHONPATH": str(copy)}
 
     def run(*command: str) -> str:
@@ -207,9 +303,16 @@ def test_a_new_architecture_touches_only_its_folder_card_and_tests(tmp_path):
 
     where = run(sys.executable, "-c", "import hf_attn; print(hf_attn.MeanPoolModel.__module__, hf_attn.__file__)")
     assert where.split()[0] == "hf_attn.models.mean_pool.modeling_mean_pool" and str(copy) in where
+    tests = ["tests/test_common.py", "tests/test_remote_code.py", "tests/models/mean_pool"]
+    out = run(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *tests, "-k",
+              "mean_pool")  # fmt: skip
+    assert "failed" not in out and "skipped" not in out, out
+    assert int(re.search(r"(\d+) passed", out)[1]) >= 15, out  # every common test of its head, remote code, its own
     out = run(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-              "tests/test_common.py", "tests/test_remote_code.py", "-k", "mean_pool")  # fmt: skip
+              "tests/test_imports.py", "tests/test_conventions.py")  # fmt: skip
     assert " passed" in out and "failed" not in out, out
+    changed = {path for path, content in _files(copy).items() if original.get(path) != content}
+    assert changed == contributing_file_list("mean_pool"), changed ^ contributing_file_list("mean_pool")
     (tmp_path / "card").mkdir()
     result = subprocess.run([sys.executable, "-c", CARD_CHECK], cwd=tmp_path / "card", env=env, capture_output=True,
                             text=True, timeout=300, check=False)  # fmt: skip

@@ -29,22 +29,18 @@ from typing import Any
 import torch
 from transformers import GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase
 
+from ..data.kinds import INPUT_KINDS, MaskSpec, get_input_kind
 from ..tokenization.concepts import ids_to_tokens
 from .figure import HeatmapPanel, TextPanel
 
-SUPPORTED_INPUTS = ("sentence", "sentence_pair", "sentence_concepts", "document", "document_pair")
 MAX_TOKENS = 512
 
 
 def encode(head, tokenizer: PreTrainedTokenizerBase, text: str, pair: str | None) -> dict[str, torch.Tensor]:
-    """The model's inputs for one text (and its pair, for pair heads; `head` None: a head of one text), refusing texts
-    too long to draw."""
-    inputs = dict(tokenizer([text], padding=True, return_tensors="pt"))
-    if head is not None and head.inputs in ("sentence_pair", "document_pair"):
-        if pair is None:
-            raise ValueError(f"{head.model_class.__name__} reads two texts: pass the second as `pair`.")
-        second = tokenizer([pair], padding=True, return_tensors="pt")
-        inputs.update(pair_input_ids=second["input_ids"], pair_attention_mask=second["attention_mask"])
+    """The model's inputs for one text (and its pair, for pair heads; `head` None: a head of one text), as the head's
+    input kind encodes texts, refusing texts too long to draw."""
+    kind = get_input_kind("sentence") if head is None else head.inputs
+    inputs = kind.encode(tokenizer, [text], None if pair is None or not kind.pair else [pair])
     for name, ids in inputs.items():
         if name.endswith("input_ids") and ids.shape[-1] > MAX_TOKENS:
             raise ValueError(f"The text is too long to draw: {ids.shape[-1]} tokens (at most {MAX_TOKENS}).")
@@ -72,17 +68,17 @@ def _row_labels(config, field: str, rows: int) -> list[str]:
 
 
 def field_panels(
-    config, field: str, spec: str, value: torch.Tensor, inputs: dict, tokenizer, block_length: int
+    config, field: str, spec: MaskSpec | str, value: torch.Tensor, inputs: dict, tokenizer, block_length: int
 ) -> list:
     """The panels of one attention field (batch of one), by what its keys are (module docstring); `block_length`: r of
     the head's `/blocks` map of the same input, for its `/block_summaries` map."""
     name = field.replace("_", " ")
     weights = value[0].detach().float()
-    if "@" in spec:
-        keys_mask, _, queries_mask = spec.partition("@")
-        keys, queries = real_tokens(tokenizer, inputs, keys_mask), real_tokens(tokenizer, inputs, queries_mask)
+    spec = MaskSpec.parse(spec)
+    if spec.queries is not None:
+        keys, queries = real_tokens(tokenizer, inputs, spec.keys), real_tokens(tokenizer, inputs, spec.queries)
         return [HeatmapPanel(name, weights[: len(queries), : len(keys)].tolist(), queries, keys)]
-    mask_name, _, level = spec.partition("/")
+    mask_name, level = spec.keys, spec.level
     if level == "causal":
         tokens = real_tokens(tokenizer, inputs, mask_name)
         return [HeatmapPanel(f"{name} (each token over its prefix)", weights[: len(tokens), : len(tokens)].tolist(),
@@ -143,10 +139,11 @@ def prediction_caption(model: PreTrainedModel, logits: torch.Tensor) -> str:
 def generic_view(model: PreTrainedModel, head, tokenizer, text: str, pair: str | None = None) -> tuple[list, str]:
     """Every map the head returns, drawn by what its keys are (module docstring)."""
     architecture = head.architecture
-    if head.inputs not in SUPPORTED_INPUTS:
+    if not head.inputs.viewable:
+        viewable = ", ".join(sorted(name for name, kind in INPUT_KINDS.items() if kind.viewable))
         raise NotImplementedError(
-            f"No attention view for {architecture.display_name}'s {head.inputs!r} inputs yet "
-            f"(views exist for: {', '.join(SUPPORTED_INPUTS)})."
+            f"No attention view for {architecture.display_name}'s {head.inputs.name!r} inputs yet "
+            f"(views exist for: {viewable})."
         )
     inputs = encode(head, tokenizer, text, pair)
     output = model(**{name: tensor.to(model.device) for name, tensor in inputs.items()})
@@ -159,15 +156,15 @@ def generic_view(model: PreTrainedModel, head, tokenizer, text: str, pair: str |
 def maps_panels(model: PreTrainedModel, head, tokenizer, inputs: dict[str, torch.Tensor], output: Any) -> list:
     """The panels of every attention field of `head` in `output` (the model's output for `inputs`, a batch of one);
     a tuple of per-layer maps is drawn by its last layer."""
-    specs = head.architecture.attention_fields
+    specs = head.architecture.attention_masks
     maps = {field: getattr(output, field, None) for field in head.attention_fields}
     maps = {field: (value[-1] if isinstance(value, tuple) else value).cpu() for field, value in maps.items()
             if value is not None}  # fmt: skip
-    block_lengths = {specs[field].partition("/")[0]: value.shape[-1] for field, value in maps.items()
-                     if specs[field].endswith("/blocks")}  # fmt: skip
+    block_lengths = {specs[field].keys: value.shape[-1] for field, value in maps.items()
+                     if specs[field].level == "blocks"}  # fmt: skip
     panels = []
     for field, value in maps.items():
-        block_length = block_lengths.get(specs[field].partition("/")[0], 1)
+        block_length = block_lengths.get(specs[field].keys, 1)
         panels += field_panels(model.config, field, specs[field], value, inputs, tokenizer, block_length)
     return panels
 

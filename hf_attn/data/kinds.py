@@ -1,0 +1,548 @@
+"""What a head reads, what its labels are, and what the keys of its attention maps are: each one object, registered
+by name, that the rest of hf_attn asks instead of comparing names.
+
+- An `InputKind` (`Head.inputs`) owns a head's inputs: the model inputs it builds from raw texts (`encode`: what
+  `predict`, the pipelines and the attention pictures feed the model), its collator (`collator`: padding), which
+  mask governs each input tensor (`mask_of`: how padding is trimmed off an example), whether it reads a second
+  text (`pair`), whether the generic attention view can draw it (`viewable`), and random inputs of given lengths
+  (`example_inputs`: what the common tests feed every head).
+- A `LabelKind` (`Head.labels`) owns a head's labels: random labels for example inputs (`example_labels`) and the
+  logits' shape (`logits_shape`), the labels being one class, a class or vocabulary id per token, indicators or a
+  class per query.
+- A `MaskSpec` (`Architecture.attention_fields`, parsed once by the row) says which input mask the keys of an
+  attention map follow, and computes the mask (`key_mask`):
+
+      attention_mask                    keys = that mask's last axis
+      attention_mask/sentences          keys = a document's sentences (one counts when any of its words does)
+      support_attention_mask/instances  keys = a few-shot episode's support instances
+      attention_mask/causal             (B, T, T): row t reads keys 0..t, a padded token's row is empty
+      attention_mask@pair_attention_mask  (B, Q, K): rows are the second mask's tokens, keys the first's
+      attention_mask/blocks             BiBloSA's intra-block maps (B, 2, m, r, r)
+      attention_mask/block_summaries    BiBloSA's inter-block maps (B, 2, m, m)
+
+A kind compares equal to its name (`head.inputs == "sentence_pair"`), so code written against the names keeps
+working. A new kind is a subclass registered from its own module (`register_input_kind(MyKind())`, imported by the
+model folder's `__init__`); nothing else changes (tests/test_registry.py adds one from a temporary folder).
+
+Shape legend: B examples, T tokens, S sentences, C characters per word, Q queries, N classes, K shots.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import torch
+from transformers import PreTrainedConfig, PreTrainedTokenizerBase
+
+from ..tokenization.elmo import build_elmo_tokenizer
+from .collators import PaddingCollator
+
+# ---------------------------------------------------------------------------------------------------------------
+# Masks of attention keys
+# ---------------------------------------------------------------------------------------------------------------
+
+MASK_LEVELS = ("sentences", "instances", "causal", "blocks", "block_summaries")
+
+
+@dataclass(frozen=True)
+class MaskSpec:
+    """The input mask the keys of one attention field follow (module docstring): `keys` names the mask, `level`
+    what its keys are beyond tokens, `queries` the mask of the rows of a queries × keys map."""
+
+    keys: str
+    level: str | None = None
+    queries: str | None = None
+
+    @classmethod
+    def parse(cls, spec: str | MaskSpec) -> MaskSpec:
+        """`attention_mask`, `attention_mask/<level>` or `<keys>@<queries>`; a ValueError names a malformed one."""
+        if isinstance(spec, MaskSpec):
+            return spec
+        keys, at, queries = spec.partition("@")
+        keys, slash, level = keys.partition("/")
+        if not keys.endswith("attention_mask") or (at and not queries.endswith("attention_mask")):
+            raise ValueError(f"attention mask spec {spec!r}: name an input mask (`...attention_mask`)")
+        if slash and level not in MASK_LEVELS:
+            raise ValueError(f"attention mask spec {spec!r}: unknown level {level!r}; known: {', '.join(MASK_LEVELS)}")
+        if at and slash:
+            raise ValueError(f"attention mask spec {spec!r}: a queries × keys map has no level")
+        return cls(keys, level or None, queries or None)
+
+    def __str__(self) -> str:
+        return self.keys + (f"/{self.level}" if self.level else "") + (f"@{self.queries}" if self.queries else "")
+
+    @property
+    def ids(self) -> str:
+        """The input ids its keys are tokens of (`concept_attention_mask` -> `concept_input_ids`)."""
+        return self.keys.replace("attention_mask", "input_ids")
+
+    def key_mask(
+        self, inputs: dict[str, torch.Tensor], shape: tuple[int, ...] | None = None, block_length: int | None = None
+    ) -> torch.Tensor:
+        """The boolean mask over the keys of a map of `shape` for these inputs. The block levels take m (and r, for
+        `/blocks`) from the map's `shape`; `/block_summaries` takes r as `block_length`."""
+        mask = inputs[self.keys].bool()
+        if self.queries is not None:
+            return inputs[self.queries].bool()[:, :, None] & mask[:, None, :]
+        if self.level == "causal":
+            prefix = torch.ones(mask.size(-1), mask.size(-1), dtype=torch.bool, device=mask.device).tril()
+            return mask[:, :, None] & prefix
+        if self.level in ("blocks", "block_summaries"):
+            blocks = shape[2]
+            block_length = shape[-1] if self.level == "blocks" else block_length
+            padded = torch.zeros(mask.size(0), max(blocks * block_length, mask.size(1)), dtype=torch.bool)
+            padded[:, : mask.size(1)] = mask
+            units = padded[:, : blocks * block_length].view(mask.size(0), blocks, block_length)
+            if self.level == "block_summaries":
+                units = units.any(dim=-1)[:, None, :]  # (B, 1, m): one sequence of blocks
+            positions = torch.arange(units.size(-1))
+            before = positions[None, :] < positions[:, None]  # key j strictly before query i
+            both = units[..., :, None] & units[..., None, :]  # (…, L, L)
+            return torch.stack([both & before, both & before.T], dim=1).reshape(shape)
+        return mask.any(dim=-1) if self.level in ("sentences", "instances") else mask
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Example inputs (random, of given lengths): what every head is tested on
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def token_ids(
+    config: PreTrainedConfig, lengths: Sequence[int], generator: torch.Generator, vocab_size: int | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Right-padded random ids `(B, T)` below `vocab_size` (default the config's) that avoid the padding id, and
+    their mask; a length of 0 is an all-padding row."""
+    longest = max([*lengths, 1])
+    pad = config.pad_token_id if config.pad_token_id is not None else 0
+    ids = torch.randint(0, (vocab_size or config.vocab_size) - 1, (len(lengths), longest), generator=generator)
+    ids = ids + (ids >= pad).long()  # skip the pad id
+    mask = (torch.arange(longest)[None, :] < torch.tensor(list(lengths))[:, None]).long()
+    return ids.masked_fill(mask == 0, pad), mask
+
+
+def document_sentence_lengths(length: int) -> list[int]:
+    """The sentence lengths of an example document of "length" n: up to 3 sentences of varied lengths (n, n−1, n−2,
+    rotated so the longest is not always first); n = 0 is an empty document."""
+    sentences = [length - k for k in range(min(3, length))]
+    return sentences[1:] + sentences[:1]
+
+
+def documents(
+    sentence_lengths: Sequence[Sequence[int]], vocab_size: int, pad_token_id: int = 0,
+    generator: torch.Generator | None = None,
+) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+    """Random right-padded documents `(B, S, T)` (ids avoid the padding id) and their mask, from each document's
+    sentence lengths (0 = an empty sentence)."""
+    sentences = max([len(document) for document in sentence_lengths] + [1])
+    words = max([n for document in sentence_lengths for n in document] + [1])
+    mask = torch.zeros(len(sentence_lengths), sentences, words, dtype=torch.long)
+    for b, document in enumerate(sentence_lengths):
+        for s, n in enumerate(document):
+            mask[b, s, :n] = 1
+    ids = torch.randint(0, vocab_size - 1, mask.shape, generator=generator)
+    ids = ids + (ids >= pad_token_id).long()  # skip the pad id
+    return ids.masked_fill(mask == 0, pad_token_id), mask
+
+
+def output_vocab_size(config: PreTrainedConfig) -> int:
+    """The vocabulary of a model's generated ids: `target_vocab_size` where the target side has its own (SGM's
+    specials + labels), else `vocab_size`."""
+    return getattr(config, "target_vocab_size", config.vocab_size)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Input kinds
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class InputKind:
+    """What a head reads (module docstring). Subclasses set `name` and override what differs from one text of
+    token ids (`input_ids`, `attention_mask` `(B, T)`)."""
+
+    name: ClassVar[str]
+    pair: ClassVar[bool] = False  # reads a second text (`pair_input_ids`, `pair_attention_mask`)
+    viewable: ClassVar[bool] = True  # the generic attention view draws its maps over the text's tokens
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return other == self.name
+        return isinstance(other, InputKind) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"<input kind {self.name}>"
+
+    def mask_of(self, name: str) -> str | None:
+        """The mask whose positions input `name` has (`None`: none, e.g. entity positions)."""
+        return name.replace("input_ids", "attention_mask") if "input_ids" in name or "attention_mask" in name else None
+
+    def encode(
+        self, tokenizer: PreTrainedTokenizerBase, texts: Sequence[str], pairs: Sequence[str] | None = None
+    ) -> dict[str, torch.Tensor]:
+        """The padded model inputs for raw `texts` (and their second texts, `pair_input_ids` / `pair_attention_mask`,
+        for a pair kind): what `predict`, the pipelines and the attention pictures feed the model."""
+        if self.pair and pairs is None:
+            raise ValueError(f"{self.name} inputs are two texts: give the second ones (`pairs`, `--pair`).")
+        inputs = dict(tokenizer(list(texts), return_tensors="pt", padding=True))
+        if pairs is not None:
+            second = tokenizer(list(pairs), return_tensors="pt", padding=True)
+            inputs["pair_input_ids"], inputs["pair_attention_mask"] = second["input_ids"], second["attention_mask"]
+        return {name: tensor for name, tensor in inputs.items() if name.endswith(("input_ids", "mask"))}
+
+    def collator(self, config: PreTrainedConfig) -> PaddingCollator:
+        """Pads a batch of encoded rows (each `*input_ids` with the config's padding id, masks with 0)."""
+        return PaddingCollator(config.pad_token_id or 0)
+
+    def example_inputs(
+        self, config: PreTrainedConfig, lengths: Sequence[int], generator: torch.Generator,
+        pair_lengths: Sequence[int] | None = None,
+    ) -> dict[str, torch.Tensor]:  # fmt: skip
+        """Random inputs with the given per-example lengths (0: an all-padding row); `pair_lengths` sets a second
+        sequence's lengths (a pair's second text, a seq2seq target)."""
+        input_ids, attention_mask = token_ids(config, lengths, generator)
+        return {"input_ids": input_ids, "attention_mask": attention_mask}
+
+    def label_mask(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The mask that per-token labels follow."""
+        return inputs["attention_mask"]
+
+    def select_example(self, inputs: dict[str, torch.Tensor], index: int) -> dict[str, torch.Tensor]:
+        """Example `index` of a batch, trimmed on every axis to the extent of its own mask (its longest sequence; for
+        documents also its last sentence), as if it had been padded alone."""
+        single = {}
+        for name, tensor in inputs.items():
+            mask_name = self.mask_of(name)
+            if mask_name is None:
+                continue
+            mask = inputs[mask_name][index].bool()
+            extents = []
+            for axis in range(mask.dim()):
+                others = tuple(other for other in range(mask.dim()) if other != axis)
+                used = mask.any(dim=others) if mask.dim() > 1 else mask
+                extents.append(int(used.nonzero().max()) + 1 if used.any() else 1)
+            single[name] = tensor[index : index + 1][(slice(None), *(slice(0, extent) for extent in extents))]
+        return single
+
+
+class Sentence(InputKind):
+    """One text of token ids, `(B, T)`."""
+
+    name = "sentence"
+
+
+class SentencePair(InputKind):
+    """Two texts (premise and hypothesis): `input_ids` and `pair_input_ids`, each `(B, T)`, padded apart."""
+
+    name = "sentence_pair"
+    pair = True
+
+    def example_inputs(self, config, lengths, generator, pair_lengths=None):
+        inputs = super().example_inputs(config, lengths, generator)
+        second = pair_lengths or [max(n, 1) for n in reversed(lengths)]
+        inputs["pair_input_ids"], inputs["pair_attention_mask"] = token_ids(config, second, generator)
+        return inputs
+
+
+class Document(InputKind):
+    """Sentences of words, `(B, S, T)` (the document tokenizer splits them)."""
+
+    name = "document"
+
+    def example_inputs(self, config, lengths, generator, pair_lengths=None):
+        pad = config.pad_token_id if config.pad_token_id is not None else 0
+        ids, mask = documents([document_sentence_lengths(n) for n in lengths], config.vocab_size, pad, generator)
+        return {"input_ids": ids, "attention_mask": mask}
+
+
+class DocumentPair(Document):
+    """Two documents (a text and its translation: BI-Attention's two views), each `(B, S, T)`."""
+
+    name = "document_pair"
+    pair = True
+
+    def example_inputs(self, config, lengths, generator, pair_lengths=None):
+        inputs = super().example_inputs(config, lengths, generator)
+        second = super().example_inputs(config, pair_lengths or [max(n, 1) for n in reversed(lengths)], generator)
+        inputs["pair_input_ids"], inputs["pair_attention_mask"] = second["input_ids"], second["attention_mask"]
+        return inputs
+
+
+class Characters(InputKind):
+    """The characters of each word, `(B, T, C)` byte ids (ELMo's tokenizer: `<S>` and `</S>` around a text)."""
+
+    name = "characters"
+    viewable = False
+
+    def collator(self, config):
+        return PaddingCollator(0)  # character ids pad with 0 whatever the word vocabulary's padding id
+
+    def example_inputs(self, config, lengths, generator, pair_lengths=None):
+        """`n` random words (1–8 random letters each) between `<S>` and `</S>`, as the tokenizer builds them; a
+        length of 0 is an all-padding row (no boundaries either)."""
+        tokenizer = build_elmo_tokenizer(max_characters_per_token=config.max_characters_per_token)
+        sentences = []
+        for n in lengths:
+            sizes = torch.randint(1, 9, (n,), generator=generator).tolist()
+            sentences.append([bytes(torch.randint(97, 123, (size,), generator=generator).tolist()).decode()
+                              for size in sizes])  # fmt: skip
+        encoded = tokenizer(sentences, is_split_into_words=True, return_tensors="pt")
+        return {"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"]}
+
+
+class SequenceToSequence(InputKind):
+    """A source text and a target read by a decoder: `input_ids` `(B, T)` and `decoder_input_ids` `(B, T')` (the
+    labels, shifted, in training)."""
+
+    name = "seq2seq"
+    viewable = False  # the maps are over an output the model generates: the architectures draw their own
+
+    def example_inputs(self, config, lengths, generator, pair_lengths=None):
+        inputs = super().example_inputs(config, lengths, generator)
+        second = pair_lengths or [max(n, 1) for n in reversed(lengths)]
+        decoder_ids, decoder_mask = token_ids(config, second, generator, output_vocab_size(config))
+        return {**inputs, "decoder_input_ids": decoder_ids, "decoder_attention_mask": decoder_mask}
+
+    def label_mask(self, inputs):
+        return inputs["decoder_attention_mask"]
+
+
+class SentenceConcepts(InputKind):
+    """A text and its concept set (STCKA): `input_ids` `(B, T)` and `concept_input_ids` `(B, M)`, with the characters
+    of each word and concept (`char_input_ids` `(B, T, C)`, `concept_char_input_ids`) when the model reads them."""
+
+    name = "sentence_concepts"
+
+    def example_inputs(self, config, lengths, generator, pair_lengths=None):
+        """Concept sets of varied sizes, some empty; each word's and concept's characters 1–4 bytes."""
+        inputs = super().example_inputs(config, lengths, generator)
+        concept_ids, concept_mask = token_ids(config, [(2 * n) % 5 for n in lengths], generator,
+                                              config.concept_vocab_size)  # fmt: skip
+        inputs.update(concept_input_ids=concept_ids, concept_attention_mask=concept_mask)
+        if getattr(config, "char_feature_size", 0):
+            for prefix, mask in (("", inputs["attention_mask"]), ("concept_", concept_mask)):
+                sizes = torch.randint(1, 5, mask.shape, generator=generator) * mask
+                char_mask = (torch.arange(4)[None, None, :] < sizes[..., None]).long()
+                char_ids = torch.randint(1, 257, char_mask.shape, generator=generator) * char_mask
+                inputs.update({f"{prefix}char_input_ids": char_ids, f"{prefix}char_attention_mask": char_mask})
+        return inputs
+
+
+FEW_SHOT_PREDICTION = (
+    "A few-shot model labels texts among the classes of a support set: use "
+    "`model.predict(support_texts, support_labels, query_texts, tokenizer)` or "
+    '`pipeline("hf-attn-few-shot", model=...)` with `support_texts=` and `support_labels=`.'
+)
+
+
+class Episodes(InputKind):
+    """Few-shot episodes: queries `(B, Q, T)` and a support set `(B, N, K, T)` (`support_input_ids`), with each
+    text's head and tail entity positions (`entity_positions`, `support_entity_positions`) for relations."""
+
+    name = "episodes"
+    viewable = False  # a query is drawn with a support set: the few-shot architectures' own view
+
+    def encode(self, tokenizer, texts, pairs=None):
+        raise ValueError(FEW_SHOT_PREDICTION)
+
+    def collator(self, config):
+        # A model without padding masks (a converted Proto-HATT) reads every text padded to max_sentence_length.
+        width = None if getattr(config, "mask_padding", True) else config.max_sentence_length
+        return PaddingCollator(config.pad_token_id or 0, width=width)
+
+    def example_inputs(self, config, lengths, generator, pair_lengths=None):
+        """One episode per length n: N = `num_ways` classes of K = `num_shots` support instances and `num_queries`
+        queries per class, of lengths n, n − 1, n − 2 (at least 1) in turn; n = 0 makes every query of the episode
+        all padding (support instances always have a token). With `use_entity_positions`, each instance's head and
+        tail entity lie among its tokens."""
+        ways, shots, queries = config.num_ways, config.num_shots, config.num_queries * config.num_ways
+        support_lengths = [max(n - (i % 3), 1) for n in lengths for i in range(ways * shots)]
+        query_lengths = [max(n - (i % 3), 1) if n else 0 for n in lengths for i in range(queries)]
+        support_ids, support_mask = token_ids(config, support_lengths, generator)
+        query_ids, query_mask = token_ids(config, query_lengths, generator)
+        batch = len(lengths)
+        inputs = {
+            "input_ids": query_ids.view(batch, queries, -1),
+            "attention_mask": query_mask.view(batch, queries, -1),
+            "support_input_ids": support_ids.view(batch, ways, shots, -1),
+            "support_attention_mask": support_mask.view(batch, ways, shots, -1),
+        }
+        if config.use_entity_positions:
+            for prefix, mask in (("", inputs["attention_mask"]), ("support_", inputs["support_attention_mask"])):
+                tokens = mask.sum(-1, keepdim=True).clamp(min=1)
+                inputs[prefix + "entity_positions"] = (
+                    torch.rand(*mask.shape[:-1], 2, generator=generator) * tokens
+                ).long()
+        return inputs
+
+    def select_example(self, inputs, index):
+        single = super().select_example(inputs, index)
+        for name in [name for name in inputs if name.endswith("entity_positions")]:  # cut like their texts
+            texts = single[name.replace("entity_positions", "input_ids")]
+            single[name] = inputs[name][index : index + 1][tuple(slice(0, size) for size in texts.shape[:-1])]
+        return single
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Label kinds
+# ---------------------------------------------------------------------------------------------------------------
+
+
+class LabelKind:
+    """What a head's `labels` are (module docstring). Subclasses set `name` and the example labels and logits."""
+
+    name: ClassVar[str]
+    per_token: ClassVar[bool] = False  # a label per token (-100 at padding): token losses, scored per token
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, str):
+            return other == self.name
+        return isinstance(other, LabelKind) and other.name == self.name
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"<label kind {self.name}>"
+
+    def example_labels(
+        self, config: PreTrainedConfig, inputs: dict[str, torch.Tensor], input_kind: InputKind,
+        generator: torch.Generator,
+    ) -> torch.Tensor:  # fmt: skip
+        raise NotImplementedError
+
+    def logits_shape(
+        self, config: PreTrainedConfig, inputs: dict[str, torch.Tensor], input_kind: InputKind
+    ) -> tuple[int, ...]:
+        raise NotImplementedError
+
+
+class ClassLabels(LabelKind):
+    """One class id per example, `(B,)`; logits `(B, num_labels)`."""
+
+    name = "class"
+
+    def example_labels(self, config, inputs, input_kind, generator):
+        return torch.randint(0, config.num_labels, (inputs["input_ids"].size(0),), generator=generator)
+
+    def logits_shape(self, config, inputs, input_kind):
+        return (inputs["input_ids"].size(0), config.num_labels)
+
+
+class MultiHot(ClassLabels):
+    """Indicators of a label set, `(B, num_labels)` floats."""
+
+    name = "multi_hot"
+
+    def example_labels(self, config, inputs, input_kind, generator):
+        return torch.randint(0, 2, (inputs["input_ids"].size(0), config.num_labels), generator=generator).float()
+
+
+class LabelTreeLabels(MultiHot):
+    """The indicators of `multi_hot`, for a model trained level by level on a label tree (AttentionXML)."""
+
+    name = "label_tree"
+
+
+class TokenClass(LabelKind):
+    """A class id per token, `(B, T)`, -100 at padding; logits `(B, T, num_labels)`."""
+
+    name = "token_class"
+    per_token = True
+
+    def classes(self, config: PreTrainedConfig) -> tuple[int, int]:
+        """The range `[low, high)` of label ids."""
+        return 0, config.num_labels
+
+    def example_labels(self, config, inputs, input_kind, generator):
+        mask = input_kind.label_mask(inputs)
+        low, high = self.classes(config)
+        return torch.randint(low, high, mask.shape, generator=generator).masked_fill(mask == 0, -100)
+
+    def logits_shape(self, config, inputs, input_kind):
+        mask = input_kind.label_mask(inputs)
+        return (mask.size(0), mask.size(1), self.classes(config)[1])
+
+
+class TokenVocabulary(TokenClass):
+    """A vocabulary id per token (language models, seq2seq targets), `(B, T)`; logits over the output vocabulary."""
+
+    name = "token_vocab"
+
+    def classes(self, config):
+        return 1, output_vocab_size(config)
+
+
+class LabelSequence(TokenVocabulary):
+    """Labels generated as a sequence (SGM): a target id per step, from the config's `target_vocab_size`."""
+
+    name = "label_sequence"
+
+
+class EpisodeLabels(LabelKind):
+    """The index of each query's class among its episode's N, `(B, Q)`, -100 for an all-padding query; logits
+    `(B, Q, N)`."""
+
+    name = "episode"
+
+    def example_labels(self, config, inputs, input_kind, generator):
+        ways = inputs["support_input_ids"].size(1)
+        labels = torch.randint(0, ways, inputs["input_ids"].shape[:2], generator=generator)
+        return labels.masked_fill(~inputs["attention_mask"].bool().any(-1), -100)
+
+    def logits_shape(self, config, inputs, input_kind):
+        return (*inputs["input_ids"].shape[:2], inputs["support_input_ids"].size(1))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The registries
+# ---------------------------------------------------------------------------------------------------------------
+
+INPUT_KINDS: dict[str, InputKind] = {}
+LABEL_KINDS: dict[str, LabelKind] = {}
+
+
+def register_input_kind(kind: InputKind) -> InputKind:
+    """Registers `kind` under its name (again: replaced); returns it."""
+    INPUT_KINDS[kind.name] = kind
+    return kind
+
+
+def register_label_kind(kind: LabelKind) -> LabelKind:
+    """Registers `kind` under its name (again: replaced); returns it."""
+    LABEL_KINDS[kind.name] = kind
+    return kind
+
+
+def _get(registry: dict[str, Any], kind: Any, what: str) -> Any:
+    name = kind if isinstance(kind, str) else getattr(kind, "name", None)
+    if name not in registry:
+        raise ValueError(f"Unknown {what} kind {kind!r}; registered: {', '.join(sorted(registry))}.")
+    return registry[name]
+
+
+def get_input_kind(kind: str | InputKind) -> InputKind:
+    """The registered input kind of that name (or that kind); a ValueError names the registered ones."""
+    return _get(INPUT_KINDS, kind, "input")
+
+
+def get_label_kind(kind: str | LabelKind) -> LabelKind:
+    """The registered label kind of that name (or that kind); a ValueError names the registered ones."""
+    return _get(LABEL_KINDS, kind, "label")
+
+
+for _kind in (Sentence(), SentencePair(), Document(), DocumentPair(), Characters(), SequenceToSequence(),
+              SentenceConcepts(), Episodes()):  # fmt: skip
+    register_input_kind(_kind)
+for _labels in (ClassLabels(), MultiHot(), LabelTreeLabels(), TokenClass(), TokenVocabulary(), LabelSequence(),
+                EpisodeLabels()):  # fmt: skip
+    register_label_kind(_labels)
