@@ -20,9 +20,10 @@ by name, that the rest of hf_attn asks instead of comparing names.
       attention_mask/blocks             BiBloSA's intra-block maps (B, 2, m, r, r)
       attention_mask/block_summaries    BiBloSA's inter-block maps (B, 2, m, m)
 
-A kind compares equal to its name (`head.inputs == "sentence_pair"`), so code written against the names keeps
-working. A new kind is a subclass registered from its own module (`register_input_kind(MyKind())`, imported by the
-model folder's `__init__`); nothing else changes (tests/test_registry.py adds one from a temporary folder).
+A kind is the string of its name (`head.inputs == "sentence_pair"`, `"pair" in head.inputs`), so code written
+against the names keeps working. A new kind is a subclass registered from its own module
+(`register_input_kind(MyKind())`, imported by the model folder's `__init__`); nothing else changes
+(tests/test_registry.py adds one from a temporary folder).
 
 Shape legend: B examples, T tokens, S sentences, C characters per word, Q queries, N classes, K shots.
 """
@@ -157,24 +158,17 @@ def output_vocab_size(config: PreTrainedConfig) -> int:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-class InputKind:
+class InputKind(str):
     """What a head reads (module docstring). Subclasses set `name` and override what differs from one text of
-    token ids (`input_ids`, `attention_mask` `(B, T)`)."""
+    token ids (`input_ids`, `attention_mask` `(B, T)`). A kind is the string of its name, so code that reads
+    `head.inputs` as a name keeps working."""
 
     name: ClassVar[str]
     pair: ClassVar[bool] = False  # reads a second text (`pair_input_ids`, `pair_attention_mask`)
     viewable: ClassVar[bool] = True  # the generic attention view draws its maps over the text's tokens
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, str):
-            return other == self.name
-        return isinstance(other, InputKind) and other.name == self.name
-
-    def __hash__(self) -> int:
-        return hash(self.name)
-
-    def __str__(self) -> str:
-        return self.name
+    def __new__(cls) -> InputKind:
+        return super().__new__(cls, cls.name)
 
     def __repr__(self) -> str:
         return f"<input kind {self.name}>"
@@ -394,22 +388,15 @@ class Episodes(InputKind):
 # ---------------------------------------------------------------------------------------------------------------
 
 
-class LabelKind:
-    """What a head's `labels` are (module docstring). Subclasses set `name` and the example labels and logits."""
+class LabelKind(str):
+    """What a head's `labels` are (module docstring). Subclasses set `name` and the example labels and logits. A
+    kind is the string of its name."""
 
     name: ClassVar[str]
     per_token: ClassVar[bool] = False  # a label per token (-100 at padding): token losses, scored per token
 
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, str):
-            return other == self.name
-        return isinstance(other, LabelKind) and other.name == self.name
-
-    def __hash__(self) -> int:
-        return hash(self.name)
-
-    def __str__(self) -> str:
-        return self.name
+    def __new__(cls) -> LabelKind:
+        return super().__new__(cls, cls.name)
 
     def __repr__(self) -> str:
         return f"<label kind {self.name}>"

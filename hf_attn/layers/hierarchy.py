@@ -19,6 +19,7 @@ from torch import nn
 from transformers import initialization as init
 
 from .attention import AdditiveAttentionPooling
+from .initialization import uniform_init
 from .rnn import PackedBiRNN
 
 
@@ -64,14 +65,8 @@ def init_hierarchical_attention_weights(module: nn.Module, bound: float) -> None
     """HAN's initialisation (Yang et al. 2016, §2.2), shared by the hierarchical models built like it (BI-Attention):
     embeddings, projections and the context vectors u_w, u_s ~ U(−bound, bound) ("randomly initialized and jointly
     learned"); biases 0; the RNNs with PyTorch's U(−1/√H, 1/√H); the padding row at zero."""
-    if isinstance(module, nn.Linear):
-        init.uniform_(module.weight, -bound, bound)
-        if module.bias is not None:
-            init.zeros_(module.bias)
-    elif isinstance(module, nn.Embedding):
-        init.uniform_(module.weight, -bound, bound)
-        if module.padding_idx is not None and not getattr(module.weight, "_is_hf_initialized", False):
-            init.zeros_(module.weight[module.padding_idx])
+    if isinstance(module, nn.Linear | nn.Embedding):
+        uniform_init(module, bound)
     elif isinstance(module, nn.RNNBase):
         rnn_bound = module.hidden_size**-0.5
         for parameter in module.parameters():

@@ -309,9 +309,7 @@ class BiBlosaDirection(nn.Module):
             exclude_masked=self.config.mask_padding,
         )  # fmt: skip
         block_hidden = act(self.inter_map(drop(block_summaries)))  # g, (B, m, H)
-        real_blocks = (
-            mask_blocks.any(dim=-1) if self.config.mask_padding else torch.ones_like(mask_blocks[..., 0])
-        )
+        real_blocks = mask_blocks.any(dim=-1) if self.config.mask_padding else torch.ones_like(mask_blocks[..., 0])
         inter_output, inter_attentions = self.attention(
             block_hidden, real_blocks, self.inter_key, self.inter_query, self.inter_bias
         )  # o, (B, m, H)

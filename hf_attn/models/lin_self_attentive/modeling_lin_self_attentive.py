@@ -36,6 +36,7 @@ from transformers import initialization as init
 from transformers.utils import ModelOutput
 
 from hf_attn.layers.attention import AdditiveAttentionPooling
+from hf_attn.layers.initialization import uniform_init
 from hf_attn.layers.losses import classification_loss
 from hf_attn.layers.outputs import output_flags
 from hf_attn.layers.rnn import PackedBiRNN
@@ -208,14 +209,8 @@ class LinSelfAttentivePreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
         U(−1/√U, 1/√U); the pair factors ~ U(−1/√(2U), 1/√(2U)). The padding row starts at zero. Deviation:
         W_s2 starts at zero (uniform attention), see below."""
         bound = self.config.initializer_range
-        if isinstance(module, nn.Linear):
-            init.uniform_(module.weight, -bound, bound)
-            if module.bias is not None:
-                init.zeros_(module.bias)
-        elif isinstance(module, nn.Embedding):
-            init.uniform_(module.weight, -bound, bound)
-            if module.padding_idx is not None and not getattr(module.weight, "_is_hf_initialized", False):
-                init.zeros_(module.weight[module.padding_idx])
+        if isinstance(module, nn.Linear | nn.Embedding):
+            uniform_init(module, bound)
         elif isinstance(module, nn.RNNBase):
             rnn_bound = 1.0 / math.sqrt(module.hidden_size)
             for parameter in module.parameters():

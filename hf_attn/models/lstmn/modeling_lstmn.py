@@ -59,9 +59,9 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 from transformers import GenerationMixin, PreTrainedModel
-from transformers import initialization as init
 from transformers.utils import ModelOutput
 
+from hf_attn.layers.initialization import uniform_init
 from hf_attn.layers.losses import classification_loss, token_cross_entropy
 from hf_attn.layers.masking import masked_softmax
 from hf_attn.layers.outputs import output_flags
@@ -487,14 +487,8 @@ class LstmnPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     def _init_weights(self, module: nn.Module) -> None:
         """Every weight and embedding ~ U(−range, range) (the original's `param_init`), biases 0, the padding row 0."""
         bound = self.config.initializer_range
-        if isinstance(module, nn.Linear):
-            init.uniform_(module.weight, -bound, bound)
-            if module.bias is not None:
-                init.zeros_(module.bias)
-        elif isinstance(module, nn.Embedding):
-            init.uniform_(module.weight, -bound, bound)
-            if module.padding_idx is not None and not getattr(module.weight, "_is_hf_initialized", False):
-                init.zeros_(module.weight[module.padding_idx])
+        if isinstance(module, nn.Linear | nn.Embedding):
+            uniform_init(module, bound)
 
 
 class LstmnModel(LstmnPreTrainedModel):
