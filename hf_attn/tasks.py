@@ -59,7 +59,6 @@ from .evaluation import (
     multi_hot_metrics,
     translation_metrics,
 )
-from .label_tree_training import build_tree_for, train_levels, tree_model
 from .layers.few_shot import entity_token_positions
 from .registry import Architecture, Head, get_architecture
 from .tokenization.concepts import ConceptTokenizerFast, ids_to_tokens
@@ -381,11 +380,16 @@ class LabelTreeClassification(MultiLabel):
         args.batch_eval_metrics = True  # `RankingMetrics` ranks each batch and forgets it
 
     def build_model(self, head, config, data, args):
+        # Imported here: the label tree's TF-IDF and k-means (scikit-learn) load only when a tree is trained.
+        from .label_tree_training import build_tree_for, tree_model
+
         texts = data.train[data.text_column]
         label_sets = [[config.label2id[name] for name in names] for names in data.train[data.label_column]]
         return tree_model(config, build_tree_for(texts, label_sets, config, seed=args.seed))
 
     def fit(self, args, model, head, tokenizer, data, train_split, eval_split, callbacks, resume):
+        from .label_tree_training import train_levels  # scikit-learn, as in build_model
+
         if isinstance(resume, str):
             raise ValueError(
                 "A label tree trains one level after the other, each with its checkpoints in output_dir/level_<d>: "
