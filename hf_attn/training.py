@@ -51,6 +51,7 @@ from .data.task_data import TaskData
 from .data.word_vectors import initialise_embeddings
 from .hub import push_model_dir
 from .options import (
+    DATACLASSES,
     HfAttnArguments,
     HfAttnTrainingArguments,
     keyword_options,
@@ -66,11 +67,13 @@ from .tokenization.concepts import ConceptSource
 from .tokenization.kinds import train_tokenizer
 
 __all__ = [
+    "DATACLASSES",
     "HfAttnArguments",
     "HfAttnTrainingArguments",
     "TrainingResult",
     "noam_arguments",
     "parse_arguments",
+    "parse_overrides",
     "run",
     "score_evidence_attention",
     "token_accuracy_at",

@@ -172,6 +172,7 @@ def maps_panels(model: PreTrainedModel, head, tokenizer, inputs: dict[str, torch
 @torch.no_grad()
 def decode_with_attentions(
     model: PreTrainedModel,
+    head,
     tokenizer,
     text: str,
     target: str | None = None,
@@ -182,8 +183,9 @@ def decode_with_attentions(
     generation settings and `generate_kwargs` (at most `default_new_tokens` new tokens when neither sets a length),
     or `target` is read as the output (teacher forcing); one forward pass over the decoded sequence then returns the
     maps. Returns the encoder inputs, the sequence `(T + 1,)` (the decoder start, then the T emitted ids; row t of a
-    decoder map is the step that emitted id t + 1) and the output (`output_attentions=True`)."""
-    inputs = encode(None, tokenizer, text, None)
+    decoder map is the step that emitted id t + 1) and the output (`output_attentions=True`). `head`: the model's
+    registry head (`None`: a head of one text)."""
+    inputs = encode(head, tokenizer, text, None)
     inputs = {name: tensor.to(model.device) for name, tensor in inputs.items()}
     start = model.config.decoder_start_token_id
     if target is not None:

@@ -18,7 +18,7 @@ def sgm_view(model, head, tokenizer, text: str, pair: str | None = None) -> tupl
         raise ValueError(f"{type(model).__name__} (binary relevance) has no attention to draw.")
     # each label at most once, then EOS: the bound when the generation settings set none
     bound = model.config.num_labels + 1
-    inputs, sequence, output = decode_with_attentions(model, tokenizer, text, default_new_tokens=bound)
+    inputs, sequence, output = decode_with_attentions(model, head, tokenizer, text, default_new_tokens=bound)
     config = model.config
     rows = []
     for token in sequence[1:].tolist():

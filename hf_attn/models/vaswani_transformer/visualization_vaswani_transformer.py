@@ -41,7 +41,7 @@ def transformer_view(
 ) -> tuple[list[HeatmapPanel], str]:
     """Cross, encoder and decoder self-attention per layer for `text` (and the target `pair`, if given)."""
     length = {} if max_new_tokens is None else {"max_new_tokens": max_new_tokens}  # default: the model's settings
-    inputs, sequence, output = decode_with_attentions(model, tokenizer, text, pair, **length)
+    inputs, sequence, output = decode_with_attentions(model, head, tokenizer, text, pair, **length)
     source = real_tokens(tokenizer, inputs, "attention_mask")
     decoder_inputs, emitted = _tokens(tokenizer, sequence[:-1]), _tokens(tokenizer, sequence[1:])
     kinds = (
@@ -84,7 +84,7 @@ def bertviz_view(
     model.eval()
     try:
         length = {} if max_new_tokens is None else {"max_new_tokens": max_new_tokens}
-        inputs, sequence, output = decode_with_attentions(model, tokenizer, text, target, **length)
+        inputs, sequence, output = decode_with_attentions(model, None, tokenizer, text, target, **length)
     finally:
         model.train(was_training)
     draw = {"head": head_view, "model": model_view}.get(view)
