@@ -67,8 +67,9 @@ class SafetensorsLoadingMixin:
         except ImportError:  # loaded as remote code: transformers has copied the folder's files as they are
             write_manifest = write_remote_code = None
         if write_manifest is not None and kwargs.get("is_main_process", True):
-            if self._auto_class is not None:
-                write_remote_code(save_directory, [type(self), type(self.config)])
+            # Every head's code, an Auto class or not (a pair or few-shot head loads with
+            # `get_class_from_dynamic_module("modeling_<name>.<Class>", folder)`).
+            write_remote_code(save_directory, [type(self), type(self.config)])
             write_manifest(save_directory)
         if push_to_hub:
             self.push_to_hub(**hub_kwargs)
