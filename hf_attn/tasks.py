@@ -47,7 +47,7 @@ from transformers import (
 
 from .data.collators import LabelSetCollator, PaddingCollator, labels_by_frequency
 from .data.episodes import CLASS_COLUMN, EpisodeDataset, compute_episode_metrics
-from .data.kinds import FEW_SHOT_PREDICTION, MaskSpec, get_input_kind
+from .data.kinds import FEW_SHOT_PREDICTION, MaskSpec
 from .data.task_data import TASK_LAYOUTS, TaskData, TaskLayout
 from .evaluation import (
     RankingMetrics,
@@ -148,16 +148,10 @@ class TaskShape:
         return encode
 
     def collator(
-        self, tokenizer: PreTrainedTokenizerBase, config: PreTrainedConfig | None = None, head: Head | None = None
+        self, tokenizer: PreTrainedTokenizerBase, config: PreTrainedConfig, head: Head
     ) -> Callable[[list[dict[str, Any]]], dict[str, torch.Tensor]]:
-        """The batch collator: the head's input kind pads its inputs (`InputKind.collator`); without a head, the kind
-        the tokenizer makes (characters or one text)."""
-        if head is None:
-            characters = isinstance(tokenizer, ElmoCharacterTokenizerFast)
-            kind = get_input_kind("characters" if characters else "sentence")
-        else:
-            kind = head.inputs
-        return kind.collator(config if config is not None else PreTrainedConfig(pad_token_id=tokenizer.pad_token_id))
+        """The batch collator: the head's input kind pads its inputs (`InputKind.collator`)."""
+        return head.inputs.collator(config)
 
     def metrics(
         self, head: Head, config: PreTrainedConfig, tokenizer: PreTrainedTokenizerBase, data: TaskData | None = None
@@ -368,9 +362,7 @@ class LabelTreeClassification(MultiLabel):
 
         return encode
 
-    def collator(self, tokenizer, config=None, head=None):
-        if config is None:
-            raise ValueError("The label_tree collator needs the config (its num_labels).")
+    def collator(self, tokenizer, config, head):
         return LabelSetCollator(tokenizer.pad_token_id or 0, config.num_labels)
 
     def metrics(self, head, config, tokenizer, data=None):

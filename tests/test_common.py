@@ -306,11 +306,8 @@ def test_torch_compile_smoke(architecture, head):
         torch._dynamo.reset()  # no compiled frame outlives the test
 
 
-TOKEN_LABELS = ("token_class", "token_vocab", "label_sequence")
-
-
 @pytest.mark.parametrize(
-    ("architecture", "head"), [param for param in all_heads() if param.values[1].labels in TOKEN_LABELS]
+    ("architecture", "head"), [param for param in all_heads() if param.values[1].labels.per_token]
 )
 def test_a_batch_with_nothing_to_score_gives_loss_zero_and_no_gradient(architecture, head):
     model, config = build(architecture, head)

@@ -270,8 +270,8 @@ def prepare_task_data(
     `keep_columns`: further columns kept as they are, under their names (STCKA's concept column)."""
     layout = get_task_layout(shape)
     multi = layout.label_sets
-    tags = layout.label_kind == "tags"
-    classes = layout.label_kind == "class"
+    tags = layout.label_format == "tags"
+    classes = layout.label_format == "class"
     needs_label = layout.has_labels
     if needs_label and label_column is None:
         raise ValueError(f"A {shape} task needs --label-column.")

@@ -71,9 +71,6 @@ class MaskSpec:
             raise ValueError(f"attention mask spec {spec!r}: a queries × keys map has no level")
         return cls(keys, level or None, queries or None)
 
-    def __str__(self) -> str:
-        return self.keys + (f"/{self.level}" if self.level else "") + (f"@{self.queries}" if self.queries else "")
-
     @property
     def ids(self) -> str:
         """The input ids its keys are tokens of (`concept_attention_mask` -> `concept_input_ids`)."""

@@ -4,7 +4,6 @@ keeps `from hf_attn.data.shapes import ...` working, with a `DeprecationWarning`
 
 import warnings
 
-from ..tasks import *  # noqa: F403
 from ..tasks import TASK_SHAPES, TaskData, TaskShape, get_task_shape, score_evidence_attention, token_accuracy_at
 
 warnings.warn(

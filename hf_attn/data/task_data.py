@@ -23,14 +23,15 @@ class TaskLayout:
         name: the shape's name (`classification`, `multi_label`, ...).
         needs: the `TaskData` columns the shape cannot work without (`label_column`, `pair_column`).
         label_sets: each example has a set of labels (a list of names), not one class.
-        label_kind: how a label column is read: `class` (a class name or id), `label_set` (names), `tags` (a tag per
-            word), `episode_class` (a class name, new classes at test time) or `none` (no label column).
+        label_format: how a label column is read from a file (a head's labels are its `LabelKind`): `class` (a class
+            name or id), `label_set` (names), `tags` (a tag per word), `episode_class` (a class name, new classes at
+            test time) or `none` (no label column).
     """
 
     name: str
     needs: tuple[str, ...] = ("label_column",)
     label_sets: bool = False
-    label_kind: str = "class"
+    label_format: str = "class"
 
     @property
     def has_labels(self) -> bool:
@@ -43,12 +44,12 @@ TASK_LAYOUTS: dict[str, TaskLayout] = {
     for layout in (
         TaskLayout("classification"),
         TaskLayout("pair_classification", needs=("label_column", "pair_column")),
-        TaskLayout("multi_label", label_sets=True, label_kind="label_set"),
-        TaskLayout("label_tree", label_sets=True, label_kind="label_set"),
-        TaskLayout("seq2seq", needs=("pair_column",), label_kind="none"),
-        TaskLayout("language_modeling", needs=(), label_kind="none"),
-        TaskLayout("token_classification", label_kind="tags"),
-        TaskLayout("few_shot", label_kind="episode_class"),
+        TaskLayout("multi_label", label_sets=True, label_format="label_set"),
+        TaskLayout("label_tree", label_sets=True, label_format="label_set"),
+        TaskLayout("seq2seq", needs=("pair_column",), label_format="none"),
+        TaskLayout("language_modeling", needs=(), label_format="none"),
+        TaskLayout("token_classification", label_format="tags"),
+        TaskLayout("few_shot", label_format="episode_class"),
     )
 }
 

@@ -56,10 +56,9 @@ class SafetensorsLoadingMixin:
 
     def save_pretrained(self, save_directory, *args, push_to_hub: bool = False, **kwargs) -> None:
         hub_kwargs = {}
-        if push_to_hub:  # upload only once the folder is complete (its code and manifest written below)
+        if push_to_hub:  # upload once the folder is complete (its code and manifest written below)
             hub_kwargs = {key: kwargs.pop(key) for key in ("commit_message", "create_pr", "private") if key in kwargs}
             hub_kwargs["repo_id"] = kwargs.pop("repo_id", str(save_directory).rstrip("/\\").split("/")[-1])
-            hub_kwargs["token"] = kwargs.get("token")
         super().save_pretrained(save_directory, *args, **kwargs)
         try:  # hf_attn installed: the folder's code from its single sources, and the manifest
             from hf_attn.utils.integrity import write_manifest
@@ -71,5 +70,14 @@ class SafetensorsLoadingMixin:
             # `get_class_from_dynamic_module("modeling_<name>.<Class>", folder)`).
             write_remote_code(save_directory, [type(self), type(self.config)])
             write_manifest(save_directory)
-        if push_to_hub:
-            self.push_to_hub(**hub_kwargs)
+        if push_to_hub and kwargs.get("is_main_process", True):  # the folder as written, not serialised again
+            from huggingface_hub import HfApi
+
+            api = HfApi(token=kwargs.get("token"))
+            repo = api.create_repo(hub_kwargs["repo_id"], private=hub_kwargs.get("private"), exist_ok=True)
+            api.upload_folder(
+                folder_path=save_directory,
+                repo_id=repo.repo_id,
+                commit_message=hub_kwargs.get("commit_message"),
+                create_pr=bool(hub_kwargs.get("create_pr")),
+            )
