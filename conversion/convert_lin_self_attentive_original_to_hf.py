@@ -185,8 +185,9 @@ def check_fixture(model: LinSelfAttentiveForSequenceClassification, fixture_dir:
     inputs = load_file(fixture_dir / "inputs.safetensors")
     expected = load_file(fixture_dir / "expected.safetensors")
     input_ids = inputs["input_ids"].t().contiguous()  # the original is time-major [len, bsz]
-    output = model(input_ids)  # the mask comes from pad ids, as in the original
-    loss = model(input_ids, labels=inputs["targets"]).loss
+    mask = input_ids != model.config.pad_token_id  # the original masks its pad ids, as the tokenizer's mask does
+    output = model(input_ids, mask)
+    loss = model(input_ids, mask, labels=inputs["targets"]).loss
     actual = {
         "logits": output.logits,
         "attention": output.hop_attentions,

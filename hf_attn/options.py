@@ -3,7 +3,9 @@ read once from the command line (`parse_arguments`) or from keywords (`resolve_o
 
 Where a value comes from, first match wins: what the user typed; the Transformer paper's schedule (`--schedule
 noam`: its optimiser and peak learning rate, which depend on d_model and the warm-up); the recipe's options
-(`--recipe`, read once and kept on the options as `HfAttnArguments.loaded_recipe`); the dataclasses' defaults. A
+(`--recipe`, read once and kept on the options as `HfAttnArguments.loaded_recipe`); the architecture config's
+training setting (`label_smoothing` → `label_smoothing_factor`: the Transformer's ε_ls, §5.4, which its loss does
+not apply itself); the dataclasses' defaults. A
 value the user typed is never replaced, even when it equals a default.
 """
 
@@ -231,12 +233,15 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
         raise TypeError(f"Unknown options {unknown}; see `hf-attn train --help`.")
     recipe = load_recipe(given["recipe"]) if given.get("recipe") else None
     merged = {**(_recipe_options(recipe) if recipe else {}), **given}
+    overrides = {**(recipe.config if recipe else {}), **parse_overrides(merged.get("config"))}
+    config = get_architecture(merged.get("arch", HfAttnArguments.arch)).config_class(**overrides)
     if merged.get("schedule") == "noam":
-        overrides = {**(recipe.config if recipe else {}), **parse_overrides(merged.get("config"))}
-        architecture = get_architecture(merged.get("arch", HfAttnArguments.arch))
-        d_model = architecture.config_class(**overrides).d_model
-        noam = noam_arguments(d_model, int(merged.get("warmup_steps") or 4000))
+        noam = noam_arguments(config.d_model, int(merged.get("warmup_steps") or 4000))
         merged = {**merged, **noam, **given}  # the schedule over the recipe, what was typed over both
+    if "label_smoothing_factor" not in merged and getattr(config, "label_smoothing", 0.0):
+        # The paper's training loss (the Transformer's ε_ls = 0.1, §5.4) is a training argument: the model's own
+        # `outputs.loss` is plain cross-entropy against `labels`, as in transformers' models.
+        merged["label_smoothing_factor"] = config.label_smoothing
     own = {item.name for item in fields(HfAttnArguments) if item.init}
     options = HfAttnArguments(**{key: value for key, value in merged.items() if key in own})
     options.loaded_recipe = recipe

@@ -108,8 +108,9 @@ def test_packed_birnn_all_padding_row_and_left_padding():
 
 def test_check_token_inputs_errors_name_the_problem():
     ids = torch.tensor([[3, 4, 0]])
-    assert torch.equal(check_token_inputs(ids, None, 10, pad_token_id=0), torch.tensor([[True, True, False]]))
-    assert check_token_inputs(ids, None, 10).all()
+    assert check_token_inputs(ids, None, 10).all()  # no mask: every position is real, the pad id 0 too
+    with pytest.raises(ValueError, match="must be right-padded"):
+        check_token_inputs(ids, torch.tensor([[0, 1, 1]]), 10, right_padded=True)
     with pytest.raises(ValueError, match=r"2 dimensions \(batch, tokens\), got shape \(3,\)"):
         check_token_inputs(ids[0], None, 10)
     with pytest.raises(ValueError, match="`attention_mask` must have the same shape"):
@@ -122,6 +123,22 @@ def test_check_token_inputs_errors_name_the_problem():
         check_token_inputs(ids.float(), None, 10)
     with pytest.raises(ValueError, match="`pair_attention_mask`"):
         check_token_inputs(ids, torch.ones(2, 3), 10, name="pair_input_ids")
+
+
+def test_value_checks_leave_no_branch_in_an_exported_graph():
+    """Range and right-padding checks read values: `torch.export` traces past them (no data-dependent guard, no
+    host sync), while the static checks still hold there."""
+
+    class Checked(nn.Module):
+        def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            return check_token_inputs(ids, mask, 10, right_padded=True).sum(-1)
+
+    batch, tokens = torch.export.Dim("batch"), torch.export.Dim("tokens")
+    ids, mask = torch.tensor([[3, 4, 0], [1, 2, 3]]), torch.tensor([[1, 1, 0], [1, 1, 1]])
+    program = torch.export.export(Checked(), (ids, mask), dynamic_shapes=({0: batch, 1: tokens},) * 2)
+    assert torch.equal(program.module()(ids, mask), torch.tensor([2, 3]))
+    with pytest.raises(ValueError, match="must be right-padded"):  # eager: the check runs
+        Checked()(ids, mask.flip(-1))
 
 
 def test_token_cross_entropy_has_one_rule_for_a_batch_with_nothing_to_score():

@@ -9,6 +9,7 @@ import torch
 from datasets import Dataset
 from transformers import PreTrainedTokenizerBase
 
+from ..layers.sequences import shift_tokens_right
 from ..tokenization.document import pad_nested
 
 
@@ -80,6 +81,25 @@ class PaddingCollator:
                 batch["labels" if key == "label" else key] = torch.tensor(values)
             elif isinstance(values[0], list | tuple) and values[0] and isinstance(values[0][0], int | float):
                 batch[key] = torch.tensor(values)  # fixed-width numbers, e.g. a label tree level's `candidates`
+        return batch
+
+
+class Seq2SeqCollator(PaddingCollator):
+    """`PaddingCollator` for sequence-to-sequence rows: a batch with `labels` and no `decoder_input_ids` gets them
+    from the labels shifted right (`decoder_start_token_id` first), as transformers' `DataCollatorForSeq2Seq` does,
+    so the model runs when `Trainer` takes the labels out of the batch (its label smoother,
+    `TrainingArguments(label_smoothing_factor=...)`)."""
+
+    def __init__(self, pad_token_id: int, decoder_start_token_id: int) -> None:
+        super().__init__(pad_token_id)
+        self.decoder_start_token_id = decoder_start_token_id
+
+    def __call__(self, features: Sequence[dict[str, Any]]) -> dict[str, torch.Tensor]:
+        batch = super().__call__(features)
+        if "labels" in batch and "decoder_input_ids" not in batch:
+            batch["decoder_input_ids"] = shift_tokens_right(
+                batch["labels"], self.pad_token_id, self.decoder_start_token_id
+            )
         return batch
 
 

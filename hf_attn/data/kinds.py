@@ -38,7 +38,7 @@ import torch
 from transformers import PreTrainedConfig, PreTrainedTokenizerBase
 
 from ..tokenization.elmo import build_elmo_tokenizer
-from .collators import PaddingCollator
+from .collators import PaddingCollator, Seq2SeqCollator
 
 # ---------------------------------------------------------------------------------------------------------------
 # Masks of attention keys
@@ -299,6 +299,9 @@ class SequenceToSequence(InputKind):
         second = pair_lengths or [max(n, 1) for n in reversed(lengths)]
         decoder_ids, decoder_mask = token_ids(config, second, generator, output_vocab_size(config))
         return {**inputs, "decoder_input_ids": decoder_ids, "decoder_attention_mask": decoder_mask}
+
+    def collator(self, config):
+        return Seq2SeqCollator(config.pad_token_id or 0, config.decoder_start_token_id)
 
     def label_mask(self, inputs):
         return inputs["decoder_attention_mask"]

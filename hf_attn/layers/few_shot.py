@@ -16,7 +16,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from .validation import check_token_inputs
+from .validation import check_token_inputs, value_checks_apply
 
 
 def relative_positions(entity_positions: torch.Tensor, length: int, max_distance: int) -> torch.Tensor:
@@ -84,7 +84,7 @@ class ConvolutionalInstanceEncoder(nn.Module):
         attention_mask: torch.Tensor | None = None,
         entity_positions: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """`(..., T)` ids of any number of instances (any leading axes), their mask (from the padding id when
+        """`(..., T)` ids of any number of instances (any leading axes), their mask (every position real when
         `None`; right-padded) and `(..., 2)` entity positions → (the boolean mask `(..., T)`, x `(..., T, E)`, h
         `(..., T, D)`). Bad ids or masks are a `ValueError` naming `input_ids` / `attention_mask`."""
         leading, length = input_ids.shape[:-1], input_ids.size(-1)
@@ -94,7 +94,6 @@ class ConvolutionalInstanceEncoder(nn.Module):
             flat_ids,
             None if attention_mask is None else attention_mask.reshape(rows, attention_mask.size(-1)),
             self.word_embeddings.num_embeddings,
-            self.word_embeddings.padding_idx,
             right_padded=True,
         )
         if self.uses_positions and entity_positions is None:
@@ -121,7 +120,6 @@ def check_episode_inputs(
     support_input_ids: torch.Tensor,
     support_attention_mask: torch.Tensor | None,
     vocab_size: int,
-    pad_token_id: int | None,
     entity_positions: torch.Tensor | None = None,
     support_entity_positions: torch.Tensor | None = None,
     uses_positions: bool = False,
@@ -130,13 +128,12 @@ def check_episode_inputs(
     ways), right-padded masks, and entity positions `(B, Q, 2)` / `(B, N, K, 2)` exactly when the model reads
     them. Returns the boolean masks `(B, Q, T)` and `(B, N, K, T)`; errors name the argument at fault."""
     query_mask = check_token_inputs(
-        input_ids, attention_mask, vocab_size, pad_token_id, shape="(episodes, queries, tokens)", right_padded=True
+        input_ids, attention_mask, vocab_size, shape="(episodes, queries, tokens)", right_padded=True
     )
     support_mask = check_token_inputs(
         support_input_ids,
         support_attention_mask,
         vocab_size,
-        pad_token_id,
         shape="(episodes, ways, shots, tokens)",
         name="support_input_ids",
         batch_size=input_ids.size(0),
@@ -163,7 +160,7 @@ def check_episode_inputs(
                 f"`{name}` must hold integer token indices (head, tail) of shape {shape}, got {positions.dtype} of "
                 f"shape {tuple(positions.shape)}."
             )
-        if positions.numel() and int(positions.min()) < 0:
+        if value_checks_apply(positions) and positions.numel() and int(positions.min()) < 0:
             raise ValueError(f"`{name}` holds a negative token index ({int(positions.min())}).")
     return query_mask, support_mask
 

@@ -13,6 +13,8 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
+from .validation import check_right_padded
+
 
 class PackedBiRNN(nn.Module):
     """Runs a batch-first ``nn.LSTM``/``nn.GRU``/``nn.RNN`` over right-padded inputs, packed by their lengths.
@@ -52,12 +54,11 @@ class PackedBiRNN(nn.Module):
             return self.rnn(inputs, initial_state)[0]
         mask = attention_mask.to(torch.bool)
         lengths = mask.sum(dim=-1)
-        positions = torch.arange(mask.size(-1), device=mask.device)
-        if not torch.equal(mask, positions[None, :] < lengths[:, None]):
-            raise ValueError(
-                "PackedBiRNN needs right-padded inputs (attention_mask of the form 1…1 0…0); "
-                "use a tokenizer with padding_side='right'."
-            )
+        check_right_padded(
+            mask,
+            "PackedBiRNN needs right-padded inputs (attention_mask of the form 1…1 0…0); "
+            "use a tokenizer with padding_side='right'.",
+        )
         packed = pack_padded_sequence(inputs, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
         outputs, _ = self.rnn(packed, initial_state)  # (hx is permuted to the packed order by the RNN itself)
         outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=inputs.size(1))

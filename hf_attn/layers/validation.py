@@ -1,16 +1,45 @@
 """Input checks that turn silent garbage (an index error deep in an embedding, a broadcast that hides a transposed
-mask) into a clear ``ValueError`` at the model's door."""
+mask) into a clear ``ValueError`` at the model's door.
+
+Two kinds of check, by what they cost:
+
+* **Static checks** read only shapes and dtypes: rank, an empty axis, a mask of the wrong shape, float ids. They run
+  on every call, also while `torch.compile` or `torch.export` traces a forward (shapes are known there).
+* **Value checks** read the numbers: ids inside the vocabulary, a right-padded mask. Reading a number of a CUDA
+  tensor stalls the device until it is computed (a host sync), and inside a traced graph it is a data-dependent
+  branch that `torch.export` cannot follow. So they run only where they cost nothing: in eager mode, on tensors on
+  the CPU (`value_checks_apply`). hf_attn's collators check every batch on the CPU before it moves to a device
+  (`check_batch`), so training and evaluation on an accelerator are checked there; a tensor a user builds on the GPU
+  by hand meets the embedding's own device-side assert instead, as in transformers' models.
+
+The transformers input contract: ``attention_mask=None`` means every position is real, and a pad id inside a text is
+just a token (transformers' models never derive a mask from ``pad_token_id``).
+"""
 
 from __future__ import annotations
 
 import torch
 
 
+def value_checks_apply(tensor: torch.Tensor) -> bool:
+    """Whether checks that read `tensor`'s values run: in eager mode on the CPU (no device sync, no traced branch)."""
+    return tensor.device.type == "cpu" and not torch.compiler.is_compiling()
+
+
+def check_right_padded(mask: torch.Tensor, message: str) -> None:
+    """Raises `ValueError(message)` unless every row of the boolean `mask` has the form 1…1 0…0 along its last axis
+    (a value check: skipped where `value_checks_apply` is false)."""
+    if not value_checks_apply(mask):
+        return
+    positions = torch.arange(mask.size(-1), device=mask.device)
+    if not torch.equal(mask, positions < mask.sum(dim=-1, keepdim=True)):
+        raise ValueError(message)
+
+
 def check_token_inputs(
     input_ids: torch.Tensor,
     attention_mask: torch.Tensor | None,
     vocab_size: int,
-    pad_token_id: int | None = None,
     shape: str = "(batch, tokens)",
     name: str = "input_ids",
     batch_size: int | None = None,
@@ -20,14 +49,14 @@ def check_token_inputs(
 
     Args:
         input_ids: integer token ids whose rank is the number of names in ``shape``.
-        attention_mask: 1 for real tokens, 0 for padding, same shape as ``input_ids``; ``None`` derives it from
-            ``pad_token_id`` (every position is real when that is ``None`` too).
-        vocab_size: ids must lie in ``[0, vocab_size)``.
-        pad_token_id: the padding id used when no mask is given.
+        attention_mask: 1 for real tokens, 0 for padding, same shape as ``input_ids``; ``None``: every position is
+            real (transformers' contract: a pad id inside a text is a token like any other).
+        vocab_size: ids must lie in ``[0, vocab_size)`` (a value check).
         shape: the expected shape, e.g. ``"(batch, tokens)"``; its rank is checked and it is quoted in errors.
         name: the argument's name, quoted in errors.
         batch_size: the batch size ``input_ids`` must have: the first sequence's, when checking a pair's second.
-        right_padded: refuse a mask that is not of the form 1…1 0…0 along its last axis (models that read lengths).
+        right_padded: refuse a mask that is not of the form 1…1 0…0 along its last axis (models that read lengths;
+            a value check).
 
     An empty batch or a zero-length axis is refused too: there is nothing to encode, and an all-padding row of
     length 1 is the defined way to pass an empty text.
@@ -51,38 +80,40 @@ def check_token_inputs(
         )
     if input_ids.is_floating_point() or input_ids.is_complex():
         raise ValueError(f"`{name}` must hold integer token ids, got dtype {input_ids.dtype}.")
-    smallest, largest = int(input_ids.min()), int(input_ids.max())
-    if smallest < 0 or largest >= vocab_size:
-        raise ValueError(
-            f"`{name}` holds token ids outside the vocabulary [0, {vocab_size}): min {smallest}, max {largest}. "
-            "Was the tokenizer built for this model?"
-        )
+    if value_checks_apply(input_ids):
+        smallest, largest = int(input_ids.min()), int(input_ids.max())
+        if smallest < 0 or largest >= vocab_size:
+            raise ValueError(
+                f"`{name}` holds token ids outside the vocabulary [0, {vocab_size}): min {smallest}, max {largest}. "
+                "Was the tokenizer built for this model?"
+            )
     mask_name = name.replace("input_ids", "attention_mask")
     if attention_mask is None:
-        mask = input_ids != pad_token_id if pad_token_id is not None else torch.ones_like(input_ids, dtype=torch.bool)
-    elif attention_mask.shape != input_ids.shape:
+        return torch.ones_like(input_ids, dtype=torch.bool)
+    if attention_mask.shape != input_ids.shape:
         raise ValueError(
             f"`{mask_name}` must have the same shape as `{name}` {shape}: got {tuple(attention_mask.shape)} "
             f"for a `{name}` of shape {tuple(input_ids.shape)}."
         )
-    else:
-        mask = attention_mask.to(torch.bool)
+    mask = attention_mask.to(torch.bool)
     if right_padded:
-        positions = torch.arange(mask.size(-1), device=mask.device)
-        if not torch.equal(mask, positions < mask.sum(dim=-1, keepdim=True)):
-            raise ValueError(
-                f"`{mask_name}` must be right-padded (each row of the form 1…1 0…0): this model reads sequences by "
-                "their lengths. Use a tokenizer with padding_side='right'."
-            )
+        check_right_padded(
+            mask,
+            f"`{mask_name}` must be right-padded (each row of the form 1…1 0…0): this model reads sequences by "
+            "their lengths. Use a tokenizer with padding_side='right'.",
+        )
     return mask
 
 
 def check_labels(labels: torch.Tensor, shape: tuple[int, ...], num_classes: int) -> None:
-    """Validates `labels` before a loss: the expected `shape`, and class ids in [0, num_classes) or −100 (ignored)."""
+    """Validates `labels` before a loss: the expected `shape`, and class ids in [0, num_classes) or −100 (ignored;
+    a value check)."""
     if tuple(labels.shape) != tuple(shape):
         raise ValueError(f"`labels` must have shape {tuple(shape)}, got {tuple(labels.shape)}.")
     if labels.is_floating_point():
         raise ValueError(f"`labels` must hold integer class ids, got dtype {labels.dtype}.")
+    if not value_checks_apply(labels):
+        return
     scored = labels[labels != -100]
     if scored.numel() and (int(scored.min()) < 0 or int(scored.max()) >= num_classes):
         raise ValueError(

@@ -19,8 +19,8 @@ candidate (id `num_labels`) that fills unused slots (`config.padding_candidate`)
 `FastAttentionRNN`. Without candidates the model scores every label (flat AttentionXML, or level 1 of the tree).
 
 What differs from the original code (the converter reproduces its outputs exactly on right-padded inputs):
-- Masks come from `attention_mask` (or `pad_token_id`), not from counting non-padding ids; a mask that is not
-  right-padded is refused (the original would silently read the wrong tokens).
+- Masks come from `attention_mask` (every position is a token without one), not from counting non-padding ids; a
+  mask that is not right-padded is refused (the original would silently read the wrong tokens).
 - An all-padding text gives zero states, an all-zero attention and the logits of a zero context; the original
   crashes (`pack_padded_sequence` refuses length 0).
 - Padded candidate slots: the original trains them as negatives; `labels == -100` leaves an entry out of the loss
@@ -189,13 +189,11 @@ class AttentionXmlModel(AttentionXmlPreTrainedModel):
         r"""
         Args:
             input_ids (`torch.LongTensor` of shape `(B, T)`): token ids, right-padded.
-            attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding (derived from
-                `pad_token_id` when not given).
+            attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding (every position
+                is a token when not given).
         """
         _, output_hidden_states, return_dict = output_flags(self.config, None, output_hidden_states, return_dict)
-        mask = check_token_inputs(
-            input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id, right_padded=True
-        )
+        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size, right_padded=True)
         embedded = self.embedding_dropout(self.embeddings(input_ids))
         batch = input_ids.size(0)
         initial_state = (self.initial_hidden.expand(-1, batch, -1), self.initial_cell.expand(-1, batch, -1))
@@ -251,7 +249,7 @@ class AttentionXmlForSequenceClassification(AttentionXmlPreTrainedModel):
         encoded = self.attention_xml(
             input_ids, attention_mask, output_hidden_states=output_hidden_states, return_dict=True
         )
-        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id)
+        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size)
         contexts, weights = self.attention(encoded.last_hidden_state, mask, candidates)
         logits = self.classifier(contexts)
         loss = multi_label_cross_entropy(logits, labels) if labels is not None else None

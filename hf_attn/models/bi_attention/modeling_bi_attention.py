@@ -203,13 +203,13 @@ class BiAttentionModel(BiAttentionPreTrainedModel):
             self.config, output_attentions, output_hidden_states, return_dict
         )
         config, shape = self.config, "(batch, sentences, words)"
-        mask = check_token_inputs(input_ids, attention_mask, config.vocab_size, config.pad_token_id, shape)
+        mask = check_token_inputs(input_ids, attention_mask, config.vocab_size, shape)
         document, word_attentions, sentence_attentions, states = self.encoder(input_ids, mask)
         pair_document = pair_word_attentions = pair_sentence_attentions = None
         attentions, pair_states = (word_attentions, sentence_attentions), ()
         if pair_input_ids is not None:
             pair_mask = check_token_inputs(
-                pair_input_ids, pair_attention_mask, config.pair_vocab_size, config.pad_token_id, shape,
+                pair_input_ids, pair_attention_mask, config.pair_vocab_size, shape,
                 name="pair_input_ids", batch_size=input_ids.size(0),
             )  # fmt: skip
             pair_document, pair_word_attentions, pair_sentence_attentions, pair_states = self.pair_encoder(

@@ -51,7 +51,7 @@ from transformers.utils import ModelOutput
 from hf_attn.layers.losses import classification_loss
 from hf_attn.layers.masking import masked_softmax
 from hf_attn.layers.outputs import output_flags
-from hf_attn.layers.validation import check_token_inputs
+from hf_attn.layers.validation import check_right_padded, check_token_inputs
 from hf_attn.utils.loading import SafetensorsLoadingMixin
 
 from .block_attention import multi_dimensional_attention
@@ -460,8 +460,8 @@ class BiBlosaModel(BiBlosaPreTrainedModel):
         r"""
         Args:
             input_ids (`torch.LongTensor` of shape `(B, T)`): token ids, right-padded.
-            attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding; derived from
-                `config.pad_token_id` when omitted.
+            attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding; every position
+                is a token when omitted.
             inputs_embeds (`torch.FloatTensor` of shape `(B, T, E)`, *optional*): word vectors instead of
                 `input_ids` (every position is a token unless `attention_mask` says otherwise).
         """
@@ -472,7 +472,7 @@ class BiBlosaModel(BiBlosaPreTrainedModel):
             raise ValueError("Pass exactly one of `input_ids` and `inputs_embeds`.")
         if input_ids is not None:
             mask = check_token_inputs(
-                input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id,
+                input_ids, attention_mask, self.config.vocab_size,
                 right_padded=True,  # blocks are cut from the first position: left padding would move them
             )  # fmt: skip
             inputs_embeds = self.embeddings(input_ids)  # (B, T, E)
@@ -495,12 +495,11 @@ class BiBlosaModel(BiBlosaPreTrainedModel):
                 )
             else:
                 mask = attention_mask.to(torch.bool)
-                positions = torch.arange(mask.size(-1), device=mask.device)
-                if not torch.equal(mask, positions < mask.sum(dim=-1, keepdim=True)):
-                    raise ValueError(
-                        "`attention_mask` must be right-padded (each row of the form 1…1 0…0): blocks are cut from "
-                        "the first position."
-                    )
+                check_right_padded(
+                    mask,
+                    "`attention_mask` must be right-padded (each row of the form 1…1 0…0): blocks are cut from "
+                    "the first position.",
+                )
         hidden_states, sentence, weights, block_maps, inter_maps = self.encoder(inputs_embeds, mask)
         feature_weights = weights.transpose(1, 2)  # (B, 2H, T)
         sentence_attentions = feature_weights.mean(dim=1)  # (B, T)
@@ -630,10 +629,10 @@ class BiBlosaForPairClassification(BiBlosaPreTrainedModel):
             self.config, output_attentions, output_hidden_states, return_dict
         )
         # Checked here so that errors name the pair arguments (the encoder checks again, cheaply).
-        vocab_size, pad_token_id = self.config.vocab_size, self.config.pad_token_id
-        attention_mask = check_token_inputs(input_ids, attention_mask, vocab_size, pad_token_id, right_padded=True)
+        vocab_size = self.config.vocab_size
+        attention_mask = check_token_inputs(input_ids, attention_mask, vocab_size, right_padded=True)
         pair_attention_mask = check_token_inputs(
-            pair_input_ids, pair_attention_mask, vocab_size, pad_token_id, name="pair_input_ids",
+            pair_input_ids, pair_attention_mask, vocab_size, name="pair_input_ids",
             batch_size=input_ids.size(0), right_padded=True,
         )  # fmt: skip
         flags = {"output_attentions": output_attentions, "output_hidden_states": output_hidden_states}

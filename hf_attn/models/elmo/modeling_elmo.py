@@ -51,7 +51,7 @@ from hf_attn.layers.losses import classification_loss, token_cross_entropy
 from hf_attn.layers.outputs import output_flags
 from hf_attn.layers.rnn import PackedBiRNN
 from hf_attn.layers.sequences import reverse_padded
-from hf_attn.layers.validation import check_token_inputs
+from hf_attn.layers.validation import check_right_padded, check_token_inputs
 from hf_attn.utils.loading import SafetensorsLoadingMixin
 
 from .configuration_elmo import ElmoConfig
@@ -145,11 +145,9 @@ def check_character_inputs(
         )
     else:
         mask = attention_mask.to(torch.bool)
-    lengths = mask.sum(dim=-1)
-    if not torch.equal(mask, torch.arange(mask.size(1), device=mask.device)[None, :] < lengths[:, None]):
-        raise ValueError(
-            "ELMo needs right-padded sentences (an attention_mask of the form 1…1 0…0), as the tokenizer pads them."
-        )
+    check_right_padded(
+        mask, "ELMo needs right-padded sentences (an attention_mask of the form 1…1 0…0), as the tokenizer pads them."
+    )
     return mask
 
 

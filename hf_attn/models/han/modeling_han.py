@@ -151,15 +151,13 @@ class HanModel(HanPreTrainedModel):
         Args:
             input_ids (`torch.LongTensor` of shape `(B, S, T)`): word ids of each sentence of each document, as
                 `DocumentTokenizerFast` returns them.
-            attention_mask (`torch.Tensor` of shape `(B, S, T)`, *optional*): 1 for words, 0 for padding; derived
-                from `config.pad_token_id` when omitted. A sentence without a single word is padding.
+            attention_mask (`torch.Tensor` of shape `(B, S, T)`, *optional*): 1 for words, 0 for padding; every
+                position is a word when omitted. A sentence without a single word is padding.
         """
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        mask = check_token_inputs(
-            input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id, "(batch, sentences, words)"
-        )
+        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size, "(batch, sentences, words)")
         batch, sentences, words = input_ids.shape
         embeddings = self.dropout(self.embeddings(input_ids))  # x_it = W_e w_it (eq. 1), (B, S, T, E)
         word_states = run_rnn_over_sentences(self.word_encoder, embeddings, mask)  # h_it (eq. 2–4), (B, S, T, 2Hw)

@@ -300,7 +300,7 @@ class HapnForFewShotClassification(FewShotPredictionMixin, HapnPreTrainedModel):
         )
         query_mask, support_mask = check_episode_inputs(
             input_ids, attention_mask, support_input_ids, support_attention_mask, self.config.vocab_size,
-            self.config.pad_token_id, entity_positions, support_entity_positions, self.config.use_entity_positions,
+            entity_positions, support_entity_positions, self.config.use_entity_positions,
         )  # fmt: skip
         support_encoded = self.hapn(support_input_ids, support_mask.long(), support_entity_positions, return_dict=True)
         query_encoded = self.hapn(input_ids, query_mask.long(), entity_positions, return_dict=True)

@@ -265,13 +265,13 @@ class LinSelfAttentiveModel(LinSelfAttentivePreTrainedModel):
         r"""
         Args:
             input_ids (`torch.LongTensor` of shape `(B, T)`): token ids, right-padded.
-            attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding; derived from
-                `config.pad_token_id` when omitted.
+            attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding; every position
+                is a token when omitted.
         """
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id)
+        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size)
         embeddings = self.dropout(self.embeddings(input_ids))  # (B, T, E)
         hidden_states = self.encoder(embeddings, mask, pack=self.config.pack_sequences)  # H, (B, T, 2U)
         sentence_embedding, hop_attentions = self.attention(hidden_states, mask)  # M (B, R, 2U), A (B, R, T)
@@ -376,10 +376,10 @@ class LinSelfAttentiveForPairClassification(LinSelfAttentivePreTrainedModel):
             self.config, output_attentions, output_hidden_states, return_dict
         )
         # Checked here so that errors name the pair arguments (the encoder checks again, cheaply).
-        vocab_size, pad_token_id = self.config.vocab_size, self.config.pad_token_id
-        attention_mask = check_token_inputs(input_ids, attention_mask, vocab_size, pad_token_id)
+        vocab_size = self.config.vocab_size
+        attention_mask = check_token_inputs(input_ids, attention_mask, vocab_size)
         pair_attention_mask = check_token_inputs(
-            pair_input_ids, pair_attention_mask, vocab_size, pad_token_id, name="pair_input_ids",
+            pair_input_ids, pair_attention_mask, vocab_size, name="pair_input_ids",
             batch_size=input_ids.size(0),
         )  # fmt: skip
         flags = {"output_attentions": output_attentions, "output_hidden_states": output_hidden_states}

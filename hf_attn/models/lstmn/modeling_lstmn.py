@@ -514,7 +514,7 @@ class LstmnModel(LstmnPreTrainedModel):
         config = self.config
         if past_key_values is not None and attention_mask is not None and attention_mask.dim() == 2:
             attention_mask = attention_mask[:, -input_ids.size(1) :]
-        mask = check_token_inputs(input_ids, attention_mask, config.vocab_size, config.pad_token_id, name=name)
+        mask = check_token_inputs(input_ids, attention_mask, config.vocab_size, name=name)
         if past_key_values is not None and len(past_key_values) != config.num_hidden_layers:
             raise ValueError(
                 f"`past_key_values` holds {len(past_key_values)} layers; this model has {config.num_hidden_layers}."
@@ -645,7 +645,7 @@ class LstmnForPairClassification(LstmnPreTrainedModel):
         config = self.config
         premise_mask, premise_states, premise_layers = self.lstmn.encode(input_ids, attention_mask)
         hypothesis_mask = check_token_inputs(
-            pair_input_ids, pair_attention_mask, config.vocab_size, config.pad_token_id, name="pair_input_ids",
+            pair_input_ids, pair_attention_mask, config.vocab_size, name="pair_input_ids",
             batch_size=input_ids.size(0),
         )  # fmt: skip
         hypothesis_embeddings = self.lstmn.embeddings(pair_input_ids)

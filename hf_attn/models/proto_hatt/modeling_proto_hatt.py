@@ -356,7 +356,7 @@ def _encode_episode(
     encodings `(B, Q, D)`, the shot mask `(B, N, K)` (a support instance with a token) and the hidden states."""
     query_mask, support_mask = check_episode_inputs(
         input_ids, attention_mask, support_input_ids, support_attention_mask, config.vocab_size,
-        config.pad_token_id, entity_positions, support_entity_positions, config.use_entity_positions,
+        entity_positions, support_entity_positions, config.use_entity_positions,
     )  # fmt: skip
     batch, ways, shots, length = support_input_ids.shape
     queries = input_ids.size(1)

@@ -207,7 +207,7 @@ class SgmEncoder(nn.Module):
         self, input_ids: torch.LongTensor, attention_mask: torch.Tensor | None = None, **kwargs: Any
     ) -> SgmEncoderOutput:
         config = self.config
-        mask = check_token_inputs(input_ids, attention_mask, config.vocab_size, config.pad_token_id, right_padded=True)
+        mask = check_token_inputs(input_ids, attention_mask, config.vocab_size, right_padded=True)
         lengths = mask.sum(dim=-1)
         if config.reverse_source:
             input_ids = reverse_padded(input_ids, lengths)
@@ -682,7 +682,7 @@ class SgmForMultiLabelClassification(SgmPreTrainedModel):
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id)
+        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size)
         states = self.encoder(input_ids, mask).last_hidden_state  # (B, S, C)
         pooled = states.masked_fill(~mask[:, :, None], torch.finfo(states.dtype).min).amax(dim=1)
         pooled = torch.where(mask.any(dim=1, keepdim=True), pooled, torch.zeros_like(pooled))  # all-padding: 0

@@ -268,10 +268,10 @@ class StckaModel(StckaPreTrainedModel):
             input_ids (`torch.LongTensor` of shape `(B, T)`): text token ids, right-padded.
             concept_input_ids (`torch.LongTensor` of shape `(B, M)`): the ids of each text's concepts (its concept
                 set C, from `StckaTokenizerFast`), right-padded; an all-padding row is an empty concept set.
-            attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding; derived from
-                `config.pad_token_id` when omitted.
+            attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding; every position
+                is a token when omitted.
             concept_attention_mask (`torch.Tensor` of shape `(B, M)`, *optional*): 1 for concepts, 0 for padding;
-                derived from `config.concept_pad_token_id` when omitted.
+                every position is a concept when omitted.
             char_input_ids / concept_char_input_ids (`torch.LongTensor` of shape `(B, T, W)` / `(B, M, W)`): each
                 word's / concept's UTF-8 bytes + 1 (0 pads), from a tokenizer built with `max_word_length`; needed
                 when `config.char_feature_size` > 0, ignored otherwise.
@@ -281,11 +281,9 @@ class StckaModel(StckaPreTrainedModel):
             self.config, output_attentions, output_hidden_states, return_dict
         )
         config = self.config
-        mask = check_token_inputs(
-            input_ids, attention_mask, config.vocab_size, config.pad_token_id, right_padded=config.mask_padding
-        )
+        mask = check_token_inputs(input_ids, attention_mask, config.vocab_size, right_padded=config.mask_padding)
         concept_mask = check_token_inputs(
-            concept_input_ids, concept_attention_mask, config.concept_vocab_size, config.concept_pad_token_id,
+            concept_input_ids, concept_attention_mask, config.concept_vocab_size,
             name="concept_input_ids", batch_size=input_ids.size(0),
         )  # fmt: skip
         embeddings = self.embed(self.embeddings, input_ids, char_input_ids, char_attention_mask, "char_input_ids")

@@ -34,7 +34,8 @@ class VaswaniTransformerConfig(PreTrainedConfig):
         activation_function (`str`, *optional*, defaults to `"relu"`):
             The feed-forward activation (eq. 2: ReLU).
         label_smoothing (`float`, *optional*, defaults to 0.1):
-            ε_ls of the training loss (§5.4, paper: 0.1).
+            ε_ls of the training loss (§5.4, paper: 0.1). A training setting, not part of the model: `hf-attn train`
+            passes it to `TrainingArguments(label_smoothing_factor=...)`; `outputs.loss` is plain cross-entropy.
         max_position_embeddings (`int`, *optional*, defaults to 1024):
             The longest sequence the position table covers.
         scale_embedding (`bool`, *optional*, defaults to `True`):

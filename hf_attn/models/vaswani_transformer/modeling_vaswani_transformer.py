@@ -56,15 +56,12 @@ from .configuration_vaswani_transformer import VaswaniTransformerConfig
 
 
 def key_padding_mask(mask: torch.Tensor | None) -> torch.Tensor | None:
-    """`(B, S)` 1/0 → `(B, 1, 1, S)` boolean (True = may be attended), or `None` when nothing is padded. A row
+    """`(B, S)` 1/0 → `(B, 1, 1, S)` boolean (True = may be attended), or `None` without a mask. A row
     without any real key attends to its first key alone: its queries are padding themselves, an empty row would be
     NaN, and one fixed key keeps its output independent of how far it is padded."""
     if mask is None:
         return None
-    mask = mask.to(torch.bool)
-    if bool(mask.all()):
-        return None
-    mask = mask.clone()
+    mask = mask.to(torch.bool).clone()
     mask[:, 0] |= ~mask.any(dim=-1)
     return mask[:, None, None, :]
 
@@ -361,11 +358,9 @@ class VaswaniTransformerEncoder(VaswaniTransformerPreTrainedModel):
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        mask = check_token_inputs(
-            input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id, right_padded=True
-        )
+        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size, right_padded=True)
         hidden_states = self.embeddings(input_ids)  # (B, S, D)
-        self_mask = key_padding_mask(mask)
+        self_mask = key_padding_mask(None if attention_mask is None else mask)  # no mask: SDPA's fastest kernels
         all_states, all_weights = [], []
         for layer in self.layers:
             all_states.append(hidden_states)
@@ -515,8 +510,6 @@ class VaswaniTransformerModel(VaswaniTransformerPreTrainedModel):
             )
         elif not isinstance(encoder_outputs, BaseModelOutput):
             encoder_outputs = BaseModelOutput(*encoder_outputs)
-        if attention_mask is None and input_ids is not None and self.config.pad_token_id is not None:
-            attention_mask = (input_ids != self.config.pad_token_id).long()
         decoder_outputs = self.decoder(
             decoder_input_ids,
             encoder_outputs.last_hidden_state,
@@ -542,14 +535,18 @@ class VaswaniTransformerModel(VaswaniTransformerPreTrainedModel):
 
 
 class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedModel, GenerationMixin):
-    accepts_loss_kwargs = True  # the loss divides by `num_items_in_batch` (see `forward`)
-
     """The translation model: the Transformer with the pre-softmax projection tied to the target embeddings (§3.4),
-    label-smoothed cross-entropy (§5.4), and `generate()` (greedy, beam search, sampling) with a KV cache.
+    and `generate()` (greedy, beam search, sampling) with a KV cache.
+
+    `outputs.loss` is plain cross-entropy against `labels`, as in every transformers model. The paper's label
+    smoothing (ε_ls = 0.1, §5.4) is a training argument, `TrainingArguments(label_smoothing_factor=0.1)`, which
+    `hf-attn train` and the recipes set from `config.label_smoothing`.
 
     The loss sums over target tokens and divides by their count, or by `num_items_in_batch` when `Trainer` passes
     it, so that gradient accumulation weighs every token alike.
     """
+
+    accepts_loss_kwargs = True  # the loss divides by `num_items_in_batch` (see `forward`)
 
     def __init__(self, config: VaswaniTransformerConfig) -> None:
         super().__init__(config)
@@ -620,7 +617,7 @@ class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedMod
             logits = logits + self.output_bias
         loss = None
         if labels is not None:
-            loss = token_cross_entropy(logits, labels, num_items_in_batch, self.config.label_smoothing)
+            loss = token_cross_entropy(logits, labels, num_items_in_batch)  # plain: ε_ls is a training argument
         output = Seq2SeqLMOutput(
             loss=loss,
             logits=logits,

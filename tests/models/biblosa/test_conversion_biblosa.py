@@ -173,7 +173,10 @@ def test_snli_model_reproduces_the_original(fixture, tmp_path):
     assert model.config.l2_regularization == pytest.approx(wd) and not model.config.mask_padding
     premise, hypothesis = inputs["snli.sent1_token"].long(), inputs["snli.sent2_token"].long()
     labels = inputs["snli.gold_label"].long()
-    output = model(input_ids=premise, pair_input_ids=hypothesis, labels=labels)
+    output = model(  # the original masks id 0 (tf.cast(ids, bool)): the tokenizer's attention_mask does the same
+        input_ids=premise, attention_mask=premise != 0, pair_input_ids=hypothesis,
+        pair_attention_mask=hypothesis != 0, labels=labels,
+    )  # fmt: skip
     embeddings = model.biblosa.embeddings
     tensors = {"token_emb_mat": embeddings.weight, "s1_emb": embeddings(premise), "s2_emb": embeddings(hypothesis)}
     for name, ids in (("s1", premise), ("s2", hypothesis)):
@@ -215,7 +218,7 @@ def test_sc_model_reproduces_the_original(fixture):
     scope = sc_scope(fixture["config"])
     model = convert(fixture["checkpoint"], scope=scope, argv=argv, glove_matrix=inputs["sc.glove_emb_mat"].numpy())
     ids, labels = inputs["sc.token_seq"].long(), inputs["sc.gold_label"].long()
-    output = model(input_ids=ids, labels=labels)
+    output = model(input_ids=ids, attention_mask=ids != 0, labels=labels)  # the original masks id 0
     emb = model.biblosa.embeddings(ids)
     tensors = {"token_emb_mat": model.biblosa.embeddings.weight, "emb": emb}
     for key, value in encoder_tensors(model.biblosa.encoder, emb, ids != 0, full=False).items():

@@ -143,7 +143,9 @@ def test_fusion_gates_open_and_close():
 def test_a_length_one_sentence(mask_padding):
     """s = 0, so every block summary is 0; the sentence vector is u_0 (its only token takes all the weight)."""
     model = model_of(mask_padding=mask_padding)
-    output = model(input_ids=torch.tensor([[5, 0, 0, 0, 0, 0, 0]]))
+    output = model(
+        input_ids=torch.tensor([[5, 0, 0, 0, 0, 0, 0]]), attention_mask=torch.tensor([[1, 0, 0, 0, 0, 0, 0]])
+    )
     assert torch.isfinite(output.last_hidden_state).all() and torch.isfinite(output.sentence_embedding).all()
     torch.testing.assert_close(output.sentence_embedding, output.last_hidden_state[:, 0])
     direction = model.encoder.forward_attention

@@ -72,16 +72,15 @@ def test_the_converted_card_shows_the_examples_attention(converted):
 def test_logits_attention_and_intermediates_match_the_original(converted):
     model, _, inputs, expected, _ = converted
     input_ids = inputs["input_ids_batch_first"]
-    output = model(input_ids)
+    output = model(input_ids, attention_mask=inputs["attention_mask"])
     torch.testing.assert_close(output.logits, expected["logits"], rtol=0, atol=ATOL)
     torch.testing.assert_close(output.hop_attentions, expected["attention"], rtol=0, atol=ATOL)
     torch.testing.assert_close(output.sentence_embedding, expected["sentence_embedding"], rtol=0, atol=ATOL)
     assert torch.equal(output.logits.argmax(-1), expected["prediction"])
-    hidden = model.lin(input_ids).last_hidden_state
+    hidden = model.lin(input_ids, attention_mask=inputs["attention_mask"]).last_hidden_state
     torch.testing.assert_close(hidden, expected["bilstm_output"], rtol=0, atol=ATOL)
-    # the HF attention mask gives the same result as the original's id-derived mask
-    masked = model(input_ids, attention_mask=inputs["attention_mask"])
-    torch.testing.assert_close(masked.logits, expected["logits"], rtol=0, atol=ATOL)
+    # the original's mask is its pad ids: the tokenizer's attention_mask is the same mask
+    torch.testing.assert_close(inputs["attention_mask"].bool(), input_ids != model.config.pad_token_id)
 
 
 @torch.no_grad()
@@ -90,14 +89,15 @@ def test_both_penalty_variants_and_the_repo_loss(converted):
     input_ids = inputs["input_ids_batch_first"]
     # converted config: train.py's unsquared norm, and its loss = CE + coeff · mean
     assert model.config.penalty_type == "frobenius"
-    output = model(input_ids, labels=inputs["targets"])
+    mask = input_ids != model.config.pad_token_id  # the original's mask
+    output = model(input_ids, mask, labels=inputs["targets"])
     torch.testing.assert_close(output.penalty, expected["penalty_repo_norm_per_example"], rtol=0, atol=ATOL)
     torch.testing.assert_close(output.penalty.mean(), expected["penalty_repo_frobenius_mean"], rtol=0, atol=ATOL)
     torch.testing.assert_close(output.loss, expected["loss_total_repo"], rtol=0, atol=ATOL)
     # the paper's squared Frobenius norm, P = ‖AAᵀ − I‖²_F
     model.config.penalty_type = "squared_frobenius"
     try:
-        squared = model(input_ids).penalty
+        squared = model(input_ids, mask).penalty
     finally:
         model.config.penalty_type = "frobenius"
     torch.testing.assert_close(squared, expected["penalty_sq_frobenius_per_example"], rtol=0, atol=ATOL)
@@ -146,7 +146,7 @@ def test_the_original_runs_penalization_coefficient_travels_with_the_weights(tmp
 
     def loss_of(output) -> torch.Tensor:
         model = AutoModelForSequenceClassification.from_pretrained(output).eval()
-        return model(input_ids, labels=inputs["targets"]).loss
+        return model(input_ids, input_ids != model.config.pad_token_id, labels=inputs["targets"]).loss
 
     penalty = expected["penalty_repo_frobenius_mean"]
     result = _convert(tmp_path / "from_file", "--config", str(arguments))

@@ -72,12 +72,13 @@ def test_sentence_embedding_is_attention_times_hidden_states():
     torch.testing.assert_close(output.penalty, annotation_penalty(output.hop_attentions, input_ids != 0))
 
 
-def test_mask_defaults_to_non_padding_tokens():
+def test_no_mask_means_every_position_is_real():
+    """transformers' contract: `attention_mask=None` masks nothing, and a pad id inside a text is a token."""
     model = randomised(LinSelfAttentiveModel(tiny_config(ARCH)))
-    input_ids = torch.tensor([[5, 6, 7, 8], [9, 10, 0, 0]])
-    torch.testing.assert_close(
-        model(input_ids).hop_attentions, model(input_ids, (input_ids != 0).long()).hop_attentions
-    )
+    input_ids = torch.tensor([[5, 6, 7, 8], [9, 0, 10, 0]])
+    unmasked = model(input_ids).hop_attentions
+    torch.testing.assert_close(unmasked, model(input_ids, torch.ones_like(input_ids)).hop_attentions)
+    assert (unmasked[1, :, 1] > 0).all() and (unmasked[1, :, 3] > 0).all()  # the pad ids are read
 
 
 @pytest.mark.parametrize("flatten_order", ["hop_major", "feature_major"])

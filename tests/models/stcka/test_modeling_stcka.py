@@ -69,10 +69,15 @@ def test_knowledge_encoder_equations(gamma):
 @torch.no_grad()
 def test_an_empty_concept_set_gives_p_zero_and_finite_outputs():
     head = StckaForSequenceClassification(StckaConfig(**TINY)).eval()
-    output = head(input_ids=torch.tensor([[3, 4], [5, 0]]), concept_input_ids=torch.tensor([[2, 3], [0, 0]]))
+    ids, concepts = torch.tensor([[3, 4], [5, 0]]), torch.tensor([[2, 3], [0, 0]])
+    output = head(
+        input_ids=ids, attention_mask=ids != 0, concept_input_ids=concepts, concept_attention_mask=concepts != 0
+    )
     assert torch.isfinite(output.logits).all()
     assert output.concept_representation[1].abs().sum() == 0 and output.concept_attentions[1].sum() == 0
-    everything_empty = head(input_ids=torch.tensor([[0, 0]]), concept_input_ids=torch.tensor([[0]]))
+    ids, concepts = torch.tensor([[0, 0]]), torch.tensor([[0]])
+    everything_empty = head(input_ids=ids, attention_mask=ids != 0, concept_input_ids=concepts,
+                            concept_attention_mask=concepts != 0)  # fmt: skip
     assert torch.isfinite(everything_empty.logits).all()
 
 
@@ -83,8 +88,9 @@ def test_padding_changes_nothing_by_default_and_everything_in_the_codes_mode():
     for mask_padding, pad in ((True, 0), (False, 1)):
         model = model_of(mask_padding=mask_padding, pad_token_id=pad, concept_pad_token_id=pad)
         alone = model(input_ids=texts, concept_input_ids=concepts)
-        batched = model(input_ids=padded_texts.masked_fill(padded_texts == 0, pad),
-                        concept_input_ids=padded_concepts.masked_fill(padded_concepts == 0, pad))  # fmt: skip
+        batched = model(input_ids=padded_texts.masked_fill(padded_texts == 0, pad), attention_mask=padded_texts != 0,
+                        concept_input_ids=padded_concepts.masked_fill(padded_concepts == 0, pad),
+                        concept_attention_mask=padded_concepts != 0)  # fmt: skip
         same = torch.allclose(alone.concept_representation, batched.concept_representation, atol=1e-6) and (
             torch.allclose(alone.text_representation, batched.text_representation, atol=1e-6)
         )

@@ -115,20 +115,37 @@ def test_generation_config_survives_save_and_load(tmp_path):
     )
 
 
-def test_label_smoothed_loss_and_token_normalisation():
+def test_plain_loss_label_smoothing_by_the_trainer_and_token_normalisation():
+    """`outputs.loss` is plain cross-entropy (transformers' contract); the paper's ε_ls = 0.1 (§5.4) is
+    `TrainingArguments(label_smoothing_factor=0.1)`, whose `LabelSmoother` gives the paper's loss."""
+    from transformers.trainer_pt_utils import LabelSmoother
+
     model = trained_like_model()
     labels = torch.tensor([[11, 12, 3, -100], [13, 3, -100, -100]])
     output = model(SOURCE, attention_mask=(SOURCE != 0).long(), labels=labels)
     log_probs = output.logits.log_softmax(-1)
     keep = labels != -100
     nll = -log_probs.gather(-1, labels.clamp(min=0)[..., None]).squeeze(-1)[keep]
+    torch.testing.assert_close(output.loss, nll.mean(), rtol=1e-5, atol=1e-6)  # averaged over the 5 target tokens
     uniform = -log_probs.mean(-1)[keep]
-    expected = ((1 - 0.1) * nll + 0.1 * uniform).mean()  # ε_ls = 0.1 (§5.4), averaged over the 5 target tokens
-    torch.testing.assert_close(output.loss, expected, rtol=1e-5, atol=1e-6)
+    smoothed = ((1 - 0.1) * nll + 0.1 * uniform).mean()
+    torch.testing.assert_close(LabelSmoother(epsilon=0.1)(output, labels), smoothed, rtol=1e-5, atol=1e-6)
     # Trainer passes the token count of the whole accumulated batch: the loss is a sum over it
     summed = model(SOURCE, attention_mask=(SOURCE != 0).long(), labels=labels, num_items_in_batch=10)
-    torch.testing.assert_close(summed.loss, expected * 5 / 10, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(summed.loss, nll.mean() * 5 / 10, rtol=1e-5, atol=1e-6)
     assert VaswaniTransformerForConditionalGeneration.accepts_loss_kwargs
+
+
+def test_hf_attn_train_sets_the_papers_label_smoothing():
+    from hf_attn.options import resolve_options
+
+    assert resolve_options({"arch": ARCH.name})[1].label_smoothing_factor == 0.1  # config.label_smoothing
+    assert (
+        resolve_options({"arch": ARCH.name, "label_smoothing_factor": 0.0})[1].label_smoothing_factor == 0.0
+    )  # typed
+    assert resolve_options({"arch": ARCH.name, "config": {"label_smoothing": 0.2}})[1].label_smoothing_factor == 0.2
+    assert resolve_options({"arch": "han"})[1].label_smoothing_factor == 0.0
+    assert resolve_options({"recipe": "transformer-wmt14-ende"})[1].label_smoothing_factor == 0.1
 
 
 def test_pre_ln_variant_and_bad_inputs():
