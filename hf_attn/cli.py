@@ -6,7 +6,7 @@ hf-attn evaluate MODEL --dataset  score a trained model on a dataset (JSON metri
 hf-attn predict MODEL "text"      a trained model's prediction and the tokens it attends to
 hf-attn recipes                   the papers' settings `hf-attn train --recipe NAME` runs
 hf-attn demo                      train, save, reload and inspect Lin et al. (2017) in about a minute
-hf-attn verify DIR                check a saved model folder's weights against its checksums.json
+hf-attn verify DIR                check a saved model folder's weights against their integrity records
 hf-attn visualize MODEL "text" --out F  draw its attention for the text (F: .html or .png)
 """
 
@@ -24,7 +24,7 @@ from .cards import write_model_card
 from .hub import push_model_dir
 from .recipes import list_recipes, load_recipe
 from .registry import ARCHITECTURES
-from .utils.integrity import MANIFEST_NAME, verify_folder, write_manifest
+from .utils.integrity import RECORD_KEY, verify_folder, write_records
 
 
 def _list(_: argparse.Namespace) -> None:
@@ -56,13 +56,13 @@ def _push(args: argparse.Namespace) -> None:
 
 def _verify(args: argparse.Namespace) -> None:
     if args.update:
-        print(f"wrote {write_manifest(args.model_dir)}")
+        print(f"recorded {', '.join(write_records(args.model_dir)) or 'no weight files'} ({RECORD_KEY})")
         return
     try:
-        checked = verify_folder(args.model_dir, require_manifest=True)
+        checked = verify_folder(args.model_dir, require_record=True)
     except OSError as error:
         sys.exit(f"hf-attn verify: {error}")
-    print(f"{args.model_dir}: {', '.join(checked) or 'no weight files'} match {MANIFEST_NAME}")
+    print(f"{args.model_dir}: {', '.join(checked)} match their integrity records")
 
 
 def _recipes(_: argparse.Namespace) -> None:
@@ -214,10 +214,10 @@ def main(argv: list[str] | None = None) -> None:
     push_parser.add_argument("--revision", help="push to this branch (created if missing)")
     push_parser.add_argument("--message", help="commit message")
     push_parser.set_defaults(run=_push)
-    verify_parser = commands.add_parser("verify", help=f"check a saved model folder against its {MANIFEST_NAME}")
+    verify_parser = commands.add_parser("verify", help="check a saved model folder's weights against their records")
     verify_parser.add_argument("model_dir")
     verify_parser.add_argument(
-        "--update", action="store_true", help=f"write {MANIFEST_NAME} for the weights as they are now instead"
+        "--update", action="store_true", help="record the weights as they are now instead (changed on purpose)"
     )
     verify_parser.set_defaults(run=_verify)
     visualize_parser = commands.add_parser("visualize", help="draw a trained model's attention for a text (HTML/PNG)")

@@ -1,18 +1,22 @@
-"""Weights are checked before use: a flipped byte in a saved folder (against its `checksums.json`) or in a Hub-cache
-blob (against the hash it is named after) is refused with an error naming the file; a damaged header names it too."""
+"""Weights are checked before use: a flipped byte in a saved file (against the record in its own safetensors header),
+in a folder saved with the legacy `checksums.json`, or in a Hub-cache blob (against the hash it is named after) is
+refused with an error naming the file; a damaged header names it too. A file another tool rewrote without a record
+loads."""
 
 from __future__ import annotations
 
 import json
+import shutil
 import time
 
 import pytest
 import torch
 from safetensors import safe_open
+from safetensors.torch import load_file, save_file
 
 from hf_attn.cli import main
 from hf_attn.registry import get_architecture
-from hf_attn.utils.integrity import MANIFEST_NAME, git_blob_sha1, sha256_of_file, verify_folder
+from hf_attn.utils.integrity import MANIFEST_NAME, RECORD_KEY, git_blob_sha1, sha256_of_file, verify_folder
 from tests.helpers import make_inputs, tiny_config
 
 
@@ -36,24 +40,57 @@ def _flip_a_tensor_byte(path) -> None:
     path.write_bytes(bytes(data))
 
 
-def test_save_pretrained_writes_a_manifest_that_from_pretrained_checks(tmp_path):
+def _metadata(path) -> dict:
+    with safe_open(str(path), framework="pt") as handle:
+        return handle.metadata()
+
+
+def test_the_record_travels_inside_the_weights_and_from_pretrained_checks_it(tmp_path):
     model_class, model, folder = _saved(tmp_path)
-    manifest = json.loads((folder / MANIFEST_NAME).read_text())
-    digest = sha256_of_file(folder / "model.safetensors")
-    assert manifest == {"algorithm": "sha256", "files": {"model.safetensors": digest}}
+    assert not (folder / MANIFEST_NAME).exists()  # no side file to go stale
+    weights = folder / "model.safetensors"
+    metadata = _metadata(weights)
+    assert metadata["format"] == "pt" and len(metadata[RECORD_KEY]) == 64  # transformers' own metadata is kept
     inputs = make_inputs(get_architecture("lin_self_attentive").heads[0], model.config, [4, 2])
     torch.testing.assert_close(model_class.from_pretrained(folder)(**inputs).logits, model(**inputs).logits)
 
-    _flip_a_tensor_byte(folder / "model.safetensors")
+    moved = tmp_path / "elsewhere.safetensors"  # the record is the file's own: it holds wherever the file goes
+    shutil.copy(weights, moved)
+    _flip_a_tensor_byte(weights)
+    with pytest.raises(OSError, match=r"model\.safetensors does not match the sha256 recorded in its header"):
+        model_class.from_pretrained(folder)
+    shutil.copy(moved, weights)
+    model_class.from_pretrained(folder)
+
+
+def test_a_file_rewritten_by_another_tool_loads(tmp_path):
+    """A PEFT merge, quantisation or transformers' own tests write the file again without our record: it loads."""
+    model_class, model, folder = _saved(tmp_path)
+    weights = folder / "model.safetensors"
+    tensors = {name: tensor * 2 for name, tensor in load_file(weights).items()}
+    save_file(tensors, weights, metadata={"format": "pt"})
+    reloaded = model_class.from_pretrained(folder)
+    name = next(iter(tensors))
+    torch.testing.assert_close(reloaded.state_dict()[name], tensors[name])
+
+
+def test_folders_saved_with_the_legacy_manifest_still_load_and_are_checked(tmp_path):
+    model_class, _, folder = _saved(tmp_path)
+    weights = folder / "model.safetensors"
+    save_file(load_file(weights), weights, metadata={"format": "pt"})  # as saved before the record: no record
+    manifest = {"algorithm": "sha256", "files": {"model.safetensors": sha256_of_file(weights)}}
+    (folder / MANIFEST_NAME).write_text(json.dumps(manifest))
+    assert verify_folder(folder) == ["model.safetensors"]
+    model_class.from_pretrained(folder)
+    _flip_a_tensor_byte(weights)
     with pytest.raises(OSError, match=r"model\.safetensors does not match its sha256 in checksums\.json"):
         model_class.from_pretrained(folder)
-    (folder / MANIFEST_NAME).unlink()  # no manifest (a folder saved elsewhere): loads unchecked, as transformers does
-    model_class.from_pretrained(folder)
+    _saved(tmp_path)  # saving again records the file and drops the stale manifest
+    assert not (folder / MANIFEST_NAME).exists() and verify_folder(folder) == ["model.safetensors"]
 
 
 def test_a_damaged_header_is_reported_with_the_file_name(tmp_path):
     model_class, _, folder = _saved(tmp_path)
-    (folder / MANIFEST_NAME).unlink()
     weights = folder / "model.safetensors"
     weights.write_bytes(weights.read_bytes()[:8] + b"\xff\xfe" + weights.read_bytes()[10:])
     with pytest.raises(OSError, match=r"model\.safetensors is not a readable safetensors file"):
@@ -63,18 +100,19 @@ def test_a_damaged_header_is_reported_with_the_file_name(tmp_path):
 def test_cli_verify(tmp_path, capsys):
     _, _, folder = _saved(tmp_path)
     main(["verify", str(folder)])
-    assert "model.safetensors match checksums.json" in capsys.readouterr().out
+    assert "model.safetensors match their integrity records" in capsys.readouterr().out
     _flip_a_tensor_byte(folder / "model.safetensors")
-    with pytest.raises(SystemExit, match=r"model\.safetensors does not match its sha256"):
+    with pytest.raises(SystemExit, match=r"model\.safetensors does not match the sha256 recorded"):
         main(["verify", str(folder)])
     main(["verify", str(folder), "--update"])  # changed on purpose: record the new content
     assert verify_folder(folder) == ["model.safetensors"]
-    (folder / MANIFEST_NAME).unlink()
-    with pytest.raises(SystemExit, match=r"checksums\.json does not exist"):
+    weights = folder / "model.safetensors"
+    save_file(load_file(weights), weights, metadata={"format": "pt"})
+    with pytest.raises(SystemExit, match="no weight file carries an integrity record"):
         main(["verify", str(folder)])
 
 
-def test_trainer_checkpoints_carry_the_manifest(tmp_path):
+def test_trainer_checkpoints_carry_the_record(tmp_path):
     from transformers import Trainer, TrainingArguments
 
     from hf_attn.data import PaddingCollator

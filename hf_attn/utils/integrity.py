@@ -6,11 +6,15 @@ Two checks, both before `from_pretrained` reads a tensor (called by the loading 
   plain git blob after its git sha1. `verify_hub_weights` downloads the weight files (as `from_pretrained` would),
   hashes them and compares; a mismatch evicts the file and raises an `OSError` naming it, so a retry downloads it
   again.
-- **Local folders.** `save_pretrained` of every hf_attn model (so `Trainer` checkpoints and `hf-attn train` too)
-  writes `checksums.json`, the sha256 of each weight file; `from_pretrained` checks the files it lists, and
-  `hf-attn verify DIR` does the same on demand. A folder without the manifest loads as before.
+- **Local files.** `save_pretrained` of every hf_attn model (so `Trainer` checkpoints and `hf-attn train` too)
+  records a digest inside each weight file: the safetensors header's metadata holds `hf_attn.sha256`, the sha256
+  of the file's tensor table (names, dtypes, shapes, offsets) and tensor bytes, everything but the metadata itself.
+  The record travels with the file (copied, uploaded, downloaded), and `from_pretrained` checks every file that
+  carries one; `hf-attn verify DIR` does the same on demand. A file written by another tool (a PEFT merge,
+  quantisation, transformers' own tests) has no record and loads as transformers loads it. Folders saved before
+  the record existed carry a `checksums.json` (sha256 per file); it is still checked for files without a record.
 
-Cost: one sha256 pass over the weights, about 0.15 s per 100 MB on one core of the CI machine
+Cost: one sha256 pass over the weights, about 0.15 s per 100 MB on one core of the CI machine, at save and at load
 (`tests/test_integrity.py -s` prints it).
 """
 
@@ -20,9 +24,12 @@ import hashlib
 import json
 import os
 import re
+import struct
+import tempfile
 from pathlib import Path
 
-MANIFEST_NAME = "checksums.json"
+RECORD_KEY = "hf_attn.sha256"  # the safetensors metadata key of the integrity record
+MANIFEST_NAME = "checksums.json"  # the side manifest of folders saved before the record (read, never written)
 WEIGHT_SUFFIXES = (".safetensors", ".safetensors.index.json")
 
 
@@ -55,7 +62,7 @@ def blob_matches_its_name(blob: str | os.PathLike) -> bool | None:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Local folders: the manifest
+# Local files: the record inside the safetensors header
 # ---------------------------------------------------------------------------------------------------------------
 
 
@@ -64,41 +71,134 @@ def weight_files(folder: str | os.PathLike) -> list[Path]:
     return sorted(path for path in Path(folder).iterdir() if path.name.endswith(WEIGHT_SUFFIXES) and path.is_file())
 
 
-def write_manifest(folder: str | os.PathLike) -> Path:
-    """Writes `checksums.json` (sha256 per weight file) into a saved model folder; returns its path."""
+def _read_header(path: Path) -> tuple[dict, int]:
+    """The safetensors header of `path` (its JSON) and the offset where the tensor bytes start. The format: an
+    8-byte little-endian header size N, N bytes of JSON, then the tensor bytes."""
+    with open(path, "rb") as handle:
+        prefix = handle.read(8)
+        if len(prefix) != 8:
+            raise OSError(f"{path} is not a readable safetensors file (shorter than its 8-byte header size).")
+        (size,) = struct.unpack("<Q", prefix)
+        if size > os.path.getsize(path) - 8:
+            raise OSError(f"{path} is not a readable safetensors file (header size {size} past the end of the file).")
+        try:
+            header = json.loads(handle.read(size))
+        except ValueError as error:
+            raise OSError(f"{path} is not a readable safetensors file ({error}); it is damaged or truncated.") from None
+    if not isinstance(header, dict):
+        raise OSError(f"{path} is not a readable safetensors file (its header is not a JSON object).")
+    return header, 8 + size
+
+
+def _content_digest(path: Path, header: dict, data_start: int) -> str:
+    """sha256 of the tensor table (the header without `__metadata__`, canonical JSON) and of the tensor bytes."""
+    digest = hashlib.sha256()
+    table = {name: entry for name, entry in header.items() if name != "__metadata__"}
+    digest.update(json.dumps(table, sort_keys=True, separators=(",", ":")).encode())
+    with open(path, "rb") as handle:
+        handle.seek(data_start)
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def write_record(path: str | os.PathLike) -> str:
+    """Adds the integrity record to a safetensors file's metadata (the file is rewritten through a temporary file
+    in its folder and renamed over, so a crash leaves the old file whole); returns the digest."""
+    path = Path(path)
+    header, data_start = _read_header(path)
+    digest = _content_digest(path, header, data_start)
+    metadata = {**(header.get("__metadata__") or {}), RECORD_KEY: digest}
+    table = {name: entry for name, entry in header.items() if name != "__metadata__"}
+    encoded = json.dumps({"__metadata__": metadata, **table}, separators=(",", ":")).encode()
+    encoded += b" " * (-len(encoded) % 8)  # the tensor bytes stay 8-byte aligned, as safetensors writes them
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as out, open(path, "rb") as source:
+            out.write(struct.pack("<Q", len(encoded)) + encoded)
+            source.seek(data_start)
+            for chunk in iter(lambda: source.read(1 << 20), b""):
+                out.write(chunk)
+        os.chmod(temporary, 0o644)
+        os.replace(temporary, path)
+    except BaseException:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+        raise
+    return digest
+
+
+def write_records(folder: str | os.PathLike) -> list[str]:
+    """Records every safetensors file of a saved folder (`write_record`) and removes a stale `checksums.json` left
+    by an earlier save; returns the file names recorded."""
     folder = Path(folder)
-    files = {path.name: sha256_of_file(path) for path in weight_files(folder)}
-    manifest = folder / MANIFEST_NAME
-    manifest.write_text(json.dumps({"algorithm": "sha256", "files": files}, indent=2, sort_keys=True) + "\n")
-    return manifest
+    names = []
+    for path in weight_files(folder):
+        if path.name.endswith(".safetensors"):
+            write_record(path)
+            names.append(path.name)
+    (folder / MANIFEST_NAME).unlink(missing_ok=True)
+    return names
 
 
-def verify_folder(folder: str | os.PathLike, require_manifest: bool = False) -> list[str]:
-    """Checks a saved model folder's weight files against its `checksums.json`; returns the names checked.
+def verify_file(path: str | os.PathLike) -> bool:
+    """Checks a safetensors file against its own record: `True` when it carries one and matches, `False` when it
+    carries none (written by another tool); an `OSError` naming the file when it does not match."""
+    path = Path(path)
+    header, data_start = _read_header(path)
+    expected = (header.get("__metadata__") or {}).get(RECORD_KEY)
+    if expected is None:
+        return False
+    if _content_digest(path, header, data_start) != expected:
+        raise OSError(
+            f"{path} does not match the sha256 recorded in its header ({RECORD_KEY}): the file is corrupted or was "
+            "changed after saving. Restore it, or if you changed it on purpose, record it again "
+            f"(`hf-attn verify {path.parent} --update`)."
+        )
+    return True
 
-    Raises `OSError` naming the first file that is missing or whose content changed, or (with `require_manifest`)
-    naming the missing manifest. A folder without a manifest passes unchecked otherwise.
-    """
-    folder = Path(folder)
+
+def _legacy_manifest(folder: Path) -> dict[str, str]:
     manifest = folder / MANIFEST_NAME
     if not manifest.is_file():
-        if require_manifest:
-            raise OSError(f"{manifest} does not exist: this folder was not saved by hf_attn, nothing to verify.")
-        return []
+        return {}
     try:
-        listed = json.loads(manifest.read_text())["files"]
+        return dict(json.loads(manifest.read_text())["files"])
     except (ValueError, KeyError, TypeError) as error:
         raise OSError(f"{manifest} is not a valid checksum manifest: {error}") from error
-    for name, expected in sorted(listed.items()):
-        path = folder / name
-        if not path.is_file():
-            raise OSError(f"{path} is listed in {MANIFEST_NAME} but missing.")
-        if sha256_of_file(path) != expected:
-            raise OSError(
-                f"{path} does not match its sha256 in {MANIFEST_NAME}: the file is corrupted or was changed after "
-                f"saving. Restore it, or if you changed it on purpose, save the model again (or delete {manifest})."
-            )
-    return sorted(listed)
+
+
+def verify_folder(folder: str | os.PathLike, require_record: bool = False) -> list[str]:
+    """Checks a saved model folder's weight files; returns the names checked.
+
+    A safetensors file with a record is checked against it (`verify_file`); one without is checked against the
+    folder's legacy `checksums.json` when that lists it, and passes unchecked otherwise. Raises `OSError` naming the
+    first file that does not match, that the manifest lists but is missing, or (with `require_record`) naming the
+    folder when nothing in it could be checked.
+    """
+    folder = Path(folder)
+    listed = _legacy_manifest(folder)
+    checked = []
+    for path in weight_files(folder):
+        if path.name.endswith(".safetensors") and verify_file(path):
+            checked.append(path.name)
+        elif path.name in listed:
+            if sha256_of_file(path) != listed[path.name]:
+                raise OSError(
+                    f"{path} does not match its sha256 in {MANIFEST_NAME}: the file is corrupted or was changed "
+                    f"after saving. Restore it, or if you changed it on purpose, save the model again (or delete "
+                    f"{folder / MANIFEST_NAME})."
+                )
+            checked.append(path.name)
+    missing = sorted(name for name in listed if not (folder / name).is_file())
+    if missing:
+        raise OSError(f"{folder / missing[0]} is listed in {MANIFEST_NAME} but missing.")
+    if require_record and not checked:
+        raise OSError(
+            f"{folder}: no weight file carries an integrity record ({RECORD_KEY}) or is listed in a {MANIFEST_NAME}: "
+            "it was not saved by hf_attn, nothing to verify."
+        )
+    return sorted(checked)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -145,7 +245,7 @@ def verify_hub_weights(repo_id: str, kwargs: dict) -> list[str]:
 
 
 def verify_before_load(pretrained_model_name_or_path, kwargs: dict) -> None:
-    """What the loading mixin runs before `from_pretrained`: a local folder is checked against its manifest, a Hub
+    """What the loading mixin runs before `from_pretrained`: a local folder's files against their records, a Hub
     repo's downloaded weights against their cache names. Raises `OSError` naming the bad file."""
     location = str(pretrained_model_name_or_path)
     if os.path.isdir(location):

@@ -3,8 +3,8 @@
 The mixin is all a model file needs: pickle weights are refused, and `save_pretrained` writes the model's code
 (its folder's files and the hf_attn modules they import, `hf_attn.utils.remote_code`) so that the saved folder
 loads with `trust_remote_code=True` where hf_attn is not installed. When hf_attn is installed, weights are checked
-before they are read (`hf_attn.utils.integrity`: a Hub download against the hash it is named after, a local folder
-against the `checksums.json` that `save_pretrained` writes), and a failed load is handed to the Hub-cache repair
+before they are read (`hf_attn.utils.integrity`: a Hub download against the hash it is named after, a local file
+against the record `save_pretrained` writes into its safetensors header), and a failed load is handed to the Hub-cache repair
 (`hf_attn.utils.hub_cache`: evicts corrupt downloads, names the damaged file or the root cause). A model loaded with
 `trust_remote_code` where hf_attn is not installed loads as transformers does, pickle refused.
 """
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 class SafetensorsLoadingMixin:
     """`from_pretrained` for hf_attn models: safetensors only (a folder holding only pickle weights is refused, and
-    `use_safetensors=False` raises: loading never unpickles), weights verified before use; `save_pretrained` writes
-    the checksum manifest and the folder's code. Listed before `PreTrainedModel` in a model's bases.
+    `use_safetensors=False` raises: loading never unpickles), weights verified before use; `save_pretrained` records
+    each weight file's digest in its own header and writes the folder's code. Listed before `PreTrainedModel` in a model's bases.
 
     Also `get/set_input_embeddings` from `_input_embed_layer` as a dotted path (`"encoder.embeddings"`): transformers
     follows a single attribute name, and an embedding inside an encoder module would otherwise need both methods
@@ -56,20 +56,20 @@ class SafetensorsLoadingMixin:
 
     def save_pretrained(self, save_directory, *args, push_to_hub: bool = False, **kwargs) -> None:
         hub_kwargs = {}
-        if push_to_hub:  # upload once the folder is complete (its code and manifest written below)
+        if push_to_hub:  # upload once the folder is complete (its code and records written below)
             hub_kwargs = {key: kwargs.pop(key) for key in ("commit_message", "create_pr", "private") if key in kwargs}
             hub_kwargs["repo_id"] = kwargs.pop("repo_id", str(save_directory).rstrip("/\\").split("/")[-1])
         super().save_pretrained(save_directory, *args, **kwargs)
-        try:  # hf_attn installed: the folder's code from its single sources, and the manifest
-            from hf_attn.utils.integrity import write_manifest
+        try:  # hf_attn installed: the folder's code from its single sources, and the weights' integrity records
+            from hf_attn.utils.integrity import write_records
             from hf_attn.utils.remote_code import write_remote_code
         except ImportError:  # loaded as remote code: transformers has copied the folder's files as they are
-            write_manifest = write_remote_code = None
-        if write_manifest is not None and kwargs.get("is_main_process", True):
+            write_records = write_remote_code = None
+        if write_records is not None and kwargs.get("is_main_process", True):
             # Every head's code, an Auto class or not (a pair or few-shot head loads with
             # `get_class_from_dynamic_module("modeling_<name>.<Class>", folder)`).
             write_remote_code(save_directory, [type(self), type(self.config)])
-            write_manifest(save_directory)
+            write_records(save_directory)
         if push_to_hub and kwargs.get("is_main_process", True):  # the folder as written, not serialised again
             from huggingface_hub import HfApi
 

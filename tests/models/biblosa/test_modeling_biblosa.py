@@ -172,7 +172,7 @@ def test_padding_invariance_by_default_and_the_originals_dependence():
     padded = torch.nn.functional.pad(ids, (0, 8))
     for mask_padding, changes in ((True, False), (False, True)):
         model = model_of(mask_padding=mask_padding)
-        alone, batched = model(input_ids=ids), model(input_ids=padded)
+        alone, batched = model(input_ids=ids), model(input_ids=padded, attention_mask=padded != 0)
         difference = (alone.sentence_embedding - batched.sentence_embedding).abs().max()
         assert (difference > 1e-3) == changes, (mask_padding, difference)
         forward_half = slice(0, TINY["hidden_size"])  # the forward direction only looks back: never affected
