@@ -65,7 +65,7 @@ def test_the_record_travels_inside_the_weights_and_from_pretrained_checks_it(tmp
 
 def test_a_file_rewritten_by_another_tool_loads(tmp_path):
     """A PEFT merge, quantisation or transformers' own tests write the file again without our record: it loads."""
-    model_class, model, folder = _saved(tmp_path)
+    model_class, _, folder = _saved(tmp_path)
     weights = folder / "model.safetensors"
     tensors = {name: tensor * 2 for name, tensor in load_file(weights).items()}
     save_file(tensors, weights, metadata={"format": "pt"})

@@ -15,6 +15,7 @@ from typing import Any
 
 import torch
 from torch import nn
+from transformers.modeling_layers import GradientCheckpointingLayer
 
 from .validation import check_token_inputs, value_checks_apply
 
@@ -32,7 +33,7 @@ def relative_positions(entity_positions: torch.Tensor, length: int, max_distance
     return distances.clamp(-(max_distance - 1), max_distance - 1) + max_distance
 
 
-class ConvolutionalInstanceEncoder(nn.Module):
+class ConvolutionalInstanceEncoder(GradientCheckpointingLayer):
     """The CNN instance encoder of the FewRel baselines (Zeng et al. 2014; Han et al. 2018; Gao et al. 2019, §3.1):
     x_t = [w_t; p¹_t; p²_t] (word embedding, and the two position embeddings when `position_embedding_size` > 0),
     h_t = ReLU(W * x_{t−m/2..t+m/2} + b) (a convolution of window m with zero padding at both ends), `(n, T, D)`.

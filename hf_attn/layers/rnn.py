@@ -12,11 +12,12 @@ from __future__ import annotations
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+from transformers.modeling_layers import GradientCheckpointingLayer
 
 from .validation import check_right_padded
 
 
-class PackedBiRNN(nn.Module):
+class PackedBiRNN(GradientCheckpointingLayer):
     """Runs a batch-first ``nn.LSTM``/``nn.GRU``/``nn.RNN`` over right-padded inputs, packed by their lengths.
 
     ``pack_padded_sequence(enforce_sorted=False)`` sorts by length and restores the batch order on the way out.

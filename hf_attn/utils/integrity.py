@@ -84,7 +84,9 @@ def _read_header(path: Path) -> tuple[dict, int]:
         try:
             header = json.loads(handle.read(size))
         except ValueError as error:
-            raise OSError(f"{path} is not a readable safetensors file ({error}); it is damaged or truncated.") from None
+            raise OSError(
+                f"{path} is not a readable safetensors file ({error}); it is damaged or truncated."
+            ) from None
     if not isinstance(header, dict):
         raise OSError(f"{path} is not a readable safetensors file (its header is not a JSON object).")
     return header, 8 + size

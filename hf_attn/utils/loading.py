@@ -4,9 +4,9 @@ The mixin is all a model file needs: pickle weights are refused, and `save_pretr
 (its folder's files and the hf_attn modules they import, `hf_attn.utils.remote_code`) so that the saved folder
 loads with `trust_remote_code=True` where hf_attn is not installed. When hf_attn is installed, weights are checked
 before they are read (`hf_attn.utils.integrity`: a Hub download against the hash it is named after, a local file
-against the record `save_pretrained` writes into its safetensors header), and a failed load is handed to the Hub-cache repair
-(`hf_attn.utils.hub_cache`: evicts corrupt downloads, names the damaged file or the root cause). A model loaded with
-`trust_remote_code` where hf_attn is not installed loads as transformers does, pickle refused.
+against the record `save_pretrained` writes into its safetensors header), and a failed load is handed to the
+Hub-cache repair (`hf_attn.utils.hub_cache`: evicts corrupt downloads, names the damaged file or the root cause). A
+model loaded with `trust_remote_code` where hf_attn is not installed loads as transformers does, pickle refused.
 """
 
 from __future__ import annotations
@@ -15,7 +15,8 @@ from __future__ import annotations
 class SafetensorsLoadingMixin:
     """`from_pretrained` for hf_attn models: safetensors only (a folder holding only pickle weights is refused, and
     `use_safetensors=False` raises: loading never unpickles), weights verified before use; `save_pretrained` records
-    each weight file's digest in its own header and writes the folder's code. Listed before `PreTrainedModel` in a model's bases.
+    each weight file's digest in its own header and writes the folder's code. Listed before `PreTrainedModel` in a
+    model's bases.
 
     Also `get/set_input_embeddings` from `_input_embed_layer` as a dotted path (`"encoder.embeddings"`): transformers
     follows a single attribute name, and an embedding inside an encoder module would otherwise need both methods

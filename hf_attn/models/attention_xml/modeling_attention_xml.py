@@ -134,6 +134,7 @@ class SharedLabelClassifier(nn.Module):
 class AttentionXmlPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = AttentionXmlConfig
     base_model_prefix = "attention_xml"
+    supports_gradient_checkpointing = True  # per layer or level: its GradientCheckpointingLayer modules
     _input_embed_layer = "embeddings"
     _no_split_modules: ClassVar[list[str]] = []
 

@@ -163,6 +163,7 @@ class BiAttentionDocumentEncoder(nn.Module):
 class BiAttentionPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = BiAttentionConfig
     base_model_prefix = "bi_attention"
+    supports_gradient_checkpointing = True  # per layer or level: its GradientCheckpointingLayer modules
     _no_split_modules: ClassVar[list[str]] = []
 
     def _init_weights(self, module: nn.Module) -> None:

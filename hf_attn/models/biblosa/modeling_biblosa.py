@@ -46,6 +46,7 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 from transformers import initialization as init
+from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.utils import ModelOutput
 
 from hf_attn.layers.losses import classification_loss
@@ -239,7 +240,7 @@ def multi_dimensional_source2token(
     return (weights * values).sum(dim=dim), weights
 
 
-class BiBlosaDirection(nn.Module):
+class BiBlosaDirection(GradientCheckpointingLayer):
     """One direction of Bi-BloSAN: the token map and the masked block self-attention (mBloSA, §3.2).
 
     Parameters, with the original's names:
@@ -401,6 +402,7 @@ class BiBlosaEncoder(nn.Module):
 class BiBlosaPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = BiBlosaConfig
     base_model_prefix = "biblosa"
+    supports_gradient_checkpointing = True  # per layer or level: its GradientCheckpointingLayer modules
     _input_embed_layer = "embeddings"  # transformers' get/set_input_embeddings find them
     _no_split_modules: ClassVar[list[str]] = ["BiBlosaDirection"]
 

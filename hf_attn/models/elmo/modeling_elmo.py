@@ -45,6 +45,7 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 from transformers import initialization as init
+from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.utils import ModelOutput
 
 from hf_attn.layers.losses import classification_loss, token_cross_entropy
@@ -224,7 +225,7 @@ class ElmoCharacterEncoder(nn.Module):
         return embeddings
 
 
-class ElmoLstmLayer(nn.Module):
+class ElmoLstmLayer(GradientCheckpointingLayer):
     """One LSTM layer of the biLM for both directions at once (index 0 forward, 1 backward on the leading axis).
 
     The cell is TF1's `LSTMCell(num_proj=P, cell_clip, proj_clip)` without peepholes, per step t:
@@ -378,6 +379,7 @@ class ElmoBiLm(nn.Module):
 class ElmoPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = ElmoConfig
     base_model_prefix = "elmo"
+    supports_gradient_checkpointing = True  # per layer or level: its GradientCheckpointingLayer modules
     _no_split_modules: ClassVar[list[str]] = []
 
     @torch.no_grad()

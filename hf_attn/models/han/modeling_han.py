@@ -114,6 +114,7 @@ def _bidirectional_rnn(config: HanConfig, input_size: int, hidden_size: int) -> 
 class HanPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = HanConfig
     base_model_prefix = "han"
+    supports_gradient_checkpointing = True  # per layer or level: its GradientCheckpointingLayer modules
     _input_embed_layer = "embeddings"  # transformers' get/set_input_embeddings find them
     _no_split_modules: ClassVar[list[str]] = []
 

@@ -174,6 +174,7 @@ class MultiCrossAttention(nn.Module):
 class HapnPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = HapnConfig
     base_model_prefix = "hapn"
+    supports_gradient_checkpointing = True  # per layer or level: its GradientCheckpointingLayer modules
     main_input_name = "input_ids"
     accepts_loss_kwargs = False  # the loss is a mean over the batch's queries
     _no_split_modules: ClassVar[list[str]] = []

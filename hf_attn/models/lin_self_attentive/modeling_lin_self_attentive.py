@@ -200,6 +200,7 @@ def flatten_sentence_embedding(sentence_embedding: torch.Tensor, flatten_order: 
 class LinSelfAttentivePreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = LinSelfAttentiveConfig
     base_model_prefix = "lin"
+    supports_gradient_checkpointing = True  # per layer or level: its GradientCheckpointingLayer modules
     _input_embed_layer = "embeddings"  # transformers' get/set_input_embeddings find them
     _no_split_modules: ClassVar[list[str]] = []
 

@@ -58,6 +58,7 @@ class LstmnConfig(PreTrainedConfig):
     # Trainer's predictions keep only the logits; attention maps and memory tapes stay on the model outputs.
     keys_to_ignore_at_inference: ClassVar[list[str]] = [
         "past_key_values",
+        "cache",  # transformers ≥ 5.24's name of past_key_values
         "hidden_states",
         "intra_attentions",
         "pair_intra_attentions",

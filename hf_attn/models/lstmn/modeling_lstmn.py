@@ -59,8 +59,10 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 from transformers import GenerationMixin, PreTrainedModel
+from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.utils import ModelOutput
 
+from hf_attn.layers.generation_cache import cache_argument, cache_field, output_cache
 from hf_attn.layers.initialization import uniform_init
 from hf_attn.layers.losses import classification_loss, token_cross_entropy
 from hf_attn.layers.masking import masked_softmax
@@ -91,7 +93,8 @@ class LstmnModelOutput(ModelOutput):
     """
 
     last_hidden_state: torch.FloatTensor | None = None
-    past_key_values: Any = None
+    past_key_values: Any = None  # transformers < 5.24's name of the cache
+    cache: Any = None  # transformers ≥ 5.24's (`hf_attn.layers.generation_cache`)
     hidden_states: tuple[torch.FloatTensor, ...] | None = None
     intra_attentions: tuple[torch.FloatTensor, ...] | None = None
     attentions: tuple[torch.FloatTensor, ...] | None = None
@@ -157,7 +160,8 @@ class LstmnCausalLMOutput(ModelOutput):
 
     loss: torch.FloatTensor | None = None
     logits: torch.FloatTensor | None = None
-    past_key_values: Any = None
+    past_key_values: Any = None  # transformers < 5.24's name of the cache
+    cache: Any = None  # transformers ≥ 5.24's
     hidden_states: tuple[torch.FloatTensor, ...] | None = None
     intra_attentions: tuple[torch.FloatTensor, ...] | None = None
     attentions: tuple[torch.FloatTensor, ...] | None = None
@@ -206,7 +210,7 @@ class LstmnLayerOutput:
     state: LstmnLayerState | None = None
 
 
-class LstmnLayer(nn.Module):
+class LstmnLayer(GradientCheckpointingLayer):
     """One LSTMN layer (eq. 4–9), with inter-attention over an encoder's memory for `fusion` "shallow" or "deep"
     (eq. 10–14).
 
@@ -480,6 +484,7 @@ def pool_states(states: torch.Tensor, mask: torch.Tensor, pooling: str) -> torch
 class LstmnPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = LstmnConfig
     base_model_prefix = "lstmn"
+    supports_gradient_checkpointing = True  # per layer or level: its GradientCheckpointingLayer modules
     _input_embed_layer = "embeddings"  # transformers' get/set_input_embeddings find them
     _no_split_modules: ClassVar[list[str]] = ["LstmnLayer"]
 
@@ -532,18 +537,21 @@ class LstmnModel(LstmnPreTrainedModel):
         output_hidden_states: bool | None = None,
         output_attentions: bool | None = None,
         return_dict: bool | None = None,
+        cache: LstmnCache | None = None,
     ) -> LstmnModelOutput | tuple:
         r"""
         Args:
             input_ids (`torch.LongTensor` of shape `(B, T)`): token ids, padded on either side.
             attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding.
-            past_key_values (`LstmnCache`, *optional*): tapes to continue from (inference).
-            use_cache (`bool`, *optional*): return the tapes as `past_key_values`.
+            past_key_values / cache (`LstmnCache`, *optional*): tapes to continue from (inference; `cache` is
+                transformers ≥ 5.24's name).
+            use_cache (`bool`, *optional*): return the tapes (as `past_key_values`, or `cache` from 5.24).
             output_hidden_states (`bool`, *optional*): also return every layer's states.
         """
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
+        past_key_values = cache_argument(past_key_values, cache)
         use_cache = bool(use_cache) or past_key_values is not None
         _, states, layers = self.encode(input_ids, attention_mask, past_key_values, return_state=use_cache)
         cache = past_key_values
@@ -552,7 +560,7 @@ class LstmnModel(LstmnPreTrainedModel):
         intra_attentions = tuple(layer.intra_attentions for layer in layers)
         output = LstmnModelOutput(
             last_hidden_state=states[-1],
-            past_key_values=cache if use_cache else None,
+            **cache_field(cache if use_cache else None),
             hidden_states=tuple(states) if output_hidden_states else None,
             intra_attentions=intra_attentions,
             attentions=intra_attentions if output_attentions else None,
@@ -708,9 +716,9 @@ class LstmnForCausalLM(LstmnPreTrainedModel, GenerationMixin):
     def _supports_default_dynamic_cache(cls) -> bool:
         return False  # the cache is the LSTMN's own tapes (`LstmnCache`), not key/value tensors
 
-    def _reorder_cache(self, past_key_values: LstmnCache, beam_idx: torch.LongTensor) -> LstmnCache:
-        past_key_values.reorder_cache(beam_idx)
-        return past_key_values
+    def _reorder_cache(self, cache: LstmnCache, beam_idx: torch.LongTensor) -> LstmnCache:
+        cache.reorder_cache(beam_idx)
+        return cache
 
     def forward(
         self,
@@ -722,6 +730,7 @@ class LstmnForCausalLM(LstmnPreTrainedModel, GenerationMixin):
         output_hidden_states: bool | None = None,
         output_attentions: bool | None = None,
         return_dict: bool | None = None,
+        cache: LstmnCache | None = None,
         **kwargs: Any,
     ) -> LstmnCausalLMOutput | tuple:
         r"""
@@ -729,7 +738,8 @@ class LstmnForCausalLM(LstmnPreTrainedModel, GenerationMixin):
             input_ids (`torch.LongTensor` of shape `(B, T)`): token ids (only the new ones when continuing).
             attention_mask (`torch.Tensor` of shape `(B, T)` or `(B, past + T)`, *optional*): 1 for tokens, 0 for
                 padding; without it every position is a token (the pad id included, which a model may generate).
-            past_key_values (`LstmnCache`, *optional*): the tapes of the tokens read before.
+            past_key_values / cache (`LstmnCache`, *optional*): the tapes of the tokens read before (`cache` from
+                transformers 5.24).
             use_cache (`bool`, *optional*): return the tapes; defaults to `config.use_cache` in eval mode.
             labels (`torch.LongTensor` of shape `(B, T)`, *optional*): the tokens themselves (shifted inside, as in
                 transformers); −100 and padded positions are ignored.
@@ -744,7 +754,7 @@ class LstmnForCausalLM(LstmnPreTrainedModel, GenerationMixin):
         outputs = self.lstmn(
             input_ids,
             attention_mask=attention_mask,
-            past_key_values=past_key_values,
+            past_key_values=cache_argument(past_key_values, cache),
             use_cache=use_cache,
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
@@ -759,7 +769,7 @@ class LstmnForCausalLM(LstmnPreTrainedModel, GenerationMixin):
         output = LstmnCausalLMOutput(
             loss=loss,
             logits=logits,
-            past_key_values=outputs.past_key_values,
+            **cache_field(output_cache(outputs)),
             hidden_states=outputs.hidden_states,
             intra_attentions=outputs.intra_attentions,
             attentions=outputs.attentions,

@@ -154,6 +154,7 @@ class FeatureLevelAttention(nn.Module):
 class ProtoHattPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = ProtoHattConfig
     base_model_prefix = "proto_hatt"
+    supports_gradient_checkpointing = True  # per layer or level: its GradientCheckpointingLayer modules
     main_input_name = "input_ids"
     accepts_loss_kwargs = False  # the loss is a mean over the batch's queries
     _no_split_modules: ClassVar[list[str]] = []

@@ -78,6 +78,7 @@ class SgmConfig(PreTrainedConfig):
     model_type = "sgm"
     keys_to_ignore_at_inference: ClassVar[list[str]] = [
         "past_key_values",
+        "cache",  # transformers ≥ 5.24's name of past_key_values
         "cross_attentions",
         "decoder_hidden_states",
         "encoder_last_hidden_state",

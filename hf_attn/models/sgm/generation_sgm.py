@@ -14,6 +14,8 @@ import torch
 from transformers import LogitsProcessorList
 from transformers.generation.utils import GenerateBeamEncoderDecoderOutput
 
+from hf_attn.layers.generation_cache import CACHE_FIELD, cache_field, output_cache
+
 from .modeling_sgm import SgmForMultiLabelGeneration
 
 
@@ -60,7 +62,7 @@ def sgm_original_beam_search(
     attention_per_step: list[torch.Tensor] = []  # (B, K, S): the parent's attention at that step
     finished: list[list[tuple[float, int, int]]] = [[] for _ in range(batch_size)]
     eos_on_top = [False] * batch_size
-    cache = model_kwargs.get("past_key_values")
+    cache = model_kwargs.get(CACHE_FIELD)
     offsets = torch.arange(batch_size, device=input_ids.device)[:, None] * beams
     for step in range(steps):
         if all(eos_on_top[b] and finished[b] for b in range(batch_size)):
@@ -69,10 +71,10 @@ def sgm_original_beam_search(
             decoder_input_ids=sequences[:, -1:],
             encoder_outputs=model_kwargs["encoder_outputs"],
             attention_mask=model_kwargs.get("attention_mask"),
-            past_key_values=cache,
+            **cache_field(cache),
             use_cache=True,
         )
-        cache = outputs.past_key_values
+        cache = output_cache(outputs)
         log_probs = torch.log_softmax(outputs.logits[:, -1].float(), dim=-1)
         log_probs = logits_processor(sequences, log_probs)
         vocab = log_probs.size(-1)

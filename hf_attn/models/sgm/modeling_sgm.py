@@ -43,9 +43,11 @@ import torch
 from torch import nn
 from transformers import GenerationMixin, LogitsProcessor, LogitsProcessorList, PreTrainedModel
 from transformers import initialization as init
+from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.modeling_outputs import SequenceClassifierOutput
 from transformers.utils import ModelOutput
 
+from hf_attn.layers.generation_cache import cache_argument, cache_field, output_cache
 from hf_attn.layers.losses import classification_loss, token_cross_entropy
 from hf_attn.layers.masking import masked_softmax
 from hf_attn.layers.outputs import output_flags
@@ -97,7 +99,8 @@ class SgmModelOutput(ModelOutput):
     logits: torch.Tensor | None = None
     last_hidden_state: torch.Tensor | None = None
     cross_attentions: torch.Tensor | None = None
-    past_key_values: SgmCache | None = None
+    past_key_values: SgmCache | None = None  # transformers < 5.24's name of the cache
+    cache: SgmCache | None = None  # transformers ≥ 5.24's (`hf_attn.layers.generation_cache`)
     encoder_last_hidden_state: torch.Tensor | None = None
     decoder_hidden_states: tuple[torch.Tensor, ...] | None = None
     encoder_hidden_states: tuple[torch.Tensor, ...] | None = None
@@ -114,7 +117,8 @@ class SgmGenerationOutput(ModelOutput):
     logits: torch.Tensor | None = None
     cross_attentions: torch.Tensor | None = None
     decoder_attentions: torch.Tensor | None = None
-    past_key_values: SgmCache | None = None
+    past_key_values: SgmCache | None = None  # transformers < 5.24's name of the cache
+    cache: SgmCache | None = None  # transformers ≥ 5.24's
     decoder_hidden_states: tuple[torch.Tensor, ...] | None = None
     encoder_last_hidden_state: torch.Tensor | None = None
     encoder_hidden_states: tuple[torch.Tensor, ...] | None = None
@@ -187,7 +191,7 @@ class RepeatedLabelLogitsProcessor(LogitsProcessor):
 # ---------------------------------------------------------------------------------------------------------------
 
 
-class SgmEncoder(nn.Module):
+class SgmEncoder(GradientCheckpointingLayer):
     """The BiLSTM encoder (eq. 1–2) over the packed source; also hands the decoder its initial state."""
 
     def __init__(self, config: SgmConfig) -> None:
@@ -424,6 +428,7 @@ class SgmDecoder(nn.Module):
 class SgmPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = SgmConfig
     base_model_prefix = "model"
+    supports_gradient_checkpointing = True  # per layer or level: its GradientCheckpointingLayer modules
     _no_split_modules: ClassVar[list[str]] = ["SgmEncoder", "SgmDecoder"]
 
     @torch.no_grad()
@@ -462,6 +467,7 @@ class SgmModel(SgmPreTrainedModel):
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        cache: SgmCache | None = None,
         **kwargs: Any,
     ) -> SgmModelOutput | tuple:
         r"""
@@ -473,33 +479,31 @@ class SgmModel(SgmPreTrainedModel):
             decoder_attention_mask (*optional*): accepted for API compatibility; the decoder is causal, so padding
                 after a sequence's end never changes the steps before it.
             encoder_outputs ([`SgmEncoderOutput`], *optional*): a precomputed encoder output (generation reuses it).
-            past_key_values ([`SgmCache`], *optional*): the decoder state after the steps read before.
+            past_key_values / cache ([`SgmCache`], *optional*): the decoder state after the steps read before
+                (`cache` is transformers ≥ 5.24's name).
         """
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
+        past_key_values = cache_argument(past_key_values, cache)
         if encoder_outputs is None:
             encoder_outputs = self.encoder(input_ids, attention_mask)
         elif not isinstance(encoder_outputs, SgmEncoderOutput):
             encoder_outputs = SgmEncoderOutput(*encoder_outputs)
         states = encoder_outputs.last_hidden_state
-        if attention_mask is None:
-            attention_mask = (
-                input_ids != self.config.pad_token_id
-                if input_ids is not None
-                else torch.ones(states.shape[:2], dtype=torch.bool, device=states.device)
-            )
+        if attention_mask is None:  # every source position is a word
+            attention_mask = torch.ones(states.shape[:2], dtype=torch.bool, device=states.device)
         if decoder_input_ids is None:
             raise ValueError("SGM needs `decoder_input_ids` (or `labels`, which are shifted right to make them).")
         check_token_inputs(decoder_input_ids, None, self.config.target_vocab_size, name="decoder_input_ids")
-        logits, readouts, weights, cache = self.decoder(
+        logits, readouts, weights, new_cache = self.decoder(
             decoder_input_ids, encoder_outputs, attention_mask.to(torch.bool), past_key_values
         )
         output = SgmModelOutput(
             logits=logits,
             last_hidden_state=readouts,
             cross_attentions=weights,
-            past_key_values=cache if use_cache else None,
+            **cache_field(new_cache if use_cache else None),
             encoder_last_hidden_state=states,
             decoder_hidden_states=(readouts,) if output_hidden_states else None,
             encoder_hidden_states=(states,) if output_hidden_states else None,
@@ -523,9 +527,9 @@ class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
     def _supports_default_dynamic_cache(cls) -> bool:
         return False  # the cache is the LSTM decoder's state (`SgmCache`), not key/value tensors
 
-    def _reorder_cache(self, past_key_values: SgmCache, beam_idx: torch.LongTensor) -> SgmCache:
-        past_key_values.reorder_cache(beam_idx)
-        return past_key_values
+    def _reorder_cache(self, cache: SgmCache, beam_idx: torch.LongTensor) -> SgmCache:
+        cache.reorder_cache(beam_idx)
+        return cache
 
     def get_encoder(self) -> SgmEncoder:
         return self.model.encoder
@@ -544,16 +548,18 @@ class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
         attention_mask: torch.Tensor | None = None,
         encoder_outputs: SgmEncoderOutput | None = None,
         use_cache: bool | None = None,
+        cache: SgmCache | None = None,
         **kwargs: Any,
     ) -> dict[str, Any]:
         """`input_ids` are the decoder's ids so far; with a cache only the unread ones are fed."""
-        if past_key_values is not None:
-            input_ids = input_ids[:, past_key_values.get_seq_length() :]
+        cache = cache_argument(past_key_values, cache)
+        if cache is not None:
+            input_ids = input_ids[:, cache.get_seq_length() :]
         return {
             "decoder_input_ids": input_ids,
             "encoder_outputs": encoder_outputs,
             "attention_mask": attention_mask,
-            "past_key_values": past_key_values,
+            **cache_field(cache),
             "use_cache": use_cache,
         }
 
@@ -571,6 +577,7 @@ class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         num_items_in_batch: int | torch.Tensor | None = None,
+        cache: SgmCache | None = None,
         **kwargs: Any,
     ) -> SgmGenerationOutput | tuple:
         r"""
@@ -593,7 +600,7 @@ class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
             attention_mask=attention_mask,
             decoder_input_ids=decoder_input_ids,
             encoder_outputs=encoder_outputs,
-            past_key_values=past_key_values,
+            past_key_values=cache_argument(past_key_values, cache),
             use_cache=use_cache,
             output_hidden_states=output_hidden_states,
             return_dict=True,
@@ -605,7 +612,7 @@ class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
             loss=loss,
             logits=outputs.logits,
             cross_attentions=outputs.cross_attentions,
-            past_key_values=outputs.past_key_values,
+            **cache_field(output_cache(outputs)),
             decoder_hidden_states=outputs.decoder_hidden_states,
             encoder_last_hidden_state=outputs.encoder_last_hidden_state,
             encoder_hidden_states=outputs.encoder_hidden_states,

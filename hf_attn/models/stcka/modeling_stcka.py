@@ -203,6 +203,7 @@ class StckaKnowledgeEncoder(nn.Module):
 class StckaPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = StckaConfig
     base_model_prefix = "stcka"
+    supports_gradient_checkpointing = True  # per layer or level: its GradientCheckpointingLayer modules
     _input_embed_layer = "embeddings"  # transformers' get/set_input_embeddings find them
     _no_split_modules: ClassVar[list[str]] = []
 

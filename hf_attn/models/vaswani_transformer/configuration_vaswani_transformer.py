@@ -62,7 +62,7 @@ class VaswaniTransformerConfig(PreTrainedConfig):
     """
 
     model_type = "vaswani_transformer"
-    keys_to_ignore_at_inference: ClassVar[list[str]] = ["past_key_values", "encoder_last_hidden_state"]
+    keys_to_ignore_at_inference: ClassVar[list[str]] = ["past_key_values", "cache", "encoder_last_hidden_state"]
     attribute_map: ClassVar[dict[str, str]] = {
         "hidden_size": "d_model",
         "num_attention_heads": "encoder_attention_heads",

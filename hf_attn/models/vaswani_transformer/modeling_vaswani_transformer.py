@@ -33,6 +33,7 @@ from transformers import EncoderDecoderCache, GenerationMixin, PreTrainedModel
 from transformers import initialization as init
 from transformers.activations import ACT2FN
 from transformers.cache_utils import Cache, DynamicCache
+from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.modeling_outputs import (
     BaseModelOutput,
     BaseModelOutputWithPastAndCrossAttentions,
@@ -41,6 +42,7 @@ from transformers.modeling_outputs import (
 )
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
+from hf_attn.layers.generation_cache import cache_argument, cache_field, output_cache
 from hf_attn.layers.losses import token_cross_entropy
 from hf_attn.layers.outputs import output_flags
 from hf_attn.layers.positions import sinusoidal_positions
@@ -210,7 +212,7 @@ class VaswaniSublayer(nn.Module):
         return (hidden_states, *extra)
 
 
-class VaswaniEncoderLayer(nn.Module):
+class VaswaniEncoderLayer(GradientCheckpointingLayer):
     """Multi-head self-attention, then the feed-forward network, each in a residual sub-layer (§3.1)."""
 
     def __init__(self, config: VaswaniTransformerConfig) -> None:
@@ -231,7 +233,7 @@ class VaswaniEncoderLayer(nn.Module):
         return hidden_states, weights
 
 
-class VaswaniDecoderLayer(nn.Module):
+class VaswaniDecoderLayer(GradientCheckpointingLayer):
     """Masked self-attention, encoder-decoder attention, then the feed-forward network (§3.1)."""
 
     def __init__(self, config: VaswaniTransformerConfig, layer_idx: int) -> None:
@@ -311,6 +313,7 @@ class VaswaniEmbedding(nn.Module):
 class VaswaniTransformerPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     config_class = VaswaniTransformerConfig
     base_model_prefix = "model"
+    supports_gradient_checkpointing = True  # per layer or level: its GradientCheckpointingLayer modules
     _no_split_modules: ClassVar[list[str]] = ["VaswaniEncoderLayer", "VaswaniDecoderLayer"]
     _supports_sdpa = True
     _supports_flash_attn = False
@@ -399,13 +402,17 @@ class VaswaniTransformerDecoder(VaswaniTransformerPreTrainedModel):
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        cache: Cache | None = None,
         **kwargs,
     ) -> BaseModelOutputWithPastAndCrossAttentions:
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
+        past_key_values = cache_argument(past_key_values, cache)  # transformers ≥ 5.24 names it `cache`
         check_token_inputs(input_ids, None, self.config.vocab_size, name="decoder_input_ids")
         use_cache = self.config.use_cache if use_cache is None else use_cache
+        if self.training and any(layer.gradient_checkpointing for layer in self.layers):
+            use_cache = False  # a checkpointed layer runs twice: it must not write a cache
         if use_cache and past_key_values is None:
             past_key_values = EncoderDecoderCache(DynamicCache(), DynamicCache())
         past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
@@ -427,15 +434,16 @@ class VaswaniTransformerDecoder(VaswaniTransformerPreTrainedModel):
         for layer in self.layers:
             all_states.append(hidden_states)
             hidden_states, own, cross = layer(
-                hidden_states, self_mask, encoder_hidden_states, cross_mask, past_key_values, output_attentions
-            )
+                hidden_states, self_mask, encoder_hidden_states, cross_mask,
+                past_key_values=past_key_values, output_attentions=output_attentions,
+            )  # fmt: skip
             self_weights.append(own)
             cross_weights.append(cross)
         if self.layer_norm is not None:
             hidden_states = self.layer_norm(hidden_states)
         output = BaseModelOutputWithPastAndCrossAttentions(
             last_hidden_state=hidden_states,
-            past_key_values=past_key_values if use_cache else None,
+            **cache_field(past_key_values if use_cache else None),
             hidden_states=(*all_states, hidden_states) if output_hidden_states else None,
             attentions=tuple(self_weights) if output_attentions else None,
             cross_attentions=tuple(cross_weights) if output_attentions else None,
@@ -490,6 +498,7 @@ class VaswaniTransformerModel(VaswaniTransformerPreTrainedModel):
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        cache: Cache | None = None,
         **kwargs,
     ) -> Seq2SeqModelOutput:
         r"""
@@ -499,7 +508,8 @@ class VaswaniTransformerModel(VaswaniTransformerPreTrainedModel):
             decoder_input_ids (`torch.LongTensor` of shape `(B, T)`): target ids, starting with the start token.
             decoder_attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for target tokens.
             encoder_outputs (*optional*): a precomputed encoder output (generation reuses it).
-            past_key_values (`Cache`, *optional*): an `EncoderDecoderCache` from a previous step.
+            past_key_values / cache (`Cache`, *optional*): an `EncoderDecoderCache` from a previous step (`cache` is
+                transformers ≥ 5.24's name).
         """
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
@@ -515,7 +525,7 @@ class VaswaniTransformerModel(VaswaniTransformerPreTrainedModel):
             encoder_outputs.last_hidden_state,
             attention_mask=decoder_attention_mask,
             encoder_attention_mask=attention_mask,
-            past_key_values=past_key_values,
+            past_key_values=cache_argument(past_key_values, cache),
             use_cache=use_cache,
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
@@ -523,7 +533,7 @@ class VaswaniTransformerModel(VaswaniTransformerPreTrainedModel):
         )
         output = Seq2SeqModelOutput(
             last_hidden_state=decoder_outputs.last_hidden_state,
-            past_key_values=decoder_outputs.past_key_values,
+            **cache_field(output_cache(decoder_outputs)),
             decoder_hidden_states=decoder_outputs.hidden_states,
             decoder_attentions=decoder_outputs.attentions,
             cross_attentions=decoder_outputs.cross_attentions,
@@ -586,6 +596,7 @@ class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedMod
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         num_items_in_batch: int | torch.Tensor | None = None,
+        cache: Cache | None = None,
         **kwargs,
     ) -> Seq2SeqLMOutput:
         r"""
@@ -606,7 +617,7 @@ class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedMod
             decoder_input_ids=decoder_input_ids,
             decoder_attention_mask=decoder_attention_mask,
             encoder_outputs=encoder_outputs,
-            past_key_values=past_key_values,
+            past_key_values=cache_argument(past_key_values, cache),
             use_cache=use_cache,
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
@@ -621,7 +632,7 @@ class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedMod
         output = Seq2SeqLMOutput(
             loss=loss,
             logits=logits,
-            past_key_values=outputs.past_key_values,
+            **cache_field(output_cache(outputs)),
             decoder_hidden_states=outputs.decoder_hidden_states,
             decoder_attentions=outputs.decoder_attentions,
             cross_attentions=outputs.cross_attentions,

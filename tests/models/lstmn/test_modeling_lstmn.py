@@ -10,6 +10,7 @@ import torch
 from transformers import AutoModelForCausalLM, pipeline
 
 import hf_attn
+from hf_attn.layers.generation_cache import output_cache
 from hf_attn.models.lstmn import (
     LstmnConfig,
     LstmnForCausalLM,
@@ -272,8 +273,8 @@ def test_cached_continuation_equals_one_pass():
     ids, _ = padded([9], 9)
     whole = model(ids)
     first = model(ids[:, :5], use_cache=True)
-    assert first.past_key_values.get_seq_length() == 5
-    rest = model(ids[:, 5:], past_key_values=first.past_key_values)
+    assert output_cache(first).get_seq_length() == 5
+    rest = model(ids[:, 5:], past_key_values=output_cache(first))
     torch.testing.assert_close(torch.cat([first.logits, rest.logits], dim=1), whole.logits, rtol=0, atol=1e-5)
     assert rest.intra_attentions[0].shape == (1, 4, 9)  # the new rows read all slots written so far
     torch.testing.assert_close(rest.intra_attentions[0], whole.intra_attentions[0][:, 5:], rtol=0, atol=1e-5)
@@ -349,7 +350,7 @@ def test_bad_inputs_are_clear_value_errors():
     with pytest.raises(ValueError, match=r"pair_input_ids.*vocabulary"):
         model(torch.tensor([[3, 4]]), torch.tensor([[99]]))
     language_model = LstmnForCausalLM(tiny())
-    cache = language_model(torch.tensor([[3, 4]]), use_cache=True).past_key_values
+    cache = output_cache(language_model(torch.tensor([[3, 4]]), use_cache=True))
     cache.layers.pop()
     with pytest.raises(ValueError, match="past_key_values"):
         language_model(torch.tensor([[5]]), past_key_values=cache)

@@ -10,6 +10,7 @@ from transformers import GenerationConfig, MarianConfig, MarianMTModel
 
 from hf_attn import ARCHITECTURES, VaswaniTransformerConfig, VaswaniTransformerForConditionalGeneration
 from hf_attn.layers import sinusoidal_positions
+from hf_attn.layers.generation_cache import output_cache
 from tests.helpers import tiny_config
 
 ARCH = ARCHITECTURES["vaswani_transformer"]
@@ -93,7 +94,7 @@ def test_incremental_decoding_matches_the_full_forward():
             attention_mask=mask, encoder_outputs=encoder_outputs, decoder_input_ids=TARGET[:1, t : t + 1].repeat(2, 1),
             past_key_values=past, use_cache=True,
         )  # fmt: skip
-        past = step.past_key_values
+        past = output_cache(step)
         steps.append(step.logits)
     # Same math, different kernels (one query with a cache vs T queries with a causal mask): float32 rounding only.
     scale = full.abs().max().item()
