@@ -16,6 +16,11 @@ given with the call, classes it may never have seen in training:
 
 A relation model also takes each text's entities: pass `{"text": ..., "head": i, "tail": j}` (word indices) and
 `support_entities=[(head, tail), ...]`. `output_attentions=True` adds the maps the model has.
+
+Batched pipelines (`pipeline(..., batch_size=8)`) give what `batch_size=1` gives, for every hf_attn head. transformers'
+batching pads each input along its second axis only, which fails on inputs with more padded axes: a document's
+`(1, sentences, words)` ids, a word's characters `(1, words, characters)`. `register_pipelines` extends its padding
+to every axis for such inputs (`pad_every_axis`); 2-D inputs are padded exactly as before.
 """
 
 from __future__ import annotations
@@ -23,8 +28,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import torch
 from transformers import AutoConfig, AutoModelForSeq2SeqLM, Pipeline
 from transformers.pipelines import PIPELINE_REGISTRY
+from transformers.pipelines import base as pipeline_base
 
 TRANSLATION_TASK = "hf-attn-translation"
 FEW_SHOT_TASK = "hf-attn-few-shot"
@@ -99,18 +106,56 @@ class FewShotClassificationPipeline(Pipeline):
                  output_attentions: bool = False) -> dict[str, Any]:  # fmt: skip
         if support_texts is None or support_labels is None:
             raise ValueError("The hf-attn-few-shot pipeline needs `support_texts=` and `support_labels=`.")
-        entities = None if model_inputs["entities"] is None else [model_inputs["entities"]]
-        result = self.model.predict(
-            support_texts, support_labels, [model_inputs["text"]], self.tokenizer, support_entities=support_entities,
-            query_entities=entities, output_attentions=True,
-        )[0]  # fmt: skip
+        # One query, or a batch of them (`batch_size` > 1: the pipeline's collation gives each field as a list).
+        batched = isinstance(model_inputs["text"], list)
+        texts = model_inputs["text"] if batched else [model_inputs["text"]]
+        entities = model_inputs["entities"] if batched else [model_inputs["entities"]]
+        results = self.model.predict(
+            support_texts, support_labels, texts, self.tokenizer, support_entities=support_entities,
+            query_entities=None if all(pair is None for pair in entities) else entities, output_attentions=True,
+        )  # fmt: skip
         if not output_attentions:
-            result = {key: value for key, value in result.items() if key in ("label", "scores")}
-        return result
+            results = [
+                {key: value for key, value in result.items() if key in ("label", "scores")} for result in results
+            ]
+        if not batched:
+            return results[0]
+        return {key: [result[key] for result in results] for key in results[0]}  # unbatched by the pipeline
 
     def postprocess(self, model_outputs: dict[str, Any]) -> dict[str, Any]:
         return {"label": model_outputs["label"], "score": model_outputs["scores"][model_outputs["label"]],
                 **{key: value for key, value in model_outputs.items() if key != "label"}}  # fmt: skip
+
+
+def pad_every_axis(
+    items: list[dict[str, Any]], key: str, padding_value: int | float, padding_side: str
+) -> torch.Tensor | list:
+    """transformers' pipeline padding (`transformers.pipelines.base._pad`), extended to inputs of rank ≥ 3 whose
+    later axes differ from example to example (documents' words, words' characters): every axis is padded to the
+    batch's longest, on the tokenizer's padding side. Everything else is padded by transformers' own function."""
+    first = items[0][key]
+    if (
+        not isinstance(first, torch.Tensor)
+        or first.ndim < 3
+        or key in {"pixel_values", "image", "input_features"}
+        or all(item[key].shape[2:] == first.shape[2:] for item in items)
+    ):
+        return _TRANSFORMERS_PAD(items, key, padding_value, padding_side)
+    sizes = [max(item[key].shape[axis] for item in items) for axis in range(1, first.ndim)]
+    batch = torch.full([len(items), *sizes], padding_value, dtype=first.dtype)
+    for row, item in enumerate(items):
+        value = item[key][0]
+        if padding_side == "left":
+            batch[row][tuple(slice(size - extent, size) for size, extent in zip(sizes, value.shape, strict=True))] = (
+                value
+            )
+        else:
+            batch[row][tuple(slice(0, extent) for extent in value.shape)] = value
+    return batch
+
+
+_TRANSFORMERS_PAD = getattr(pipeline_base._pad, "transformers_pad", pipeline_base._pad)
+pad_every_axis.transformers_pad = _TRANSFORMERS_PAD  # type: ignore[attr-defined]
 
 
 def register_pipelines(few_shot_heads: Sequence[type] = ()) -> None:
@@ -118,6 +163,7 @@ def register_pipelines(few_shot_heads: Sequence[type] = ()) -> None:
     `few_shot_heads`: the model classes the few-shot pipeline loads (`hf_attn.registry.register_all` passes the
     registry's episode heads)."""
     _FEW_SHOT_HEADS.extend(head for head in few_shot_heads if head not in _FEW_SHOT_HEADS)
+    pipeline_base._pad = pad_every_axis  # batched pipelines over documents and characters (module docstring)
     supported = PIPELINE_REGISTRY.get_supported_tasks()
     if TRANSLATION_TASK not in supported:
         PIPELINE_REGISTRY.register_pipeline(

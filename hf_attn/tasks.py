@@ -240,7 +240,9 @@ class Classification(TaskShape):
     def extra_metrics(self, model, head, encoded_eval, data):
         if head.evidence_field is None or data.evidence_column is None:
             return {}
-        return score_evidence_attention(model, encoded_eval, data.evidence_column, head.evidence_field)
+        return score_evidence_attention(
+            model, encoded_eval, data.evidence_column, head.evidence_field, attention_kwargs=head.attention_kwargs
+        )
 
 
 class PairClassification(Classification):
@@ -736,10 +738,12 @@ def _model_inputs(dataset: Dataset) -> list[str]:
 
 @torch.no_grad()
 def score_evidence_attention(
-    model: PreTrainedModel, dataset: Dataset, evidence_column: str, attention_field: str, batch_size: int = 64
-) -> dict[str, float]:
-    """Runs `model` over the encoded `dataset` and scores `attention_field` (the top layer's, for per-layer maps)
-    against the evidence column; `{}` when the model does not return that field."""
+    model: PreTrainedModel, dataset: Dataset, evidence_column: str, attention_field: str, batch_size: int = 64,
+    attention_kwargs: dict[str, Any] | None = None,
+) -> dict[str, float]:  # fmt: skip
+    """Runs `model` over the encoded `dataset` (with the head's `attention_kwargs`, e.g. `output_attentions=True`)
+    and scores `attention_field` (the top layer's, for per-layer maps) against the evidence column; `{}` when the
+    model does not return that field."""
     collator = PaddingCollator(model.config.pad_token_id or 0)
     input_names = _model_inputs(dataset)
     was_training = model.training
@@ -748,7 +752,7 @@ def score_evidence_attention(
     for start in range(0, len(dataset), batch_size):
         rows = dataset.select(range(start, min(start + batch_size, len(dataset))))
         batch = collator([{name: row[name] for name in [*input_names, evidence_column]} for row in rows])
-        output = model(**{name: batch[name].to(model.device) for name in input_names})
+        output = model(**{name: batch[name].to(model.device) for name in input_names}, **(attention_kwargs or {}))
         attention = getattr(output, attention_field)
         if attention is None:  # e.g. a pair model built without the attention this field holds
             model.train(was_training)

@@ -93,7 +93,7 @@ class MeanPoolModel(MeanPoolPreTrainedModel):
         _, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size, self.config.pad_token_id)
+        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size)
         weights = mask if token_weights is None else token_weights * mask
         embeddings = self.embeddings(input_ids) * weights[..., None]
         pooled = embeddings.sum(1) / weights.sum(1, keepdim=True).clamp(min=1e-6)

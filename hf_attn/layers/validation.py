@@ -87,7 +87,7 @@ def check_token_inputs(
                 f"`{name}` holds token ids outside the vocabulary [0, {vocab_size}): min {smallest}, max {largest}. "
                 "Was the tokenizer built for this model?"
             )
-    mask_name = name.replace("input_ids", "attention_mask")
+    mask_name = name.replace("input_ids", "attention_mask").replace("inputs_embeds", "attention_mask")
     if attention_mask is None:
         return torch.ones_like(input_ids, dtype=torch.bool)
     if attention_mask.shape != input_ids.shape:
@@ -120,3 +120,40 @@ def check_labels(labels: torch.Tensor, shape: tuple[int, ...], num_classes: int)
             f"`labels` holds ids outside [0, {num_classes}) (−100 marks an ignored position): "
             f"min {int(scored.min())}, max {int(scored.max())}."
         )
+
+
+def embed_inputs(
+    embedding: torch.nn.Module,
+    input_ids: torch.Tensor | None,
+    inputs_embeds: torch.Tensor | None,
+    attention_mask: torch.Tensor | None,
+    vocab_size: int,
+    shape: str = "(batch, tokens)",
+    name: str = "input_ids",
+    batch_size: int | None = None,
+    right_padded: bool = False,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The token vectors and the boolean mask of a text given as ids (`embedding(input_ids)`, checked by
+    `check_token_inputs`) or as vectors (`inputs_embeds`, shape `shape + (E,)`: what PEFT's prompt tuning and any
+    caller with its own embeddings pass). Exactly one of the two; every check names the argument at fault."""
+    embeds_name = name.replace("input_ids", "inputs_embeds")
+    if (input_ids is None) == (inputs_embeds is None):
+        raise ValueError(f"Pass exactly one of `{name}` and `{embeds_name}`.")
+    if input_ids is not None:
+        mask = check_token_inputs(input_ids, attention_mask, vocab_size, shape, name, batch_size, right_padded)
+        return embedding(input_ids), mask
+    rank = shape.count(",") + 1
+    width = embedding.embedding_dim
+    if (
+        not isinstance(inputs_embeds, torch.Tensor)
+        or inputs_embeds.dim() != rank + 1
+        or inputs_embeds.size(-1) != width
+    ):
+        got = tuple(inputs_embeds.shape) if isinstance(inputs_embeds, torch.Tensor) else type(inputs_embeds).__name__
+        raise ValueError(f"`{embeds_name}` must have shape {shape[:-1]}, {width}), got {got}.")
+    if not inputs_embeds.is_floating_point():
+        raise ValueError(f"`{embeds_name}` must hold float vectors, got dtype {inputs_embeds.dtype}.")
+    # The ids' checks on a stand-in of their shape: rank, emptiness, batch size and the mask (never their values).
+    stand_in = torch.zeros(inputs_embeds.shape[:-1], dtype=torch.long, device=inputs_embeds.device)
+    mask = check_token_inputs(stand_in, attention_mask, 1, shape, embeds_name, batch_size, right_padded)
+    return inputs_embeds, mask

@@ -71,12 +71,14 @@ class DocumentTokenizerFast(HfAttnTokenizerFast):
 
     def __call__(
         self,
-        documents: Document | Sequence[Document],
+        documents: Document | Sequence[Document] | None = None,
         max_sentences: int | None = None,
         max_words_per_sentence: int | None = None,
         padding: bool | str = False,
         truncation: bool | str | None = None,
         return_tensors: str | None = None,
+        text: Document | Sequence[Document] | None = None,
+        text_pair: Document | Sequence[Document] | None = None,
         **kwargs: Any,
     ) -> BatchEncoding:
         """Tokenises one document (a string, or a list of sentence strings via `is_split_into_sentences=True`) or a
@@ -85,7 +87,23 @@ class DocumentTokenizerFast(HfAttnTokenizerFast):
         `padding` (or any `return_tensors`) pads to `(B, S, T)` with `pad_token_id` and mask 0; at least one
         sentence of one word, so an empty document is a single all-padding row. `truncation=False` turns the
         instance's limits off; limits passed to the call always apply.
+
+        `text` is another name for `documents` (transformers' pipelines call `tokenizer(text=..., text_pair=...)`);
+        `text_pair` documents become `pair_input_ids` / `pair_attention_mask`, the second view a document-pair model
+        (BI-Attention) reads.
         """
+        if (documents is None) == (text is None):
+            raise ValueError("Pass the documents once: as `documents` or as `text`.")
+        documents = documents if documents is not None else text
+        if text_pair is not None:
+            options = {
+                "max_sentences": max_sentences, "max_words_per_sentence": max_words_per_sentence,
+                "padding": padding, "truncation": truncation, "return_tensors": return_tensors, **kwargs,
+            }  # fmt: skip
+            first, second = self(documents, **options), self(text_pair, **options)
+            return BatchEncoding(
+                {**first, "pair_input_ids": second["input_ids"], "pair_attention_mask": second["attention_mask"]}
+            )
         is_split = kwargs.pop("is_split_into_sentences", False)
         single = isinstance(documents, str) or (is_split and documents and isinstance(documents[0], str))
         batch = [documents] if single else list(documents)

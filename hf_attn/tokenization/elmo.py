@@ -103,6 +103,13 @@ class ElmoCharacterTokenizerFast(PreTrainedTokenizerFast):
     def max_tokens(self) -> int | None:
         return self.init_kwargs.get("max_tokens")
 
+    @property
+    def pad_token_id(self) -> int | None:
+        """The padding id of the ids this tokenizer returns, character ids: 0 (what `padding=True` pads with).
+        transformers' batched pipelines pad with it."""
+        own = self.__getattr__("pad_token_id")  # a pad token of the word vocabulary, when it has one
+        return 0 if own is None else own
+
     def split_words(self, text: str) -> list[str]:
         """bilm-tf's tokenisation: `text.split()`."""
         return text.split()

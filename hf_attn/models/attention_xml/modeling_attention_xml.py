@@ -51,7 +51,7 @@ from hf_attn.layers.losses import multi_label_cross_entropy
 from hf_attn.layers.masking import masked_softmax
 from hf_attn.layers.outputs import output_flags
 from hf_attn.layers.rnn import PackedBiRNN
-from hf_attn.layers.validation import check_token_inputs
+from hf_attn.layers.validation import embed_inputs, value_checks_apply
 from hf_attn.utils.loading import SafetensorsLoadingMixin
 
 from .configuration_attention_xml import AttentionXmlConfig
@@ -181,10 +181,11 @@ class AttentionXmlModel(AttentionXmlPreTrainedModel):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
         **kwargs: Any,
     ) -> AttentionXmlModelOutput | tuple:
         r"""
@@ -192,11 +193,14 @@ class AttentionXmlModel(AttentionXmlPreTrainedModel):
             input_ids (`torch.LongTensor` of shape `(B, T)`): token ids, right-padded.
             attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding (every position
                 is a token when not given).
+            inputs_embeds (`torch.FloatTensor` of shape `(B, T, E)`, *optional*): word vectors instead of `input_ids`.
         """
         _, output_hidden_states, return_dict = output_flags(self.config, None, output_hidden_states, return_dict)
-        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size, right_padded=True)
-        embedded = self.embedding_dropout(self.embeddings(input_ids))
-        batch = input_ids.size(0)
+        embedded, mask = embed_inputs(
+            self.embeddings, input_ids, inputs_embeds, attention_mask, self.config.vocab_size, right_padded=True
+        )
+        embedded = self.embedding_dropout(embedded)
+        batch = mask.size(0)
         initial_state = (self.initial_hidden.expand(-1, batch, -1), self.initial_cell.expand(-1, batch, -1))
         states = self.encoder(embedded, mask, initial_state=tuple(s.contiguous() for s in initial_state))
         states = self.dropout(states)
@@ -223,13 +227,14 @@ class AttentionXmlForSequenceClassification(AttentionXmlPreTrainedModel):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         candidates: torch.LongTensor | None = None,
         labels: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
         **kwargs: Any,
     ) -> AttentionXmlClassifierOutput | tuple:
         r"""
@@ -246,11 +251,14 @@ class AttentionXmlForSequenceClassification(AttentionXmlPreTrainedModel):
             self.config, output_attentions, output_hidden_states, return_dict
         )
         if candidates is not None:
-            self._check_candidates(candidates, input_ids)
+            self._check_candidates(candidates, input_ids if input_ids is not None else inputs_embeds)
         encoded = self.attention_xml(
-            input_ids, attention_mask, output_hidden_states=output_hidden_states, return_dict=True
-        )
-        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size)
+            input_ids, attention_mask, output_hidden_states=output_hidden_states, return_dict=True,
+            inputs_embeds=inputs_embeds,
+        )  # fmt: skip
+        states = encoded.last_hidden_state
+        mask = torch.ones(states.shape[:2], dtype=torch.bool, device=states.device)
+        mask = mask if attention_mask is None else attention_mask.to(torch.bool)  # checked by the encoder
         contexts, weights = self.attention(encoded.last_hidden_state, mask, candidates)
         logits = self.classifier(contexts)
         loss = multi_label_cross_entropy(logits, labels) if labels is not None else None
@@ -271,7 +279,11 @@ class AttentionXmlForSequenceClassification(AttentionXmlPreTrainedModel):
                 f"`candidates` must be integer label ids of shape (batch, candidates) with the batch of `input_ids` "
                 f"({input_ids.size(0)}), got {candidates.dtype} of shape {tuple(candidates.shape)}."
             )
-        if candidates.numel() and (int(candidates.min()) < 0 or int(candidates.max()) >= rows):
+        if (
+            value_checks_apply(candidates)
+            and candidates.numel()
+            and (int(candidates.min()) < 0 or int(candidates.max()) >= rows)
+        ):
             raise ValueError(
                 f"`candidates` must hold label ids in [0, {rows}) (num_labels {self.config.num_labels}"
                 f"{' + the padding candidate' if self.config.padding_candidate else ''}), got ids in "

@@ -47,7 +47,7 @@ from hf_attn.layers.hierarchy import (
 from hf_attn.layers.losses import classification_loss
 from hf_attn.layers.outputs import output_flags
 from hf_attn.layers.rnn import PackedBiRNN
-from hf_attn.layers.validation import check_token_inputs
+from hf_attn.layers.validation import embed_inputs
 from hf_attn.utils.loading import SafetensorsLoadingMixin
 
 from .configuration_bi_attention import BiAttentionConfig
@@ -116,7 +116,8 @@ class BiAttentionDocumentClassifierOutput(ModelOutput):
 class BiAttentionDocumentEncoder(nn.Module):
     """One view's hierarchical encoder: words → e_ij, a_ij, s_i; sentences → A_i; document → r (module docstring).
 
-    Returns from `forward(input_ids (B, S, T), mask (B, S, T))`: `(r (B, D), a (B, S, T), A (B, S))`.
+    Returns from `forward(embeddings (B, S, T, E), mask (B, S, T))` (the words' vectors: `self.embeddings` of their
+    ids, or `inputs_embeds`): `(r (B, D), a (B, S, T), A (B, S), the hidden states)`.
     """
 
     def __init__(self, config: BiAttentionConfig, vocab_size: int) -> None:
@@ -137,9 +138,9 @@ class BiAttentionDocumentEncoder(nn.Module):
             representation_size + 2 * config.sentence_hidden_size, config.attention_size
         )
 
-    def forward(self, input_ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
-        batch, sentences, words = input_ids.shape
-        embeddings = self.dropout(self.embeddings(input_ids))  # w_ij, (B, S, T, E)
+    def forward(self, embeddings: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        batch, sentences, words = mask.shape
+        embeddings = self.dropout(embeddings)  # w_ij, (B, S, T, E)
         word_states = run_rnn_over_sentences(self.word_encoder, embeddings, mask)  # [→h; ←h], (B, S, T, 2Hw)
         # e_ij = [w_ij; →h_ij; ←h_ij]; padded words get zero attention, so they add nothing to s_i.
         flat_words = torch.cat([embeddings, word_states], dim=-1).view(batch * sentences, words, -1)
@@ -185,13 +186,15 @@ class BiAttentionModel(BiAttentionPreTrainedModel):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         pair_input_ids: torch.LongTensor | None = None,
         pair_attention_mask: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
+        pair_inputs_embeds: torch.FloatTensor | None = None,
     ) -> BiAttentionModelOutput | tuple:
         r"""
         Args:
@@ -199,22 +202,26 @@ class BiAttentionModel(BiAttentionPreTrainedModel):
             attention_mask (`torch.Tensor` of shape `(B, S, T)`, *optional*): 1 for words, 0 for padding.
             pair_input_ids (`torch.LongTensor` of shape `(B, S', T')`, *optional*): the second view's word ids.
             pair_attention_mask (`torch.Tensor` of shape `(B, S', T')`, *optional*): its mask.
+            inputs_embeds / pair_inputs_embeds (`torch.FloatTensor` of shape `(B, S, T, E)`, *optional*): word
+                vectors instead of a view's ids.
         """
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
         config, shape = self.config, "(batch, sentences, words)"
-        mask = check_token_inputs(input_ids, attention_mask, config.vocab_size, shape)
-        document, word_attentions, sentence_attentions, states = self.encoder(input_ids, mask)
+        embeddings, mask = embed_inputs(
+            self.encoder.embeddings, input_ids, inputs_embeds, attention_mask, config.vocab_size, shape
+        )
+        document, word_attentions, sentence_attentions, states = self.encoder(embeddings, mask)
         pair_document = pair_word_attentions = pair_sentence_attentions = None
         attentions, pair_states = (word_attentions, sentence_attentions), ()
-        if pair_input_ids is not None:
-            pair_mask = check_token_inputs(
-                pair_input_ids, pair_attention_mask, config.pair_vocab_size, shape,
-                name="pair_input_ids", batch_size=input_ids.size(0),
+        if pair_input_ids is not None or pair_inputs_embeds is not None:
+            pair_embeddings, pair_mask = embed_inputs(
+                self.pair_encoder.embeddings, pair_input_ids, pair_inputs_embeds, pair_attention_mask,
+                config.pair_vocab_size, shape, name="pair_input_ids", batch_size=mask.size(0),
             )  # fmt: skip
             pair_document, pair_word_attentions, pair_sentence_attentions, pair_states = self.pair_encoder(
-                pair_input_ids, pair_mask
+                pair_embeddings, pair_mask
             )
             attentions += (pair_word_attentions, pair_sentence_attentions)
         output = BiAttentionModelOutput(
@@ -247,14 +254,16 @@ class BiAttentionForDocumentClassification(BiAttentionPreTrainedModel):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
-        pair_input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
+        pair_input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         pair_attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
+        pair_inputs_embeds: torch.FloatTensor | None = None,
     ) -> BiAttentionDocumentClassifierOutput | tuple:
         r"""
         Args:
@@ -269,7 +278,7 @@ class BiAttentionForDocumentClassification(BiAttentionPreTrainedModel):
         )
         encoded = self.bi_attention(
             input_ids, attention_mask, pair_input_ids, pair_attention_mask, output_attentions, output_hidden_states,
-            return_dict=True,
+            return_dict=True, inputs_embeds=inputs_embeds, pair_inputs_embeds=pair_inputs_embeds,
         )  # fmt: skip
         view, pair_view = encoded.document_embedding, encoded.pair_document_embedding
         logits = self.classifier(self.dropout(torch.cat([view, pair_view], dim=-1)))  # (B, L)

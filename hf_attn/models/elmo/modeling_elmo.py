@@ -449,11 +449,12 @@ class ElmoModel(ElmoPreTrainedModel):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
     ) -> ElmoModelOutput | tuple:
         r"""
         Args:
@@ -464,10 +465,25 @@ class ElmoModel(ElmoPreTrainedModel):
             output_attentions (`bool`, *optional*): accepted as every hf_attn head does; ELMo has no attention.
             output_hidden_states (`bool`, *optional*): return every layer; unlike other models, `None` means yes
                 here: the layers are what ELMo is for.
+            inputs_embeds (`torch.FloatTensor` of shape `(B, T, P)`, *optional*): the token vectors x_k (what the
+                character CNN makes of each token: `token_embeddings` of an earlier output) instead of `input_ids`;
+                every position is a token unless `attention_mask` says otherwise.
         """
         return_dict = self.config.return_dict if return_dict is None else return_dict
-        mask = check_character_inputs(input_ids, attention_mask, self.config)
-        token_embeddings = self.character_encoder(input_ids, mask)  # x_k, (B, T, P)
+        if (input_ids is None) == (inputs_embeds is None):
+            raise ValueError("Pass exactly one of `input_ids` and `inputs_embeds`.")
+        if input_ids is not None:
+            mask = check_character_inputs(input_ids, attention_mask, self.config)
+            token_embeddings = self.character_encoder(input_ids, mask)  # x_k, (B, T, P)
+        else:
+            width = self.config.projection_dim
+            if inputs_embeds.dim() != 3 or inputs_embeds.size(-1) != width or not inputs_embeds.numel():
+                raise ValueError(
+                    f"`inputs_embeds` must have shape (batch, tokens, {width}), got {tuple(inputs_embeds.shape)}."
+                )
+            stand_in = torch.ones(inputs_embeds.shape[:2], dtype=torch.long, device=inputs_embeds.device)
+            mask = check_token_inputs(stand_in, attention_mask, 2, name="inputs_embeds", right_padded=True)
+            token_embeddings = inputs_embeds * mask[..., None].to(inputs_embeds.dtype)  # zero at padding
         layers = self.bilm(token_embeddings, mask, stateful=self.stateful)  # h_kj for j = 1..L
         hidden_states = (torch.cat([token_embeddings, token_embeddings], dim=-1), *layers)  # h_k0 = [x_k; x_k]
         output = ElmoModelOutput(
@@ -582,11 +598,15 @@ class _ElmoTaskModel(ElmoPreTrainedModel):
             self.elmo.eval()
         return self
 
-    def _features(self, input_ids, attention_mask) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, tuple]:
+    def _features(
+        self, input_ids, attention_mask, inputs_embeds=None
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, tuple]:
         """(task features (B, T, D), ELMo_k (B, T, 2P), mask (B, T), the biLM's layers)."""
         # A frozen biLM is a feature extractor: no graph is built through it, whatever `requires_grad` says.
         with torch.set_grad_enabled(torch.is_grad_enabled() and not self.config.freeze_elmo):
-            encoded = self.elmo(input_ids, attention_mask, output_hidden_states=True, return_dict=True)
+            encoded = self.elmo(
+                input_ids, attention_mask, output_hidden_states=True, return_dict=True, inputs_embeds=inputs_embeds
+            )
         representation = self.scalar_mix(encoded.hidden_states)  # (B, T, 2P)
         features = self.dropout(representation)
         if self.task_encoder is not None:
@@ -605,12 +625,13 @@ class ElmoForSequenceClassification(_ElmoTaskModel):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
     ) -> ElmoClassifierOutput | tuple:
         r"""
         Args:
@@ -622,7 +643,7 @@ class ElmoForSequenceClassification(_ElmoTaskModel):
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        features, representation, mask, layers = self._features(input_ids, attention_mask)
+        features, representation, mask, layers = self._features(input_ids, attention_mask, inputs_embeds)
         keep = mask[..., None].to(features.dtype)
         mean = (features * keep).sum(dim=1) / keep.sum(dim=1).clamp(min=1)
         maximum = features.masked_fill(~mask[..., None], torch.finfo(features.dtype).min).amax(dim=1)
@@ -650,12 +671,13 @@ class ElmoForTokenClassification(_ElmoTaskModel):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         labels: torch.LongTensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
     ) -> ElmoClassifierOutput | tuple:
         r"""
         Args:
@@ -667,7 +689,7 @@ class ElmoForTokenClassification(_ElmoTaskModel):
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        features, representation, mask, layers = self._features(input_ids, attention_mask)
+        features, representation, mask, layers = self._features(input_ids, attention_mask, inputs_embeds)
         logits = self.classifier(features) * mask[..., None].to(features.dtype)  # (B, T, N)
         loss = None
         if labels is not None:

@@ -41,7 +41,7 @@ from hf_attn.layers.hierarchy import (
 from hf_attn.layers.losses import classification_loss
 from hf_attn.layers.outputs import output_flags
 from hf_attn.layers.rnn import PackedBiRNN
-from hf_attn.layers.validation import check_token_inputs
+from hf_attn.layers.validation import embed_inputs
 from hf_attn.utils.loading import SafetensorsLoadingMixin
 
 from .configuration_han import HanConfig
@@ -142,11 +142,12 @@ class HanModel(HanPreTrainedModel):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
     ) -> HanModelOutput | tuple:
         r"""
         Args:
@@ -154,13 +155,18 @@ class HanModel(HanPreTrainedModel):
                 `DocumentTokenizerFast` returns them.
             attention_mask (`torch.Tensor` of shape `(B, S, T)`, *optional*): 1 for words, 0 for padding; every
                 position is a word when omitted. A sentence without a single word is padding.
+            inputs_embeds (`torch.FloatTensor` of shape `(B, S, T, E)`, *optional*): word vectors instead of
+                `input_ids`.
         """
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size, "(batch, sentences, words)")
-        batch, sentences, words = input_ids.shape
-        embeddings = self.dropout(self.embeddings(input_ids))  # x_it = W_e w_it (eq. 1), (B, S, T, E)
+        embeddings, mask = embed_inputs(
+            self.embeddings, input_ids, inputs_embeds, attention_mask, self.config.vocab_size,
+            "(batch, sentences, words)",
+        )  # fmt: skip
+        batch, sentences, words = mask.shape
+        embeddings = self.dropout(embeddings)  # x_it = W_e w_it (eq. 1), (B, S, T, E)
         word_states = run_rnn_over_sentences(self.word_encoder, embeddings, mask)  # h_it (eq. 2–4), (B, S, T, 2Hw)
         sentence_embeddings, word_attentions = self.word_attention(
             word_states.view(batch * sentences, words, -1), mask.view(batch * sentences, words)
@@ -199,12 +205,13 @@ class HanForDocumentClassification(HanPreTrainedModel):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
     ) -> HanDocumentClassifierOutput | tuple:
         r"""
         Args:
@@ -216,7 +223,9 @@ class HanForDocumentClassification(HanPreTrainedModel):
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        encoded = self.han(input_ids, attention_mask, output_attentions, output_hidden_states, return_dict=True)
+        encoded = self.han(
+            input_ids, attention_mask, output_attentions, output_hidden_states, True, inputs_embeds=inputs_embeds
+        )
         logits = self.classifier(self.dropout(encoded.document_embedding))  # (B, L)
         loss = classification_loss(self.config, logits, labels) if labels is not None else None
         output = HanDocumentClassifierOutput(

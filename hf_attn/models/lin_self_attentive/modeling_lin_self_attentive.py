@@ -40,7 +40,7 @@ from hf_attn.layers.initialization import uniform_init
 from hf_attn.layers.losses import classification_loss
 from hf_attn.layers.outputs import output_flags
 from hf_attn.layers.rnn import PackedBiRNN
-from hf_attn.layers.validation import check_token_inputs
+from hf_attn.layers.validation import check_token_inputs, embed_inputs
 from hf_attn.utils.loading import SafetensorsLoadingMixin
 
 from .configuration_lin_self_attentive import LinSelfAttentiveConfig
@@ -257,23 +257,27 @@ class LinSelfAttentiveModel(LinSelfAttentivePreTrainedModel):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
     ) -> LinSelfAttentiveModelOutput | tuple:
         r"""
         Args:
             input_ids (`torch.LongTensor` of shape `(B, T)`): token ids, right-padded.
             attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): 1 for tokens, 0 for padding; every position
                 is a token when omitted.
+            inputs_embeds (`torch.FloatTensor` of shape `(B, T, E)`, *optional*): word vectors instead of `input_ids`.
         """
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size)
-        embeddings = self.dropout(self.embeddings(input_ids))  # (B, T, E)
+        embeddings, mask = embed_inputs(
+            self.embeddings, input_ids, inputs_embeds, attention_mask, self.config.vocab_size
+        )
+        embeddings = self.dropout(embeddings)  # (B, T, E)
         hidden_states = self.encoder(embeddings, mask, pack=self.config.pack_sequences)  # H, (B, T, 2U)
         sentence_embedding, hop_attentions = self.attention(hidden_states, mask)  # M (B, R, 2U), A (B, R, T)
         penalty = annotation_penalty(hop_attentions, mask, self.config.penalty_type)  # P, (B,)
@@ -302,12 +306,13 @@ class LinSelfAttentiveForSequenceClassification(LinSelfAttentivePreTrainedModel)
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
     ) -> LinSelfAttentiveSequenceClassifierOutput | tuple:
         r"""
         Args:
@@ -319,7 +324,9 @@ class LinSelfAttentiveForSequenceClassification(LinSelfAttentivePreTrainedModel)
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        encoded = self.lin(input_ids, attention_mask, output_attentions, output_hidden_states, return_dict=True)
+        encoded = self.lin(
+            input_ids, attention_mask, output_attentions, output_hidden_states, True, inputs_embeds=inputs_embeds
+        )
         logits = self.classifier(flatten_sentence_embedding(encoded.sentence_embedding, self.config.flatten_order))
         loss = None
         if labels is not None:

@@ -24,6 +24,7 @@ ARCHITECTURE = Architecture(
             "AutoModelForSequenceClassification",
             "sentence",
             "text-classification",
+            attention_kwargs={"output_attentions": True},
             attention_fields=("intra_attentions",),
             scores_evidence=False,
         ),
@@ -32,6 +33,7 @@ ARCHITECTURE = Architecture(
             None,
             "sentence_pair",
             "text-classification",
+            attention_kwargs={"output_attentions": True},
             attention_fields=("inter_attentions", "intra_attentions", "pair_intra_attentions"),
         ),
         Head(
@@ -40,6 +42,7 @@ ARCHITECTURE = Architecture(
             "sentence",
             "text-generation",
             labels="token_vocab",
+            attention_kwargs={"output_attentions": True},
             attention_fields=("intra_attentions",),
             scores_evidence=False,
         ),

@@ -67,7 +67,7 @@ from hf_attn.layers.initialization import uniform_init
 from hf_attn.layers.losses import classification_loss, token_cross_entropy
 from hf_attn.layers.masking import masked_softmax
 from hf_attn.layers.outputs import output_flags
-from hf_attn.layers.validation import check_token_inputs
+from hf_attn.layers.validation import check_token_inputs, embed_inputs
 from hf_attn.utils.loading import SafetensorsLoadingMixin
 
 from .configuration_lstmn import LstmnConfig
@@ -86,7 +86,8 @@ class LstmnModelOutput(ModelOutput):
         past_key_values (`LstmnCache`, *optional*): every layer's tape, returned with `use_cache=True`.
         hidden_states (`tuple(torch.FloatTensor)`, *optional*): the embeddings and each layer's h_t, with
             `output_hidden_states=True`.
-        intra_attentions (`tuple(torch.FloatTensor)` of shape `(B, T, S)`): s^t of each layer (eq. 5); column j
+        intra_attentions (`tuple(torch.FloatTensor)` of shape `(B, T, S)`, *optional*): with `output_attentions=True`
+            (a per-layer tuple stays out of pipeline outputs unless asked for), s^t of each layer (eq. 5); column j
             is tape slot j. Without a cache S = T and the maps are lower-triangular.
         attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the maps above as one
             tuple (transformers' field).
@@ -106,7 +107,8 @@ class LstmnSequenceClassifierOutput(ModelOutput):
     Args:
         loss (`torch.FloatTensor` of shape `()`, *optional*): the classification loss, when `labels` are given.
         logits (`torch.FloatTensor` of shape `(B, L)`).
-        intra_attentions (`tuple(torch.FloatTensor)` of shape `(B, T, T)`): s^t of each layer.
+        intra_attentions (`tuple(torch.FloatTensor)` of shape `(B, T, T)`, *optional*): with `output_attentions=True`,
+            s^t of each layer.
         hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the embeddings and
             each layer's h_t (for pairs: the premise's, then the hypothesis's).
         attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the maps above as one
@@ -126,7 +128,8 @@ class LstmnPairClassifierOutput(ModelOutput):
     Args:
         loss (`torch.FloatTensor` of shape `()`, *optional*): the classification loss, when `labels` are given.
         logits (`torch.FloatTensor` of shape `(B, L)`).
-        intra_attentions (`tuple(torch.FloatTensor)` of shape `(B, M, M)`): the premise encoder's s^t per layer.
+        intra_attentions (`tuple(torch.FloatTensor)` of shape `(B, M, M)`, *optional*): with `output_attentions=True`
+            (as the two below), the premise encoder's s^t per layer.
         pair_intra_attentions (`tuple(torch.FloatTensor)` of shape `(B, T, T)`): the hypothesis decoder's s^t.
         inter_attentions (`tuple(torch.FloatTensor)` of shape `(B, T, M)`, *optional*): p^t per decoder layer
             (eq. 11): each hypothesis token's read of the premise. `None` with `fusion="none"`.
@@ -153,7 +156,8 @@ class LstmnCausalLMOutput(ModelOutput):
         logits (`torch.FloatTensor` of shape `(B, T, V)`): scores of the next token after each position.
         past_key_values (`LstmnCache`, *optional*): the tapes to continue from (`generate()` passes them back).
         hidden_states (`tuple(torch.FloatTensor)`, *optional*): as in [`LstmnModelOutput`].
-        intra_attentions (`tuple(torch.FloatTensor)` of shape `(B, T, S)`): s^t of each layer.
+        intra_attentions (`tuple(torch.FloatTensor)` of shape `(B, T, S)`, *optional*): with `output_attentions=True`,
+            s^t of each layer.
         attentions (`tuple(torch.FloatTensor)`, *optional*): with `output_attentions=True`, the maps above as one
             tuple (transformers' field).
     """
@@ -507,30 +511,33 @@ class LstmnModel(LstmnPreTrainedModel):
 
     def encode(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None,
         attention_mask: torch.Tensor | None = None,
         past_key_values: LstmnCache | None = None,
         return_state: bool = False,
         name: str = "input_ids",
+        inputs_embeds: torch.FloatTensor | None = None,
     ) -> tuple[torch.Tensor, list[torch.Tensor], list[LstmnLayerOutput]]:
-        """Checks the inputs and runs the layers: `(mask (B, T), [embeddings, h^1, …], per-layer outputs)`. With a
-        cache, `attention_mask` may cover the past tokens too (as `generate()` passes it); its last T columns
-        are the new tokens'."""
+        """Checks the inputs (ids, or their vectors `inputs_embeds`) and runs the layers: `(mask (B, T),
+        [embeddings, h^1, …], per-layer outputs)`. With a cache, `attention_mask` may cover the past tokens too (as
+        `generate()` passes it); its last T columns are the new tokens'."""
         config = self.config
         if past_key_values is not None and attention_mask is not None and attention_mask.dim() == 2:
-            attention_mask = attention_mask[:, -input_ids.size(1) :]
-        mask = check_token_inputs(input_ids, attention_mask, config.vocab_size, name=name)
+            new = (input_ids if input_ids is not None else inputs_embeds).size(1)
+            attention_mask = attention_mask[:, -new:]
+        embeddings, mask = embed_inputs(
+            self.embeddings, input_ids, inputs_embeds, attention_mask, config.vocab_size, name=name
+        )  # x_t, (B, T, E)
         if past_key_values is not None and len(past_key_values) != config.num_hidden_layers:
             raise ValueError(
                 f"`past_key_values` holds {len(past_key_values)} layers; this model has {config.num_hidden_layers}."
             )
-        embeddings = self.embeddings(input_ids)  # x_t, (B, T, E)
         layers = self.encoder(embeddings, mask, cache=past_key_values, return_state=return_state)
         return mask, [embeddings] + [layer.hidden for layer in layers], layers
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         past_key_values: LstmnCache | None = None,
         use_cache: bool | None = None,
@@ -538,6 +545,7 @@ class LstmnModel(LstmnPreTrainedModel):
         output_attentions: bool | None = None,
         return_dict: bool | None = None,
         cache: LstmnCache | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
     ) -> LstmnModelOutput | tuple:
         r"""
         Args:
@@ -553,7 +561,9 @@ class LstmnModel(LstmnPreTrainedModel):
         )
         past_key_values = cache_argument(past_key_values, cache)
         use_cache = bool(use_cache) or past_key_values is not None
-        _, states, layers = self.encode(input_ids, attention_mask, past_key_values, return_state=use_cache)
+        _, states, layers = self.encode(
+            input_ids, attention_mask, past_key_values, return_state=use_cache, inputs_embeds=inputs_embeds
+        )
         cache = past_key_values
         if use_cache and cache is None:
             cache = LstmnCache([layer.state for layer in layers])
@@ -562,7 +572,7 @@ class LstmnModel(LstmnPreTrainedModel):
             last_hidden_state=states[-1],
             **cache_field(cache if use_cache else None),
             hidden_states=tuple(states) if output_hidden_states else None,
-            intra_attentions=intra_attentions,
+            intra_attentions=intra_attentions if output_attentions else None,
             attentions=intra_attentions if output_attentions else None,
         )
         return output if return_dict else output.to_tuple()
@@ -580,12 +590,13 @@ class LstmnForSequenceClassification(LstmnPreTrainedModel):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
     ) -> LstmnSequenceClassifierOutput | tuple:
         r"""
         Args:
@@ -596,14 +607,14 @@ class LstmnForSequenceClassification(LstmnPreTrainedModel):
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        mask, states, layers = self.lstmn.encode(input_ids, attention_mask)
+        mask, states, layers = self.lstmn.encode(input_ids, attention_mask, inputs_embeds=inputs_embeds)
         logits = self.classifier(pool_states(states[-1], mask, self.config.pooling))
         loss = classification_loss(self.config, logits, labels) if labels is not None else None
         intra_attentions = tuple(layer.intra_attentions for layer in layers)
         output = LstmnSequenceClassifierOutput(
             loss=loss,
             logits=logits,
-            intra_attentions=intra_attentions,
+            intra_attentions=intra_attentions if output_attentions else None,
             hidden_states=tuple(states) if output_hidden_states else None,
             attentions=intra_attentions if output_attentions else None,
         )
@@ -682,9 +693,9 @@ class LstmnForPairClassification(LstmnPreTrainedModel):
         output = LstmnPairClassifierOutput(
             loss=loss,
             logits=logits,
-            intra_attentions=maps["intra_attentions"],
-            pair_intra_attentions=maps["pair_intra_attentions"],
-            inter_attentions=maps["inter_attentions"] or None,
+            intra_attentions=maps["intra_attentions"] if output_attentions else None,
+            pair_intra_attentions=maps["pair_intra_attentions"] if output_attentions else None,
+            inter_attentions=(maps["inter_attentions"] or None) if output_attentions else None,
             hidden_states=tuple(premise_states + hypothesis_states) if output_hidden_states else None,
             attentions=sum(maps.values(), ()) if output_attentions else None,
         )
@@ -722,7 +733,7 @@ class LstmnForCausalLM(LstmnPreTrainedModel, GenerationMixin):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         past_key_values: LstmnCache | None = None,
         use_cache: bool | None = None,
@@ -731,6 +742,7 @@ class LstmnForCausalLM(LstmnPreTrainedModel, GenerationMixin):
         output_attentions: bool | None = None,
         return_dict: bool | None = None,
         cache: LstmnCache | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
         **kwargs: Any,
     ) -> LstmnCausalLMOutput | tuple:
         r"""
@@ -750,10 +762,12 @@ class LstmnForCausalLM(LstmnPreTrainedModel, GenerationMixin):
         if use_cache is None:
             use_cache = self.config.use_cache and not self.training and labels is None
         if attention_mask is None:  # every token is real, as in transformers' LMs (generate() drops all-ones masks)
-            attention_mask = torch.ones_like(input_ids)
+            shape = (input_ids if input_ids is not None else inputs_embeds).shape[:2]
+            attention_mask = torch.ones(shape, dtype=torch.long, device=self.lm_head.weight.device)
         outputs = self.lstmn(
             input_ids,
             attention_mask=attention_mask,
+            inputs_embeds=inputs_embeds,
             past_key_values=cache_argument(past_key_values, cache),
             use_cache=use_cache,
             output_attentions=output_attentions,

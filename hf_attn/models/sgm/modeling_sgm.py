@@ -52,7 +52,7 @@ from hf_attn.layers.losses import classification_loss, token_cross_entropy
 from hf_attn.layers.masking import masked_softmax
 from hf_attn.layers.outputs import output_flags
 from hf_attn.layers.sequences import label_ids_of_sequence, reverse_padded, shift_tokens_right
-from hf_attn.layers.validation import check_token_inputs
+from hf_attn.layers.validation import check_token_inputs, embed_inputs
 from hf_attn.utils.loading import SafetensorsLoadingMixin
 
 from .configuration_sgm import SgmConfig
@@ -208,18 +208,24 @@ class SgmEncoder(GradientCheckpointingLayer):
         )
 
     def forward(
-        self, input_ids: torch.LongTensor, attention_mask: torch.Tensor | None = None, **kwargs: Any
+        self,
+        input_ids: torch.LongTensor | None = None,
+        attention_mask: torch.Tensor | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
+        **kwargs: Any,
     ) -> SgmEncoderOutput:
         config = self.config
-        mask = check_token_inputs(input_ids, attention_mask, config.vocab_size, right_padded=True)
+        embedded, mask = embed_inputs(
+            self.embeddings, input_ids, inputs_embeds, attention_mask, config.vocab_size, right_padded=True
+        )  # x_i, (B, S, E)
         lengths = mask.sum(dim=-1)
         if config.reverse_source:
-            input_ids = reverse_padded(input_ids, lengths)
+            embedded = reverse_padded(embedded, lengths)
         packed = nn.utils.rnn.pack_padded_sequence(
-            self.embeddings(input_ids), lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False
+            embedded, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False
         )
         outputs, (final_hidden, final_cell) = self.rnn(packed)
-        outputs, _ = nn.utils.rnn.pad_packed_sequence(outputs, batch_first=True, total_length=input_ids.size(1))
+        outputs, _ = nn.utils.rnn.pad_packed_sequence(outputs, batch_first=True, total_length=mask.size(1))
         forward_half, backward_half = outputs.chunk(2, dim=-1)  # (B, S, H_e) each
         if config.merge_directions == "sum":
             outputs = forward_half + backward_half
@@ -392,10 +398,13 @@ class SgmDecoder(nn.Module):
         context, previous_logits, emitted = cache.context, cache.logits, cache.emitted
         all_logits, all_readouts, all_weights = [], [], []
         embedded = self.dropout(self.embeddings(decoder_input_ids))  # (B, T, E)
+        table = None
+        if self.global_embedding is not None:  # every label's e_i as the embedding module gives it (with any adapter)
+            table = self.embeddings(torch.arange(config.target_vocab_size, device=decoder_input_ids.device))
         for step in range(decoder_input_ids.size(1)):
             label_input = embedded[:, step]
             if self.global_embedding is not None:
-                label_input = self.global_embedding(label_input, self.embeddings.weight, previous_logits, emitted)
+                label_input = self.global_embedding(label_input, table, previous_logits, emitted)
             layer_input = torch.cat([label_input, context], dim=-1) if config.input_feeding else label_input
             for index, layer in enumerate(self.layers):  # eq. 5, a stacked LSTM
                 hidden[index], cell[index] = layer(layer_input, (hidden[index], cell[index]))
@@ -468,6 +477,7 @@ class SgmModel(SgmPreTrainedModel):
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         cache: SgmCache | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
         **kwargs: Any,
     ) -> SgmModelOutput | tuple:
         r"""
@@ -487,7 +497,7 @@ class SgmModel(SgmPreTrainedModel):
         )
         past_key_values = cache_argument(past_key_values, cache)
         if encoder_outputs is None:
-            encoder_outputs = self.encoder(input_ids, attention_mask)
+            encoder_outputs = self.encoder(input_ids, attention_mask, inputs_embeds=inputs_embeds)
         elif not isinstance(encoder_outputs, SgmEncoderOutput):
             encoder_outputs = SgmEncoderOutput(*encoder_outputs)
         states = encoder_outputs.last_hidden_state
@@ -578,6 +588,7 @@ class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
         return_dict: bool | None = None,
         num_items_in_batch: int | torch.Tensor | None = None,
         cache: SgmCache | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
         **kwargs: Any,
     ) -> SgmGenerationOutput | tuple:
         r"""
@@ -604,6 +615,7 @@ class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
             use_cache=use_cache,
             output_hidden_states=output_hidden_states,
             return_dict=True,
+            inputs_embeds=inputs_embeds,
         )
         loss = None
         if labels is not None:
@@ -672,12 +684,13 @@ class SgmForMultiLabelClassification(SgmPreTrainedModel):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         labels: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
         **kwargs: Any,
     ) -> SequenceClassifierOutput | tuple:
         r"""
@@ -689,8 +702,9 @@ class SgmForMultiLabelClassification(SgmPreTrainedModel):
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size)
-        states = self.encoder(input_ids, mask).last_hidden_state  # (B, S, C)
+        states = self.encoder(input_ids, attention_mask, inputs_embeds=inputs_embeds).last_hidden_state  # (B, S, C)
+        mask = torch.ones(states.shape[:2], dtype=torch.bool, device=states.device)
+        mask = mask if attention_mask is None else attention_mask.to(torch.bool)  # checked by the encoder
         pooled = states.masked_fill(~mask[:, :, None], torch.finfo(states.dtype).min).amax(dim=1)
         pooled = torch.where(mask.any(dim=1, keepdim=True), pooled, torch.zeros_like(pooled))  # all-padding: 0
         logits = self.classifier(self.dropout(pooled))

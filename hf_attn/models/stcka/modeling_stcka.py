@@ -48,7 +48,7 @@ from hf_attn.layers.losses import classification_loss
 from hf_attn.layers.masking import masked_softmax
 from hf_attn.layers.outputs import output_flags
 from hf_attn.layers.rnn import PackedBiRNN
-from hf_attn.layers.validation import check_token_inputs
+from hf_attn.layers.validation import check_token_inputs, embed_inputs, value_checks_apply
 from hf_attn.utils.loading import SafetensorsLoadingMixin
 
 from .configuration_stcka import StckaConfig
@@ -252,8 +252,8 @@ class StckaModel(StckaPreTrainedModel):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
-        concept_input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
+        concept_input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         concept_attention_mask: torch.Tensor | None = None,
         char_input_ids: torch.LongTensor | None = None,
@@ -263,6 +263,7 @@ class StckaModel(StckaPreTrainedModel):
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
     ) -> StckaModelOutput | tuple:
         r"""
         Args:
@@ -277,17 +278,26 @@ class StckaModel(StckaPreTrainedModel):
                 word's / concept's UTF-8 bytes + 1 (0 pads), from a tokenizer built with `max_word_length`; needed
                 when `config.char_feature_size` > 0, ignored otherwise.
             char_attention_mask / concept_char_attention_mask (*optional*): 1 for characters; derived from the ids.
+            inputs_embeds (`torch.FloatTensor` of shape `(B, T, E_w)`, *optional*): word embeddings instead of
+                `input_ids` (the character features, when the model has them, are still read from `char_input_ids`).
         """
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
+        if concept_input_ids is None:
+            raise ValueError("`concept_input_ids` is required: STCKA reads each text's concept set.")
         config = self.config
-        mask = check_token_inputs(input_ids, attention_mask, config.vocab_size, right_padded=config.mask_padding)
+        words, mask = embed_inputs(
+            self.embeddings, input_ids, inputs_embeds, attention_mask, config.vocab_size,
+            right_padded=config.mask_padding,
+        )  # fmt: skip
         concept_mask = check_token_inputs(
             concept_input_ids, concept_attention_mask, config.concept_vocab_size,
-            name="concept_input_ids", batch_size=input_ids.size(0),
+            name="concept_input_ids", batch_size=mask.size(0),
         )  # fmt: skip
-        embeddings = self.embed(self.embeddings, input_ids, char_input_ids, char_attention_mask, "char_input_ids")
+        embeddings = self.embed(
+            self.embeddings, input_ids, char_input_ids, char_attention_mask, "char_input_ids", words
+        )
         hidden, text, self_weights = self.text_encoder(embeddings, mask)  # embeddings (B, T, E)
         concepts = self.embed(
             self.concept_embeddings,
@@ -312,11 +322,12 @@ class StckaModel(StckaPreTrainedModel):
         return output if return_dict else output.to_tuple()
 
     def embed(
-        self, table: nn.Embedding, ids: torch.Tensor, char_ids: torch.Tensor | None, char_mask: torch.Tensor | None,
-        name: str,
+        self, table: nn.Embedding, ids: torch.Tensor | None, char_ids: torch.Tensor | None,
+        char_mask: torch.Tensor | None, name: str, words: torch.Tensor | None = None,
     ) -> torch.Tensor:  # fmt: skip
-        """The input embedding (§3.2): [word embedding; character features] `(…, E)`."""
-        words = table(ids)
+        """The input embedding (§3.2): [word embedding; character features] `(…, E)`; `words` are the word
+        embeddings when given already (`inputs_embeds`)."""
+        words = table(ids) if words is None else words
         if self.characters is None:
             return words
         if char_ids is None:
@@ -324,12 +335,13 @@ class StckaModel(StckaPreTrainedModel):
                 f"`{name}` is required: this model has character features (char_feature_size = "
                 f"{self.config.char_feature_size}); build its tokenizer with `max_word_length`."
             )
-        if char_ids.shape == ids.shape and not char_ids.any():  # a collated batch of words without characters
+        positions = words.shape[:-1]
+        if char_ids.shape == positions and not char_ids.any():  # a collated batch of words without characters
             char_ids = char_ids[..., None]
             char_mask = char_mask[..., None] if char_mask is not None else None
-        if char_ids.shape[:-1] != ids.shape:
-            raise ValueError(f"`{name}` must have shape {(*ids.shape, 'chars')}, got {tuple(char_ids.shape)}.")
-        if char_ids.min() < 0 or char_ids.max() >= self.config.num_characters:
+        if char_ids.shape[:-1] != positions:
+            raise ValueError(f"`{name}` must have shape {(*positions, 'chars')}, got {tuple(char_ids.shape)}.")
+        if value_checks_apply(char_ids) and (char_ids.min() < 0 or char_ids.max() >= self.config.num_characters):
             raise ValueError(f"`{name}` holds ids outside [0, {self.config.num_characters}) (UTF-8 bytes + 1).")
         char_mask = char_ids != 0 if char_mask is None else char_mask.bool()
         return torch.cat([words, self.characters(char_ids, char_mask)], dim=-1)
@@ -346,8 +358,8 @@ class StckaForSequenceClassification(StckaPreTrainedModel):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
-        concept_input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
+        concept_input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         concept_attention_mask: torch.Tensor | None = None,
         char_input_ids: torch.LongTensor | None = None,
@@ -358,6 +370,7 @@ class StckaForSequenceClassification(StckaPreTrainedModel):
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
     ) -> StckaSequenceClassifierOutput | tuple:
         r"""
         Args:
@@ -372,7 +385,7 @@ class StckaForSequenceClassification(StckaPreTrainedModel):
         encoded = self.stcka(
             input_ids, concept_input_ids, attention_mask, concept_attention_mask, char_input_ids, char_attention_mask,
             concept_char_input_ids, concept_char_attention_mask, output_attentions, output_hidden_states,
-            return_dict=True,
+            return_dict=True, inputs_embeds=inputs_embeds,
         )  # fmt: skip
         logits = self.classifier(torch.cat([encoded.text_representation, encoded.concept_representation], dim=-1))
         output = StckaSequenceClassifierOutput(

@@ -47,7 +47,7 @@ from hf_attn.layers.losses import token_cross_entropy
 from hf_attn.layers.outputs import output_flags
 from hf_attn.layers.positions import sinusoidal_positions
 from hf_attn.layers.sequences import shift_tokens_right
-from hf_attn.layers.validation import check_token_inputs
+from hf_attn.layers.validation import embed_inputs
 from hf_attn.utils.loading import SafetensorsLoadingMixin
 
 from .configuration_vaswani_transformer import VaswaniTransformerConfig
@@ -299,9 +299,10 @@ class VaswaniEmbedding(nn.Module):
         start = self.config.position_offset + past_length
         return self._table[start : start + length].to(dtype)  # (L, D)
 
-    def forward(self, input_ids: torch.Tensor, past_length: int = 0) -> torch.Tensor:
-        embeddings = self.embed_tokens(input_ids) * self.scale
-        embeddings = embeddings + self.positions(input_ids.size(1), past_length, embeddings.device, embeddings.dtype)
+    def forward(self, tokens: torch.Tensor, past_length: int = 0) -> torch.Tensor:
+        """`tokens`: ids `(B, L)`, or their rows of the token table `(B, L, D)` (`inputs_embeds`)."""
+        embeddings = (self.embed_tokens(tokens) if not tokens.is_floating_point() else tokens) * self.scale
+        embeddings = embeddings + self.positions(tokens.size(1), past_length, embeddings.device, embeddings.dtype)
         return self.dropout(embeddings)
 
 
@@ -351,18 +352,22 @@ class VaswaniTransformerEncoder(VaswaniTransformerPreTrainedModel):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
         **kwargs,
     ) -> BaseModelOutput:
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        mask = check_token_inputs(input_ids, attention_mask, self.config.vocab_size, right_padded=True)
-        hidden_states = self.embeddings(input_ids)  # (B, S, D)
+        tokens, mask = embed_inputs(
+            self.embeddings.embed_tokens, input_ids, inputs_embeds, attention_mask, self.config.vocab_size,
+            right_padded=True,
+        )  # fmt: skip
+        hidden_states = self.embeddings(tokens)  # (B, S, D)
         self_mask = key_padding_mask(None if attention_mask is None else mask)  # no mask: SDPA's fastest kernels
         all_states, all_weights = [], []
         for layer in self.layers:
@@ -393,7 +398,7 @@ class VaswaniTransformerDecoder(VaswaniTransformerPreTrainedModel):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None,
         encoder_hidden_states: torch.Tensor,
         attention_mask: torch.Tensor | None = None,
         encoder_attention_mask: torch.Tensor | None = None,
@@ -403,20 +408,24 @@ class VaswaniTransformerDecoder(VaswaniTransformerPreTrainedModel):
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         cache: Cache | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
         **kwargs,
     ) -> BaseModelOutputWithPastAndCrossAttentions:
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
         past_key_values = cache_argument(past_key_values, cache)  # transformers ≥ 5.24 names it `cache`
-        check_token_inputs(input_ids, None, self.config.vocab_size, name="decoder_input_ids")
+        tokens, _ = embed_inputs(
+            self.embeddings.embed_tokens, input_ids, inputs_embeds, None, self.config.vocab_size,
+            name="decoder_input_ids",
+        )  # fmt: skip
         use_cache = self.config.use_cache if use_cache is None else use_cache
         if self.training and any(layer.gradient_checkpointing for layer in self.layers):
             use_cache = False  # a checkpointed layer runs twice: it must not write a cache
         if use_cache and past_key_values is None:
             past_key_values = EncoderDecoderCache(DynamicCache(), DynamicCache())
         past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
-        batch_size, total = input_ids.size(0), past_length + input_ids.size(1)
+        batch_size, total = tokens.size(0), past_length + tokens.size(1)
         if attention_mask is not None and tuple(attention_mask.shape) != (batch_size, total):
             raise ValueError(
                 f"`decoder_attention_mask` must have shape (batch, cached + new target tokens) = {(batch_size, total)}"
@@ -427,8 +436,8 @@ class VaswaniTransformerDecoder(VaswaniTransformerPreTrainedModel):
                 f"`decoder_input_ids` must have the batch size of the source: got {batch_size} and "
                 f"{encoder_hidden_states.size(0)}."
             )
-        hidden_states = self.embeddings(input_ids, past_length)  # (B, T, D)
-        self_mask = causal_mask(input_ids.size(1), past_length, attention_mask, input_ids.device)
+        hidden_states = self.embeddings(tokens, past_length)  # (B, T, D)
+        self_mask = causal_mask(tokens.size(1), past_length, attention_mask, tokens.device)
         cross_mask = key_padding_mask(encoder_attention_mask)
         all_states, self_weights, cross_weights = [], [], []
         for layer in self.layers:
@@ -499,6 +508,8 @@ class VaswaniTransformerModel(VaswaniTransformerPreTrainedModel):
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
         cache: Cache | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
+        decoder_inputs_embeds: torch.FloatTensor | None = None,
         **kwargs,
     ) -> Seq2SeqModelOutput:
         r"""
@@ -510,13 +521,16 @@ class VaswaniTransformerModel(VaswaniTransformerPreTrainedModel):
             encoder_outputs (*optional*): a precomputed encoder output (generation reuses it).
             past_key_values / cache (`Cache`, *optional*): an `EncoderDecoderCache` from a previous step (`cache` is
                 transformers ≥ 5.24's name).
+            inputs_embeds / decoder_inputs_embeds (`torch.FloatTensor` of shape `(B, S|T, D)`, *optional*): rows of
+                the token table (`get_input_embeddings()`) instead of the source / target ids; scaled by √d_model and
+                given positions as the ids' rows are.
         """
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
         if encoder_outputs is None:
             encoder_outputs = self.encoder(
-                input_ids, attention_mask, output_attentions, output_hidden_states, return_dict=True
+                input_ids, attention_mask, output_attentions, output_hidden_states, True, inputs_embeds=inputs_embeds
             )
         elif not isinstance(encoder_outputs, BaseModelOutput):
             encoder_outputs = BaseModelOutput(*encoder_outputs)
@@ -530,6 +544,7 @@ class VaswaniTransformerModel(VaswaniTransformerPreTrainedModel):
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
             return_dict=True,
+            inputs_embeds=decoder_inputs_embeds,
         )
         output = Seq2SeqModelOutput(
             last_hidden_state=decoder_outputs.last_hidden_state,
@@ -597,6 +612,8 @@ class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedMod
         return_dict: bool | None = None,
         num_items_in_batch: int | torch.Tensor | None = None,
         cache: Cache | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
+        decoder_inputs_embeds: torch.FloatTensor | None = None,
         **kwargs,
     ) -> Seq2SeqLMOutput:
         r"""
@@ -608,7 +625,7 @@ class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedMod
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        if labels is not None and decoder_input_ids is None:
+        if labels is not None and decoder_input_ids is None and decoder_inputs_embeds is None:
             decoder_input_ids = self.prepare_decoder_input_ids_from_labels(labels)
             use_cache = False
         outputs = self.model(
@@ -622,6 +639,8 @@ class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedMod
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,
             return_dict=True,
+            inputs_embeds=inputs_embeds,
+            decoder_inputs_embeds=decoder_inputs_embeds,
         )
         logits = self.lm_head(outputs.last_hidden_state)  # (B, T, V)
         if self.output_bias is not None:

@@ -86,7 +86,7 @@ def test_lstmn_beats_a_plain_lstm_of_equal_size_on_the_long_range_cue():
     # The last token's read of its memory puts far more than its share on the slot the cue wrote (slot p + 1).
     with torch.no_grad():
         batch = PaddingCollator(0)(test_rows)
-        maps = lstmn(batch["input_ids"], batch["attention_mask"]).intra_attentions[-1]
+        maps = lstmn(batch["input_ids"], batch["attention_mask"], output_attentions=True).intra_attentions[-1]
     last = batch["attention_mask"].sum(1) - 1
     rows = torch.arange(len(last))
     cue_slot = torch.tensor(test_split["evidence_index"]) + 1

@@ -78,7 +78,7 @@ def test_two_steps_follow_the_equations_by_hand():
         layer.summary_projection.weight.fill_(w_s)
         layer.score.weight.fill_(v)
         layer.recurrent_projection.weight.copy_(torch.tensor([[g] for g in gate_h]))
-    output = model(torch.tensor([[1, 2]]))
+    output = model(torch.tensor([[1, 2]]), output_attentions=True)
 
     def update(x: float, summary: float, summary_cell: float) -> tuple[float, float]:
         pre = [gate_x[k] * x + gate_b[k] + gate_h[k] * summary for k in range(4)]
@@ -103,10 +103,10 @@ def test_summary_term_enters_the_third_query():
     torch.manual_seed(0)
     model = LstmnModel(tiny(num_hidden_layers=1, initializer_range=1.0)).eval()
     ids = torch.tensor([[3, 4, 5, 6]])
-    before = model(ids).intra_attentions[0]
+    before = model(ids, output_attentions=True).intra_attentions[0]
     with torch.no_grad():
         model.encoder.layers[0].summary_projection.weight.mul_(-5.0)
-    after = model(ids).intra_attentions[0]
+    after = model(ids, output_attentions=True).intra_attentions[0]
     torch.testing.assert_close(after[:, :2], before[:, :2])
     assert (after[:, 2:] - before[:, 2:]).abs().max() > 1e-3
 
@@ -140,7 +140,7 @@ def run_both(model, inputs, labels):
     for implementation in ("fast", "reference"):
         model.config.recurrence_implementation = implementation
         model.zero_grad()
-        output = model(**inputs, labels=labels)
+        output = model(**inputs, labels=labels, output_attentions=True)
         output.loss.backward()
         gradients = {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
         results[implementation] = (output, gradients)
@@ -201,7 +201,7 @@ def test_length_one_and_all_padding_rows_give_finite_outputs_and_gradients():
     torch.manual_seed(0)
     model = LstmnForPairClassification(tiny(fusion="deep")).train()
     ids, mask = padded([1, 0], 3)
-    output = model(ids, ids, mask, mask, labels=torch.tensor([0, 2]))
+    output = model(ids, ids, mask, mask, labels=torch.tensor([0, 2]), output_attentions=True)
     output.loss.backward()
     assert torch.isfinite(output.logits).all()
     assert all(torch.isfinite(p.grad).all() for p in model.parameters())
@@ -216,7 +216,8 @@ def test_future_tokens_never_change_earlier_outputs(implementation):
     ids, _ = padded([8], 8)
     changed = ids.clone()
     changed[:, 4:] = (changed[:, 4:] + 7) % 49 + 1
-    first, second = model(ids, output_hidden_states=True), model(changed, output_hidden_states=True)
+    first = model(ids, output_hidden_states=True, output_attentions=True)
+    second = model(changed, output_hidden_states=True, output_attentions=True)
     for before, after in zip(first.hidden_states, second.hidden_states, strict=True):
         torch.testing.assert_close(after[:, :4], before[:, :4], rtol=0, atol=0)
         assert (after[:, 4:] - before[:, 4:]).abs().max() > 0
@@ -271,10 +272,10 @@ def test_cached_continuation_equals_one_pass():
     torch.manual_seed(0)
     model = LstmnForCausalLM(tiny(initializer_range=0.5)).eval()
     ids, _ = padded([9], 9)
-    whole = model(ids)
+    whole = model(ids, output_attentions=True)
     first = model(ids[:, :5], use_cache=True)
     assert output_cache(first).get_seq_length() == 5
-    rest = model(ids[:, 5:], past_key_values=output_cache(first))
+    rest = model(ids[:, 5:], past_key_values=output_cache(first), output_attentions=True)
     torch.testing.assert_close(torch.cat([first.logits, rest.logits], dim=1), whole.logits, rtol=0, atol=1e-5)
     assert rest.intra_attentions[0].shape == (1, 4, 9)  # the new rows read all slots written so far
     torch.testing.assert_close(rest.intra_attentions[0], whole.intra_attentions[0][:, 5:], rtol=0, atol=1e-5)
@@ -338,7 +339,9 @@ def test_shallow_fusion_reads_the_premise_from_the_top_layer_only():
     assert [layer.fusion for layer in model.decoder.layers] == ["none", "shallow"]
     assert [layer.fusion for layer in LstmnForPairClassification(tiny(fusion="deep")).decoder.layers] == ["deep"] * 2
     assert (
-        LstmnForPairClassification(tiny(fusion="none"))(torch.tensor([[3]]), torch.tensor([[4]])).inter_attentions
+        LstmnForPairClassification(tiny(fusion="none"))(
+            torch.tensor([[3]]), torch.tensor([[4]]), output_attentions=True
+        ).inter_attentions
         is None
     )
 
