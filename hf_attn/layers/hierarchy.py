@@ -20,7 +20,7 @@ from transformers import initialization as init
 
 from .attention import AdditiveAttentionPooling
 from .initialization import uniform_init
-from .rnn import PackedBiRNN
+from .rnn import PackedBiRNN, masked_rnn
 
 
 def run_rnn_skipping_masked(rnn: PackedBiRNN, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -29,8 +29,11 @@ def run_rnn_skipping_masked(rnn: PackedBiRNN, inputs: torch.Tensor, mask: torch.
     Unmasked items are first moved to the front of their row (a stable sort keeps their order), the RNN runs packed
     by their counts, and the outputs are moved back. A row without unmasked items gives zeros.
 
-    Returns `(B, L, K·H)`, zero at masked items.
+    Returns `(B, L, K·H)`, zero at masked items. Traced (`torch.export`), the RNN reads the mask as it is: the
+    traced recurrence skips masked items by itself (`hf_attn.layers.rnn.masked_rnn`), no reordering needed.
     """
+    if torch.compiler.is_compiling():
+        return masked_rnn(rnn.rnn, inputs, mask.to(torch.bool))[0]
     if inputs.size(0) == 0:  # nothing to run (packing needs at least one sequence)
         return inputs.new_zeros(*inputs.shape[:2], rnn.output_size)
     mask = mask.to(torch.bool)
@@ -48,9 +51,13 @@ def run_rnn_over_sentences(rnn: PackedBiRNN, inputs: torch.Tensor, mask: torch.T
     """Runs `rnn` over the words of every sentence of `inputs (B, S, T, D)` in ONE packed call.
 
     Only the N sentences with at least one unmasked word enter the RNN; the outputs are scattered back to their
-    `(B, S)` slots. Returns `(B, S, T, K·H)`, zero at masked words and empty sentences.
+    `(B, S)` slots. Returns `(B, S, T, K·H)`, zero at masked words and empty sentences. Traced, every sentence
+    enters (selecting the non-empty ones has a data-dependent size); an empty one gives zeros there too.
     """
     batch, sentences, words, features = inputs.shape
+    if torch.compiler.is_compiling():
+        flat = masked_rnn(rnn.rnn, inputs.reshape(batch * sentences, words, features), mask.reshape(-1, words).bool())
+        return flat[0].view(batch, sentences, words, -1)
     flat_mask = mask.reshape(batch * sentences, words).to(torch.bool)
     nonempty = flat_mask.any(dim=-1).nonzero().squeeze(-1)  # (N,)
     encoded = run_rnn_skipping_masked(

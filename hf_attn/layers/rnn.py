@@ -1,10 +1,17 @@
-"""A packed (bidirectional) RNN wrapper.
+"""A packed (bidirectional) RNN wrapper, and the same recurrence as one traceable graph.
 
 Running an RNN over right-padded batches without packing lets the backward direction start on the pads, so the
 states of real tokens depend on how much padding the batch needed. Packing by lengths removes that dependence:
 an example's outputs are the same alone or padded in any batch.
 
-Shape legend: ``B`` batch, ``T`` tokens, ``D`` input features, ``H`` hidden units per direction, ``K`` directions.
+Packing has a data-dependent shape (the batch sizes per step come from the lengths, on the host), which
+`torch.export` and `torch.onnx.export(dynamo=True)` cannot trace. While a forward is traced, `masked_rnn` runs the
+same weights as `torch._higher_order_ops.scan` over time, a loop the exported graph (and ONNX's `Scan`) keeps for
+any batch and length: at a masked position the state is carried over unchanged, so each direction starts at its
+first real token and the outputs equal the packed ones. Eager mode keeps cuDNN's packed kernels.
+
+Shape legend: ``B`` batch, ``T`` tokens, ``D`` input features, ``H`` hidden units per direction, ``K`` directions,
+``L`` layers, ``G`` gates · H (LSTM 4H: i, f, g, o; GRU 3H: r, z, n; PyTorch's order).
 """
 
 from __future__ import annotations
@@ -15,6 +22,84 @@ from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 from transformers.modeling_layers import GradientCheckpointingLayer
 
 from .validation import check_right_padded
+
+
+def _direction(
+    rnn: nn.RNNBase, layer: int, reverse: bool, inputs: torch.Tensor, mask: torch.Tensor, state: tuple
+) -> tuple[torch.Tensor, tuple]:
+    """One layer and direction of `rnn` over `inputs (B, T, D)` under `mask (B, T)` from `state` (`(h, c)` or
+    `(h,)`, each `(B, H)`): outputs `(B, T, H)` (zero at masked positions) and the state after the last real step."""
+    from torch._higher_order_ops.scan import scan
+
+    suffix = f"l{layer}" + ("_reverse" if reverse else "")
+    w_ih, w_hh = getattr(rnn, f"weight_ih_{suffix}"), getattr(rnn, f"weight_hh_{suffix}")
+    b_ih = getattr(rnn, f"bias_ih_{suffix}") if rnn.bias else None
+    b_hh = getattr(rnn, f"bias_hh_{suffix}") if rnn.bias else None
+    if reverse:
+        inputs, mask = inputs.flip(1), mask.flip(1)
+    projected = nn.functional.linear(inputs, w_ih, b_ih)  # W_ih x_t + b_ih for every step at once, (B, T, G)
+    is_lstm, is_gru = isinstance(rnn, nn.LSTM), isinstance(rnn, nn.GRU)
+
+    def step(carry: tuple, step_inputs: tuple) -> tuple[tuple, torch.Tensor]:
+        x_t, m_t = step_inputs  # (B, G), (B,)
+        h = carry[0]
+        recurrent = nn.functional.linear(h, w_hh, b_hh)  # (B, G)
+        if is_lstm:
+            i, f, g, o = (x_t + recurrent).chunk(4, dim=-1)
+            c = torch.sigmoid(f) * carry[1] + torch.sigmoid(i) * torch.tanh(g)
+            new = (torch.sigmoid(o) * torch.tanh(c), c)
+        elif is_gru:
+            x_r, x_z, x_n = x_t.chunk(3, dim=-1)
+            h_r, h_z, h_n = recurrent.chunk(3, dim=-1)
+            r, z = torch.sigmoid(x_r + h_r), torch.sigmoid(x_z + h_z)
+            n = torch.tanh(x_n + r * h_n)
+            new = ((1 - z) * n + z * h,)
+        else:
+            activation = torch.tanh if rnn.nonlinearity == "tanh" else torch.relu
+            new = (activation(x_t + recurrent),)
+        keep = m_t[:, None]
+        new = tuple(torch.where(keep, value, old) for value, old in zip(new, carry, strict=True))  # masked: carried
+        return new, new[0] * keep.to(new[0].dtype)
+
+    final, outputs = scan(step, state, (projected.transpose(0, 1), mask.transpose(0, 1)))  # over T
+    outputs = outputs.transpose(0, 1)  # (B, T, H)
+    return (outputs.flip(1) if reverse else outputs), final
+
+
+def masked_rnn(
+    rnn: nn.RNNBase,
+    inputs: torch.Tensor,
+    mask: torch.Tensor,
+    initial_state: torch.Tensor | tuple[torch.Tensor, torch.Tensor] | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | tuple[torch.Tensor, torch.Tensor]]:
+    """`rnn(pack(inputs by mask), initial_state)` as one traceable graph (module docstring): `inputs (B, T, D)`, any
+    boolean `mask (B, T)` (masked positions are skipped, the others read in order). Returns the outputs `(B, T, K·H)`,
+    zero at masked positions, and the final state in `nn.LSTM`/`nn.GRU`'s layout (`(L·K, B, H)`, each the state
+    after its direction's last real step). Projections (`proj_size`) are not supported."""
+    if getattr(rnn, "proj_size", 0):
+        raise NotImplementedError("masked_rnn does not run LSTMs with proj_size.")
+    directions = 2 if rnn.bidirectional else 1
+    batch = inputs.size(0)
+    is_lstm = isinstance(rnn, nn.LSTM)
+    if initial_state is None:
+        shape = (rnn.num_layers * directions, batch, rnn.hidden_size)
+        # Two tensors for an LSTM's (h0, c0): a scan's carries must not alias one another.
+        initial_state = (inputs.new_zeros(shape), inputs.new_zeros(shape)) if is_lstm else inputs.new_zeros(shape)
+    states = initial_state if is_lstm else (initial_state,)
+    layer_inputs, finals = inputs, []
+    for layer in range(rnn.num_layers):
+        if layer > 0 and rnn.dropout and rnn.training:
+            layer_inputs = nn.functional.dropout(layer_inputs, rnn.dropout, training=True)
+        outputs = []
+        for direction in range(directions):
+            index = layer * directions + direction
+            state = tuple(value[index].clone() for value in states)  # a scan carry must be its own tensor
+            output, final = _direction(rnn, layer, direction == 1, layer_inputs, mask, state)
+            outputs.append(output)
+            finals.append(final)
+        layer_inputs = torch.cat(outputs, dim=-1)
+    final_state = tuple(torch.stack([final[i] for final in finals]) for i in range(len(states)))
+    return layer_inputs, (final_state if is_lstm else final_state[0])
 
 
 class PackedBiRNN(GradientCheckpointingLayer):
@@ -30,6 +115,7 @@ class PackedBiRNN(GradientCheckpointingLayer):
     ``forward(inputs (B, T, D), attention_mask (B, T) | None, pack=True, initial_state=None) -> (B, T, K·H)``. With
     ``pack=False`` (or no mask) the RNN runs over every position, pads included, as several original implementations
     do. ``initial_state`` is the RNN's ``hx`` (``(h0, c0)`` for an LSTM, each ``(layers·K, B, H)``); ``None``: zeros.
+    While `torch.export` or `torch.compile` traces the forward, the packed run is `masked_rnn` (module docstring).
     """
 
     def __init__(self, rnn: nn.RNNBase) -> None:
@@ -54,6 +140,8 @@ class PackedBiRNN(GradientCheckpointingLayer):
         if attention_mask is None or not pack:
             return self.rnn(inputs, initial_state)[0]
         mask = attention_mask.to(torch.bool)
+        if torch.compiler.is_compiling():  # packing has no traceable shape: the same recurrence as a scan
+            return masked_rnn(self.rnn, inputs, mask, initial_state)[0]
         lengths = mask.sum(dim=-1)
         check_right_padded(
             mask,

@@ -168,9 +168,12 @@ def multi_dimensional_attention(
     dtype = values.dtype
     with torch.autocast(values.device.type, enabled=False):
         keys, queries, bias, values = keys.float(), queries.float(), bias.float(), values.float()
-        if recompute and torch.is_grad_enabled():
+        # A traced forward (torch.export, torch.compile) runs the plain computation: the chunk loop's step count
+        # would fix the batch size in the graph.
+        chunked = recompute and not torch.compiler.is_compiling()
+        if chunked and torch.is_grad_enabled():
             output, maps = _RecomputedAttention.apply(keys, queries, bias, values, mask, allowed, float(scale))
-        elif recompute:  # inference: the chunked forward alone, nothing to store
+        elif chunked:  # inference: the chunked forward alone, nothing to store
             output, maps = _chunked_attention(keys, queries, bias, values, mask, allowed, float(scale))
         else:
             probabilities, _ = attention_probabilities(keys, queries, bias, mask, allowed, float(scale))

@@ -217,10 +217,9 @@ def resolve_block_length(block_length: int | str, padded_length: int) -> int:
 def split_into_blocks(values: torch.Tensor, block_length: int) -> torch.Tensor:
     """`(B, T, …)` → `(B, m, r, …)`, zero-padded to m·r positions (§3.2: the last block is padded)."""
     blocks = -(-values.size(1) // block_length)
-    padding = blocks * block_length - values.size(1)
-    if padding:
-        values = torch.cat([values, values.new_zeros(values.size(0), padding, *values.shape[2:])], dim=1)
-    return values.view(values.size(0), blocks, block_length, *values.shape[2:])
+    padding = blocks * block_length - values.size(1)  # 0 … r − 1; concatenated even when 0 (no branch on a size)
+    values = torch.nn.functional.pad(values, (0, 0) * (values.dim() - 2) + (0, padding))
+    return values.reshape(values.size(0), blocks, block_length, *values.shape[2:])
 
 
 def multi_dimensional_source2token(
@@ -326,7 +325,9 @@ class BiBlosaDirection(GradientCheckpointingLayer):
         fusion_input = drop(torch.cat([hidden, intra_output, tiled], dim=-1))  # (B, m, r, 3H)
         fusion_gate = torch.sigmoid(self.fusion_gate(fusion_input))
         fused = fusion_gate * act(self.fusion_map(fusion_input)) + (1 - fusion_gate) * hidden
-        output = fused.reshape(batch_size, blocks * block_length, hidden_size)[:, :length]
+        output = fused.reshape(batch_size, blocks * block_length, hidden_size)
+        # The first T positions, as a gather: a slice's layout would branch (in a traced graph) on m·r == T.
+        output = output.index_select(1, torch.arange(length, device=output.device))
         if self.config.mask_padding:
             output = output * mask[..., None].to(output.dtype)
         return BlockDirectionOutput(

@@ -51,6 +51,7 @@ from hf_attn.layers.generation_cache import cache_argument, cache_field, output_
 from hf_attn.layers.losses import classification_loss, token_cross_entropy
 from hf_attn.layers.masking import masked_softmax
 from hf_attn.layers.outputs import output_flags
+from hf_attn.layers.rnn import masked_rnn
 from hf_attn.layers.sequences import label_ids_of_sequence, reverse_padded, shift_tokens_right
 from hf_attn.layers.validation import check_token_inputs, embed_inputs
 from hf_attn.utils.loading import SafetensorsLoadingMixin
@@ -221,11 +222,14 @@ class SgmEncoder(GradientCheckpointingLayer):
         lengths = mask.sum(dim=-1)
         if config.reverse_source:
             embedded = reverse_padded(embedded, lengths)
-        packed = nn.utils.rnn.pack_padded_sequence(
-            embedded, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False
-        )
-        outputs, (final_hidden, final_cell) = self.rnn(packed)
-        outputs, _ = nn.utils.rnn.pad_packed_sequence(outputs, batch_first=True, total_length=mask.size(1))
+        if torch.compiler.is_compiling():  # traced (torch.export): the packed run as one graph
+            outputs, (final_hidden, final_cell) = masked_rnn(self.rnn, embedded, mask)
+        else:
+            packed = nn.utils.rnn.pack_padded_sequence(
+                embedded, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False
+            )
+            outputs, (final_hidden, final_cell) = self.rnn(packed)
+            outputs, _ = nn.utils.rnn.pad_packed_sequence(outputs, batch_first=True, total_length=mask.size(1))
         forward_half, backward_half = outputs.chunk(2, dim=-1)  # (B, S, H_e) each
         if config.merge_directions == "sum":
             outputs = forward_half + backward_half

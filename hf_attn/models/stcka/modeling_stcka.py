@@ -336,7 +336,7 @@ class StckaModel(StckaPreTrainedModel):
                 f"{self.config.char_feature_size}); build its tokenizer with `max_word_length`."
             )
         positions = words.shape[:-1]
-        if char_ids.shape == positions and not char_ids.any():  # a collated batch of words without characters
+        if char_ids.dim() == len(positions) and not char_ids.any():  # a collated batch of words without characters
             char_ids = char_ids[..., None]
             char_mask = char_mask[..., None] if char_mask is not None else None
         if char_ids.shape[:-1] != positions:
