@@ -156,3 +156,26 @@ def test_token_cross_entropy_has_one_rule_for_a_batch_with_nothing_to_score():
     diverged = logits.detach().clone()
     diverged[0, 0, 0] = float("nan")
     assert torch.isnan(token_cross_entropy(diverged, labels))  # a real NaN is never hidden
+
+
+@pytest.mark.parametrize("cell", [nn.LSTM, nn.GRU])
+@pytest.mark.parametrize("layers", [1, 2])
+def test_masked_rnn_equals_the_packed_run(cell, layers):
+    """The traced recurrence (`masked_rnn`, a scan that carries the state over masked steps) gives the packed
+    outputs and final states: right padding, an all-padding row, an initial state, several layers."""
+    from hf_attn.layers.rnn import masked_rnn
+
+    torch.manual_seed(0)
+    rnn = cell(4, 5, num_layers=layers, bidirectional=True, batch_first=True).eval()
+    inputs = torch.randn(3, 7, 4)
+    mask = torch.tensor([[1] * 7, [1] * 3 + [0] * 4, [0] * 7], dtype=torch.bool)
+    h0 = torch.randn(2 * layers, 3, 5)
+    state = (h0, torch.randn_like(h0)) if cell is nn.LSTM else h0
+    outputs, final = masked_rnn(rnn, inputs, mask, state)
+    torch.testing.assert_close(outputs, PackedBiRNN(rnn)(inputs, mask, initial_state=state), rtol=1e-5, atol=1e-6)
+    lengths = mask.sum(-1)
+    packed = nn.utils.rnn.pack_padded_sequence(inputs, lengths.clamp(min=1), batch_first=True, enforce_sorted=False)
+    _, expected = rnn(packed, state)
+    for ours, theirs in zip(final if cell is nn.LSTM else (final,), expected if cell is nn.LSTM else (expected,),
+                            strict=True):  # fmt: skip
+        torch.testing.assert_close(ours[:, :2], theirs[:, :2], rtol=1e-5, atol=1e-6)  # rows with tokens
