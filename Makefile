@@ -6,7 +6,15 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: install browser demo test test-slow lint format clean
+# The oldest transformers and torch pyproject.toml admits, in an environment of their own (`make test-oldest`).
+OLDEST_VENV         ?= .venv-oldest
+OLDEST_TRANSFORMERS := 5.17.0
+OLDEST_TORCH        := 2.13.0
+# The registry-driven tests: every head of every architecture, under transformers' contract and other people's code.
+REGISTRY_TESTS := tests/test_common.py tests/test_transformers_contract.py tests/test_gradient_checkpointing.py \
+	tests/test_peft.py tests/test_batched_pipelines.py tests/test_export.py tests/test_remote_code.py
+
+.PHONY: install browser demo test test-oldest test-slow lint format clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +39,15 @@ test: $(STAMP) browser
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
+# The registry-driven tests on the oldest supported transformers and torch (CI runs it after `make test`).
+test-oldest:
+	test -x $(OLDEST_VENV)/bin/python || $(PYTHON) -m venv $(OLDEST_VENV)
+	$(OLDEST_VENV)/bin/pip install -q torch==$(OLDEST_TORCH)
+	$(OLDEST_VENV)/bin/pip install -q -e ".[dev]" transformers==$(OLDEST_TRANSFORMERS)
+	$(OLDEST_VENV)/bin/python -c "import torch, transformers; print('test-oldest: transformers', \
+		transformers.__version__, 'torch', torch.__version__)"
+	$(OLDEST_VENV)/bin/python -m pytest -q -n 2 --dist loadgroup $(REGISTRY_TESTS)
+
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow
 
@@ -43,4 +60,4 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache .ruff_cache hf-attn-demo
+	rm -rf $(VENV) $(OLDEST_VENV) build *.egg-info .pytest_cache .ruff_cache hf-attn-demo

@@ -66,3 +66,24 @@ def test_left_padding_gives_the_same_outputs_or_is_refused(architecture, head):
     torch.testing.assert_close(left, right, rtol=1e-5, atol=1e-5)
     LEFT_PADDING[head.model_class.__name__] = "same outputs"
     print(head.model_class.__name__, LEFT_PADDING[head.model_class.__name__])
+
+
+@torch.no_grad()
+def test_accelerate_big_model_loading_after_tie_weights(tmp_path):
+    """The README's recipe: `init_empty_weights`, `tie_weights()` (the Transformer's lm_head shares the target
+    embeddings, as Bart's does), `load_checkpoint_and_dispatch` gives the saved model's logits."""
+    from accelerate import init_empty_weights, load_checkpoint_and_dispatch
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM
+
+    from hf_attn.registry import get_architecture
+
+    architecture = get_architecture("vaswani_transformer")
+    head = architecture.heads[0]
+    saved, config = build(architecture, head)
+    saved.save_pretrained(tmp_path)
+    with init_empty_weights():
+        model = AutoModelForSeq2SeqLM.from_config(AutoConfig.from_pretrained(tmp_path))
+    model.tie_weights()
+    model = load_checkpoint_and_dispatch(model, str(tmp_path), device_map="auto").eval()
+    inputs = make_inputs(head, config, [4, 3])
+    torch.testing.assert_close(model(**inputs).logits, saved(**inputs).logits, rtol=0, atol=1e-6)
