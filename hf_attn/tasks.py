@@ -227,7 +227,7 @@ class Classification(TaskShape):
     @torch.no_grad()
     def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
         inputs = _inputs(head, tokenizer, texts, pairs, model.device)
-        output = model(**inputs)
+        output = model(**inputs, **head.attention_kwargs)  # the maps `top_attended` reads
         probabilities = output.logits.float().softmax(dim=-1)
         attended = top_attended(model, head, inputs, output, tokenizer, top_k)
         results = []
@@ -325,7 +325,7 @@ class MultiLabel(TaskShape):
         inputs = _inputs(head, tokenizer, texts, None, model.device)
         if head.labels == "label_sequence":
             return [{"labels": labels} for labels in model.predict_label_sets(**inputs)]
-        output = model(**inputs)
+        output = model(**inputs, **head.attention_kwargs)
         attended = top_attended(model, head, inputs, output, tokenizer, top_k)
         return [
             {"labels": [model.config.id2label[int(i)] for i in (row > 0).nonzero().flatten()], "attended": attended[n]}

@@ -146,7 +146,7 @@ def generic_view(model: PreTrainedModel, head, tokenizer, text: str, pair: str |
             f"(views exist for: {viewable})."
         )
     inputs = encode(head, tokenizer, text, pair)
-    output = model(**{name: tensor.to(model.device) for name, tensor in inputs.items()})
+    output = model(**{name: tensor.to(model.device) for name, tensor in inputs.items()}, **head.attention_kwargs)
     caption = "weights as the model computes them"
     if head.labels == "class":
         caption = f"{prediction_caption(model, output.logits)}; {caption}"
