@@ -8,7 +8,7 @@ STAMP  := $(VENV)/.installed
 
 # The oldest transformers and torch pyproject.toml admits, in an environment of their own (`make test-oldest`).
 OLDEST_VENV         ?= .venv-oldest
-OLDEST_TRANSFORMERS := 5.17.0
+OLDEST_TRANSFORMERS := 5.18.0
 OLDEST_TORCH        := 2.13.0
 # The registry-driven tests: every head of every architecture, under transformers' contract and other people's code.
 REGISTRY_TESTS := tests/test_common.py tests/test_transformers_contract.py tests/test_gradient_checkpointing.py \
