@@ -8,9 +8,8 @@ Two kinds of check, by what they cost:
 * **Value checks** read the numbers: ids inside the vocabulary, a right-padded mask. Reading a number of a CUDA
   tensor stalls the device until it is computed (a host sync), and inside a traced graph it is a data-dependent
   branch that `torch.export` cannot follow. So they run only where they cost nothing: in eager mode, on tensors on
-  the CPU (`value_checks_apply`). hf_attn's collators check every batch on the CPU before it moves to a device
-  (`check_batch`), so training and evaluation on an accelerator are checked there; a tensor a user builds on the GPU
-  by hand meets the embedding's own device-side assert instead, as in transformers' models.
+  the CPU (`value_checks_apply`). On an accelerator an id outside the vocabulary meets the embedding's own
+  device-side assert instead, as in transformers' models; run a batch on the CPU once to have it named.
 
 The transformers input contract: ``attention_mask=None`` means every position is real, and a pad id inside a text is
 just a token (transformers' models never derive a mask from ``pad_token_id``).
