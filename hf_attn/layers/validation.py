@@ -141,18 +141,33 @@ def embed_inputs(
     if input_ids is not None:
         mask = check_token_inputs(input_ids, attention_mask, vocab_size, shape, name, batch_size, right_padded)
         return embedding(input_ids), mask
-    rank = shape.count(",") + 1
     width = embedding.embedding_dim
+    mask = check_inputs_embeds(inputs_embeds, attention_mask, width, shape, embeds_name, batch_size, right_padded)
+    return inputs_embeds, mask
+
+
+def check_inputs_embeds(
+    inputs_embeds: torch.Tensor,
+    attention_mask: torch.Tensor | None,
+    width: int,
+    shape: str = "(batch, tokens)",
+    name: str = "inputs_embeds",
+    batch_size: int | None = None,
+    right_padded: bool = False,
+) -> torch.Tensor:
+    """Validates vectors given in place of token ids, `shape + (width,)` floats, and their mask as
+    `check_token_inputs` validates ids (rank, emptiness, batch size, the mask's shape and padding); returns the mask
+    as a boolean tensor."""
+    rank = shape.count(",") + 1
     if (
         not isinstance(inputs_embeds, torch.Tensor)
         or inputs_embeds.dim() != rank + 1
         or inputs_embeds.size(-1) != width
     ):
         got = tuple(inputs_embeds.shape) if isinstance(inputs_embeds, torch.Tensor) else type(inputs_embeds).__name__
-        raise ValueError(f"`{embeds_name}` must have shape {shape[:-1]}, {width}), got {got}.")
+        raise ValueError(f"`{name}` must have shape {shape[:-1]}, {width}), got {got}.")
     if not inputs_embeds.is_floating_point():
-        raise ValueError(f"`{embeds_name}` must hold float vectors, got dtype {inputs_embeds.dtype}.")
+        raise ValueError(f"`{name}` must hold float vectors, got dtype {inputs_embeds.dtype}.")
     # The ids' checks on a stand-in of their shape: rank, emptiness, batch size and the mask (never their values).
     stand_in = torch.zeros(inputs_embeds.shape[:-1], dtype=torch.long, device=inputs_embeds.device)
-    mask = check_token_inputs(stand_in, attention_mask, 1, shape, embeds_name, batch_size, right_padded)
-    return inputs_embeds, mask
+    return check_token_inputs(stand_in, attention_mask, 1, shape, name, batch_size, right_padded)

@@ -52,7 +52,7 @@ from transformers.utils import ModelOutput
 from hf_attn.layers.losses import classification_loss
 from hf_attn.layers.masking import masked_softmax
 from hf_attn.layers.outputs import output_flags
-from hf_attn.layers.validation import check_right_padded, check_token_inputs
+from hf_attn.layers.validation import check_token_inputs, embed_inputs
 from hf_attn.utils.loading import SafetensorsLoadingMixin
 
 from .block_attention import multi_dimensional_attention
@@ -471,38 +471,10 @@ class BiBlosaModel(BiBlosaPreTrainedModel):
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        if (input_ids is None) == (inputs_embeds is None):
-            raise ValueError("Pass exactly one of `input_ids` and `inputs_embeds`.")
-        if input_ids is not None:
-            mask = check_token_inputs(
-                input_ids, attention_mask, self.config.vocab_size,
-                right_padded=True,  # blocks are cut from the first position: left padding would move them
-            )  # fmt: skip
-            inputs_embeds = self.embeddings(input_ids)  # (B, T, E)
-        else:
-            if (
-                inputs_embeds.dim() != 3
-                or inputs_embeds.size(-1) != self.config.embedding_size
-                or not inputs_embeds.numel()
-            ):
-                raise ValueError(
-                    f"`inputs_embeds` must have shape (batch, tokens, {self.config.embedding_size}), "
-                    f"got {tuple(inputs_embeds.shape)}."
-                )
-            if attention_mask is None:
-                mask = torch.ones(inputs_embeds.shape[:2], dtype=torch.bool, device=inputs_embeds.device)
-            elif attention_mask.shape != inputs_embeds.shape[:2]:
-                raise ValueError(
-                    f"`attention_mask` must have shape {tuple(inputs_embeds.shape[:2])} (batch, tokens), "
-                    f"got {tuple(attention_mask.shape)}."
-                )
-            else:
-                mask = attention_mask.to(torch.bool)
-                check_right_padded(
-                    mask,
-                    "`attention_mask` must be right-padded (each row of the form 1…1 0…0): blocks are cut from "
-                    "the first position.",
-                )
+        inputs_embeds, mask = embed_inputs(
+            self.embeddings, input_ids, inputs_embeds, attention_mask, self.config.vocab_size,
+            right_padded=True,  # blocks are cut from the first position: left padding would move them
+        )  # fmt: skip
         hidden_states, sentence, weights, block_maps, inter_maps = self.encoder(inputs_embeds, mask)
         feature_weights = weights.transpose(1, 2)  # (B, 2H, T)
         sentence_attentions = feature_weights.mean(dim=1)  # (B, T)

@@ -52,7 +52,7 @@ from hf_attn.layers.losses import classification_loss, token_cross_entropy
 from hf_attn.layers.outputs import output_flags
 from hf_attn.layers.rnn import PackedBiRNN
 from hf_attn.layers.sequences import reverse_padded
-from hf_attn.layers.validation import check_right_padded, check_token_inputs
+from hf_attn.layers.validation import check_inputs_embeds, check_right_padded, check_token_inputs
 from hf_attn.utils.loading import SafetensorsLoadingMixin
 
 from .configuration_elmo import ElmoConfig
@@ -476,13 +476,7 @@ class ElmoModel(ElmoPreTrainedModel):
             mask = check_character_inputs(input_ids, attention_mask, self.config)
             token_embeddings = self.character_encoder(input_ids, mask)  # x_k, (B, T, P)
         else:
-            width = self.config.projection_dim
-            if inputs_embeds.dim() != 3 or inputs_embeds.size(-1) != width or not inputs_embeds.numel():
-                raise ValueError(
-                    f"`inputs_embeds` must have shape (batch, tokens, {width}), got {tuple(inputs_embeds.shape)}."
-                )
-            stand_in = torch.ones(inputs_embeds.shape[:2], dtype=torch.long, device=inputs_embeds.device)
-            mask = check_token_inputs(stand_in, attention_mask, 2, name="inputs_embeds", right_padded=True)
+            mask = check_inputs_embeds(inputs_embeds, attention_mask, self.config.projection_dim, right_padded=True)
             token_embeddings = inputs_embeds * mask[..., None].to(inputs_embeds.dtype)  # zero at padding
         layers = self.bilm(token_embeddings, mask, stateful=self.stateful)  # h_kj for j = 1..L
         hidden_states = (torch.cat([token_embeddings, token_embeddings], dim=-1), *layers)  # h_k0 = [x_k; x_k]
