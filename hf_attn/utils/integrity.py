@@ -92,11 +92,19 @@ def _read_header(path: Path) -> tuple[dict, int]:
     return header, 8 + size
 
 
+def _tensor_table(header: dict) -> dict:
+    """The header without `__metadata__`: every tensor's name, dtype, shape and offsets."""
+    return {name: entry for name, entry in header.items() if name != "__metadata__"}
+
+
+def _table_digest(header: dict) -> hashlib._Hash:
+    """A sha256 that has read the tensor table (canonical JSON); the tensor bytes follow."""
+    return hashlib.sha256(json.dumps(_tensor_table(header), sort_keys=True, separators=(",", ":")).encode())
+
+
 def _content_digest(path: Path, header: dict, data_start: int) -> str:
-    """sha256 of the tensor table (the header without `__metadata__`, canonical JSON) and of the tensor bytes."""
-    digest = hashlib.sha256()
-    table = {name: entry for name, entry in header.items() if name != "__metadata__"}
-    digest.update(json.dumps(table, sort_keys=True, separators=(",", ":")).encode())
+    """sha256 of the tensor table and of the tensor bytes."""
+    digest = _table_digest(header)
     with open(path, "rb") as handle:
         handle.seek(data_start)
         for chunk in iter(lambda: handle.read(1 << 20), b""):
@@ -106,28 +114,37 @@ def _content_digest(path: Path, header: dict, data_start: int) -> str:
 
 def write_record(path: str | os.PathLike) -> str:
     """Adds the integrity record to a safetensors file's metadata (the file is rewritten through a temporary file
-    in its folder and renamed over, so a crash leaves the old file whole); returns the digest."""
+    in its folder and renamed over, so a crash leaves the old file whole); returns the digest.
+
+    One pass over the tensor bytes: they are hashed as they are copied, behind a header whose digest is a
+    placeholder of the digest's own length, written over once the copy is done."""
     path = Path(path)
     header, data_start = _read_header(path)
-    digest = _content_digest(path, header, data_start)
-    metadata = {**(header.get("__metadata__") or {}), RECORD_KEY: digest}
-    table = {name: entry for name, entry in header.items() if name != "__metadata__"}
-    encoded = json.dumps({"__metadata__": metadata, **table}, separators=(",", ":")).encode()
-    encoded += b" " * (-len(encoded) % 8)  # the tensor bytes stay 8-byte aligned, as safetensors writes them
+    digest = _table_digest(header)
+    metadata = {**(header.get("__metadata__") or {}), RECORD_KEY: "0" * digest.digest_size * 2}
+
+    def encode(metadata: dict) -> bytes:
+        encoded = json.dumps({"__metadata__": metadata, **_tensor_table(header)}, separators=(",", ":")).encode()
+        encoded += b" " * (-len(encoded) % 8)  # the tensor bytes stay 8-byte aligned, as safetensors writes them
+        return struct.pack("<Q", len(encoded)) + encoded
+
     handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb") as out, open(path, "rb") as source:
-            out.write(struct.pack("<Q", len(encoded)) + encoded)
+            out.write(encode(metadata))
             source.seek(data_start)
             for chunk in iter(lambda: source.read(1 << 20), b""):
+                digest.update(chunk)
                 out.write(chunk)
+            out.seek(0)
+            out.write(encode({**metadata, RECORD_KEY: digest.hexdigest()}))  # the same length as the placeholder
         os.chmod(temporary, 0o644)
         os.replace(temporary, path)
     except BaseException:
         if os.path.exists(temporary):
             os.remove(temporary)
         raise
-    return digest
+    return digest.hexdigest()
 
 
 def write_records(folder: str | os.PathLike) -> list[str]:
