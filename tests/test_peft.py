@@ -86,11 +86,11 @@ def test_lora_trains_saves_reloads_and_merges(architecture, head, tmp_path):
 def test_inputs_embeds_give_the_outputs_of_their_ids(architecture, head):
     if head.inputs == "episodes":
         pytest.skip("a few-shot episode is many texts (support and queries): PEFT has no task type for it")
+    if head.auto_class is None:  # pair heads, the label tree
+        pytest.skip(f"{head.model_class.__name__} has no Auto class: PEFT never wraps it")
     torch.manual_seed(0)
     config = tiny_config(architecture)
     model = head.model_class(config).eval()
-    if "inputs_embeds" not in model.forward.__code__.co_varnames:
-        pytest.skip(f"{head.model_class.__name__} has no Auto class: PEFT never wraps it")  # pair heads, label tree
     inputs = make_inputs(head, config, LENGTHS)
     embedded = {name: value for name, value in inputs.items() if name != "input_ids"}
     if head.inputs == "characters":  # ELMo's token vectors x_k are what its character CNN makes of each token

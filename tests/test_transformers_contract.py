@@ -45,9 +45,6 @@ def _left_padded(ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, t
     return torch.stack([r for r, _ in rolled]), torch.stack([m for _, m in rolled])
 
 
-LEFT_PADDING = {}  # head -> "same outputs" or "refused" (the README's rule; printed with -s)
-
-
 @torch.no_grad()
 @pytest.mark.parametrize(("architecture", "head"), all_heads())
 def test_left_padding_gives_the_same_outputs_or_is_refused(architecture, head):
@@ -61,11 +58,8 @@ def test_left_padding_gives_the_same_outputs_or_is_refused(architecture, head):
         left = model(**{**inputs, "input_ids": left_ids, "attention_mask": left_mask}).logits
     except ValueError as error:
         assert "right-padded" in str(error) or "padding_side" in str(error), error
-        LEFT_PADDING[head.model_class.__name__] = "refused"
         return
     torch.testing.assert_close(left, right, rtol=1e-5, atol=1e-5)
-    LEFT_PADDING[head.model_class.__name__] = "same outputs"
-    print(head.model_class.__name__, LEFT_PADDING[head.model_class.__name__])
 
 
 @torch.no_grad()

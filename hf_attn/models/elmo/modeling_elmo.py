@@ -512,12 +512,13 @@ class ElmoForBidirectionalLanguageModeling(ElmoPreTrainedModel):
 
     def forward(
         self,
-        input_ids: torch.LongTensor,
+        input_ids: torch.LongTensor | None = None,
         attention_mask: torch.Tensor | None = None,
         labels: torch.LongTensor | None = None,
         output_attentions: bool | None = None,
         output_hidden_states: bool | None = None,
         return_dict: bool | None = None,
+        inputs_embeds: torch.FloatTensor | None = None,
     ) -> ElmoLanguageModelingOutput | tuple:
         r"""
         Args:
@@ -525,17 +526,22 @@ class ElmoForBidirectionalLanguageModeling(ElmoPreTrainedModel):
             attention_mask (`torch.Tensor` of shape `(B, T)`, *optional*): the token mask.
             labels (`torch.LongTensor` of shape `(B, T)`, *optional*): word ids at the same positions (-100 is
                 ignored).
+            inputs_embeds (`torch.FloatTensor` of shape `(B, T, P)`, *optional*): the token vectors x_k instead of
+                `input_ids` (as [`ElmoModel`] takes them).
         """
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        encoded = self.elmo(input_ids, attention_mask, output_hidden_states=True, return_dict=True)
+        encoded = self.elmo(
+            input_ids, attention_mask, output_hidden_states=True, return_dict=True, inputs_embeds=inputs_embeds
+        )
         forward_states, backward_states = self.dropout(encoded.last_hidden_state).chunk(2, dim=-1)
         logits, backward_logits = self.softmax(forward_states), self.softmax(backward_states)  # (B, T, V)
         loss = None
         if labels is not None:
-            if labels.shape != input_ids.shape[:2]:
-                raise ValueError(f"`labels` must have shape {tuple(input_ids.shape[:2])}, got {tuple(labels.shape)}.")
+            positions = tuple(encoded.attention_mask.shape)  # (B, T)
+            if tuple(labels.shape) != positions:
+                raise ValueError(f"`labels` must have shape {positions}, got {tuple(labels.shape)}.")
             forward_loss = token_cross_entropy(logits[:, :-1], labels[:, 1:])
             backward_loss = token_cross_entropy(backward_logits[:, 1:], labels[:, :-1])
             loss = 0.5 * (forward_loss + backward_loss)  # bilm-tf's total loss
