@@ -265,7 +265,10 @@ def verify_hub_weights(repo_id: str, kwargs: dict) -> list[str]:
 
 def verify_before_load(pretrained_model_name_or_path, kwargs: dict) -> None:
     """What the loading mixin runs before `from_pretrained`: a local folder's files against their records, a Hub
-    repo's downloaded weights against their cache names. Raises `OSError` naming the bad file."""
+    repo's downloaded weights against their cache names. Raises `OSError` naming the bad file. `None` (weights given
+    as a `state_dict`) has nothing to verify."""
+    if pretrained_model_name_or_path is None:
+        return
     location = str(pretrained_model_name_or_path)
     if os.path.isdir(location):
         verify_folder(os.path.join(location, kwargs.get("subfolder") or ""))
