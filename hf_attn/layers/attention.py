@@ -36,10 +36,14 @@ class AdditiveAttentionPooling(nn.Module):
     at zero, so every hop starts uniform: there a penalty on the attention (Lin et al.'s P) has no gradient, and
     the task loss decides where the hops go before anything else can lock them onto arbitrary tokens.
 
-    ``forward(hidden_states, attention_mask=None, values=None)`` scores ``hidden_states`` and pools ``values``
-    (default: ``hidden_states``; BI-Attention scores sentences from more features than it pools).
+    ``forward(hidden_states, attention_mask=None, values=None, map_shape=None)`` scores ``hidden_states`` and pools
+    ``values`` (default: ``hidden_states``; BI-Attention scores sentences from more features than it pools).
+    ``map_shape`` is the shape the caller returns the weights in (HAN's words: ``(B, S, T)`` for ``B·S`` sentences):
+    they are reshaped to it before they pool, so the map a model returns is the tensor its output was computed
+    from, and its gradient is there to read (``retain_grad``, attention × gradient attributions).
 
-    Returns from ``forward``: ``(pooled (B, R, D'), weights (B, R, T))``, ``D'`` the features of the pooled values.
+    Returns from ``forward``: ``(pooled (B, R, D'), weights (B, R, T) or map_shape)``, ``D'`` the features of the
+    pooled values.
     """
 
     def __init__(
@@ -62,6 +66,7 @@ class AdditiveAttentionPooling(nn.Module):
         hidden_states: torch.Tensor,
         attention_mask: torch.Tensor | None = None,
         values: torch.Tensor | None = None,
+        map_shape: tuple[int, ...] | None = None,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         keys = torch.tanh(self.projection(self.dropout(hidden_states)))  # u_t, (B, T, A)
         scores = torch.matmul(self.context, keys.transpose(1, 2))  # e = w_rᵀ u_t, (B, R, T)
@@ -70,5 +75,10 @@ class AdditiveAttentionPooling(nn.Module):
             weights = torch.softmax(scores + self.additive_mask_value * (~mask).to(scores.dtype), dim=-1)
         else:
             weights = masked_softmax(scores, mask, dim=-1)
+        if map_shape is not None:  # the returned map is the one that pools
+            returned = weights.reshape(map_shape)
+            weights = returned.reshape(weights.shape)
+        else:
+            returned = weights
         pooled = torch.bmm(weights, hidden_states if values is None else values)  # (B, R, D')
-        return pooled, weights
+        return pooled, returned

@@ -144,15 +144,18 @@ class BiAttentionDocumentEncoder(nn.Module):
         word_states = run_rnn_over_sentences(self.word_encoder, embeddings, mask)  # [→h; ←h], (B, S, T, 2Hw)
         # e_ij = [w_ij; →h_ij; ←h_ij]; padded words get zero attention, so they add nothing to s_i.
         flat_words = torch.cat([embeddings, word_states], dim=-1).view(batch * sentences, words, -1)
-        # a_ij and s_i = Σ_j a_ij e_ij: (B·S, 1, D), (B·S, 1, T)
-        sentence_vectors, word_attentions = self.word_attention(flat_words, mask.view(batch * sentences, words))
+        # a_ij and s_i = Σ_j a_ij e_ij: (B·S, 1, D), (B, S, T)
+        sentence_vectors, word_attentions = self.word_attention(
+            flat_words, mask.view(batch * sentences, words), map_shape=mask.shape
+        )
         sentence_vectors = sentence_vectors.view(batch, sentences, -1)  # (B, S, D)
         sentence_mask = mask.any(dim=-1)  # (B, S)
         sentence_states = run_rnn_skipping_masked(self.sentence_encoder, sentence_vectors, sentence_mask)
         scored = torch.cat([sentence_vectors, sentence_states], dim=-1)  # [s_i; →g_i; ←g_i], (B, S, D + 2Hs)
-        # A_i from [s_i; →g_i; ←g_i], pooling s_i alone: r = Σ_i A_i s_i, (B, 1, D), A: (B, 1, S)
-        document, sentence_attentions = self.sentence_attention(scored, sentence_mask, values=sentence_vectors)
-        word_attentions, sentence_attentions = word_attentions.view(batch, sentences, words), sentence_attentions[:, 0]
+        # A_i from [s_i; →g_i; ←g_i], pooling s_i alone: r = Σ_i A_i s_i, (B, 1, D), A: (B, S)
+        document, sentence_attentions = self.sentence_attention(
+            scored, sentence_mask, values=sentence_vectors, map_shape=sentence_mask.shape
+        )
         return document.squeeze(1), word_attentions, sentence_attentions, (embeddings, word_states, sentence_states)
 
 

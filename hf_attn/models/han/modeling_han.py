@@ -169,15 +169,16 @@ class HanModel(HanPreTrainedModel):
         embeddings = self.dropout(embeddings)  # x_it = W_e w_it (eq. 1), (B, S, T, E)
         word_states = run_rnn_over_sentences(self.word_encoder, embeddings, mask)  # h_it (eq. 2–4), (B, S, T, 2Hw)
         sentence_embeddings, word_attentions = self.word_attention(
-            word_states.view(batch * sentences, words, -1), mask.view(batch * sentences, words)
-        )  # s_i = Σ_t α_it h_it (eq. 7): (B·S, 1, 2Hw), α_it: (B·S, 1, T)
+            word_states.view(batch * sentences, words, -1), mask.view(batch * sentences, words), map_shape=mask.shape
+        )  # s_i = Σ_t α_it h_it (eq. 7): (B·S, 1, 2Hw), α_it: (B, S, T)
         sentence_embeddings = sentence_embeddings.view(batch, sentences, -1)
         sentence_mask = mask.any(dim=-1)  # (B, S)
         sentence_states = run_rnn_skipping_masked(
             self.sentence_encoder, self.dropout(sentence_embeddings), sentence_mask
         )  # h_i (eq. 8), (B, S, 2Hs)
-        document, sentence_attentions = self.sentence_attention(sentence_states, sentence_mask)  # v (eq. 9–10)
-        word_attentions, sentence_attentions = word_attentions.view(batch, sentences, words), sentence_attentions[:, 0]
+        document, sentence_attentions = self.sentence_attention(
+            sentence_states, sentence_mask, map_shape=sentence_mask.shape
+        )  # v (eq. 9–10), (B, 1, 2Hs); α_i: (B, S)
         output = HanModelOutput(
             document_embedding=document.squeeze(1),
             sentence_hidden_states=sentence_states,

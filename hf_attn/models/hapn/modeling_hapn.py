@@ -245,8 +245,10 @@ class HapnModel(HapnPreTrainedModel):
         pooled = max_pooled
         if self.config.use_word_attention:
             length, size = states.shape[-2:]
-            pooled, weights = self.word_attention(states.reshape(-1, length, size), mask.reshape(-1, length))
-            pooled, weights = pooled.view(max_pooled.shape), weights.view(mask.shape)  # one hop: (n, 1, ·) → (…, ·)
+            pooled, weights = self.word_attention(
+                states.reshape(-1, length, size), mask.reshape(-1, length), map_shape=mask.shape
+            )
+            pooled = pooled.view(max_pooled.shape)  # one hop: (n, 1, H) → (…, H)
         output = HapnModelOutput(
             last_hidden_state=states,
             pooler_output=pooled,
