@@ -72,7 +72,7 @@ class ElmoModelOutput(ModelOutput):
             product (a task mixes them, `ElmoScalarMix`), so `ElmoModel` returns them unless
             `output_hidden_states=False`.
         token_embeddings (`torch.FloatTensor` of shape `(B, T, P)`): x_k, the context-free token vectors.
-        attention_mask (`torch.BoolTensor` of shape `(B, T)`): which positions hold a token (boundaries included);
+        attention_mask (`torch.LongTensor` of shape `(B, T)`): 1 where a position holds a token (boundaries included);
             every output is zero elsewhere.
     """
 
@@ -107,7 +107,7 @@ class ElmoClassifierOutput(ModelOutput):
         loss (`torch.FloatTensor` of shape `()`, *optional*): the task loss, when `labels` are given.
         logits (`torch.FloatTensor` of shape `(B, N)` or `(B, T, N)`): class scores per sentence or per token.
         elmo_representations (`torch.FloatTensor` of shape `(B, T, 2P)`): ELMo_k = γ Σ_j s_j h_kj.
-        attention_mask (`torch.BoolTensor` of shape `(B, T)`): the token mask.
+        attention_mask (`torch.LongTensor` of shape `(B, T)`): the token mask (1 for tokens, 0 for padding).
         hidden_states (`tuple(torch.FloatTensor)`, *optional*): with `output_hidden_states=True`, the biLM's layers
             h_kj (j = 0..L), as `ElmoModelOutput.hidden_states`.
     """
@@ -211,9 +211,15 @@ class ElmoCharacterEncoder(nn.Module):
             else None
         )
 
-    def forward(self, input_ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        tokens = input_ids[mask]  # (N, C): the real tokens of the whole batch
-        characters = self.character_embeddings(tokens).transpose(1, 2)  # (N, E, C)
+    def forward(
+        self, input_ids: torch.Tensor | None, mask: torch.Tensor, character_vectors: torch.Tensor | None = None
+    ) -> torch.Tensor:
+        """`character_vectors (B, T, C, E)`, the character table's rows, may stand in for `input_ids`."""
+        if character_vectors is None:
+            characters = self.character_embeddings(input_ids[mask])  # (N, C, E): the real tokens of the batch
+        else:
+            characters = character_vectors[mask]
+        characters = characters.transpose(1, 2)  # (N, E, C)
         # Max over the valid positions of each width, then the activation (bilm-tf's order; equal for relu).
         features = torch.cat([self.activation(conv(characters).amax(dim=-1)) for conv in self.convolutions], dim=-1)
         for highway in self.highways:
@@ -382,6 +388,31 @@ class ElmoPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     supports_gradient_checkpointing = True  # per layer or level: its GradientCheckpointingLayer modules
     _no_split_modules: ClassVar[list[str]] = []
 
+    # ELMo reads characters: its input embeddings are the character table, whatever the word vocabulary.
+    def get_input_embeddings(self) -> nn.Embedding:
+        return self.base_model.character_encoder.character_embeddings
+
+    def set_input_embeddings(self, value: nn.Module) -> None:
+        self.base_model.character_encoder.character_embeddings = value
+
+    def resize_token_embeddings(
+        self, new_num_tokens: int | None = None, pad_to_multiple_of: int | None = None, mean_resizing: bool = True
+    ) -> nn.Embedding:
+        """Resizes the word vocabulary, `config.vocab_size`: the words the biLM's softmax predicts (its rows are kept,
+        new rows start at the old rows' mean, as transformers resizes an output layer). ELMo reads words as
+        characters, so the character table it returns, as transformers' method returns the input embeddings, is
+        the same for every vocabulary."""
+        if new_num_tokens is None and pad_to_multiple_of is None:
+            return self.get_input_embeddings()
+        size = self.config.vocab_size if new_num_tokens is None else new_num_tokens
+        if pad_to_multiple_of is not None:
+            size = -(-size // pad_to_multiple_of) * pad_to_multiple_of
+        softmax = self.get_output_embeddings()
+        if softmax is not None:
+            self.set_output_embeddings(self._get_resized_lm_head(softmax, size, mean_resizing=mean_resizing))
+        self.config.vocab_size = self.vocab_size = size
+        return self.get_input_embeddings()
+
     @torch.no_grad()
     def _init_weights(self, module: nn.Module) -> None:
         """bilm-tf's initialisers: character embeddings ~ U(−1, 1) (padding row 0); relu convolutions ~
@@ -465,9 +496,10 @@ class ElmoModel(ElmoPreTrainedModel):
             output_attentions (`bool`, *optional*): accepted as every hf_attn head does; ELMo has no attention.
             output_hidden_states (`bool`, *optional*): return every layer; unlike other models, `None` means yes
                 here: the layers are what ELMo is for.
-            inputs_embeds (`torch.FloatTensor` of shape `(B, T, P)`, *optional*): the token vectors x_k (what the
-                character CNN makes of each token: `token_embeddings` of an earlier output) instead of `input_ids`;
-                every position is a token unless `attention_mask` says otherwise.
+            inputs_embeds (`torch.FloatTensor` of shape `(B, T, C, E)` or `(B, T, P)`, *optional*): instead of
+                `input_ids`, either the character vectors `get_input_embeddings()(input_ids)` (transformers'
+                meaning) or the token vectors x_k (what the character CNN makes of each token: `token_embeddings` of
+                an earlier output); every position is a token unless `attention_mask` says otherwise.
         """
         return_dict = self.config.return_dict if return_dict is None else return_dict
         if (input_ids is None) == (inputs_embeds is None):
@@ -475,6 +507,12 @@ class ElmoModel(ElmoPreTrainedModel):
         if input_ids is not None:
             mask = check_character_inputs(input_ids, attention_mask, self.config)
             token_embeddings = self.character_encoder(input_ids, mask)  # x_k, (B, T, P)
+        elif isinstance(inputs_embeds, torch.Tensor) and inputs_embeds.dim() == 4:  # character vectors
+            width = self.config.character_embedding_size
+            check_inputs_embeds(inputs_embeds, None, width, f"(batch, tokens, {self.config.max_characters_per_token})")
+            stand_in = torch.ones(inputs_embeds.shape[:-1], dtype=torch.long, device=inputs_embeds.device)
+            mask = check_character_inputs(stand_in, attention_mask, self.config)  # ones: every position a token
+            token_embeddings = self.character_encoder(None, mask, character_vectors=inputs_embeds)  # x_k, (B, T, P)
         else:
             mask = check_inputs_embeds(inputs_embeds, attention_mask, self.config.projection_dim, right_padded=True)
             token_embeddings = inputs_embeds * mask[..., None].to(inputs_embeds.dtype)  # zero at padding
@@ -484,7 +522,7 @@ class ElmoModel(ElmoPreTrainedModel):
             last_hidden_state=hidden_states[-1],
             hidden_states=hidden_states if output_hidden_states is not False else None,
             token_embeddings=token_embeddings,
-            attention_mask=mask,
+            attention_mask=mask.long(),  # 1/0 as transformers' masks (a bool output breaks tuple/dict checks)
         )
         return output if return_dict else output.to_tuple()
 
@@ -509,6 +547,9 @@ class ElmoForBidirectionalLanguageModeling(ElmoPreTrainedModel):
 
     def get_output_embeddings(self) -> nn.Linear:
         return self.softmax
+
+    def set_output_embeddings(self, value: nn.Linear) -> None:
+        self.softmax = value
 
     def forward(
         self,
@@ -609,9 +650,10 @@ class _ElmoTaskModel(ElmoPreTrainedModel):
             )
         representation = self.scalar_mix(encoded.hidden_states)  # (B, T, 2P)
         features = self.dropout(representation)
+        mask = encoded.attention_mask.bool()
         if self.task_encoder is not None:
-            features = self.task_encoder(features, encoded.attention_mask)
-        return features, representation, encoded.attention_mask, encoded.hidden_states
+            features = self.task_encoder(features, mask)
+        return features, representation, mask, encoded.hidden_states
 
 
 class ElmoForSequenceClassification(_ElmoTaskModel):
@@ -654,7 +696,7 @@ class ElmoForSequenceClassification(_ElmoTaskModel):
             loss=loss,
             logits=logits,
             elmo_representations=representation,
-            attention_mask=mask,
+            attention_mask=mask.long(),
             hidden_states=layers if output_hidden_states else None,
         )
         return output if return_dict else output.to_tuple()
@@ -700,7 +742,7 @@ class ElmoForTokenClassification(_ElmoTaskModel):
             loss=loss,
             logits=logits,
             elmo_representations=representation,
-            attention_mask=mask,
+            attention_mask=mask.long(),
             hidden_states=layers if output_hidden_states else None,
         )
         return output if return_dict else output.to_tuple()
