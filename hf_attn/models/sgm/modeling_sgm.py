@@ -548,8 +548,10 @@ class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
     def get_encoder(self) -> SgmEncoder:
         return self.model.encoder
 
-    def get_output_embeddings(self) -> nn.Linear:
-        return self.model.decoder.label_projection
+    def get_output_embeddings(self) -> None:
+        """None: the decoder scores labels, not the words of `vocab_size`, so `resize_token_embeddings` (which
+        resizes the output layer with the input vocabulary) must leave the label projection alone."""
+        return None
 
     def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
         """Decoder inputs from `labels`: the start token, then the labels without the last; −100 → PAD."""
@@ -680,6 +682,7 @@ class SgmForMultiLabelClassification(SgmPreTrainedModel):
 
     def __init__(self, config: SgmConfig) -> None:
         config.problem_type = "multi_label_classification"
+        config.is_encoder_decoder = False  # the classifier reads the encoder alone (no decoder inputs, no generation)
         super().__init__(config)
         self.encoder = SgmEncoder(config)
         self.dropout = nn.Dropout(config.hidden_dropout_prob)
