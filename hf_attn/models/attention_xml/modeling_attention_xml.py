@@ -160,6 +160,11 @@ class AttentionXmlPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
             init.normal_(module.weight)
             if module.padding_idx is not None and not getattr(module.weight, "_is_hf_initialized", False):
                 init.zeros_(module.weight[module.padding_idx])
+        elif isinstance(module, AttentionXmlForLabelTree):  # the children tables, also when built on the meta device
+            for level in range(len(module.levels) - 1):
+                init.constant_(getattr(module, f"children_{level}"), module.config.tree_level_sizes[level + 1])
+            if module.initial_parents is not None:
+                module.set_tree(module.initial_parents)
 
 
 class AttentionXmlModel(AttentionXmlPreTrainedModel):
@@ -364,9 +369,19 @@ class AttentionXmlForLabelTree(AttentionXmlPreTrainedModel):
         for level, width in enumerate(config.tree_max_children):
             # One extra row: the children of a padded candidate are padded candidates.
             self.register_buffer(f"children_{level}", torch.full((sizes[level] + 1, width), sizes[level + 1]))
+        self.initial_parents = parents  # what `_init_weights` fills the tables with (None: a checkpoint's tree)
         self.post_init()
-        if parents is not None:
+        if parents is not None:  # also without `_init_weights` (transformers may skip it)
             self.set_tree(parents)
+
+    def resize_token_embeddings(
+        self, new_num_tokens: int | None = None, pad_to_multiple_of: int | None = None, mean_resizing: bool = True
+    ) -> nn.Embedding:
+        """Every level reads the same words with its own embedding table: each is resized, with `vocab_size`."""
+        for level in self.levels:
+            level.resize_token_embeddings(new_num_tokens, pad_to_multiple_of, mean_resizing)
+        self.config.vocab_size = self.vocab_size = self.levels[0].config.vocab_size
+        return self.get_input_embeddings()
 
     @staticmethod
     def level_config(config: AttentionXmlConfig, level: int) -> AttentionXmlConfig:
