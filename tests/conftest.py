@@ -6,8 +6,15 @@ import os
 
 import torch
 
+# Marks transformers' common test files put on their tests (tests/test_transformers_common.py runs them).
+TRANSFORMERS_MARKS = (
+    "accelerate_tests", "flash_attn_test", "flash_attn_3_test", "flash_attn_4_test", "torch_compile_test"
+)  # fmt: skip
+
 
 def pytest_configure(config) -> None:
+    for mark in TRANSFORMERS_MARKS:
+        config.addinivalue_line("markers", f"{mark}: a mark of transformers' common tests")
     # Under pytest-xdist each worker gets one of the machine's cores: torch's default (every core per process)
     # oversubscribes the CPU and makes small ops many times slower. Child processes inherit the setting.
     if os.environ.get("PYTEST_XDIST_WORKER") is not None:
