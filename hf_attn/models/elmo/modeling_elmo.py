@@ -388,12 +388,9 @@ class ElmoPreTrainedModel(SafetensorsLoadingMixin, PreTrainedModel):
     supports_gradient_checkpointing = True  # per layer or level: its GradientCheckpointingLayer modules
     _no_split_modules: ClassVar[list[str]] = []
 
-    # ELMo reads characters: its input embeddings are the character table, whatever the word vocabulary.
-    def get_input_embeddings(self) -> nn.Embedding:
-        return self.base_model.character_encoder.character_embeddings
-
-    def set_input_embeddings(self, value: nn.Module) -> None:
-        self.base_model.character_encoder.character_embeddings = value
+    # ELMo reads characters: its input embeddings are the character table, whatever the word vocabulary (a dotted
+    # path: SafetensorsLoadingMixin's get/set_input_embeddings follow it; ElmoModel's starts below `elmo`).
+    _input_embed_layer = "elmo.character_encoder.character_embeddings"
 
     def resize_token_embeddings(
         self, new_num_tokens: int | None = None, pad_to_multiple_of: int | None = None, mean_resizing: bool = True
@@ -466,6 +463,8 @@ class ElmoModel(ElmoPreTrainedModel):
     Stateless unless `config.stateful` (or the `stateful` attribute) is set; then each call starts from the final
     states of the previous one, row by row, like bilm-tf (`reset_states()` goes back to zero states).
     """
+
+    _input_embed_layer = "character_encoder.character_embeddings"
 
     def __init__(self, config: ElmoConfig) -> None:
         super().__init__(config)

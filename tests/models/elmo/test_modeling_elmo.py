@@ -112,7 +112,7 @@ def test_outputs_layers_mask_and_padding():
     torch.testing.assert_close(output.hidden_states[0], torch.cat([output.token_embeddings] * 2, dim=-1))
     assert torch.equal(output.attention_mask, inputs["attention_mask"].bool())
     for layer in output.hidden_states:
-        assert torch.isfinite(layer).all() and (layer[~output.attention_mask] == 0).all()
+        assert torch.isfinite(layer).all() and (layer[output.attention_mask == 0] == 0).all()
     # Each sentence alone gives its batched vectors (the empty one: nothing, and no NaN).
     for index, sentence in enumerate(SENTENCES):
         if sentence:
