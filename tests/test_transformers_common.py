@@ -19,10 +19,8 @@ contract_alone` enforces it.
 
 from __future__ import annotations
 
-import functools
 import re
 import unittest
-from collections.abc import Callable
 
 import torch
 
@@ -64,43 +62,19 @@ ADAPTED: dict[tuple[str, str], str] = {
 SKIPS: dict[tuple[str, str], str] = {
     (RETAIN_GRAD, "biblosa"): "its source2token attention is multi-dimensional, one distribution per feature "
     "(eq. 11): `sentence_attentions`, first in `attentions`, is their mean for display, which no output is made from",
-    (RETAIN_GRAD, "elmo"): "the task heads freeze the biLM (Peters et al. 2018, §3.3) and the language model reads "
-    "x_k, not h_k0 = [x_k; x_k]: the first hidden state is no tensor the logits are computed from",
     (RETAIN_GRAD, "lstmn"): "the recurrence is one autograd Function with a hand-written backward (the LSTMN's "
     "speed): its per-step states and attention maps come out of it as values, without a graph of their own",
-    (RETAIN_GRAD, "proto_hatt"): "support instances and queries are encoded in one padded pass; the hidden states "
-    "returned are slices of it, cut after the pass, so no output is computed from them",
     (RETAIN_GRAD, "sgm"): "the decoder runs step by step (each step reads the last one's label distribution, the "
     "global embedding of eq. 10–11): its read-outs and attention maps are stacked from the steps once used",
     ("test_inputs_embeds", "sgm"): "the decoder's input is a label embedding mixed with the last step's label "
     "distribution (eq. 10–11), which no `decoder_inputs_embeds` can stand for; the encoder takes `inputs_embeds`",
 }
 
-# (test, head) -> an open defect: the test runs and is expected to fail (`unittest.expectedFailure`, strict: once it
-# passes, pytest reports the unexpected success and the row must go). Not a skip: each is a bug of ours, open in the
-# tracker (issue 35's closing note).
-REENTRANT = "test_training_gradient_checkpointing_use_reentrant_true"
-REENTRANT_FAILURES = (
-    *("BiBlosaForSequenceClassification", "BiBlosaForPairClassification", "HapnForFewShotClassification"),
-    *("LstmnForSequenceClassification", "LstmnForPairClassification", "LstmnForCausalLM"),
-    *("ProtoHattForFewShotClassification", "ProtoHattProtoNetForFewShotClassification"),
-    *("SgmForMultiLabelGeneration", "SgmForMultiLabelClassification"),
-    *("ElmoForSequenceClassification", "ElmoForTokenClassification"),
-)
-FROZEN_BILM_GC = ("test_training_gradient_checkpointing", "test_training_gradient_checkpointing_use_reentrant_false")
-KNOWN_FAILURES: dict[tuple[str, str], str] = {
-    **{
-        (REENTRANT, head): "with `use_reentrant=True` the checkpointed layer returns no tensor torch's reentrant "
-        "checkpoint can track (a dataclass or a tuple led by a mask), or takes ids, not vectors: its parameters get "
-        "no gradient and its forward is not replayed"
-        for head in REENTRANT_FAILURES
-    },
-    **{
-        (test, head): "the first checkpointed layer transformers' test picks is in the frozen biLM, which runs "
-        "without a graph; the task encoder's checkpointing (tests/test_gradient_checkpointing.py) is not the one read"
-        for test in FROZEN_BILM_GC
-        for head in ("ElmoForSequenceClassification", "ElmoForTokenClassification")
-    },
+# architecture -> (config fields the tester sets, why). transformers' training tests presume every parameter trains
+# (they even turn `requires_grad` back on): ELMo's task heads are tested fine-tuning the biLM, its frozen default
+# being covered by tests/test_common.py and tests/test_gradient_checkpointing.py.
+TESTER_CONFIG: dict[str, tuple[dict, str]] = {
+    "elmo": ({"freeze_elmo": False}, "the common tests train every parameter: the biLM is fine-tuned, not frozen"),
 }
 
 # What no table may cover (the issue's list): save/load, SDPA/eager parity, gradient checkpointing, resizing,
@@ -118,9 +92,6 @@ def test_tables_leave_the_contract_alone():
     for test, name in ADAPTED:
         assert not PROTECTED.search(test) or (test, name) in PROTECTED_ADAPTATIONS, f"{test} may not be adapted"
     known = {name for name in dir(common.ModelTesterMixin) if name.startswith("test_")}
-    heads = {param.values[1].model_class.__name__ for param in all_heads()}
-    for test, head in KNOWN_FAILURES:
-        assert test in known and head in heads, (test, head)
     for test, name in {**SKIPS, **ADAPTED}:
         assert name in ARCHITECTURES, f"unknown architecture {name}"
         assert test in known or test.startswith("test_generate"), f"{test} is no test of transformers' mixins"
@@ -147,7 +118,7 @@ class RegistryModelTester:
         self.num_attention_heads = getattr(config, "num_attention_heads", None)
 
     def get_config(self):
-        config = tiny_config(self.architecture)
+        config = tiny_config(self.architecture, **TESTER_CONFIG.get(self.architecture.name, ({}, ""))[0])
         for name, value in self.head_settings.items():
             setattr(config, name, value)
         return config
@@ -265,17 +236,6 @@ class RegistryTesterMixin:
         self.assertEqual(model.config.vocab_size, 64 * -(-(vocabulary + 13) // 64))
 
 
-def expected_failure(test: Callable) -> Callable:
-    """`unittest.expectedFailure` on a copy: it marks the function it is given, here the mixin's own, shared by
-    every head."""
-
-    @functools.wraps(test)
-    def run(self, *args, **kwargs):
-        return test(self, *args, **kwargs)
-
-    return unittest.expectedFailure(run)
-
-
 def make_test_class(architecture, head) -> type[unittest.TestCase]:
     config = head.model_class(tiny_config(architecture)).config
     bases = [RegistryTesterMixin, common.ModelTesterMixin]
@@ -292,9 +252,6 @@ def make_test_class(architecture, head) -> type[unittest.TestCase]:
     for test, name in SKIPS:
         if name == architecture.name:
             attributes[test] = unittest.skip(SKIPS[test, name])(lambda self: None)
-    for test, name in KNOWN_FAILURES:
-        if name == head.model_class.__name__:
-            attributes[test] = expected_failure(getattr(common.ModelTesterMixin, test))
     name = f"Test{head.model_class.__name__}"
     return type(name, (*bases, unittest.TestCase), {**attributes, "__qualname__": name})
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import torch
 from torch import nn
-from transformers.modeling_layers import GradientCheckpointingLayer
 
+from .checkpointing import CheckpointingLayer
 from .validation import check_token_inputs, value_checks_apply
 
 
@@ -33,7 +33,7 @@ def relative_positions(entity_positions: torch.Tensor, length: int, max_distance
     return distances.clamp(-(max_distance - 1), max_distance - 1) + max_distance
 
 
-class ConvolutionalInstanceEncoder(GradientCheckpointingLayer):
+class ConvolutionalInstanceEncoder(CheckpointingLayer):
     """The CNN instance encoder of the FewRel baselines (Zeng et al. 2014; Han et al. 2018; Gao et al. 2019, §3.1):
     x_t = [w_t; p¹_t; p²_t] (word embedding, and the two position embeddings when `position_embedding_size` > 0),
     h_t = ReLU(W * x_{t−m/2..t+m/2} + b) (a convolution of window m with zero padding at both ends), `(n, T, D)`.
@@ -100,11 +100,14 @@ class ConvolutionalInstanceEncoder(GradientCheckpointingLayer):
         if self.uses_positions and entity_positions is None:
             raise ValueError("`entity_positions` is required: the model embeds positions relative to the entities.")
         embedded = self.embed(flat_ids, None if entity_positions is None else entity_positions.reshape(-1, 2))
-        inputs = embedded * mask[..., None] if self.mask_padding else embedded
+        # The returned views are the tensors computed from (their gradients are there to read).
+        embedded = embedded.view(*leading, length, -1)
+        flat = embedded.view(-1, length, embedded.size(-1))
+        inputs = flat * mask[..., None] if self.mask_padding else flat
         states = torch.relu(self.convolution(inputs.transpose(1, 2))).transpose(1, 2)
         if self.mask_padding:
             states = states * mask[..., None]
-        return mask.view(*leading, length), embedded.view(*leading, length, -1), states.view(*leading, length, -1)
+        return mask.view(*leading, length), embedded, states.view(*leading, length, -1)
 
 
 def entity_token_positions(encoding: Any, index: int, words: Sequence[int], length: int) -> list[int]:

@@ -19,8 +19,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
-from transformers.modeling_layers import GradientCheckpointingLayer
 
+from .checkpointing import CheckpointingLayer
 from .validation import check_right_padded
 
 
@@ -102,7 +102,7 @@ def masked_rnn(
     return layer_inputs, (final_state if is_lstm else final_state[0])
 
 
-class PackedBiRNN(GradientCheckpointingLayer):
+class PackedBiRNN(CheckpointingLayer):
     """Runs a batch-first ``nn.LSTM``/``nn.GRU``/``nn.RNN`` over right-padded inputs, packed by their lengths.
 
     ``pack_padded_sequence(enforce_sorted=False)`` sorts by length and restores the batch order on the way out.

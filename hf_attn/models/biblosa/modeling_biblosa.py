@@ -46,9 +46,9 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 from transformers import initialization as init
-from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.utils import ModelOutput
 
+from hf_attn.layers.checkpointing import CheckpointingLayer
 from hf_attn.layers.losses import classification_loss
 from hf_attn.layers.masking import masked_softmax
 from hf_attn.layers.outputs import output_flags
@@ -239,7 +239,7 @@ def multi_dimensional_source2token(
     return (weights * values).sum(dim=dim), weights
 
 
-class BiBlosaDirection(GradientCheckpointingLayer):
+class BiBlosaDirection(CheckpointingLayer):
     """One direction of Bi-BloSAN: the token map and the masked block self-attention (mBloSA, §3.2).
 
     Parameters, with the original's names:

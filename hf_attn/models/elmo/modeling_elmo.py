@@ -45,9 +45,9 @@ import torch
 from torch import nn
 from transformers import PreTrainedModel
 from transformers import initialization as init
-from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.utils import ModelOutput
 
+from hf_attn.layers.checkpointing import CheckpointingLayer
 from hf_attn.layers.losses import classification_loss, token_cross_entropy
 from hf_attn.layers.outputs import output_flags
 from hf_attn.layers.rnn import PackedBiRNN
@@ -231,7 +231,7 @@ class ElmoCharacterEncoder(nn.Module):
         return embeddings
 
 
-class ElmoLstmLayer(GradientCheckpointingLayer):
+class ElmoLstmLayer(CheckpointingLayer):
     """One LSTM layer of the biLM for both directions at once (index 0 forward, 1 backward on the leading axis).
 
     The cell is TF1's `LSTMCell(num_proj=P, cell_clip, proj_clip)` without peepholes, per step t:
@@ -515,8 +515,10 @@ class ElmoModel(ElmoPreTrainedModel):
         else:
             mask = check_inputs_embeds(inputs_embeds, attention_mask, self.config.projection_dim, right_padded=True)
             token_embeddings = inputs_embeds * mask[..., None].to(inputs_embeds.dtype)  # zero at padding
-        layers = self.bilm(token_embeddings, mask, stateful=self.stateful)  # h_kj for j = 1..L
-        hidden_states = (torch.cat([token_embeddings, token_embeddings], dim=-1), *layers)  # h_k0 = [x_k; x_k]
+        first = torch.cat([token_embeddings, token_embeddings], dim=-1)  # h_k0 = [x_k; x_k], (B, T, 2P)
+        # The LSTMs read x_k as the first half of h_k0: the layer returned is the one the outputs come from.
+        layers = self.bilm(first[..., : token_embeddings.size(-1)], mask, stateful=self.stateful)  # h_kj, j = 1..L
+        hidden_states = (first, *layers)
         output = ElmoModelOutput(
             last_hidden_state=hidden_states[-1],
             hidden_states=hidden_states if output_hidden_states is not False else None,

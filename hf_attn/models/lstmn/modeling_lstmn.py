@@ -59,9 +59,9 @@ from typing import Any, ClassVar
 import torch
 from torch import nn
 from transformers import GenerationMixin, PreTrainedModel
-from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.utils import ModelOutput
 
+from hf_attn.layers.checkpointing import CheckpointingLayer
 from hf_attn.layers.generation_cache import cache_argument, cache_field, output_cache
 from hf_attn.layers.initialization import uniform_init
 from hf_attn.layers.losses import classification_loss, token_cross_entropy
@@ -214,7 +214,7 @@ class LstmnLayerOutput:
     state: LstmnLayerState | None = None
 
 
-class LstmnLayer(GradientCheckpointingLayer):
+class LstmnLayer(CheckpointingLayer):
     """One LSTMN layer (eq. 4–9), with inter-attention over an encoder's memory for `fusion` "shallow" or "deep"
     (eq. 10–14).
 

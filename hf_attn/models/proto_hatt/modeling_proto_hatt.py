@@ -352,39 +352,32 @@ def _encode_episode(
     entity_positions: torch.Tensor | None,
     support_entity_positions: torch.Tensor | None,
 ) -> dict[str, Any]:
-    """Checks an episode batch and encodes its support instances and queries with one encoder call (one
-    embedding and convolution pass over all of them). Returns the support encodings `(B, N, K, D)`, the query
-    encodings `(B, Q, D)`, the shot mask `(B, N, K)` (a support instance with a token) and the hidden states."""
+    """Checks an episode batch and encodes its support instances and queries, one encoder call each (so the hidden
+    states returned are the tensors the outputs are computed from). Returns the support encodings `(B, N, K, D)`,
+    the query encodings `(B, Q, D)`, the shot mask `(B, N, K)` (a support instance with a token) and the hidden
+    states."""
     query_mask, support_mask = check_episode_inputs(
         input_ids, attention_mask, support_input_ids, support_attention_mask, config.vocab_size,
         entity_positions, support_entity_positions, config.use_entity_positions,
     )  # fmt: skip
-    batch, ways, shots, length = support_input_ids.shape
-    queries = input_ids.size(1)
-    width = max(length, input_ids.size(-1))
-    pad = config.pad_token_id or 0
-
-    def widen(ids: torch.Tensor, value: int) -> torch.Tensor:  # one width for the single encoder pass
-        return nn.functional.pad(ids.reshape(-1, ids.size(-1)), (0, width - ids.size(-1)), value=value)
-
-    ids = torch.cat([widen(support_input_ids, pad), widen(input_ids, pad)])
-    mask = torch.cat([widen(support_mask.long(), 0), widen(query_mask.long(), 0)])
-    positions = None
-    if config.use_entity_positions:
-        positions = torch.cat([support_entity_positions.reshape(-1, 2), entity_positions.reshape(-1, 2)])
-    encoded = encoder(ids, mask, positions, output_hidden_states=True, return_dict=True)
-    split = batch * ways * shots
-    pooled = encoded.pooler_output
-    embeddings = encoded.hidden_states[0]
+    positions = config.use_entity_positions
+    support = encoder(
+        support_input_ids, support_mask.long(), support_entity_positions if positions else None,
+        output_hidden_states=True, return_dict=True,
+    )  # fmt: skip
+    queries = encoder(
+        input_ids, query_mask.long(), entity_positions if positions else None,
+        output_hidden_states=True, return_dict=True,
+    )  # fmt: skip
     return {
-        "support": pooled[:split].view(batch, ways, shots, -1),
-        "queries": pooled[split:].view(batch, queries, -1),
+        "support": support.pooler_output,  # (B, N, K, D)
+        "queries": queries.pooler_output,  # (B, Q, D)
         "shot_mask": support_mask.any(dim=-1),
         "hidden_states": (
-            embeddings[:split, :length].reshape(batch, ways, shots, length, -1),
-            embeddings[split:, : input_ids.size(-1)].reshape(batch, queries, input_ids.size(-1), -1),
-            pooled[:split].view(batch, ways, shots, -1),
-            pooled[split:].view(batch, queries, -1),
+            support.hidden_states[0],  # support embeddings (B, N, K, T, E)
+            queries.hidden_states[0],  # query embeddings (B, Q, T, E)
+            support.pooler_output,
+            queries.pooler_output,
         ),
     }
 

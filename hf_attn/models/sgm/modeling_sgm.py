@@ -43,10 +43,10 @@ import torch
 from torch import nn
 from transformers import GenerationMixin, LogitsProcessor, LogitsProcessorList, PreTrainedModel
 from transformers import initialization as init
-from transformers.modeling_layers import GradientCheckpointingLayer
 from transformers.modeling_outputs import SequenceClassifierOutput
 from transformers.utils import ModelOutput
 
+from hf_attn.layers.checkpointing import CheckpointingLayer
 from hf_attn.layers.generation_cache import cache_argument, cache_field, output_cache
 from hf_attn.layers.losses import classification_loss, token_cross_entropy
 from hf_attn.layers.masking import masked_softmax
@@ -192,7 +192,7 @@ class RepeatedLabelLogitsProcessor(LogitsProcessor):
 # ---------------------------------------------------------------------------------------------------------------
 
 
-class SgmEncoder(GradientCheckpointingLayer):
+class SgmEncoder(CheckpointingLayer):
     """The BiLSTM encoder (eq. 1–2) over the packed source; also hands the decoder its initial state."""
 
     def __init__(self, config: SgmConfig) -> None:
