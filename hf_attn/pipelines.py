@@ -17,6 +17,12 @@ given with the call, classes it may never have seen in training:
 A relation model also takes each text's entities: pass `{"text": ..., "head": i, "tail": j}` (word indices) and
 `support_entities=[(head, tail), ...]`. `output_attentions=True` adds the maps the model has.
 
+`token-classification` over characters: transformers' pipeline names each token by its id, one int per token;
+ELMo's ids are a word's characters `(T, C)`. `register_pipelines` sets the task's class to
+`CharacterAwareTokenClassificationPipeline`, transformers' own with one change: where a token's ids are a row of
+characters, its word is read from the text by its offsets (each ELMo token is a whole word, never a subword). For
+every other model it is transformers' pipeline, unchanged.
+
 Batched pipelines (`pipeline(..., batch_size=8)`) give what `batch_size=1` gives, for every hf_attn head. transformers'
 batching pads each input along its second axis only, which fails on inputs with more padded axes: a document's
 `(1, sentences, words)` ids, a word's characters `(1, words, characters)`. `register_pipelines` extends its padding
@@ -29,12 +35,13 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from transformers import AutoConfig, AutoModelForSeq2SeqLM, Pipeline
+from transformers import AutoConfig, AutoModelForSeq2SeqLM, Pipeline, TokenClassificationPipeline
 from transformers.pipelines import PIPELINE_REGISTRY
 from transformers.pipelines import base as pipeline_base
 
 TRANSLATION_TASK = "hf-attn-translation"
 FEW_SHOT_TASK = "hf-attn-few-shot"
+_TOKEN_CLASSIFICATION_PATH = f"{TokenClassificationPipeline.__module__}.{TokenClassificationPipeline.__name__}"
 _FEW_SHOT_HEADS: list[type] = []  # what `register_pipelines` was given: the few-shot heads a saved config may name
 
 
@@ -158,12 +165,54 @@ _TRANSFORMERS_PAD = getattr(pipeline_base._pad, "transformers_pad", pipeline_bas
 pad_every_axis.transformers_pad = _TRANSFORMERS_PAD  # type: ignore[attr-defined]
 
 
+class CharacterAwareTokenClassificationPipeline(TokenClassificationPipeline):
+    """transformers' token-classification pipeline, also for models whose ids are characters per token (module
+    docstring)."""
+
+    def gather_pre_entities(
+        self,
+        sentence: str,
+        input_ids: Any,
+        scores: Any,
+        offset_mapping: Any,
+        special_tokens_mask: Any,
+        aggregation_strategy: Any,
+        **kwargs: Any,
+    ) -> list[dict]:
+        if getattr(input_ids, "ndim", 1) < 2:  # one id per token: transformers' own
+            return super().gather_pre_entities(
+                sentence, input_ids, scores, offset_mapping, special_tokens_mask, aggregation_strategy, **kwargs
+            )
+        if offset_mapping is None:
+            raise ValueError("A character-level token classifier needs the tokenizer's `offset_mapping`.")
+        entities = []
+        for index, token_scores in enumerate(scores):
+            if special_tokens_mask[index]:
+                continue
+            start, end = (int(value) for value in offset_mapping[index])
+            entities.append(
+                {
+                    "word": sentence[start:end],
+                    "scores": token_scores,
+                    "start": start,
+                    "end": end,
+                    "index": index,
+                    "is_subword": False,  # a whole word per token
+                }
+            )
+        return entities
+
+
 def register_pipelines(few_shot_heads: Sequence[type] = ()) -> None:
     """Registers `hf-attn-translation` and `hf-attn-few-shot` with transformers' pipeline registry (once);
     `few_shot_heads`: the model classes the few-shot pipeline loads (`hf_attn.registry.register_all` passes the
     registry's episode heads)."""
     _FEW_SHOT_HEADS.extend(head for head in few_shot_heads if head not in _FEW_SHOT_HEADS)
     pipeline_base._pad = pad_every_axis  # batched pipelines over documents and characters (module docstring)
+    # Characters per token (module docstring); `impl` is the class or, since transformers 5.2x, its dotted path.
+    token_classification = PIPELINE_REGISTRY.supported_tasks["token-classification"]
+    if token_classification["impl"] in (TokenClassificationPipeline, _TOKEN_CLASSIFICATION_PATH):
+        token_classification["impl"] = CharacterAwareTokenClassificationPipeline
     supported = PIPELINE_REGISTRY.get_supported_tasks()
     if TRANSLATION_TASK not in supported:
         PIPELINE_REGISTRY.register_pipeline(

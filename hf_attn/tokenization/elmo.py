@@ -30,6 +30,7 @@ Shape legend: B sentences, T tokens (boundary tokens included), C characters per
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -124,6 +125,8 @@ class ElmoCharacterTokenizerFast(PreTrainedTokenizerFast):
         return_tensors: str | None = None,
         return_token_ids: bool = False,
         is_split_into_words: bool = False,
+        return_special_tokens_mask: bool = False,
+        return_offsets_mapping: bool = False,
         **kwargs: Any,
     ) -> BatchEncoding:
         """Tokenises one sentence (a string, or a list of tokens with `is_split_into_words=True`) or a batch.
@@ -131,6 +134,9 @@ class ElmoCharacterTokenizerFast(PreTrainedTokenizerFast):
         `padding` (or any `return_tensors`) pads to `(B, T, C)` with character id 0 and mask 0 (at least one token,
         so an empty sentence without boundaries is one all-padding row). `max_length` (or the instance's
         `max_tokens` unless `truncation=False`) keeps the first tokens, boundaries included.
+        `return_special_tokens_mask`: 1 at `<S>` and `</S>`; `return_offsets_mapping`: each token's `(start, end)`
+        characters in its string (`(0, 0)` for the boundaries; within the word for pre-split words), what
+        transformers' token-classification pipeline reads.
         """
         single = isinstance(text, str) or (is_split_into_words and (not text or isinstance(text[0], str)))
         batch = [text] if single else list(text)
@@ -140,6 +146,14 @@ class ElmoCharacterTokenizerFast(PreTrainedTokenizerFast):
             "input_ids": [[token_to_character_ids(t, self.max_characters_per_token) for t in s] for s in tokens],
             "attention_mask": [[1] * len(sentence) for sentence in tokens],
         }
+        if return_special_tokens_mask or return_offsets_mapping:
+            marks = [self._boundaries(sentence, add_special_tokens) for sentence in tokens]
+            if return_special_tokens_mask:
+                encoded["special_tokens_mask"] = marks
+            if return_offsets_mapping:
+                encoded["offset_mapping"] = [
+                    self._spans(sentence, special) for sentence, special in zip(batch, marks, strict=True)
+                ]
         if return_token_ids:
             if self.unk_token_id is None:
                 raise ValueError("`return_token_ids=True` needs a tokenizer built with a word vocabulary.")
@@ -147,8 +161,14 @@ class ElmoCharacterTokenizerFast(PreTrainedTokenizerFast):
         if padding or return_tensors is not None:
             if return_tensors not in (None, "pt"):
                 raise ValueError(f"ElmoCharacterTokenizerFast returns PyTorch tensors only, got {return_tensors!r}.")
-            pads = {"input_ids": 0, "attention_mask": 0, "token_ids": -100}
-            dims = {"input_ids": 3, "attention_mask": 2, "token_ids": 2}
+            pads = {
+                "input_ids": 0,
+                "attention_mask": 0,
+                "token_ids": -100,
+                "special_tokens_mask": 1,
+                "offset_mapping": 0,
+            }
+            dims = {"input_ids": 3, "attention_mask": 2, "token_ids": 2, "special_tokens_mask": 2, "offset_mapping": 3}
             encoded = {name: pad_nested(value, pads[name], dims[name]) for name, value in encoded.items()}
             # A batch of empty sentences has no character to pad to: the character axis is always C long.
             missing = self.max_characters_per_token - encoded["input_ids"].size(-1)
@@ -158,6 +178,30 @@ class ElmoCharacterTokenizerFast(PreTrainedTokenizerFast):
         elif single:
             encoded = {name: value[0] for name, value in encoded.items()}
         return BatchEncoding(encoded)
+
+    @staticmethod
+    def _boundaries(tokens: list[str], add_special_tokens: bool) -> list[int]:
+        """1 at the `<S>` and `</S>` this tokenizer added around a sentence's tokens, 0 at its words."""
+        last = len(tokens) - 1
+        return [
+            int(
+                add_special_tokens
+                and ((index == 0 and token == BOS_TOKEN) or (0 < index == last and token == EOS_TOKEN))
+            )
+            for index, token in enumerate(tokens)
+        ]
+
+    def _spans(self, sentence: str | Sequence[str], special: list[int]) -> list[tuple[int, int]]:
+        """Each token's `(start, end)` characters in `sentence` (within the word for pre-split words; `(0, 0)` for a
+        boundary)."""
+        if isinstance(sentence, str):
+            words = [(match.start(), match.end()) for match in re.finditer(r"\S+", sentence)]
+        else:
+            words = [(0, len(word)) for word in sentence]
+        spans, next_word = [], iter(words)
+        for is_boundary in special:
+            spans.append((0, 0) if is_boundary else next(next_word))
+        return spans
 
     def sentence_tokens(
         self, sentence: str | Sequence[str], add_special_tokens: bool = True, limit: int | None = None

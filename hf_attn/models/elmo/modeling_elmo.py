@@ -215,10 +215,14 @@ class ElmoCharacterEncoder(nn.Module):
         self, input_ids: torch.Tensor | None, mask: torch.Tensor, character_vectors: torch.Tensor | None = None
     ) -> torch.Tensor:
         """`character_vectors (B, T, C, E)`, the character table's rows, may stand in for `input_ids`."""
+        # Eager: the real tokens of the batch alone, N of them. Traced (torch.export, ONNX): every position, so no
+        # shape depends on the mask's values; padded positions are zeroed at the end either way.
+        traced = torch.compiler.is_compiling()
         if character_vectors is None:
-            characters = self.character_embeddings(input_ids[mask])  # (N, C, E): the real tokens of the batch
+            tokens = input_ids.flatten(0, 1) if traced else input_ids[mask]
+            characters = self.character_embeddings(tokens)  # (N, C, E)
         else:
-            characters = character_vectors[mask]
+            characters = character_vectors.flatten(0, 1) if traced else character_vectors[mask]
         characters = characters.transpose(1, 2)  # (N, E, C)
         # Max over the valid positions of each width, then the activation (bilm-tf's order; equal for relu).
         features = torch.cat([self.activation(conv(characters).amax(dim=-1)) for conv in self.convolutions], dim=-1)
@@ -226,6 +230,8 @@ class ElmoCharacterEncoder(nn.Module):
             features = highway(features)  # (N, F)
         if self.projection is not None:
             features = self.projection(features)  # (N, P)
+        if traced:
+            return features.view(*mask.shape, -1) * mask[..., None].to(features.dtype)
         embeddings = features.new_zeros(*mask.shape, features.size(-1))
         embeddings[mask] = features
         return embeddings
@@ -272,26 +278,49 @@ class ElmoLstmLayer(CheckpointingLayer):
         per_step = projected.view(directions, batch, steps, 4 * hidden).unbind(dim=2)
         weight_hh = self.weight_hh.transpose(1, 2)  # (2, P, 4H)
         weight_proj = self.weight_proj.transpose(1, 2) if self.weight_proj is not None else None  # (2, H, P)
+        if torch.compiler.is_compiling():  # traced: one scan over the steps, for any length (ONNX's Scan)
+            from torch._higher_order_ops.scan import scan
+
+            def scan_step(carry, projected_step):
+                cell, output = self._step(projected_step, *carry, weight_hh, weight_proj)
+                return (cell, output), (output, cell)
+
+            steps_first = projected.view(directions, batch, steps, 4 * hidden).permute(2, 0, 1, 3)  # (T, 2, B, 4H)
+            _, (outputs, cells) = scan(scan_step, tuple(value.clone() for value in state), steps_first)
+            return outputs.permute(1, 2, 0, 3), (cells if return_cells else None)
         cell, output = state
         outputs, cells = [], []
         for projected_step in per_step:
-            gates = torch.baddbmm(projected_step, output, weight_hh)  # (2, B, 4H)
-            # chunk, not slices: its backward is one concatenation, where each slice's would fill a (2, B, 4H) zero
-            # tensor per step.
-            input_gate, forget_gate, candidate, output_gate = gates.chunk(4, dim=-1)
-            cell = torch.sigmoid(forget_gate) * cell + torch.sigmoid(input_gate) * torch.tanh(candidate)
-            if self.cell_clip is not None:
-                cell = cell.clamp(-self.cell_clip, self.cell_clip)
-            output = torch.sigmoid(output_gate) * torch.tanh(cell)  # (2, B, H)
-            if weight_proj is not None:
-                output = torch.bmm(output, weight_proj)  # (2, B, P)
-                if self.proj_clip is not None:
-                    output = output.clamp(-self.proj_clip, self.proj_clip)
+            cell, output = self._step(projected_step, cell, output, weight_hh, weight_proj)
             outputs.append(output)
             if return_cells:
                 cells.append(cell)
         stacked = torch.stack(outputs, dim=2) if outputs else inputs.new_zeros(directions, batch, 0, self.output_size)
         return stacked, (torch.stack(cells) if return_cells and cells else None)
+
+    def _step(
+        self,
+        projected_step: torch.Tensor,
+        cell: torch.Tensor,
+        output: torch.Tensor,
+        weight_hh: torch.Tensor,
+        weight_proj: torch.Tensor | None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """One step of both directions: (c_{t−1} (2, B, H), m_{t−1} (2, B, P)) -> (c_t, m_t), the class docstring's
+        equations."""
+        gates = torch.baddbmm(projected_step, output, weight_hh)  # (2, B, 4H)
+        # chunk, not slices: its backward is one concatenation, where each slice's would fill a (2, B, 4H) zero
+        # tensor per step.
+        input_gate, forget_gate, candidate, output_gate = gates.chunk(4, dim=-1)
+        cell = torch.sigmoid(forget_gate) * cell + torch.sigmoid(input_gate) * torch.tanh(candidate)
+        if self.cell_clip is not None:
+            cell = cell.clamp(-self.cell_clip, self.cell_clip)
+        output = torch.sigmoid(output_gate) * torch.tanh(cell)  # (2, B, H)
+        if weight_proj is not None:
+            output = torch.bmm(output, weight_proj)  # (2, B, P)
+            if self.proj_clip is not None:
+                output = output.clamp(-self.proj_clip, self.proj_clip)
+        return cell, output
 
 
 def _overlay(under: torch.Tensor, over: torch.Tensor) -> torch.Tensor:
