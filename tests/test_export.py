@@ -19,7 +19,6 @@ FIXED_LENGTH = {
     "LstmnForSequenceClassification": "the LSTMN's memory recurrence runs step by step",
     "LstmnForPairClassification": "the LSTMN's memory recurrence runs step by step",
 }
-NOT_EXPORTED_YET: dict[str, str] = {}
 
 
 # One head per way a graph is built runs by default (a packed recurrent encoder, documents, blocks); every other
@@ -74,8 +73,6 @@ def dynamic_shapes(head, inputs: dict[str, torch.Tensor], fixed_length: bool) ->
 
 @pytest.mark.parametrize(("architecture", "head"), exported_heads())
 def test_export_and_onnx_match_eager(architecture, head, tmp_path):
-    if head.model_class.__name__ in NOT_EXPORTED_YET:
-        pytest.skip(NOT_EXPORTED_YET[head.model_class.__name__])
     torch.manual_seed(0)
     config = tiny_config(architecture)
     model = head.model_class(config).eval()

@@ -274,8 +274,6 @@ class ElmoLstmLayer(CheckpointingLayer):
         # W_ih x_t + b for all steps at once: one batched matmul per layer, (2, B, T, 4H).
         flat = inputs.reshape(directions, batch * steps, -1)
         projected = torch.baddbmm(self.bias[:, None, :], flat, self.weight_ih.transpose(1, 2))
-        # unbind, not projected[:, :, t]: the backward of T indexings would fill T zero tensors of the full size.
-        per_step = projected.view(directions, batch, steps, 4 * hidden).unbind(dim=2)
         weight_hh = self.weight_hh.transpose(1, 2)  # (2, P, 4H)
         weight_proj = self.weight_proj.transpose(1, 2) if self.weight_proj is not None else None  # (2, H, P)
         if torch.compiler.is_compiling():  # traced: one scan over the steps, for any length (ONNX's Scan)
@@ -283,14 +281,15 @@ class ElmoLstmLayer(CheckpointingLayer):
 
             def scan_step(carry, projected_step):
                 cell, output = self._step(projected_step, *carry, weight_hh, weight_proj)
-                return (cell, output), (output, cell)
+                return (cell, output), (output.clone(), cell.clone())  # a scan's outputs must not alias its carry
 
             steps_first = projected.view(directions, batch, steps, 4 * hidden).permute(2, 0, 1, 3)  # (T, 2, B, 4H)
             _, (outputs, cells) = scan(scan_step, tuple(value.clone() for value in state), steps_first)
             return outputs.permute(1, 2, 0, 3), (cells if return_cells else None)
         cell, output = state
         outputs, cells = [], []
-        for projected_step in per_step:
+        # unbind, not projected[:, :, t]: the backward of T indexings would fill T zero tensors of the full size.
+        for projected_step in projected.view(directions, batch, steps, 4 * hidden).unbind(dim=2):
             cell, output = self._step(projected_step, cell, output, weight_hh, weight_proj)
             outputs.append(output)
             if return_cells:
