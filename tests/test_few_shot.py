@@ -176,7 +176,7 @@ def test_hf_attn_evaluate_scores_a_few_shot_model_on_the_episodes_training_score
 # Learning on held-out classes, and the user's side: predict, the pipeline --------------------------------------
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def hapn_run(tmp_path_factory):
     output = tmp_path_factory.mktemp("hapn")
     result = train(

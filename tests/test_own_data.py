@@ -27,7 +27,7 @@ HAN = ["--config", "embedding_size=16", "word_hidden_size=16", "sentence_hidden_
        "sentence_attention_size=16"]  # fmt: skip
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def files(tmp_path_factory):
     return write_example_files(tmp_path_factory.mktemp("data"), num_rows=600, seed=0)
 
@@ -73,7 +73,7 @@ def test_an_snli_jsonl_drops_and_counts_unlabelled_pairs_and_trains_pair_heads(f
 
 # Each file format on a learnable task written in it (`write_example_files`, 1,500 rows; the held-out split is the
 # 10% `train` holds out), from the command line alone, to a stated bar. Measured values (seeds 0 / 1) in comments.
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def learnable(tmp_path_factory):
     return write_example_files(tmp_path_factory.mktemp("learnable"), num_rows=1500, seed=0)
 

@@ -29,7 +29,7 @@ from convert_biblosa_original_to_hf import convert, main, original_arguments
 ATOL = 1e-5
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def fixture():
     folder = fixture_dir("biblosa")
     return {

@@ -22,7 +22,8 @@ SCRIPT = REPO_ROOT / "conversion" / "convert_elmo_original_to_hf.py"
 sys.path.insert(0, str(SCRIPT.parent))
 import convert_elmo_original_to_hf as converter  # noqa: E402
 
-# The tests share a module-scoped fixture: one worker runs them all (`--dist loadgroup`), so it is built once.
+# The tests share a session-scoped fixture: one worker runs them all (`--dist loadgroup`) and keeps it, so it is
+# built once even when other tests run between them (a module-scoped one was rebuilt then).
 pytestmark = pytest.mark.xdist_group("elmo_conversion")
 
 
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.xdist_group("elmo_conversion")
 ATOL, RTOL = 1e-6, 1e-5
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def converted(tmp_path_factory):
     fixture = fixture_dir("elmo")
     output = tmp_path_factory.mktemp("elmo")

@@ -14,7 +14,8 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 import hf_attn  # noqa: F401  (registers the Auto classes)
 from tests.helpers import REPO_ROOT, fixture_dir
 
-# The tests share a module-scoped fixture: one worker runs them all (`--dist loadgroup`), so it is built once.
+# The tests share a session-scoped fixture: one worker runs them all (`--dist loadgroup`) and keeps it, so it is
+# built once even when other tests run between them (a module-scoped one was rebuilt then).
 pytestmark = pytest.mark.xdist_group("lin_conversion")
 
 
@@ -22,7 +23,7 @@ SCRIPT = REPO_ROOT / "conversion" / "convert_lin_self_attentive_original_to_hf.p
 ATOL = 1e-5
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def converted(tmp_path_factory):
     fixture = fixture_dir("lin_self_attentive")
     output = tmp_path_factory.mktemp("converted")

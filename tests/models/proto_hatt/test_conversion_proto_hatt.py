@@ -29,7 +29,7 @@ def load_script():
     return module
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def script():
     return load_script()
 

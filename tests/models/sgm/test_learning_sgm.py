@@ -11,7 +11,8 @@ from huggingface_hub.repocard_data import model_index_to_eval_results
 from hf_attn.data import label_topics, topic_labels
 from hf_attn.training import TrainingResult, train
 
-# The tests share a module-scoped fixture: one worker runs them all (`--dist loadgroup`), so it is built once.
+# The tests share a session-scoped fixture: one worker runs them all (`--dist loadgroup`) and keeps it, so it is
+# built once even when other tests run between them (a module-scoped one was rebuilt then).
 pytestmark = pytest.mark.xdist_group("sgm_learning")
 
 
@@ -29,7 +30,7 @@ def run(tmp_path, name: str, head: str, **config) -> TrainingResult:
     return result
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def results(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("sgm_learning")
     return {

@@ -25,7 +25,7 @@ from convert_stcka_original_to_hf import convert, main
 ATOL = 1e-5
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def fixture():
     folder = fixture_dir("stcka")
     return {

@@ -34,7 +34,7 @@ def paper_like_marian_config() -> MarianConfig:
     )  # fmt: skip
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def marian_pair(tmp_path_factory):
     """A random MarianMTModel configured as the paper's model (relu, post-LN, sinusoids, scaled embeddings), and
     the same weights converted to hf_attn."""
@@ -95,7 +95,7 @@ def test_conversion_keeps_marian_generation_settings(tmp_path):
     assert stripped.tolist() != marian.generate(SOURCE, attention_mask=mask, num_beams=4).tolist()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def fsmt_family(tmp_path_factory):
     """A random FSMT model (HF's port of fairseq's transformer), converted from its HF folder and from a fairseq
     checkpoint built here with fairseq's key names and an `argparse.Namespace` of arguments."""

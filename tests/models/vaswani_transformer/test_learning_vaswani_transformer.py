@@ -11,7 +11,8 @@ import hf_attn  # noqa: F401
 from hf_attn.data import toy_translation
 from hf_attn.training import train
 
-# The tests share a module-scoped fixture: one worker runs them all (`--dist loadgroup`), so it is built once.
+# The tests share a session-scoped fixture: one worker runs them all (`--dist loadgroup`) and keeps it, so it is
+# built once even when other tests run between them (a module-scoped one was rebuilt then).
 pytestmark = pytest.mark.xdist_group("vaswani_learning")
 
 
@@ -26,7 +27,7 @@ SMALL = {
 }
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def trained(tmp_path_factory):
     transformers.logging.set_verbosity_error()
     datasets.disable_progress_bars()
