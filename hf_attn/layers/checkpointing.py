@@ -24,6 +24,7 @@ from functools import wraps
 from typing import Any
 
 import torch
+from torch import nn
 from torch.utils import _pytree as pytree
 from transformers.modeling_layers import GradientCheckpointingLayer
 
@@ -53,7 +54,15 @@ def _register_dataclasses(value: Any) -> None:
 
 class CheckpointingLayer(GradientCheckpointingLayer):
     """A `GradientCheckpointingLayer` whose checkpoint sees every tensor it reads and returns (module docstring).
-    Subclasses write `forward` as usual."""
+    Subclasses write `forward` as usual.
+
+    The checkpoint replays the layer through `self.forward`, so hooks and wrappers on the instance see the replay as
+    they see the first call (transformers' tests count them); `_replaying` lets that call through to the layer's
+    own `forward`. transformers before 5.2x checkpointed in `GradientCheckpointingLayer.__call__` instead, with the
+    same two gaps: `__call__` is `nn.Module`'s here, so only this wrapper checkpoints, on every version."""
+
+    __call__ = nn.Module.__call__
+    _replaying = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         # GradientCheckpointingLayer's own wrapping is replaced by this one, not stacked on it.
@@ -63,7 +72,8 @@ class CheckpointingLayer(GradientCheckpointingLayer):
         @wraps(forward)
         def forward_with_checkpointing(self: CheckpointingLayer, *args: Any, **kwargs: Any) -> Any:
             outermost = type(self).forward is forward_with_checkpointing
-            if not (self.gradient_checkpointing and self.training and outermost and torch.is_grad_enabled()):
+            checkpointing = self.gradient_checkpointing and self.training and torch.is_grad_enabled()
+            if self._replaying or not (checkpointing and outermost):
                 return forward(self, *args, **kwargs)
             leaves, spec = pytree.tree_flatten((args, kwargs))
             places = [index for index, leaf in enumerate(leaves) if _is_tensor(leaf)]
@@ -77,7 +87,11 @@ class CheckpointingLayer(GradientCheckpointingLayer):
                 for index, tensor in zip(places, tensors, strict=False):
                     values[index] = tensor
                 call_args, call_kwargs = pytree.tree_unflatten(values, spec)
-                output = forward(self, *call_args, **call_kwargs)
+                self._replaying = True
+                try:
+                    output = self.forward(*call_args, **call_kwargs)
+                finally:
+                    self._replaying = False
                 _register_dataclasses(output)
                 flat, returned["spec"] = pytree.tree_flatten(output)
                 returned["leaves"] = flat  # the non-tensor leaves are taken from here
