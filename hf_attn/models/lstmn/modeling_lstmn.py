@@ -62,7 +62,7 @@ from transformers import GenerationMixin, PreTrainedModel
 from transformers.utils import ModelOutput
 
 from hf_attn.layers.checkpointing import CheckpointingLayer
-from hf_attn.layers.generation_cache import cache_argument, cache_field, output_cache
+from hf_attn.layers.generation_cache import CACHE_FIELD, cache_argument, cache_field, output_cache
 from hf_attn.layers.initialization import uniform_init
 from hf_attn.layers.losses import classification_loss, token_cross_entropy
 from hf_attn.layers.masking import masked_softmax
@@ -94,8 +94,12 @@ class LstmnModelOutput(ModelOutput):
     """
 
     last_hidden_state: torch.FloatTensor | None = None
-    past_key_values: Any = None  # transformers < 5.24's name of the cache
-    cache: Any = None  # transformers ≥ 5.24's (`hf_attn.layers.generation_cache`)
+    # The generation cache, under the installed transformers' name (`hf_attn.layers.generation_cache`): a field
+    # named `past_key_values` makes transformers ≥ 5.24 warn on every output built.
+    if CACHE_FIELD == "cache":
+        cache: Any = None
+    else:
+        past_key_values: Any = None
     hidden_states: tuple[torch.FloatTensor, ...] | None = None
     intra_attentions: tuple[torch.FloatTensor, ...] | None = None
     attentions: tuple[torch.FloatTensor, ...] | None = None
@@ -164,8 +168,12 @@ class LstmnCausalLMOutput(ModelOutput):
 
     loss: torch.FloatTensor | None = None
     logits: torch.FloatTensor | None = None
-    past_key_values: Any = None  # transformers < 5.24's name of the cache
-    cache: Any = None  # transformers ≥ 5.24's
+    # The generation cache, under the installed transformers' name (`hf_attn.layers.generation_cache`): a field
+    # named `past_key_values` makes transformers ≥ 5.24 warn on every output built.
+    if CACHE_FIELD == "cache":
+        cache: Any = None
+    else:
+        past_key_values: Any = None
     hidden_states: tuple[torch.FloatTensor, ...] | None = None
     intra_attentions: tuple[torch.FloatTensor, ...] | None = None
     attentions: tuple[torch.FloatTensor, ...] | None = None
@@ -768,7 +776,7 @@ class LstmnForCausalLM(LstmnPreTrainedModel, GenerationMixin):
             input_ids,
             attention_mask=attention_mask,
             inputs_embeds=inputs_embeds,
-            past_key_values=cache_argument(past_key_values, cache),
+            cache=cache_argument(past_key_values, cache),
             use_cache=use_cache,
             output_attentions=output_attentions,
             output_hidden_states=output_hidden_states,

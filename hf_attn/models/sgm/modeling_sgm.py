@@ -47,7 +47,7 @@ from transformers.modeling_outputs import SequenceClassifierOutput
 from transformers.utils import ModelOutput
 
 from hf_attn.layers.checkpointing import CheckpointingLayer
-from hf_attn.layers.generation_cache import cache_argument, cache_field, output_cache
+from hf_attn.layers.generation_cache import CACHE_FIELD, cache_argument, cache_field, output_cache
 from hf_attn.layers.losses import classification_loss, token_cross_entropy
 from hf_attn.layers.masking import masked_softmax
 from hf_attn.layers.outputs import output_flags
@@ -100,8 +100,12 @@ class SgmModelOutput(ModelOutput):
     logits: torch.Tensor | None = None
     last_hidden_state: torch.Tensor | None = None
     cross_attentions: torch.Tensor | None = None
-    past_key_values: SgmCache | None = None  # transformers < 5.24's name of the cache
-    cache: SgmCache | None = None  # transformers ≥ 5.24's (`hf_attn.layers.generation_cache`)
+    # The generation cache, under the installed transformers' name (`hf_attn.layers.generation_cache`): a field
+    # named `past_key_values` makes transformers ≥ 5.24 warn on every output built.
+    if CACHE_FIELD == "cache":
+        cache: SgmCache | None = None
+    else:
+        past_key_values: SgmCache | None = None
     encoder_last_hidden_state: torch.Tensor | None = None
     decoder_hidden_states: tuple[torch.Tensor, ...] | None = None
     encoder_hidden_states: tuple[torch.Tensor, ...] | None = None
@@ -118,8 +122,12 @@ class SgmGenerationOutput(ModelOutput):
     logits: torch.Tensor | None = None
     cross_attentions: torch.Tensor | None = None
     decoder_attentions: torch.Tensor | None = None
-    past_key_values: SgmCache | None = None  # transformers < 5.24's name of the cache
-    cache: SgmCache | None = None  # transformers ≥ 5.24's
+    # The generation cache, under the installed transformers' name (`hf_attn.layers.generation_cache`): a field
+    # named `past_key_values` makes transformers ≥ 5.24 warn on every output built.
+    if CACHE_FIELD == "cache":
+        cache: SgmCache | None = None
+    else:
+        past_key_values: SgmCache | None = None
     decoder_hidden_states: tuple[torch.Tensor, ...] | None = None
     encoder_last_hidden_state: torch.Tensor | None = None
     encoder_hidden_states: tuple[torch.Tensor, ...] | None = None
@@ -617,7 +625,7 @@ class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
             attention_mask=attention_mask,
             decoder_input_ids=decoder_input_ids,
             encoder_outputs=encoder_outputs,
-            past_key_values=cache_argument(past_key_values, cache),
+            cache=cache_argument(past_key_values, cache),
             use_cache=use_cache,
             output_hidden_states=output_hidden_states,
             return_dict=True,
