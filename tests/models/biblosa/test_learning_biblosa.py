@@ -40,6 +40,7 @@ def test_cue_task_other_seeds(tmp_path, seed):
     assert metrics["accuracy"] >= 0.95 and metrics["hit_rate"] >= 0.75, metrics
 
 
+@pytest.mark.slow  # 72 s on 2 cores; the cue task above keeps BiBloSA's learning in the default run
 def test_learns_the_pair_task(tmp_path):
     """Premise "the red cat and the blue box ...", hypothesis "the cat is red" (chance 1/3): the sentence vectors
     alone, combined as [s1; s2; s1 − s2; s1 ⊙ s2] (no cross-attention). Measured: 0.904 held-out (seed 1)."""
