@@ -13,13 +13,6 @@ from tests.helpers import all_heads, make_inputs, tiny_config
 onnxruntime = pytest.importorskip("onnxruntime")
 pytest.importorskip("onnxscript")
 
-# Heads whose recurrence is a Python loop over time steps: the traced graph holds one copy of the step per token,
-# so the length is fixed at export (the batch stays dynamic).
-FIXED_LENGTH = {
-    "LstmnForSequenceClassification": "the LSTMN's memory recurrence runs step by step",
-    "LstmnForPairClassification": "the LSTMN's memory recurrence runs step by step",
-}
-
 
 # One head (a packed recurrent encoder, the scan most heads export through) runs by default; every head, documents
 # and BiBloSA's blocks among them, exports in `make test-slow` (15–40 s each on 2 cores).
@@ -48,14 +41,14 @@ class Positional(torch.nn.Module):
         return self.model(**dict(zip(self.names, inputs, strict=True)), return_dict=True).logits
 
 
-def dynamic_shapes(head, inputs: dict[str, torch.Tensor], fixed_length: bool) -> tuple:
+def dynamic_shapes(head, inputs: dict[str, torch.Tensor]) -> tuple:
     """Axis 0 (batch) of every input dynamic, and the length axes of every id or mask: the tokens (the last axis;
     the second of a tensor of each token's characters), a document's sentences too. Everything else (ways, shots,
     characters per token, entity pairs) stays as the model fixes it."""
     shapes = []
     for name, value in inputs.items():
         axes = {0: torch.export.Dim.DYNAMIC}
-        if not fixed_length and ("input_ids" in name or "attention_mask" in name):
+        if "input_ids" in name or "attention_mask" in name:
             if head.inputs == "characters" or "char_" in name:  # (B, T, characters): the tokens are axis 1
                 lengths = [1]
             elif head.inputs in ("document", "document_pair"):
@@ -72,20 +65,19 @@ def test_export_and_onnx_match_eager(architecture, head, tmp_path):
     torch.manual_seed(0)
     config = tiny_config(architecture)
     model = head.model_class(config).eval()
-    fixed = head.model_class.__name__ in FIXED_LENGTH
     traced_inputs = make_inputs(head, config, [5, 3, 7])
-    # Another batch size, and another length unless the head fixes it (then padded to the traced 7).
-    other = make_inputs(head, config, [7, 2, 5, 6, 1] if fixed else [4, 9, 2, 6, 1], seed=1)
+    # Another batch size and another length than the ones traced.
+    other = make_inputs(head, config, [4, 9, 2, 6, 1], seed=1)
     wrapper = Positional(model, list(traced_inputs))
     with torch.no_grad():
         program = torch.export.export(
-            wrapper, tuple(traced_inputs.values()), dynamic_shapes=dynamic_shapes(head, traced_inputs, fixed)
+            wrapper, tuple(traced_inputs.values()), dynamic_shapes=dynamic_shapes(head, traced_inputs)
         )
         expected = wrapper(*other.values())
         torch.testing.assert_close(program.module()(*other.values()), expected, rtol=1e-5, atol=1e-5)
 
         onnx_program = torch.onnx.export(
-            wrapper, tuple(traced_inputs.values()), dynamic_shapes=dynamic_shapes(head, traced_inputs, fixed),
+            wrapper, tuple(traced_inputs.values()), dynamic_shapes=dynamic_shapes(head, traced_inputs),
             dynamo=True, verbose=False,
         )  # fmt: skip
     path = tmp_path / "model.onnx"

@@ -307,27 +307,13 @@ class LstmnLayer(CheckpointingLayer):
         hiddens, cells, intra_rows, memory_reads, inter_rows = [], [], [], [], []
         for t in range(steps):
             real = mask[:, t, None]
-            # eq. 4–6 over the whole tape, projected afresh
-            features = torch.tanh(
-                self.key_projection(hidden_tape) + (queries[:, t] + self.summary_projection(summary))[:, None]
+            weights, read_hidden, cell, output_gate = self._intra_step(
+                hidden_tape, cell_tape, valid, summary, queries[:, t], gate_inputs[:, t]
             )
-            weights = masked_softmax(self.score(features).squeeze(-1), valid)  # (B, t+1)
-            read_hidden = (weights[..., None] * hidden_tape).sum(1)
-            read_cell = (weights[..., None] * cell_tape).sum(1)
-            gates = gate_inputs[:, t] + self.recurrent_projection(read_hidden)
-            input_gate, forget_gate, candidate, output_gate = gates.chunk(4, dim=-1)
-            cell = forget_gate.sigmoid() * read_cell + input_gate.sigmoid() * candidate.tanh()
-            if self.reads_memory:  # eq. 10–12
-                memory_features = torch.tanh(
-                    self.memory_key_projection(memory.hidden)
-                    + (parts[2][:, t] + self.memory_summary_projection(memory_summary))[:, None]
+            if self.reads_memory:  # eq. 10–14
+                memory_weights, memory_hidden, cell = self._inter_step(
+                    memory, memory_mask, memory_summary, parts[2][:, t], parts[3][:, t] if self.deep else None, cell
                 )
-                memory_weights = masked_softmax(self.memory_score(memory_features).squeeze(-1), memory_mask)
-                memory_hidden = (memory_weights[..., None] * memory.hidden).sum(1)
-                memory_cell = (memory_weights[..., None] * memory.cells).sum(1)
-                if self.deep:  # eq. 13–14
-                    relevance = (parts[3][:, t] + self.memory_gate(memory_hidden)).sigmoid()
-                    cell = cell + relevance * memory_cell
                 memory_reads.append(memory_hidden * real)
                 inter_rows.append(memory_weights * real)
                 memory_summary = torch.where(real, memory_hidden, memory_summary)
@@ -345,6 +331,109 @@ class LstmnLayer(CheckpointingLayer):
             intra_attentions=torch.stack(intra_rows, dim=1),
             memory_read=torch.stack(memory_reads, dim=1) if self.reads_memory else None,
             inter_attentions=torch.stack(inter_rows, dim=1) if self.reads_memory else None,
+        )
+
+    def _intra_step(
+        self,
+        hidden_tape: torch.Tensor,
+        cell_tape: torch.Tensor,
+        valid: torch.Tensor,
+        summary: torch.Tensor,
+        query: torch.Tensor,
+        gate_input: torch.Tensor,
+    ) -> tuple[torch.Tensor, ...]:
+        """Eq. 4–9 for one step over the tape `(B, S, H)` (its slots `valid (B, S)`), projected afresh: the attention
+        `(B, S)`, the read h̃ `(B, H)`, the new cell c_t `(B, H)` (before any fusion) and the output gate's input."""
+        features = torch.tanh(self.key_projection(hidden_tape) + (query + self.summary_projection(summary))[:, None])
+        weights = masked_softmax(self.score(features).squeeze(-1), valid)  # (B, S)
+        read_hidden = (weights[..., None] * hidden_tape).sum(1)
+        read_cell = (weights[..., None] * cell_tape).sum(1)
+        gates = gate_input + self.recurrent_projection(read_hidden)
+        input_gate, forget_gate, candidate, output_gate = gates.chunk(4, dim=-1)
+        cell = forget_gate.sigmoid() * read_cell + input_gate.sigmoid() * candidate.tanh()
+        return weights, read_hidden, cell, output_gate
+
+    def _inter_step(
+        self,
+        memory: LstmnLayerOutput,
+        memory_mask: torch.Tensor,
+        memory_summary: torch.Tensor,
+        memory_query: torch.Tensor,
+        memory_gate_input: torch.Tensor | None,
+        cell: torch.Tensor,
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Eq. 10–14 for one step: the attention over the encoder's memory `(B, M)`, the read γ̃ `(B, H)`, and the
+        cell with deep fusion's gated memory cell added."""
+        memory_features = torch.tanh(
+            self.memory_key_projection(memory.hidden)
+            + (memory_query + self.memory_summary_projection(memory_summary))[:, None]
+        )
+        memory_weights = masked_softmax(self.memory_score(memory_features).squeeze(-1), memory_mask)
+        memory_hidden = (memory_weights[..., None] * memory.hidden).sum(1)
+        if self.deep:  # eq. 13–14
+            memory_cell = (memory_weights[..., None] * memory.cells).sum(1)
+            cell = cell + (memory_gate_input + self.memory_gate(memory_hidden)).sigmoid() * memory_cell
+        return memory_weights, memory_hidden, cell
+
+    def forward_traced(
+        self,
+        inputs: torch.Tensor,
+        mask: torch.Tensor,
+        memory: LstmnLayerOutput | None = None,
+        memory_mask: torch.Tensor | None = None,
+    ) -> LstmnLayerOutput:
+        """`forward_reference` as one `scan` over the steps, for `torch.export` and ONNX at any length: the tape is
+        `(B, T, ·)` from the start, slot t + 1 written by step t (slot 0 is h_0 = 0; the last step's state is read
+        by no step), and `valid` grows with it. Same weights, same outputs."""
+        from torch._higher_order_ops.scan import scan
+
+        batch_size, steps, _ = inputs.shape
+        parts = list(self.input_projection(inputs).split(self.split_sizes, dim=-1))
+        slots = torch.arange(steps, device=inputs.device)
+        zeros = inputs.new_zeros(batch_size, self.hidden_size)
+        carry = (
+            inputs.new_zeros(batch_size, steps, self.hidden_size),  # hidden tape
+            inputs.new_zeros(batch_size, steps, self.hidden_size),  # cell tape
+            (slots == 0)[None, :].expand(batch_size, steps).clone(),  # valid slots: h_0 only
+            zeros.clone(),  # summary h̃_{t−1}
+            zeros.clone(),  # memory summary γ̃_{t−1}
+        )
+        per_step = [parts[0], parts[1], mask[..., None].to(inputs.dtype)]
+        if self.reads_memory:
+            per_step += [parts[2], parts[3] if self.deep else parts[2]]
+
+        def step(carry, xs):
+            hidden_tape, cell_tape, valid, summary, memory_summary = carry
+            index, (query, gate_input, real, *memory_inputs) = xs[0], xs[1:]
+            weights, read_hidden, cell, output_gate = self._intra_step(
+                hidden_tape, cell_tape, valid, summary, query, gate_input
+            )
+            memory_weights = memory_hidden = zeros
+            if self.reads_memory:
+                memory_weights, memory_hidden, cell = self._inter_step(
+                    memory, memory_mask, memory_summary, memory_inputs[0], memory_inputs[1], cell
+                )
+                memory_summary = torch.where(real.bool(), memory_hidden, memory_summary)
+            else:
+                memory_summary = memory_summary.clone()  # a scan's carry out must not alias its carry in
+            hidden = output_gate.sigmoid() * cell.tanh()
+            written = (slots == index + 1)[None, :]  # (1, T): slot t + 1
+            hidden_tape = hidden_tape + written[..., None] * hidden[:, None]
+            cell_tape = cell_tape + written[..., None] * cell[:, None]
+            valid = valid | (written & real.bool())
+            summary = torch.where(real.bool(), read_hidden, summary)
+            outputs = (hidden * real, cell * real, weights * real, memory_hidden * real, memory_weights * real)
+            return (hidden_tape, cell_tape, valid, summary, memory_summary), outputs
+
+        xs = [slots, *(value.transpose(0, 1) for value in per_step)]
+        _, outputs = scan(step, carry, xs)  # each (T, B, ·)
+        hidden, cells, intra, memory_read, inter = (value.transpose(0, 1) for value in outputs)
+        return LstmnLayerOutput(
+            hidden=hidden,
+            cells=cells,
+            intra_attentions=intra,
+            memory_read=memory_read if self.reads_memory else None,
+            inter_attentions=inter if self.reads_memory else None,
         )
 
     def forward(
@@ -368,6 +457,11 @@ class LstmnLayer(CheckpointingLayer):
                 return self.forward(inputs.float(), mask, memory, memory_mask, state, return_state)
         if self.config.recurrence_implementation == "reference" and state is None and not return_state:
             return self.forward_reference(inputs, mask, memory, memory_mask)
+        # Traced for inference (torch.export, ONNX, an eval-mode torch.compile): one scan, at any length. Training
+        # keeps the hand-written backward below.
+        inference = not (self.training and torch.is_grad_enabled())
+        if torch.compiler.is_compiling() and inference and state is None and not return_state:
+            return self.forward_traced(inputs, mask, memory, memory_mask)
         step_inputs = self.step_inputs(inputs, mask, memory, memory_mask)
         compiled = self.config.compile_recurrence
         if state is not None:  # continuing a cached memory: inference only, no graph through the past
