@@ -22,6 +22,7 @@ contract_alone` enforces it.
 
 from __future__ import annotations
 
+import functools
 import re
 import unittest
 
@@ -100,6 +101,14 @@ def test_tables_leave_the_contract_alone():
         assert test in known, f"{test} is no test of transformers' ModelTesterMixin"
 
 
+@functools.cache
+def head_settings(name: str, model_class: type) -> dict:
+    """What a head sets in its config when built (SGM's classifier, an encoder alone, is no encoder-decoder): one
+    tiny model per head, not one per test."""
+    built = model_class(tiny_config(ARCHITECTURES[name])).config
+    return {name: getattr(built, name) for name in ("is_encoder_decoder", "problem_type")}
+
+
 class RegistryModelTester:
     """Describes one head to transformers' mixins: its tiny config and inputs of the head's input kind, 3 examples of
     7 tokens, the second right-padded to 5."""
@@ -110,9 +119,6 @@ class RegistryModelTester:
 
     def __init__(self, parent: unittest.TestCase, architecture, head) -> None:
         self.parent, self.architecture, self.head = parent, architecture, head
-        # What the head sets in its config (SGM's classifier, an encoder alone, is no encoder-decoder).
-        built = head.model_class(tiny_config(architecture)).config
-        self.head_settings = {name: getattr(built, name) for name in ("is_encoder_decoder", "problem_type")}
         config = self.get_config()
         self.vocab_size = config.vocab_size
         # Read where they exist (the Transformer's attribute map); the adapted tests do not use them.
@@ -122,7 +128,7 @@ class RegistryModelTester:
 
     def get_config(self):
         config = tiny_config(self.architecture, **TESTER_CONFIG.get(self.architecture.name, ({}, ""))[0])
-        for name, value in self.head_settings.items():
+        for name, value in head_settings(self.architecture.name, self.head.model_class).items():
             setattr(config, name, value)
         return config
 
@@ -240,7 +246,6 @@ class RegistryTesterMixin:
 
 
 def make_test_class(architecture, head) -> type[unittest.TestCase]:
-    config = head.model_class(tiny_config(architecture)).config
     bases = [RegistryTesterMixin, common.ModelTesterMixin]
     if head.model_class.can_generate():
         bases.append(common.GenerationTesterMixin)
@@ -248,7 +253,7 @@ def make_test_class(architecture, head) -> type[unittest.TestCase]:
         "architecture": architecture,
         "head": head,
         "all_model_classes": (head.model_class,),
-        "is_encoder_decoder": bool(config.is_encoder_decoder),
+        "is_encoder_decoder": bool(head_settings(architecture.name, head.model_class)["is_encoder_decoder"]),
         "has_attentions": bool(head.attention_fields),
         "__module__": __name__,
     }

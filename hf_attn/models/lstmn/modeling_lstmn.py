@@ -398,9 +398,7 @@ class LstmnLayer(CheckpointingLayer):
             zeros.clone(),  # summary h̃_{t−1}
             zeros.clone(),  # memory summary γ̃_{t−1}
         )
-        per_step = [parts[0], parts[1], mask[..., None].to(inputs.dtype)]
-        if self.reads_memory:
-            per_step += [parts[2], parts[3] if self.deep else parts[2]]
+        per_step = [parts[0], parts[1], mask[..., None].to(inputs.dtype), *parts[2:]]  # with fusion: W_x' x, W_r x
 
         def step(carry, xs):
             hidden_tape, cell_tape, valid, summary, memory_summary = carry
@@ -408,10 +406,11 @@ class LstmnLayer(CheckpointingLayer):
             weights, read_hidden, cell, output_gate = self._intra_step(
                 hidden_tape, cell_tape, valid, summary, query, gate_input
             )
-            memory_weights = memory_hidden = zeros
+            memory_weights = memory_hidden = zeros  # placeholders of the outputs without fusion (dropped below)
             if self.reads_memory:
+                memory_gate_input = memory_inputs[1] if self.deep else None
                 memory_weights, memory_hidden, cell = self._inter_step(
-                    memory, memory_mask, memory_summary, memory_inputs[0], memory_inputs[1], cell
+                    memory, memory_mask, memory_summary, memory_inputs[0], memory_gate_input, cell
                 )
                 memory_summary = torch.where(real.bool(), memory_hidden, memory_summary)
             else:
