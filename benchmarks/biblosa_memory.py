@@ -41,7 +41,7 @@ from torch import nn
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from timing import peak_memory, reset_peak_memory, time_call
 
-MODELS = ("biblosa", "biblosa-stored", "biblosa-compiled", "disan", "sdpa")
+MODELS = ("biblosa", "biblosa-pair", "biblosa-stored", "biblosa-compiled", "disan", "sdpa")
 
 
 class DisanDirection(nn.Module):
@@ -99,38 +99,51 @@ class SdpaEncoder(nn.Module):
 
 
 class BiBlosa(nn.Module):
-    """hf_attn's `BiBlosaModel` on word vectors, to its sentence vector."""
+    """hf_attn's `BiBlosaModel` on word vectors, to its sentence vector; with `pair`, the pair head
+    (`BiBlosaForPairClassification`) on two sentences of the same length, to its logits."""
 
-    def __init__(self, width: int, hidden: int, recompute: bool) -> None:
+    def __init__(self, width: int, hidden: int, recompute: bool, block_length: int | str, pair: bool) -> None:
         super().__init__()
-        from hf_attn.models.biblosa import BiBlosaConfig, BiBlosaModel
+        from hf_attn.models.biblosa import BiBlosaConfig, BiBlosaForPairClassification, BiBlosaModel
 
-        config = BiBlosaConfig(vocab_size=10, embedding_size=width, hidden_size=hidden, block_length="auto",
+        config = BiBlosaConfig(vocab_size=10, embedding_size=width, hidden_size=hidden, block_length=block_length,
                                hidden_dropout_prob=0.0, recompute_block_attention=recompute)  # fmt: skip
-        self.model = BiBlosaModel(config)
+        self.pair = pair
+        self.model = BiBlosaForPairClassification(config) if pair else BiBlosaModel(config)
 
     def forward(self, inputs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        if self.pair:
+            embed = self.model.biblosa.embeddings
+            # The premise as vectors would need inputs_embeds on the pair head: ids of the same length instead.
+            ids = (inputs[..., 0].abs() * 7).long() % (embed.num_embeddings - 1) + 1
+            return self.model(input_ids=ids, attention_mask=mask, pair_input_ids=ids.flip(1),
+                              pair_attention_mask=mask).logits  # fmt: skip
         return self.model(inputs_embeds=inputs, attention_mask=mask).sentence_embedding
 
 
-def build(kind: str, width: int, hidden: int) -> nn.Module:
+def build(kind: str, width: int, hidden: int, block_length: int | str = "auto") -> nn.Module:
     if kind.startswith("biblosa"):
-        return BiBlosa(width, hidden, recompute=kind != "biblosa-stored")
+        return BiBlosa(width, hidden, kind != "biblosa-stored", block_length, pair=kind == "biblosa-pair")
     return {"disan": Disan, "sdpa": SdpaEncoder}[kind](width, hidden)
 
 
-def estimated_gb(kind: str, batch: int, length: int, hidden: int) -> float:
-    """The bytes of the score tensors a step keeps: ~8 (B, n, n, H) tensors for DiSAN, ~8 (B, n, r, H) stored."""
+def estimated_gb(kind: str, batch: int, length: int, hidden: int, block_length: str = "auto") -> float:
+    """The bytes of the score tensors a step keeps: ~8 (B, n, n, H) tensors for DiSAN, ~8 (B, n, r, H) and
+    ~8 (B, m, m, H) (m = n / r blocks) for the stored Bi-BloSAN; the recomputing one keeps none."""
     if kind == "disan":
         return 8 * batch * length * length * hidden * 4 / 2**30
-    return 8 * batch * length * 24 * hidden * 4 / 2**30
+    if kind != "biblosa-stored":
+        return 0.0
+    r = 24 if block_length == "auto" else int(block_length)
+    return 8 * batch * (length * r + (length / r) ** 2) * hidden * 4 / 2**30
 
 
-def child(kind: str, length: int, batch: int, hidden: int, repeats: int, device: torch.device, measure: str) -> dict:
+def child(kind: str, length: int, batch: int, hidden: int, repeats: int, device: torch.device, measure: str,
+          block_length: int | str = "auto") -> dict:  # fmt: skip
     """One configuration in this process: the peak memory growth of a training step (`measure="memory"`), or its
     median seconds (`"time"`)."""
     torch.manual_seed(0)
-    model = build(kind, hidden, hidden).to(device)
+    model = build(kind, hidden, hidden, block_length).to(device)
     if kind.endswith("compiled"):
         model = torch.compile(model)
     inputs = torch.randn(batch, length, hidden, device=device)
@@ -160,27 +173,33 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--memory-limit-gb", type=float, default=8.0)
+    parser.add_argument("--block-length", default="auto", help="Bi-BloSAN's r: an int, or auto (r = ⌈(2n)^(1/3)⌉)")
+    parser.add_argument("--measures", nargs="+", default=["memory", "time"], choices=["memory", "time"])
     parser.add_argument("--child", nargs=3, metavar=("MODEL", "LENGTH", "MEASURE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     device = torch.device(args.device)
     if args.child:
         kind, length, measure = args.child
-        print(json.dumps(child(kind, int(length), args.batch, args.hidden, args.repeats, device, measure)))
+        block_length = args.block_length if args.block_length == "auto" else int(args.block_length)
+        print(
+            json.dumps(child(kind, int(length), args.batch, args.hidden, args.repeats, device, measure, block_length))
+        )
         return
     threads = {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2")}
     # Memory: large tensors mmapped, so that what is freed leaves the resident set; time: the default allocator.
     environments = {"memory": {**os.environ, **threads, "MALLOC_MMAP_THRESHOLD_": "65536"},
                     "time": {**os.environ, **threads}}  # fmt: skip
+    environments = {measure: environments[measure] for measure in args.measures}
     results: dict[tuple[str, int], dict] = {}
     for length in args.lengths:
         for kind in args.models:
-            if estimated_gb(kind, args.batch, length, args.hidden) > args.memory_limit_gb:
+            if estimated_gb(kind, args.batch, length, args.hidden, args.block_length) > args.memory_limit_gb:
                 continue
             result = {}
             for measure, environment in environments.items():
                 command = [sys.executable, __file__, "--child", kind, str(length), measure, "--batch",
                            str(args.batch), "--hidden", str(args.hidden), "--repeats", str(args.repeats),
-                           "--device", args.device]  # fmt: skip
+                           "--device", args.device, "--block-length", args.block_length]  # fmt: skip
                 finished = subprocess.run(command, capture_output=True, text=True, env=environment)
                 if finished.returncode != 0:
                     print(f"{kind} n={length} ({measure}): failed\n{finished.stderr[-2000:]}", file=sys.stderr)
@@ -190,7 +209,8 @@ def main() -> None:
                 results[kind, length] = result
                 print(f"  {kind:>16} n={length:>5}: {result}", file=sys.stderr, flush=True)
     print(
-        f"\nOne training step (forward + backward), batch {args.batch}, H = {args.hidden} per direction, {args.device}"
+        f"\nOne training step (forward + backward), batch {args.batch}, H = {args.hidden} per direction, "
+        f"Bi-BloSAN's r = {args.block_length}, {args.device}"
     )
     header = "| n | " + " | ".join(f"{kind} MiB | {kind} ms" for kind in args.models) + " |"
     print(header)
@@ -199,10 +219,12 @@ def main() -> None:
         cells = []
         for kind in args.models:
             result = results.get((kind, length))
-            cells += [f"{result['peak_mb']:.0f}", f"{result['ms']:.0f}"] if result else ["–", "–"]
+            result = result or {}
+            cells += [f"{result['peak_mb']:.0f}" if "peak_mb" in result else "–",
+                      f"{result['ms']:.0f}" if "ms" in result else "–"]  # fmt: skip
         print(f"| {length} | " + " | ".join(cells) + " |")
     ours, full = results.get(("biblosa", 1024)), results.get(("disan", 1024))
-    if ours and full:
+    if ours and full and "ms" in ours and "ms" in full and "peak_mb" in ours and "peak_mb" in full:
         print(f"RESULT memory_ratio_n1024={full['peak_mb'] / max(ours['peak_mb'], 1e-9):.2f} "
               f"speed_ratio_n1024={full['ms'] / ours['ms']:.2f}")  # fmt: skip
     else:

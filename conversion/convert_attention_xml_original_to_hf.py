@@ -48,6 +48,8 @@ from safetensors.torch import load_file
 
 from hf_attn.conversion import (
     EXAMPLE_HELP,
+    add_output_arguments,
+    check_output,
     conversion_record,
     finish_conversion,
     load_original_checkpoint,
@@ -228,7 +230,7 @@ def original_tokenizer(vocab_path: str | Path, config: AttentionXmlConfig) -> Hf
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", required=True, help="Model.save_model or XMLModel.save_model_to_disk file")
-    parser.add_argument("--output", required=True, help="folder for the converted model")
+    add_output_arguments(parser, "folder for the converted model")
     parser.add_argument("--config", help="JSON/YAML of the network's arguments (or the original's model YAML)")
     parser.add_argument("--labels", help="the label names, one per line (or a JSON list), in label-id order")
     parser.add_argument("--vocab", help="the original's vocab.npy (word i has id i): saves a tokenizer with the model")
@@ -237,6 +239,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--atol", type=float, default=1e-5)
     parser.add_argument("--example", help=EXAMPLE_HELP)
     args = parser.parse_args(argv)
+    check_output(args)
 
     labels = None
     if args.labels:

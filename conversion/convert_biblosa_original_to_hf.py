@@ -58,7 +58,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from hf_attn.conversion import EXAMPLE_HELP, conversion_record, finish_conversion, rename_state_dict
+from hf_attn.conversion import (
+    EXAMPLE_HELP,
+    add_output_arguments,
+    check_output,
+    conversion_record,
+    finish_conversion,
+    rename_state_dict,
+)
 from hf_attn.models.biblosa import (
     BiBlosaConfig,
     BiBlosaForPairClassification,
@@ -288,7 +295,7 @@ def convert(
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", required=True, help=".safetensors / .npz of TF variables, or a TF checkpoint")
-    parser.add_argument("--output", required=True)
+    add_output_arguments(parser)
     parser.add_argument("--scope", help="the model's variable scope (default: the only one)")
     parser.add_argument("--argv", help="the original training command's flags, e.g. '--block_len 6 --dropout 0.75'")
     parser.add_argument("--block-len", help="an int, or 'auto' (the in-graph rule); overrides --argv")
@@ -300,6 +307,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--use-ema", action="store_true", help="take the EMA shadows instead of the raw variables")
     parser.add_argument("--example", help=EXAMPLE_HELP)
     args = parser.parse_args(argv)
+    check_output(args)
     block_length = args.block_len if args.block_len in (None, "auto") else int(args.block_len)
     convert(
         args.checkpoint, args.output, scope=args.scope, argv=shlex.split(args.argv) if args.argv else None,

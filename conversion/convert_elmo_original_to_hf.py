@@ -38,7 +38,7 @@ from pathlib import Path
 
 import torch
 
-from hf_attn.conversion import EXAMPLE_HELP, finish_conversion, sha256_of
+from hf_attn.conversion import EXAMPLE_HELP, add_output_arguments, check_output, finish_conversion, sha256_of
 from hf_attn.models.elmo import ElmoConfig, ElmoModel
 from hf_attn.tokenization.elmo import build_elmo_tokenizer, read_bilm_tf_vocabulary
 
@@ -203,13 +203,14 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--options", required=True, help="bilm-tf options.json")
     parser.add_argument("--weights", required=True, help="bilm-tf weights (hdf5 dump)")
-    parser.add_argument("--output", required=True, help="folder for the converted model and tokenizer")
+    add_output_arguments(parser, "folder for the converted model and tokenizer")
     parser.add_argument("--vocab", help="bilm-tf vocab.txt: the tokenizer's word vocabulary (for LM fine-tuning)")
     parser.add_argument("--fixture", help="folder with the original's outputs (see ../shared/fixtures/elmo)")
     parser.add_argument("--atol", type=float, default=1e-6)
     parser.add_argument("--rtol", type=float, default=1e-5)
     parser.add_argument("--example", help=EXAMPLE_HELP)
     args = parser.parse_args(argv)
+    check_output(args)
 
     model, tokenizer = convert(args.options, args.weights, args.output, args.vocab)
     files = {"options": args.options, "weights": args.weights} | ({"vocab": args.vocab} if args.vocab else {})

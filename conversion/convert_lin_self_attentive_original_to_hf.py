@@ -44,6 +44,8 @@ from safetensors.torch import load_file
 from hf_attn import LinSelfAttentiveConfig, LinSelfAttentiveForSequenceClassification
 from hf_attn.conversion import (
     EXAMPLE_HELP,
+    add_output_arguments,
+    check_output,
     conversion_record,
     finish_conversion,
     load_original_checkpoint,
@@ -201,7 +203,7 @@ def check_fixture(model: LinSelfAttentiveForSequenceClassification, fixture_dir:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", required=True, help="original checkpoint (.pt dict, see the docstring)")
-    parser.add_argument("--output", required=True, help="folder for the converted model and tokenizer")
+    add_output_arguments(parser, "folder for the converted model and tokenizer")
     parser.add_argument("--config", help="the original run's train.py arguments (JSON; see the docstring)")
     parser.add_argument(
         "--penalization-coeff", type=float, default=None, help="train.py's --penalization-coeff (overrides --config)"
@@ -210,6 +212,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--atol", type=float, default=1e-5)
     parser.add_argument("--example", help=EXAMPLE_HELP)
     args = parser.parse_args(argv)
+    check_output(args)
 
     model, _, arguments = convert(args.checkpoint, args.output, args.penalization_coeff, args.config)
     report = conversion_record(ORIGINAL_CODE, __file__, args.checkpoint, args.output, training_arguments=arguments)

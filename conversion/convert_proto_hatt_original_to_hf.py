@@ -45,6 +45,8 @@ import torch
 from safetensors.torch import load_file
 
 from hf_attn.conversion import (
+    add_output_arguments,
+    check_output,
     conversion_record,
     finish_conversion,
     load_original_checkpoint,
@@ -246,12 +248,13 @@ def original_tokenizer(word_vectors_path: str | Path, config: ProtoHattConfig) -
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", required=True, help="the {'state_dict': ...} file FewShotREFramework saves")
-    parser.add_argument("--output", required=True, help="folder for the converted model")
+    add_output_arguments(parser, "folder for the converted model")
     parser.add_argument("--config", help="JSON of the original's constructor arguments and episode (N, K, Q)")
     parser.add_argument("--word-vectors", "--word_vectors", help="the original's GloVe JSON: saves a tokenizer")
     parser.add_argument("--fixture", help="folder with inputs.safetensors + expected.safetensors to check parity")
     parser.add_argument("--atol", type=float, default=1e-5)
     args = parser.parse_args(argv)
+    check_output(args)
 
     model = convert(args.checkpoint, args.output, args.config)
     if args.word_vectors:

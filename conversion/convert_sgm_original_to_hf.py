@@ -36,6 +36,8 @@ from safetensors.torch import load_file
 
 from hf_attn.conversion import (
     EXAMPLE_HELP,
+    add_output_arguments,
+    check_output,
     conversion_record,
     finish_conversion,
     load_original_checkpoint,
@@ -246,13 +248,14 @@ def check_fixture(
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", required=True, help="original checkpoint (train.py's save_model dict)")
-    parser.add_argument("--output", required=True, help="folder for the converted model")
+    add_output_arguments(parser, "folder for the converted model")
     parser.add_argument("--labels", help="JSON list of the label names, in the original label dictionary's order")
     parser.add_argument("--fixture", help="folder with inputs.safetensors + expected*.safetensors to check parity")
     parser.add_argument("--expected", help="the expected-outputs file in --fixture (default: by global_emb)")
     parser.add_argument("--atol", type=float, default=1e-5)
     parser.add_argument("--example", help=EXAMPLE_HELP)
     args = parser.parse_args(argv)
+    check_output(args)
 
     labels = json.loads(Path(args.labels).read_text()) if args.labels else None
     model = convert(args.checkpoint, args.output, labels)

@@ -41,6 +41,8 @@ import torch
 
 from hf_attn.conversion import (
     EXAMPLE_HELP,
+    add_output_arguments,
+    check_output,
     conversion_record,
     finish_conversion,
     load_original_checkpoint,
@@ -146,12 +148,13 @@ def convert(
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--checkpoint", required=True)
-    parser.add_argument("--output", required=True)
+    add_output_arguments(parser)
     parser.add_argument("--config", help="the original's constructor arguments (and vocabularies) as JSON")
     parser.add_argument("--gama", type=float, help="the fixed γ the checkpoint was trained with (default 0.5)")
     parser.add_argument("--concepts", help="a knowledge base (entity<TAB>concept<TAB>score) for the tokenizer")
     parser.add_argument("--example", help=EXAMPLE_HELP)
     args = parser.parse_args(argv)
+    check_output(args)
     convert(args.checkpoint, args.output, args.config, args.gama, args.concepts, example=args.example)
 
 

@@ -39,7 +39,7 @@ from pathlib import Path
 import torch
 from transformers import GenerationConfig
 
-from hf_attn.conversion import load_original_checkpoint, rename_state_dict
+from hf_attn.conversion import add_output_arguments, check_output, load_original_checkpoint, rename_state_dict
 from hf_attn.models.vaswani_transformer import VaswaniTransformerConfig, VaswaniTransformerForConditionalGeneration
 
 LAYER_RULES: list[tuple[str, str | None]] = [
@@ -264,8 +264,9 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--source", required=True, choices=["marian", "fsmt", "fairseq"])
     parser.add_argument("--checkpoint", required=True, help="the source folder or file")
-    parser.add_argument("--output", required=True)
+    add_output_arguments(parser)
     args = parser.parse_args(argv)
+    check_output(args)
     model = convert(args.source, args.checkpoint, args.output)
     print(json.dumps({"output": str(args.output), "parameters": sum(p.numel() for p in model.parameters())}))
 

@@ -3,6 +3,7 @@ conversion record with the card."""
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import re
@@ -11,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import torch
+
+from .utils.saving import refuse_overwrite
 
 
 def load_original_checkpoint(path: str | Path) -> dict:
@@ -74,6 +77,19 @@ def conversion_record(original_code: str, script: str | Path, checkpoint: str | 
         "output": str(output),
         **details,
     }
+
+
+def add_output_arguments(parser: argparse.ArgumentParser, help: str = "folder for the converted model") -> None:
+    """The converters' `--output` folder and `--overwrite`: a folder that already holds a model is refused
+    (`check_output`) unless `--overwrite` is given."""
+    parser.add_argument("--output", required=True, help=help)
+    parser.add_argument("--overwrite", action="store_true", help="replace a model already saved in --output")
+
+
+def check_output(args: argparse.Namespace) -> None:
+    """Refuses to convert into a folder that holds a model (`FileExistsError` naming `--overwrite`)."""
+    if not args.overwrite:
+        refuse_overwrite(args.output, "pass --overwrite to replace it", what="the converted model")
 
 
 # The converters' `--example` option.

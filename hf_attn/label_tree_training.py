@@ -24,13 +24,13 @@ import numpy as np
 import torch
 from datasets import Dataset
 from transformers import PreTrainedTokenizerBase, Trainer, TrainerCallback, TrainingArguments
-from transformers.trainer_utils import get_last_checkpoint
 
 from .data.collators import PaddingCollator
 from .data.label_tree import LabelTree, build_label_tree, label_representations
 from .evaluation import RankingMetrics
 from .models.attention_xml.configuration_attention_xml import AttentionXmlConfig
 from .models.attention_xml.modeling_attention_xml import AttentionXmlForLabelTree
+from .utils.saving import last_complete_checkpoint
 
 
 def build_tree_for(texts: Sequence[str], label_sets: Sequence[Sequence[int]], config: AttentionXmlConfig,
@@ -146,7 +146,7 @@ def train_levels(
         level_args.output_dir = str(Path(args.output_dir) / f"level_{level}")
         checkpoint = None
         if resume and Path(level_args.output_dir).is_dir():
-            checkpoint = get_last_checkpoint(level_args.output_dir)
+            checkpoint = last_complete_checkpoint(level_args.output_dir)
         network.train()
         trainer = Trainer(
             model=network,

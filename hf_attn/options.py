@@ -139,6 +139,10 @@ class HfAttnArguments:
     concept_column: str | None = field(
         default=None, metadata=_help("the column holding each text's concepts (a list, or space-separated)")
     )
+    no_concepts: bool = field(
+        default=False,
+        metadata=_help("STCKA without concepts (the paper's ablation): every text's concept set is empty"),
+    )
     max_concepts: int | None = field(default=None, metadata=_help("keep a text's best-scored concepts only"))
     min_concept_score: float = field(default=0.0, metadata=_help("drop concepts scored below this"))
     # The vocabulary.
@@ -189,6 +193,10 @@ class HfAttnTrainingArguments(Seq2SeqTrainingArguments):
     disable_tqdm: bool | None = field(default=False, metadata=_help("hide the progress bar", "--no-progress"))
     ddp_find_unused_parameters: bool | None = field(default=False, metadata=_help("see TrainingArguments"))
     use_cpu: bool | None = field(default=None, metadata=_help("train on CPUs (default: when no accelerator is found)"))
+    overwrite_output_dir: bool = field(
+        default=False,
+        metadata=_help("replace the trained model already in output_dir (otherwise a run into it is refused)"),
+    )
 
     def __post_init__(self) -> None:
         if self.use_cpu is None:

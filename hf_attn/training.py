@@ -40,7 +40,6 @@ from transformers import (
     TrainerCallback,
     set_seed,
 )
-from transformers.trainer_utils import get_last_checkpoint
 from transformers.utils import logging as hf_logging
 
 from .cards import TRAINING_FILE, write_model_card
@@ -65,6 +64,7 @@ from .registry import Architecture, Head, get_architecture
 from .tasks import TASK_SHAPES, TaskShape, encode_split, score_evidence_attention, token_accuracy_at
 from .tokenization.concepts import ConceptSource
 from .tokenization.kinds import train_tokenizer
+from .utils.saving import last_complete_checkpoint, refuse_overwrite, staged_save
 
 __all__ = [
     "DATACLASSES",
@@ -238,9 +238,44 @@ def _resume_point(resume: str | bool | None, folder: str, started: bool = True) 
     """What `Trainer.train(resume_from_checkpoint=...)` gets: the value asked for (`True`: the Trainer finds the last
     checkpoint of `folder`, or says there is none). With `started=False` (a later stage of a multi-stage run, which
     may not have begun when the run stopped) `True` is the last checkpoint of `folder`, or nothing."""
-    if resume is True and not started:
-        return get_last_checkpoint(folder) if Path(folder).is_dir() else None
+    if resume is True:  # the last checkpoint a save completed (a killed save leaves a checkpoint without its state)
+        checkpoint = last_complete_checkpoint(folder)
+        if checkpoint is None and started:
+            raise ValueError(
+                f"--resume_from_checkpoint true: {folder} holds no complete checkpoint (checkpoint-N with its "
+                "weights and trainer_state.json) to resume from."
+            )
+        return checkpoint
     return resume or None
+
+
+def _knowledge(options: HfAttnArguments, architecture: Architecture, data: TaskData) -> dict[str, Any]:
+    """A concept tokenizer's knowledge (STCKA): the knowledge base of `--concepts` (or the task's), the texts'
+    `--concept_column`, or with `--no_concepts` an empty knowledge base (the paper's ablation without concepts:
+    every concept set empty). Errors name the flags."""
+    if architecture.tokenizer != "concepts":
+        if options.no_concepts:
+            raise ValueError(f"--no_concepts is an option of concept models (STCKA), not of {architecture.name}.")
+        return {}
+    if options.no_concepts:
+        if options.concepts or options.concept_column:
+            raise ValueError("--no_concepts trains without concepts: drop --concepts and --concept_column.")
+        data.knowledge_base, data.concept_column = None, None
+        return {"concept_source": ConceptSource({}), "concept_sets": None}
+    data.knowledge_base = options.concepts or data.knowledge_base
+    if not data.knowledge_base and not data.concept_column:
+        raise ValueError(
+            f"{architecture.display_name} reads each text's concepts: pass --concepts FILE (an isA knowledge base, "
+            "entity<TAB>concept<TAB>score lines or JSON), --concept_column COLUMN (each text's concepts), or "
+            "--no_concepts (the paper's ablation without concepts)."
+        )
+    source = None
+    if data.knowledge_base:
+        source = ConceptSource.from_file(data.knowledge_base, options.max_concepts, options.min_concept_score)
+    return {
+        "concept_source": source,
+        "concept_sets": data.train[data.concept_column] if data.concept_column else None,
+    }
 
 
 def _shared_tokenizer(args: HfAttnTrainingArguments, source: str | None, build) -> PreTrainedTokenizerBase:
@@ -342,6 +377,13 @@ def run(
 
 
 def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Sequence[TrainerCallback]):
+    if (options.save or args.push_to_hub) and not (args.resume_from_checkpoint or args.overwrite_output_dir):
+        refuse_overwrite(
+            args.output_dir,
+            "pass --overwrite_output_dir to replace it (`overwrite_output_dir=True`), or --resume_from_checkpoint "
+            "true to continue the run that saved it",
+            what="this run",
+        )
     architecture = get_architecture(options.arch)
     recipe = options.loaded_recipe or (load_recipe(options.recipe) if options.recipe else None)
     overrides = {**(recipe.config if recipe else {}), **parse_overrides(options.config)}
@@ -364,15 +406,7 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
     args.push_to_hub = False  # hf_attn pushes the finished folder itself: no pickled arguments, no checkpoints
     args.predict_with_generate = shape.generates(head)
 
-    data.knowledge_base = options.concepts or data.knowledge_base
-    knowledge = {}
-    if architecture.tokenizer == "concepts":
-        knowledge = {
-            "concept_source": ConceptSource.from_file(
-                data.knowledge_base, options.max_concepts, options.min_concept_score
-            ) if data.knowledge_base else None,
-            "concept_sets": data.train[data.concept_column] if data.concept_column else None,
-        }  # fmt: skip
+    knowledge = _knowledge(options, architecture, data)
     tokenizer = _shared_tokenizer(
         args,
         options.tokenizer,
@@ -527,11 +561,12 @@ def save_trained(
     arguments into `training_args.bin`: nothing we ship is a pickle."""
     trainer.accelerator.wait_for_everyone()
     if trainer.is_world_process_zero():
-        trainer.accelerator.unwrap_model(trainer.model).save_pretrained(output_dir)
-        tokenizer.save_pretrained(output_dir)
-        (output_dir / "training_args.json").write_text(trainer.args.to_json_string())
-        (output_dir / TRAINING_FILE).write_text(json.dumps(summary, indent=2, default=str))
-        write_model_card(output_dir, repo_id=repo_id)
+        with staged_save(output_dir) as staging:  # all written aside, then moved in, the weights last
+            trainer.accelerator.unwrap_model(trainer.model).save_pretrained(staging)
+            tokenizer.save_pretrained(staging)
+            (staging / "training_args.json").write_text(trainer.args.to_json_string())
+            (staging / TRAINING_FILE).write_text(json.dumps(summary, indent=2, default=str))
+            write_model_card(staging, repo_id=repo_id)
     trainer.accelerator.wait_for_everyone()
 
 

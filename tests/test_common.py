@@ -226,6 +226,25 @@ def test_trainer_runs_three_steps(architecture, head, precision, tmp_path):
     assert len(changed) == len(before)
 
 
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_float16_forward_and_backward_stay_finite(architecture, head):
+    """Every head in float16 (`model.half()`: weights, activations and masked fills all in half precision, what
+    `Trainer(fp16=True)`'s autocast runs on a GPU and stricter): masked scores use float16's own finite minimum,
+    never a constant past its ±65,504, and loss, logits and gradients stay finite, padding included."""
+    model, config = build(architecture, head)
+    model.half().train()
+    inputs = make_inputs(head, config, LENGTHS)
+    inputs = {name: value.half() if value.is_floating_point() else value for name, value in inputs.items()}
+    output = model(**inputs, labels=make_labels(head, config, inputs))
+    assert output.logits.dtype == torch.float16 or output.logits.dtype == torch.float32
+    assert torch.isfinite(output.loss), f"loss {output.loss}"
+    finite_logits = output.logits[output.logits > torch.finfo(output.logits.dtype).min]  # masked scores are min
+    assert torch.isfinite(finite_logits).all()
+    output.loss.backward()
+    bad = [name for name, p in model.named_parameters() if p.grad is not None and not torch.isfinite(p.grad).all()]
+    assert not bad, f"non-finite float16 gradients in {bad}"
+
+
 @pytest.mark.parametrize("architecture", list(ARCHITECTURES.values()), ids=list(ARCHITECTURES))
 def test_auto_classes_resolve_from_model_type(architecture):
     config = AutoConfig.for_model(architecture.name, **architecture.tiny_config)

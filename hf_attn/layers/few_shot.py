@@ -99,6 +99,13 @@ class ConvolutionalInstanceEncoder(CheckpointingLayer):
         )
         if self.uses_positions and entity_positions is None:
             raise ValueError("`entity_positions` is required: the model embeds positions relative to the entities.")
+        if self.uses_positions:
+            if entity_positions.shape != (*leading, 2) or entity_positions.is_floating_point():
+                raise ValueError(
+                    f"`entity_positions` must hold integer token indices (head, tail) of shape {(*leading, 2)}, got "
+                    f"{entity_positions.dtype} of shape {tuple(entity_positions.shape)}."
+                )
+            check_entity_positions(entity_positions.reshape(-1, 2), mask)
         embedded = self.embed(flat_ids, None if entity_positions is None else entity_positions.reshape(-1, 2))
         # The returned views are the tensors computed from (their gradients are there to read).
         embedded = embedded.view(*leading, length, -1)
@@ -116,6 +123,25 @@ def entity_token_positions(encoding: Any, index: int, words: Sequence[int], leng
     word_ids = encoding.word_ids(index)
     first = {word: position for position, word in reversed(list(enumerate(word_ids))) if word is not None}
     return [first.get(int(word), max(length - 1, 0)) for word in words]
+
+
+def check_entity_positions(positions: torch.Tensor, mask: torch.Tensor, name: str = "entity_positions") -> None:
+    """Refuses entity token indices `(…, 2)` outside their text (`mask` `(…, T)`): negative, or at or past the
+    text's length (an empty text's only index is 0). The position features would clamp them silently into the
+    tables and describe a different sentence. A value check (`value_checks_apply`)."""
+    if not value_checks_apply(positions) or not positions.numel():
+        return
+    if int(positions.min()) < 0:
+        raise ValueError(f"`{name}` holds a negative token index ({int(positions.min())}).")
+    lengths = mask.sum(dim=-1).clamp(min=1)  # (…,)
+    outside = positions >= lengths[..., None]
+    if outside.any():
+        where = tuple(int(index) for index in outside.nonzero()[0])
+        raise ValueError(
+            f"`{name}` holds token index {int(positions[where])} at {where[:-1]} "
+            f"({'head' if where[-1] == 0 else 'tail'}), outside its text of {int(lengths[where[:-1]])} tokens: "
+            "entity positions must lie within the text (0 ≤ index < its length)."
+        )
 
 
 def check_episode_inputs(
@@ -149,10 +175,10 @@ def check_episode_inputs(
             "(ways) to choose between."
         )
     expected = {
-        "entity_positions": (entity_positions, (*input_ids.shape[:2], 2)),
-        "support_entity_positions": (support_entity_positions, (*support_input_ids.shape[:3], 2)),
+        "entity_positions": (entity_positions, (*input_ids.shape[:2], 2), query_mask),
+        "support_entity_positions": (support_entity_positions, (*support_input_ids.shape[:3], 2), support_mask),
     }
-    for name, (positions, shape) in expected.items():
+    for name, (positions, shape, mask) in expected.items():
         if not uses_positions:
             if positions is not None:
                 raise ValueError(f"`{name}` was given, but this model has no position embeddings.")
@@ -164,8 +190,7 @@ def check_episode_inputs(
                 f"`{name}` must hold integer token indices (head, tail) of shape {shape}, got {positions.dtype} of "
                 f"shape {tuple(positions.shape)}."
             )
-        if value_checks_apply(positions) and positions.numel() and int(positions.min()) < 0:
-            raise ValueError(f"`{name}` holds a negative token index ({int(positions.min())}).")
+        check_entity_positions(positions, mask, name)
     return query_mask, support_mask
 
 

@@ -29,8 +29,8 @@ Shape legend: B texts, T words, M concepts, W characters per word.
 
 from __future__ import annotations
 
-import csv
 import json
+import math
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -73,7 +73,9 @@ class ConceptSource:
             if not key:
                 continue
             merged = normalised.setdefault(key, [])
-            merged.extend((self._normalise(concept), float(score)) for concept, score in concepts)
+            merged.extend(
+                (self._normalise(concept), _score(score, f"entity {entity!r}")) for concept, score in concepts
+            )
         for key, concepts in normalised.items():  # the best first; a concept named twice keeps its best score
             best: dict[str, float] = {}
             for concept, score in concepts:
@@ -92,25 +94,50 @@ class ConceptSource:
         cls, path: str | Path, max_concepts: int | None = None, min_score: float = 0.0, lowercase: bool = True
     ) -> ConceptSource:
         """Reads a TSV of `entity<TAB>concept<TAB>score` lines (the score optional, default 1; a header line
-        `entity concept score` is skipped) or a JSON object `{entity: [[concept, score], ...] | {concept: score}}`."""
+        `entity concept score` is skipped; a field may be of any length) or a JSON object
+        `{entity: [[concept, score], ...] | {concept: score}}`, in UTF-8.
+
+        Raises `ValueError` naming the file and the line of the first fault: bytes that are not UTF-8, invalid JSON,
+        a missing column, a score that is not a number or not finite (a `nan` would drop its concept and an `inf`
+        outrank every other, both silently)."""
         path = Path(path)
         entities: dict[str, list[tuple[str, float]]] = {}
+        data = path.read_bytes()
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError as error:
+            line = data.count(b"\n", 0, error.start) + 1
+            raise ValueError(
+                f"{path}:{line}: not UTF-8 ({error.reason} at byte {error.start}: {data[error.start : error.end]!r}). "
+                "Save the knowledge base as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)."
+            ) from None
         if path.suffix == ".json":
-            for entity, concepts in json.loads(path.read_text(encoding="utf-8")).items():
+            try:
+                parsed = json.loads(text)
+            except json.JSONDecodeError as error:
+                raise ValueError(f"{path}:{error.lineno}: invalid JSON ({error.msg}, column {error.colno}).") from None
+            if not isinstance(parsed, dict):
+                raise ValueError(f"{path}: expected a JSON object {{entity: [[concept, score], ...]}}, got a "
+                                 f"{type(parsed).__name__}.")  # fmt: skip
+            for entity, concepts in parsed.items():
+                where = f"{path}:{_json_line(text, entity)}: entity {entity!r}"
                 pairs = concepts.items() if isinstance(concepts, dict) else concepts
-                entities[entity] = [(concept, float(score)) for concept, score in pairs]
+                entities[entity] = []
+                for pair in pairs if isinstance(pairs, Iterable) and not isinstance(pairs, str) else [pairs]:
+                    if isinstance(pair, str) or not isinstance(pair, list | tuple) or len(pair) != 2:
+                        raise ValueError(f"{where}: expected [concept, score] pairs or {{concept: score}}, got "
+                                         f"{pair!r}.")  # fmt: skip
+                    entities[entity].append((pair[0], _score(pair[1], where)))
         else:
-            with open(path, encoding="utf-8", newline="") as handle:
-                for number, row in enumerate(csv.reader(handle, delimiter="\t", quoting=csv.QUOTE_NONE), 1):
-                    if not row or not row[0].strip() or (number == 1 and row[:2] == ["entity", "concept"]):
-                        continue
-                    if len(row) < 2:
-                        raise ValueError(f"{path}:{number}: expected entity<TAB>concept[<TAB>score], got {row!r}.")
-                    try:
-                        score = float(row[2]) if len(row) > 2 and row[2].strip() else 1.0
-                    except ValueError as error:
-                        raise ValueError(f"{path}:{number}: the score {row[2]!r} is not a number.") from error
-                    entities.setdefault(row[0], []).append((row[1], score))
+            for number, line in enumerate(text.split("\n"), 1):  # not splitlines(): U+2028 may sit in a name
+                line = line.removesuffix("\r")
+                row = line.split("\t")
+                if not row[0].strip() or (number == 1 and row[:2] == ["entity", "concept"]):
+                    continue
+                if len(row) < 2:
+                    raise ValueError(f"{path}:{number}: expected entity<TAB>concept[<TAB>score], got {line[:200]!r}.")
+                score = _score(row[2], f"{path}:{number}") if len(row) > 2 and row[2].strip() else 1.0
+                entities.setdefault(row[0], []).append((row[1], score))
         return cls(entities, max_concepts=max_concepts, min_score=min_score, lowercase=lowercase)
 
     def to_dict(self) -> dict[str, Any]:
@@ -159,6 +186,27 @@ class ConceptSource:
         """The concept set of a text (split on whitespace) or of its words."""
         words = text.split() if isinstance(text, str) else text
         return [concept for concept, _ in self.scored_concepts(words)]
+
+
+def _score(value: Any, where: str) -> float:
+    """A concept's score as a finite float; a `ValueError` naming `where` otherwise."""
+    try:
+        score = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{where}: the score {value!r} is not a number.") from None
+    if not math.isfinite(score):
+        raise ValueError(
+            f"{where}: the score {value!r} is not finite; scores rank concepts and must be finite numbers."
+        )
+    return score
+
+
+def _json_line(text: str, key: str) -> int | str:
+    """The line of a JSON document where the object key `key` first appears (best effort: `?` when not found)."""
+    index = text.find(json.dumps(key, ensure_ascii=False) + ":")
+    if index < 0:
+        index = text.find(json.dumps(key) + ":")
+    return text.count("\n", 0, index) + 1 if index >= 0 else "?"
 
 
 class ConceptTokenizerFast(HfAttnTokenizerFast):

@@ -156,8 +156,13 @@ def write_records(folder: str | os.PathLike) -> list[str]:
         if path.name.endswith(".safetensors"):
             write_record(path)
             names.append(path.name)
-    (folder / MANIFEST_NAME).unlink(missing_ok=True)
+    remove_legacy_manifest(folder)
     return names
+
+
+def remove_legacy_manifest(folder: str | os.PathLike) -> None:
+    """Removes the `checksums.json` of a folder saved before the record existed (its files are recorded now)."""
+    (Path(folder) / MANIFEST_NAME).unlink(missing_ok=True)
 
 
 def verify_file(path: str | os.PathLike) -> bool:

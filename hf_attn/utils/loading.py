@@ -60,17 +60,24 @@ class SafetensorsLoadingMixin:
         if push_to_hub:  # upload once the folder is complete (its code and records written below)
             hub_kwargs = {key: kwargs.pop(key) for key in ("commit_message", "create_pr", "private") if key in kwargs}
             hub_kwargs["repo_id"] = kwargs.pop("repo_id", str(save_directory).rstrip("/\\").split("/")[-1])
-        super().save_pretrained(save_directory, *args, **kwargs)
-        try:  # hf_attn installed: the folder's code from its single sources, and the weights' integrity records
-            from hf_attn.utils.integrity import write_records
+        try:  # hf_attn installed: the folder's code from its single sources, the weights' integrity records, and
+            # a staged save (every file written aside, then moved in with the weights last: a kill leaves the
+            # earlier save or the new one, hf_attn.utils.saving)
+            from hf_attn.utils.integrity import remove_legacy_manifest, write_records
             from hf_attn.utils.remote_code import write_remote_code
+            from hf_attn.utils.saving import staged_save
         except ImportError:  # loaded as remote code: transformers has copied the folder's files as they are
-            write_records = write_remote_code = None
-        if write_records is not None and kwargs.get("is_main_process", True):
-            # Every head's code, an Auto class or not (a pair or few-shot head loads with
-            # `get_class_from_dynamic_module("modeling_<name>.<Class>", folder)`).
-            write_remote_code(save_directory, [type(self), type(self.config)])
-            write_records(save_directory)
+            write_records = write_remote_code = staged_save = remove_legacy_manifest = None
+        if staged_save is None or not kwargs.get("is_main_process", True):
+            super().save_pretrained(save_directory, *args, **kwargs)
+        else:
+            with staged_save(save_directory) as staging:
+                super().save_pretrained(staging, *args, **kwargs)
+                # Every head's code, an Auto class or not (a pair or few-shot head loads with
+                # `get_class_from_dynamic_module("modeling_<name>.<Class>", folder)`).
+                write_remote_code(staging, [type(self), type(self.config)])
+                write_records(staging)
+            remove_legacy_manifest(save_directory)  # an earlier save's checksums.json: the records replace it
         if push_to_hub and kwargs.get("is_main_process", True):  # the folder as written, not serialised again
             from huggingface_hub import HfApi
 

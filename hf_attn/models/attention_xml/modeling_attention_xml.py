@@ -496,6 +496,10 @@ class AttentionXmlForLabelTree(AttentionXmlPreTrainedModel):
             self.config, output_attentions, output_hidden_states, return_dict
         )
         num_labels = self.config.num_labels
+        if isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 1:
+            raise ValueError(
+                f"`top_k` must be a whole number ≥ 1 (how many labels `top_labels` lists), got {top_k!r}."
+            )
         if labels is not None:
             if tuple(labels.shape) != (input_ids.size(0), num_labels):
                 raise ValueError(

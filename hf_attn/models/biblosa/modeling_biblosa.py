@@ -74,8 +74,9 @@ class BiBlosaModelOutput(ModelOutput):
         sentence_feature_attentions (`torch.FloatTensor` of shape `(B, 2H, T)`): the same weights per feature.
         block_attentions (`torch.FloatTensor` of shape `(B, 2, m, r, r)`): the intra-block attention of each
             direction (0 forward, 1 backward), query × key inside each block, averaged over the H features.
-        inter_block_attentions (`torch.FloatTensor` of shape `(B, 2, m, m)`): the inter-block attention of each
-            direction over the block summaries, averaged over the features.
+        inter_block_attentions (`torch.FloatTensor` of shape `(B, 2, m, m)`, *optional*): the inter-block attention
+            of each direction over the block summaries, averaged over the features; with `output_attentions` only
+            (quadratic in m = n / r, it alone would make memory grow as n² when r is small).
         hidden_states / attentions (`tuple(torch.FloatTensor)`, *optional*): the embeddings and u, and the maps above,
             when asked for (`output_hidden_states` / `output_attentions`; the head contract, CONTRIBUTING.md).
     """
@@ -278,18 +279,27 @@ class BiBlosaDirection(CheckpointingLayer):
         self.fusion_gate = nn.Linear(3 * hidden, hidden)
 
     def attention(
-        self, hidden: torch.Tensor, mask: torch.Tensor, key: nn.Linear, query: nn.Linear, bias: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor]:
+        self,
+        hidden: torch.Tensor,
+        mask: torch.Tensor,
+        key: nn.Linear,
+        query: nn.Linear,
+        bias: torch.Tensor,
+        with_maps: bool = True,
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
         """Masked multi-dimensional token2token self-attention in this direction (§3.1) over `(G, L, H)` sequences:
         f(h_i, h_j) = c·tanh([W_1 h_j + W_2 h_i + b]/c) + M_ij, P = softmax_j per feature, s_i = Σ_j P_ij ⊙ h_j."""
         dropped = self.dropout(hidden)
         return multi_dimensional_attention(
             key(dropped), query(dropped), bias, hidden, mask, self.direction, self.config.score_scale,
-            recompute=self.config.recompute_block_attention,
+            recompute=self.config.recompute_block_attention, with_maps=with_maps,
         )  # fmt: skip
 
-    def forward(self, inputs: torch.Tensor, mask: torch.Tensor, block_length: int) -> BlockDirectionOutput:
-        """`inputs (B, T, E)`, `mask (B, T)` bool → [`BlockDirectionOutput`] with u `(B, T, H)`."""
+    def forward(
+        self, inputs: torch.Tensor, mask: torch.Tensor, block_length: int, inter_maps: bool = True
+    ) -> BlockDirectionOutput:
+        """`inputs (B, T, E)`, `mask (B, T)` bool → [`BlockDirectionOutput`] with u `(B, T, H)`. `inter_maps=False`
+        leaves out the inter-block map `(B, m, m)`, the one tensor quadratic in the number of blocks."""
         batch_size, length = mask.shape
         act, drop, hidden_size = self.activation, self.dropout, self.config.hidden_size
         mask_blocks = split_into_blocks(mask, block_length)  # (B, m, r), False at the padding added
@@ -311,7 +321,7 @@ class BiBlosaDirection(CheckpointingLayer):
         block_hidden = act(self.inter_map(drop(block_summaries)))  # g, (B, m, H)
         real_blocks = mask_blocks.any(dim=-1) if self.config.mask_padding else torch.ones_like(mask_blocks[..., 0])
         inter_output, inter_attentions = self.attention(
-            block_hidden, real_blocks, self.inter_key, self.inter_query, self.inter_bias
+            block_hidden, real_blocks, self.inter_key, self.inter_query, self.inter_bias, with_maps=inter_maps
         )  # o, (B, m, H)
         inter_gate = torch.sigmoid(
             self.inter_gate_map(drop(block_hidden))
@@ -381,18 +391,20 @@ class BiBlosaEncoder(nn.Module):
         self.pooling = BiBlosaSentencePooling(config)
 
     def forward(
-        self, inputs: torch.Tensor, mask: torch.Tensor
-    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        self, inputs: torch.Tensor, mask: torch.Tensor, inter_maps: bool = True
+    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
         """`(B, T, E)`, `(B, T)` bool → u `(B, T, 2H)`, sentence vector `(B, 2H)`, its weights `(B, T, 2H)`, the
-        intra-block maps `(B, 2, m, r, r)` and the inter-block maps `(B, 2, m, m)`."""
+        intra-block maps `(B, 2, m, r, r)` and the inter-block maps `(B, 2, m, m)` (`None` without `inter_maps`)."""
         block_length = resolve_block_length(self.config.block_length, mask.size(1))
-        forward = self.forward_attention(inputs, mask, block_length)
-        backward = self.backward_attention(inputs, mask, block_length)
+        forward = self.forward_attention(inputs, mask, block_length, inter_maps)
+        backward = self.backward_attention(inputs, mask, block_length, inter_maps)
         hidden_states = torch.cat([forward.output, backward.output], dim=-1)  # u = [u_fw; u_bw]
         sentence, weights = self.pooling(hidden_states, mask)
         block_maps = torch.stack([forward.intra_attentions, backward.intra_attentions], dim=1)
-        inter_maps = torch.stack([forward.inter_attentions, backward.inter_attentions], dim=1)
-        return hidden_states, sentence, weights, block_maps, inter_maps
+        inter = None
+        if inter_maps:  # quadratic in m: only when asked for
+            inter = torch.stack([forward.inter_attentions, backward.inter_attentions], dim=1)
+        return hidden_states, sentence, weights, block_maps, inter
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -475,7 +487,9 @@ class BiBlosaModel(BiBlosaPreTrainedModel):
             self.embeddings, input_ids, inputs_embeds, attention_mask, self.config.vocab_size,
             right_padded=True,  # blocks are cut from the first position: left padding would move them
         )  # fmt: skip
-        hidden_states, sentence, weights, block_maps, inter_maps = self.encoder(inputs_embeds, mask)
+        hidden_states, sentence, weights, block_maps, inter_maps = self.encoder(
+            inputs_embeds, mask, inter_maps=output_attentions
+        )
         feature_weights = weights.transpose(1, 2)  # (B, 2H, T)
         sentence_attentions = feature_weights.mean(dim=1)  # (B, T)
         output = BiBlosaModelOutput(

@@ -327,6 +327,30 @@ class SgmLuongGateAttention(nn.Module):
         return readout, context, weights
 
 
+def check_decoder_mask(
+    decoder_attention_mask: torch.Tensor | None, decoder_input_ids: torch.Tensor, cache: SgmCache | None
+) -> None:
+    """Refuses a `decoder_attention_mask` that does not fit `decoder_input_ids` `(B, T)`: B rows and T columns, or
+    past + T columns after `cache` steps (transformers' generation passes the whole mask with only the new ids)."""
+    if decoder_attention_mask is None:
+        return
+    batch_size, steps = decoder_input_ids.shape
+    past = cache.length if cache is not None else 0
+    allowed = sorted({steps, past + steps})
+    if (
+        decoder_attention_mask.dim() != 2
+        or decoder_attention_mask.size(0) != batch_size
+        or (decoder_attention_mask.size(1) not in allowed)
+    ):
+        columns = " or ".join(str(count) for count in allowed)
+        raise ValueError(
+            f"`decoder_attention_mask` must have shape (batch, steps) = ({batch_size}, {columns}) to fit "
+            f"`decoder_input_ids` of shape {tuple(decoder_input_ids.shape)}"
+            + (f" after {past} cached steps" if past else "")
+            + f"; got {tuple(decoder_attention_mask.shape)}."
+        )
+
+
 class SgmGlobalEmbedding(nn.Module):
     """§2.3, eq. 8–9: ē = Σ_i y_{t−1}^(i) e_i, H = σ(W_1 e + W_2 ē); the decoder's label input is g = (1 − H) ⊙ e +
     H ⊙ ē (paper) or [e; H ⊙ e + (1 − H) ⊙ ē] (original)."""
@@ -350,10 +374,13 @@ class SgmGlobalEmbedding(nn.Module):
         if previous_logits is None or config.global_embedding_source == "uniform":
             scores = embedding.new_zeros(embedding.size(0), label_embeddings.size(0))
         elif config.global_embedding_source == "masked":
-            scores = previous_logits.masked_fill(emitted, EMITTED_SCORE)
+            # In float32: EMITTED_SCORE (the original's) is past float16's range.
+            scores = previous_logits.float().masked_fill(emitted, EMITTED_SCORE)
         else:
             scores = previous_logits
-        probabilities = torch.softmax(scores / config.global_embedding_tau, dim=-1)  # y_{t−1}
+        probabilities = torch.softmax(scores / config.global_embedding_tau, dim=-1).to(
+            label_embeddings.dtype
+        )  # y_{t−1}
         average = probabilities @ label_embeddings  # ē
         gate = torch.sigmoid(self.gate_label(embedding) + self.gate_average(average))  # H
         if config.global_embedding_gate == "paper":
@@ -498,8 +525,9 @@ class SgmModel(SgmPreTrainedModel):
             attention_mask (`torch.Tensor` of shape `(B, S)`, *optional*): 1 for words, 0 for padding.
             decoder_input_ids (`torch.LongTensor` of shape `(B, T)`): the start token, then target ids (labels are
                 ids `num_special_tokens + i`); only the new ones when continuing from `past_key_values`.
-            decoder_attention_mask (*optional*): accepted for API compatibility; the decoder is causal, so padding
-                after a sequence's end never changes the steps before it.
+            decoder_attention_mask (*optional*): checked, not read: the decoder is causal, so padding after a
+                sequence's end never changes the steps before it. Its shape must be `(B, T)`, or `(B, past + T)`
+                when continuing from `past_key_values` (as generation passes it).
             encoder_outputs ([`SgmEncoderOutput`], *optional*): a precomputed encoder output (generation reuses it).
             past_key_values / cache ([`SgmCache`], *optional*): the decoder state after the steps read before
                 (`cache` is transformers ≥ 5.24's name).
@@ -517,7 +545,10 @@ class SgmModel(SgmPreTrainedModel):
             attention_mask = torch.ones(states.shape[:2], dtype=torch.bool, device=states.device)
         if decoder_input_ids is None:
             raise ValueError("SGM needs `decoder_input_ids` (or `labels`, which are shifted right to make them).")
-        check_token_inputs(decoder_input_ids, None, self.config.target_vocab_size, name="decoder_input_ids")
+        check_token_inputs(
+            decoder_input_ids, None, self.config.target_vocab_size, name="decoder_input_ids", batch_size=states.size(0)
+        )
+        check_decoder_mask(decoder_attention_mask, decoder_input_ids, past_key_values)
         logits, readouts, weights, new_cache = self.decoder(
             decoder_input_ids, encoder_outputs, attention_mask.to(torch.bool), past_key_values
         )
@@ -624,6 +655,7 @@ class SgmForMultiLabelGeneration(SgmPreTrainedModel, GenerationMixin):
             input_ids,
             attention_mask=attention_mask,
             decoder_input_ids=decoder_input_ids,
+            decoder_attention_mask=decoder_attention_mask,
             encoder_outputs=encoder_outputs,
             cache=cache_argument(past_key_values, cache),
             use_cache=use_cache,

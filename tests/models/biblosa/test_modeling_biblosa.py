@@ -69,7 +69,7 @@ def test_recomputing_backward_is_the_exact_gradient(direction):
 
             allowed = direction_mask(5, direction)
             if recompute:
-                return _RecomputedAttention.apply(*tensors, mask, allowed, 5.0)[0]
+                return _RecomputedAttention.apply(*tensors, mask, direction, 5.0, True)[0]
             probabilities, _ = attention_probabilities(*tensors[:3], mask, allowed, 5.0)
             return (probabilities * tensors[3][:, None]).sum(2)
 
@@ -78,6 +78,41 @@ def test_recomputing_backward_is_the_exact_gradient(direction):
     recomputed = torch.autograd.grad(attention(*inputs).square().sum(), inputs)
     for left, right in zip(plain, recomputed, strict=True):
         torch.testing.assert_close(left, right)
+
+
+@pytest.mark.parametrize("direction", ["forward", "backward"])
+def test_query_chunks_give_the_same_output_and_gradient(monkeypatch, direction):
+    """A sequence too long for one chunk (the inter-block attention over many blocks) is cut into query ranges:
+    3 queries × 7 keys × 4 features a chunk here. Output, maps and every gradient equal the unchunked ones."""
+    generator = torch.Generator().manual_seed(1)
+    shape = (2, 7, 4)
+    keys, queries, values = (torch.randn(shape, generator=generator, dtype=torch.float64) for _ in range(3))
+    bias = torch.randn(4, generator=generator, dtype=torch.float64)
+    mask = torch.tensor([[1] * 7, [1] * 5 + [0] * 2], dtype=torch.bool)
+    inputs = tuple(tensor.requires_grad_() for tensor in (keys, queries, bias, values))
+
+    def run():
+        out, maps = multi_dimensional_attention(*inputs[:3], inputs[3], mask, direction, 5.0)
+        return out, maps, torch.autograd.grad(out.square().sum(), inputs)
+
+    whole = run()
+    monkeypatch.setattr("hf_attn.models.biblosa.block_attention.CHUNK_ELEMENTS", 3 * 7 * 4)
+    from hf_attn.models.biblosa.block_attention import _chunks
+
+    assert len(_chunks(2, 7, 4)) == 6  # 2 sequences × 3 query ranges (3, 3, 1): the test can fail
+    chunked = run()
+    torch.testing.assert_close(chunked[0], whole[0], rtol=0, atol=1e-6)  # float32 sums in another order
+    torch.testing.assert_close(chunked[1], whole[1], rtol=0, atol=1e-6)  # float32 sums in another order
+    for left, right in zip(chunked[2], whole[2], strict=True):
+        torch.testing.assert_close(left, right, rtol=0, atol=1e-6)  # float32 sums in another order
+
+
+def test_inter_block_maps_only_when_asked():
+    """The inter-block map is (B, 2, m, m), quadratic in the blocks: returned with `output_attentions` only."""
+    model = model_of(block_length=2)
+    ids = torch.randint(1, 30, (1, 12))
+    assert model(input_ids=ids).inter_block_attentions is None
+    assert model(input_ids=ids, output_attentions=True).inter_block_attentions.shape == (1, 2, 6, 6)
 
 
 def saved_elements(model: BiBlosaModel, inputs: dict) -> int:
@@ -157,7 +192,7 @@ def test_a_length_one_sentence(mask_padding):
 def test_all_padding_rows_give_zeros_without_nan():
     model = model_of()
     ids = torch.tensor([[0, 0, 0, 0], [4, 5, 6, 7]])
-    output = model(input_ids=ids, attention_mask=torch.tensor([[0, 0, 0, 0], [1, 1, 1, 1]]))
+    output = model(input_ids=ids, attention_mask=torch.tensor([[0, 0, 0, 0], [1, 1, 1, 1]]), output_attentions=True)
     assert output.last_hidden_state[0].abs().sum() == 0 and output.sentence_embedding[0].abs().sum() == 0
     assert output.block_attentions[0].sum() == 0 and output.inter_block_attentions[0].sum() == 0
     original = model_of(mask_padding=False)(input_ids=ids, attention_mask=torch.tensor([[0] * 4, [1] * 4]))
