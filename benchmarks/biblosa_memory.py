@@ -16,14 +16,19 @@ Every configuration runs in two processes of its own: one measures peak memory, 
 resident memory over a step after a first step (CPU, with `MALLOC_MMAP_THRESHOLD_` lowered so that freed tensors
 leave the resident set) or `torch.cuda.max_memory_allocated` (CUDA); the other times steps with the default
 allocator (the median of `--repeats`, after a first step). Bi-BloSAN's block length is the paper's memory-optimal rule
-r = ⌈(2n)^(1/3)⌉ (`block_length="auto"`). A configuration whose estimated score tensors exceed `--memory-limit-gb` is
-skipped.
+r = ⌈(2n)^(1/3)⌉ (`--block-length auto`) or a fixed r: a small r makes many blocks (m = n / r), and the inter-block
+attention over them costs O(m²·H) time but, chunked, only O(n·H) memory. `biblosa-pair` is the pair head on two
+sentences of n tokens. A configuration whose estimated stored score tensors exceed `--memory-limit-gb` is skipped.
+`--measures memory` alone also reports the measured step's time (one step, no median: long inputs).
 
 Prints a table (peak MiB and milliseconds per step for each model and length) and, last,
 `RESULT memory_ratio_n1024=<disan peak / biblosa peak> speed_ratio_n1024=<disan time / biblosa time>`.
 
     .venv/bin/python benchmarks/biblosa_memory.py [--lengths 64 128 256 512 1024 2048 4096] [--batch 2]
-        [--hidden 64] [--repeats 3] [--device cpu] [--memory-limit-gb 8]
+        [--hidden 64] [--repeats 3] [--device cpu] [--memory-limit-gb 8] [--block-length auto]
+    # one 20,000-token example at small block lengths (the README's second table)
+    .venv/bin/python benchmarks/biblosa_memory.py --lengths 20000 --batch 1 --models biblosa biblosa-pair \
+        --measures memory --block-length 3
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import torch
@@ -150,18 +156,20 @@ def child(kind: str, length: int, batch: int, hidden: int, repeats: int, device:
     mask = torch.ones(batch, length, dtype=torch.bool, device=device)
     mask[1:, length - length // 4 :] = False  # the other rows a quarter shorter
 
-    def step() -> None:
-        model(inputs, mask).square().sum().backward()
+    def step(width: int = length) -> None:
+        model(inputs[:, :width], mask[:, :width]).square().sum().backward()
 
     if measure == "time":
         return {"ms": time_call(step, repeats, device) * 1000}  # time_call warms up (and compiles) first
-    # A first step: the kernels' one-time buffers (oneDNN, thread pools) and a compiled model's compilation are not
-    # the step's memory.
-    step()
+    # A first step: the kernels' one-time buffers (oneDNN, thread pools), the gradients' storage and a compiled
+    # model's compilation are not the step's memory. Uncompiled, a step of at most 1024 tokens sets them up as well
+    # (a 20,000-token step at r = 3 takes minutes).
+    step(length if kind.endswith("compiled") else min(length, 1024))
     reset_peak_memory(device)
     baseline = torch.cuda.memory_allocated(device) if device.type == "cuda" else peak_memory(device)
+    started = time.perf_counter()
     step()
-    return {"peak_mb": (peak_memory(device) - baseline) / 2**20}
+    return {"peak_mb": (peak_memory(device) - baseline) / 2**20, "one_step_ms": (time.perf_counter() - started) * 1000}
 
 
 def main() -> None:
@@ -220,8 +228,9 @@ def main() -> None:
         for kind in args.models:
             result = results.get((kind, length))
             result = result or {}
+            milliseconds = result.get("ms", result.get("one_step_ms"))  # the median, or the measured step alone
             cells += [f"{result['peak_mb']:.0f}" if "peak_mb" in result else "–",
-                      f"{result['ms']:.0f}" if "ms" in result else "–"]  # fmt: skip
+                      f"{milliseconds:.0f}" if milliseconds is not None else "–"]  # fmt: skip
         print(f"| {length} | " + " | ".join(cells) + " |")
     ours, full = results.get(("biblosa", 1024)), results.get(("disan", 1024))
     if ours and full and "ms" in ours and "ms" in full and "peak_mb" in ours and "peak_mb" in full:

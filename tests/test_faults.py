@@ -5,13 +5,10 @@ the argument or the flag at fault. Each test here failed on main before issue 36
 from __future__ import annotations
 
 import json
-import os
 import random
-import signal
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 import torch
@@ -147,16 +144,20 @@ TINY_RUN = {"arch": "lin_self_attentive", "num_train": 16, "num_eval": 8, "max_s
 
 def test_training_into_a_trained_model_is_refused_unless_asked(tmp_path):
     from hf_attn.training import train
+    from hf_attn.utils.integrity import verify_folder
 
     folder = tmp_path / "run"
-    train(folder, **TINY_RUN)
+    train(folder, **{**TINY_RUN, "save_strategy": "steps", "save_steps": 1})
+    checkpoint = folder / "checkpoint-1"  # written by Trainer through save_pretrained: staged, recorded, no leftovers
+    assert verify_folder(checkpoint, require_record=True) == ["model.safetensors"]
+    assert temporary_files(checkpoint) == [] and temporary_files(folder) == []
     weights = (folder / "model.safetensors").read_bytes()
     with pytest.raises(FileExistsError, match=r"already holds a saved model.*--overwrite_output_dir"):
         train(folder, **TINY_RUN, seed=1)
     assert (folder / "model.safetensors").read_bytes() == weights  # untouched
     train(folder, **TINY_RUN, seed=1, overwrite_output_dir=True)
     assert (folder / "model.safetensors").read_bytes() != weights
-    assert not [path for path in folder.iterdir() if path.name.startswith(STAGING_PREFIX)]
+    assert temporary_files(folder) == []
 
 
 def test_a_conversion_into_a_folder_holding_a_model_is_refused(tmp_path):
@@ -195,11 +196,13 @@ def test_stcka_trains_without_concepts_and_errors_name_the_flags(tmp_path):
 # Atomic saves
 # ---------------------------------------------------------------------------------------------------------------
 
-# A ~100 MB model saved by forked children (the parent imports once); each child prints its pid and its weights'
-# fingerprint before `save_pretrained`, and "saved" after it.
+# A ~100 MB model saved by forked children (the parent imports once). Each stdin line is `seed delay`: a child
+# builds the model of that seed, prints its weights' fingerprint, tells the parent it starts `save_pretrained` and
+# prints "saved" after it; the parent kills it `delay` seconds after the start (never when delay < 0) and prints
+# "done <seconds from the start to the child's end>". The parent kills its own unreaped child: no pid reuse.
 SAVER = textwrap.dedent(
     """
-    import os, sys
+    import os, signal, sys, time
     import torch
     from hf_attn.models.lin_self_attentive import LinSelfAttentiveConfig, LinSelfAttentiveForSequenceClassification
 
@@ -207,17 +210,25 @@ SAVER = textwrap.dedent(
     config = LinSelfAttentiveConfig(vocab_size=100_000, embedding_size=256, hidden_size=8, attention_hidden_size=8,
                                     classifier_hidden_size=8)
     for line in sys.stdin:
+        seed, delay = line.split()
+        started, ready = os.pipe()
         pid = os.fork()
         if pid == 0:
-            torch.manual_seed(int(line))
+            torch.manual_seed(int(seed))
             model = LinSelfAttentiveForSequenceClassification(config)
-            fingerprint = float(model.get_input_embeddings().weight[:64].detach().double().sum())
-            print("saving", os.getpid(), repr(fingerprint), flush=True)
+            print("fingerprint", repr(float(model.get_input_embeddings().weight[:64].detach().double().sum())),
+                  flush=True)
+            os.write(ready, b"s")
             model.save_pretrained(folder)
             print("saved", flush=True)
             os._exit(0)
+        os.read(started, 1)
+        start = time.perf_counter()
+        if float(delay) >= 0:
+            time.sleep(float(delay))
+            os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
-        print("done", flush=True)
+        print("done", time.perf_counter() - start, flush=True)
     """
 )
 
@@ -240,39 +251,36 @@ def test_a_save_killed_at_ten_random_moments_leaves_the_earlier_or_the_new_weigh
     saver = subprocess.Popen([sys.executable, "-c", SAVER, str(folder)], stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1)  # fmt: skip
 
-    def save(seed: int) -> tuple[int, float]:
-        saver.stdin.write(f"{seed}\n")
+    def save(seed: int, delay: float = -1.0) -> tuple[float, bool, float]:
+        """The new weights' fingerprint, whether the save finished, and the seconds it ran."""
+        saver.stdin.write(f"{seed} {delay}\n")
         saver.stdin.flush()
-        _, pid, fingerprint = saver.stdout.readline().split()
-        return int(pid), float(fingerprint)
-
-    def rest() -> list[str]:
-        lines = []
-        while (line := saver.stdout.readline().strip()) != "done":
-            assert line, "the saver stopped"
-            lines.append(line)
-        return lines
+        fingerprint, finished = None, False
+        while True:
+            line = saver.stdout.readline().split()
+            assert line, f"the saver stopped: {(tmp_path / 'saver.log').read_text()[-2000:]}"
+            if line[0] == "fingerprint":
+                fingerprint = float(line[1])
+            elif line[0] == "saved":
+                finished = True
+            elif line[0] == "done":
+                return fingerprint, finished, float(line[1])
 
     try:
-        _, earlier = save(0)
-        started = time.perf_counter()
-        assert rest() == ["saved"]
-        duration = time.perf_counter() - started  # one whole save: the window the kills fall in
-        assert fingerprint_of(folder) == earlier and temporary_files(folder) == []
+        earlier, finished, duration = save(0)  # one whole save: the window the kills fall in
+        assert finished and fingerprint_of(folder) == earlier and temporary_files(folder) == []
         moments, interrupted, kept_new = random.Random(36), 0, 0
         for seed in range(1, 11):
-            pid, new = save(seed)
-            time.sleep(moments.uniform(0, 1.1 * duration))
-            os.kill(pid, signal.SIGKILL)
-            interrupted += rest() == []
+            new, finished, _ = save(seed, moments.uniform(0, 1.1 * duration))
+            interrupted += not finished
             loaded = fingerprint_of(folder)
             assert loaded in (earlier, new), f"kill {seed}: the folder holds neither the earlier nor the new weights"
             kept_new += loaded == new
             earlier = loaded
             # A killed save leaves at most its staging folder, which the next save removes.
             assert all(name.startswith(STAGING_PREFIX) for name in temporary_files(folder)), temporary_files(folder)
-        _, last = save(11)
-        assert rest() == ["saved"] and fingerprint_of(folder) == last
+        last, finished, _ = save(11)
+        assert finished and fingerprint_of(folder) == last
         assert temporary_files(folder) == []  # the stale staging folders went with the next save
     finally:
         saver.stdin.close()

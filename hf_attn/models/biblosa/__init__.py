@@ -23,6 +23,7 @@ ARCHITECTURE = Architecture(
             "AutoModelForSequenceClassification",
             "sentence",
             "text-classification",
+            attention_kwargs={"output_attentions": True},  # the inter-block maps, quadratic in m, only when asked
             attention_fields=_SENTENCE_FIELDS,
         ),
         Head(
@@ -30,6 +31,7 @@ ARCHITECTURE = Architecture(
             None,
             "sentence_pair",
             "text-classification",
+            attention_kwargs={"output_attentions": True},
             attention_fields=_SENTENCE_FIELDS + tuple(f"pair_{field}" for field in _SENTENCE_FIELDS),
         ),
     ),

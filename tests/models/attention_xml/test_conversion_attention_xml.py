@@ -194,6 +194,7 @@ def test_the_original_vocabulary_becomes_a_tokenizer_with_the_original_ids(tmp_p
     assert tokenizer("the")["input_ids"] != tokenizer("The")["input_ids"]  # case is kept, as in the original
     np.save(tmp_path / "small.npy", np.asarray(words[:-1]))
     command[-1] = str(tmp_path / "small.npy")
+    command[command.index(str(output))] = str(tmp_path / "refused")
     refused = subprocess.run(command, capture_output=True, text=True, check=False)
     assert (
         refused.returncode != 0
