@@ -75,3 +75,13 @@ def test_no_function_body_is_written_twice_across_model_folders():
                     twins.append(f"{where} = {seen[body]}")
                 seen.setdefault(body, where)
     assert not twins, twins
+
+
+@pytest.mark.xdist_group("grouping_check")
+def test_xdist_groups_reach_the_scheduler(request):
+    """Under `--dist loadgroup` (the README's test command) a group's tests share one worker, and with it the
+    session fixtures they build (trained models): pytest-xdist marks the node id with the group. pytest 9.2 ignores
+    the mark (pyproject.toml pins pytest below it); this test fails if the grouping is lost again."""
+    if not getattr(request.config.option, "loadgroup", False):
+        pytest.skip("not run under pytest-xdist's --dist loadgroup")
+    assert request.node.nodeid.endswith("@grouping_check"), request.node.nodeid
