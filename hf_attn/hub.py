@@ -7,9 +7,12 @@ from pathlib import Path
 from huggingface_hub import CommitInfo, HfApi
 
 from .cards import write_model_card
+from .utils.saving import STAGING_PREFIX
 
-# Never uploaded: pickles and Trainer scratch (checkpoints at any depth: ELMo's biLM stage keeps its own in bilm/).
-IGNORE_PATTERNS = ["*.bin", "*.pt", "*.pth", "*.pkl", "*checkpoint-*/*", "runs/*", ".ipynb_checkpoints/*"]
+# Never uploaded: pickles, Trainer scratch (checkpoints at any depth: ELMo's biLM stage keeps its own in bilm/) and
+# what a killed save left (its staging folder, removed by the next save).
+IGNORE_PATTERNS = ["*.bin", "*.pt", "*.pth", "*.pkl", "*checkpoint-*/*", "runs/*", ".ipynb_checkpoints/*",
+                   f"{STAGING_PREFIX}*/*"]  # fmt: skip
 
 
 def push_model_dir(

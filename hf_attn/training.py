@@ -235,9 +235,10 @@ def _pick_head(architecture: Architecture, shape: TaskShape, name: str | None) -
 
 
 def _resume_point(resume: str | bool | None, folder: str, started: bool = True) -> str | bool | None:
-    """What `Trainer.train(resume_from_checkpoint=...)` gets: the value asked for (`True`: the Trainer finds the last
-    checkpoint of `folder`, or says there is none). With `started=False` (a later stage of a multi-stage run, which
-    may not have begun when the run stopped) `True` is the last checkpoint of `folder`, or nothing."""
+    """What `Trainer.train(resume_from_checkpoint=...)` gets: the path asked for, or for `True` the last complete
+    checkpoint of `folder` (`last_complete_checkpoint`: one a kill cut short is skipped, where transformers'
+    `get_last_checkpoint` would take it), a `ValueError` naming the folder when there is none. With `started=False`
+    (a later stage of a multi-stage run, which may not have begun when the run stopped) none is no error: nothing."""
     if resume is True:  # the last checkpoint a save completed (a killed save leaves a checkpoint without its state)
         checkpoint = last_complete_checkpoint(folder)
         if checkpoint is None and started:

@@ -378,9 +378,8 @@ class SgmGlobalEmbedding(nn.Module):
             scores = previous_logits.float().masked_fill(emitted, EMITTED_SCORE)
         else:
             scores = previous_logits
-        probabilities = torch.softmax(scores / config.global_embedding_tau, dim=-1).to(
-            label_embeddings.dtype
-        )  # y_{t−1}
+        probabilities = torch.softmax(scores / config.global_embedding_tau, dim=-1)  # y_{t−1}
+        probabilities = probabilities.to(label_embeddings.dtype)  # back from float32 (the masked scores)
         average = probabilities @ label_embeddings  # ē
         gate = torch.sigmoid(self.gate_label(embedding) + self.gate_average(average))  # H
         if config.global_embedding_gate == "paper":
