@@ -6,7 +6,7 @@ import torch
 from torch import nn
 from transformers import PreTrainedConfig
 
-from .validation import check_labels
+from .validation import check_labels, check_multi_hot, value_checks_apply
 
 
 def classification_loss(config: PreTrainedConfig, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
@@ -28,7 +28,7 @@ def classification_loss(config: PreTrainedConfig, logits: torch.Tensor, labels: 
         return token_cross_entropy(logits.view(-1, config.num_labels), labels.view(-1), batch_shape=logits.shape[:1])
     if tuple(labels.shape) != tuple(logits.shape):
         raise ValueError(f"`labels` must have shape {tuple(logits.shape)} (multi-hot), got {tuple(labels.shape)}.")
-    if labels.numel() and (float(labels.min()) < 0 or float(labels.max()) > 1):
+    if value_checks_apply(labels) and labels.numel() and (float(labels.min()) < 0 or float(labels.max()) > 1):
         raise ValueError(
             f"`labels` must hold multi-hot values in [0, 1] (1 = the label applies), got min {float(labels.min())} "
             f"and max {float(labels.max())}."
@@ -72,12 +72,8 @@ def multi_label_cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> tor
     """
     if tuple(labels.shape) != tuple(logits.shape):
         raise ValueError(f"`labels` must have shape {tuple(logits.shape)}, got {tuple(labels.shape)}.")
+    check_multi_hot(labels)
     scored = labels != -100
-    if bool(((labels[scored] < 0) | (labels[scored] > 1)).any()):
-        raise ValueError(
-            "`labels` must hold multi-hot values in [0, 1] (1 = the label applies) or -100 (not scored), got min "
-            f"{float(labels[scored].min())} and max {float(labels[scored].max())}."
-        )
     losses = nn.functional.binary_cross_entropy_with_logits(
         logits.float(), labels.float().clamp(min=0), reduction="none"
     )

@@ -121,6 +121,20 @@ def check_labels(labels: torch.Tensor, shape: tuple[int, ...], num_classes: int)
         )
 
 
+def check_multi_hot(labels: torch.Tensor) -> None:
+    """Refuses multi-hot `labels` outside [0, 1] (soft targets allowed) other than −100 (an entry not scored),
+    naming their range (a value check: skipped where `value_checks_apply` is false, so a compiled or accelerator
+    forward reads no label value on the host)."""
+    if not value_checks_apply(labels):
+        return
+    scored = labels[labels != -100]
+    if bool(((scored < 0) | (scored > 1)).any()):
+        raise ValueError(
+            "`labels` must hold multi-hot values in [0, 1] (1 = the label applies) or -100 (not scored), got min "
+            f"{float(scored.min())} and max {float(scored.max())}."
+        )
+
+
 def embed_inputs(
     embedding: torch.nn.Module,
     input_ids: torch.Tensor | None,

@@ -51,7 +51,7 @@ from hf_attn.layers.losses import multi_label_cross_entropy
 from hf_attn.layers.masking import masked_softmax
 from hf_attn.layers.outputs import output_flags
 from hf_attn.layers.rnn import PackedBiRNN
-from hf_attn.layers.validation import embed_inputs, value_checks_apply
+from hf_attn.layers.validation import check_multi_hot, embed_inputs, value_checks_apply
 from hf_attn.utils.loading import SafetensorsLoadingMixin
 
 from .configuration_attention_xml import AttentionXmlConfig
@@ -506,12 +506,7 @@ class AttentionXmlForLabelTree(AttentionXmlPreTrainedModel):
                     f"`labels` must have shape (batch, num_labels) = {(input_ids.size(0), num_labels)}, got "
                     f"{tuple(labels.shape)}."
                 )
-            scored = labels[labels != -100]
-            if bool(((scored < 0) | (scored > 1)).any()):
-                raise ValueError(
-                    "`labels` must hold multi-hot values in [0, 1] (1 = the label applies) or -100 (left out), got "
-                    f"min {float(scored.min())} and max {float(scored.max())}."
-                )
+            check_multi_hot(labels)
         targets = self.node_targets(labels) if labels is not None else None
         nodes, scores, last, losses = self.beam(
             input_ids,
