@@ -236,10 +236,8 @@ def test_float16_forward_and_backward_stay_finite(architecture, head):
     inputs = make_inputs(head, config, LENGTHS)
     inputs = {name: value.half() if value.is_floating_point() else value for name, value in inputs.items()}
     output = model(**inputs, labels=make_labels(head, config, inputs))
-    assert output.logits.dtype == torch.float16 or output.logits.dtype == torch.float32
     assert torch.isfinite(output.loss), f"loss {output.loss}"
-    finite_logits = output.logits[output.logits > torch.finfo(output.logits.dtype).min]  # masked scores are min
-    assert torch.isfinite(finite_logits).all()
+    assert torch.isfinite(output.logits).all()  # masked scores are the dtype's finite minimum, never -inf or NaN
     output.loss.backward()
     bad = [name for name, p in model.named_parameters() if p.grad is not None and not torch.isfinite(p.grad).all()]
     assert not bad, f"non-finite float16 gradients in {bad}"

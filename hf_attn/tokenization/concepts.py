@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import torch
 from transformers import BatchEncoding
@@ -102,16 +102,12 @@ class ConceptSource:
         outrank every other, both silently)."""
         path = Path(path)
         entities: dict[str, list[tuple[str, float]]] = {}
-        data = path.read_bytes()
-        try:
-            text = data.decode("utf-8-sig")
-        except UnicodeDecodeError as error:
-            line = data.count(b"\n", 0, error.start) + 1
-            raise ValueError(
-                f"{path}:{line}: not UTF-8 ({error.reason} at byte {error.start}: {data[error.start : error.end]!r}). "
-                "Save the knowledge base as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)."
-            ) from None
         if path.suffix == ".json":
+            data = path.read_bytes()
+            try:
+                text = data.decode("utf-8-sig")
+            except UnicodeDecodeError as error:
+                _not_utf8(path, data.count(b"\n", 0, error.start) + 1, error, data)
             try:
                 parsed = json.loads(text)
             except json.JSONDecodeError as error:
@@ -128,16 +124,22 @@ class ConceptSource:
                         raise ValueError(f"{where}: expected [concept, score] pairs or {{concept: score}}, got "
                                          f"{pair!r}.")  # fmt: skip
                     entities[entity].append((pair[0], _score(pair[1], where)))
-        else:
-            for number, line in enumerate(text.split("\n"), 1):  # not splitlines(): U+2028 may sit in a name
-                line = line.removesuffix("\r")
-                row = line.split("\t")
-                if not row[0].strip() or (number == 1 and row[:2] == ["entity", "concept"]):
-                    continue
-                if len(row) < 2:
-                    raise ValueError(f"{path}:{number}: expected entity<TAB>concept[<TAB>score], got {line[:200]!r}.")
-                score = _score(row[2], f"{path}:{number}") if len(row) > 2 and row[2].strip() else 1.0
-                entities.setdefault(row[0], []).append((row[1], score))
+        else:  # line by line (a Probase dump is gigabytes): split on b"\n" only, decoded one line at a time
+            with open(path, "rb") as handle:
+                for number, raw in enumerate(handle, 1):
+                    try:
+                        line = raw.decode("utf-8-sig" if number == 1 else "utf-8").rstrip("\r\n")
+                    except UnicodeDecodeError as error:
+                        _not_utf8(path, number, error, raw)
+                    row = line.split("\t")
+                    if not row[0].strip() or (number == 1 and row[:2] == ["entity", "concept"]):
+                        continue
+                    if len(row) < 2:
+                        raise ValueError(
+                            f"{path}:{number}: expected entity<TAB>concept[<TAB>score], got {line[:200]!r}."
+                        )
+                    score = _score(row[2], f"{path}:{number}") if len(row) > 2 and row[2].strip() else 1.0
+                    entities.setdefault(row[0], []).append((row[1], score))
         return cls(entities, max_concepts=max_concepts, min_score=min_score, lowercase=lowercase)
 
     def to_dict(self) -> dict[str, Any]:
@@ -199,6 +201,14 @@ def _score(value: Any, where: str) -> float:
             f"{where}: the score {value!r} is not finite; scores rank concepts and must be finite numbers."
         )
     return score
+
+
+def _not_utf8(path: Path, line: int, error: UnicodeDecodeError, data: bytes) -> NoReturn:
+    """Raises the `ValueError` of a knowledge base that is not UTF-8, naming the file, the line and the bytes."""
+    raise ValueError(
+        f"{path}:{line}: not UTF-8 ({error.reason}: {data[error.start : error.end]!r}). Save the knowledge base "
+        "as UTF-8 (e.g. `iconv -f latin1 -t utf-8`)."
+    ) from None
 
 
 def _json_line(text: str, key: str) -> int | str:
