@@ -22,7 +22,9 @@ sentences of n tokens. A configuration whose estimated stored score tensors exce
 `--measures memory` alone also reports the measured step's time (one step, no median: long inputs).
 
 Prints a table (peak MiB and milliseconds per step for each model and length) and, last,
-`RESULT memory_ratio_n1024=<disan peak / biblosa peak> speed_ratio_n1024=<disan time / biblosa time>`.
+`RESULT memory_ratio_n1024=<disan peak / biblosa peak> speed_ratio_n1024=<disan time / biblosa time>
+time_vs_sdpa_n1024=<biblosa time / sdpa time> compiled_time_vs_sdpa_n1024=<the same, compiled>
+compiled_memory_ratio_n1024=<disan peak / compiled biblosa peak>` (nan where a model was not run at n = 1024).
 
     .venv/bin/python benchmarks/biblosa_memory.py [--lengths 64 128 256 512 1024 2048 4096] [--batch 2]
         [--hidden 64] [--repeats 3] [--device cpu] [--memory-limit-gb 8] [--block-length auto]
@@ -232,12 +234,17 @@ def main() -> None:
             cells += [f"{result['peak_mb']:.0f}" if "peak_mb" in result else "–",
                       f"{milliseconds:.0f}" if milliseconds is not None else "–"]  # fmt: skip
         print(f"| {length} | " + " | ".join(cells) + " |")
-    ours, full = results.get(("biblosa", 1024)), results.get(("disan", 1024))
-    if ours and full and "ms" in ours and "ms" in full and "peak_mb" in ours and "peak_mb" in full:
-        print(f"RESULT memory_ratio_n1024={full['peak_mb'] / max(ours['peak_mb'], 1e-9):.2f} "
-              f"speed_ratio_n1024={full['ms'] / ours['ms']:.2f}")  # fmt: skip
-    else:
-        print("RESULT memory_ratio_n1024=nan speed_ratio_n1024=nan (n = 1024 was not measured for both)")
+    ours, full, sdpa = (results.get((kind, 1024), {}) for kind in ("biblosa", "disan", "sdpa"))
+    compiled = results.get(("biblosa-compiled", 1024), {})
+
+    def ratio(numerator: dict, denominator: dict, key: str) -> str:
+        if key in numerator and key in denominator:
+            return f"{numerator[key] / max(denominator[key], 1e-9):.2f}"
+        return "nan"
+
+    print(f"RESULT memory_ratio_n1024={ratio(full, ours, 'peak_mb')} speed_ratio_n1024={ratio(full, ours, 'ms')} "
+          f"time_vs_sdpa_n1024={ratio(ours, sdpa, 'ms')} compiled_time_vs_sdpa_n1024={ratio(compiled, sdpa, 'ms')} "
+          f"compiled_memory_ratio_n1024={ratio(full, compiled, 'peak_mb')}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ Measures, at the paper's sizes (embedding 200, GRUs 50 per direction, attention 
   grows with sentences × words.
 Prints a table; the last line is `RESULT train_ratio=<x> inference_ratio=<y>` (batched / loop throughput).
 
-    .venv/bin/python benchmarks/han_throughput.py [--batch 32] [--repeats 3]
+    .venv/bin/python benchmarks/han_throughput.py [--batch 32] [--repeats 3] [--device cpu]
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from __future__ import annotations
 import argparse
 
 import torch
-from timing import time_call  # benchmarks/timing.py, beside this script
+from timing import device_name, time_call  # benchmarks/timing.py, beside this script
 
 from hf_attn import HanConfig, HanForDocumentClassification
 
@@ -41,8 +41,8 @@ def per_document_logits(model: HanForDocumentClassification, input_ids: torch.Te
             weights = torch.softmax(keys @ han.word_attention.context[0], dim=0)  # α_it (eq. 6)
             sentence_vectors.append(weights @ states)  # s_i (eq. 7)
             word_rows.append((s, weights))
-        word_map = torch.zeros(sentences, words)
-        sentence_map = torch.zeros(sentences)
+        word_map = input_ids.new_zeros(sentences, words, dtype=torch.float)
+        sentence_map = input_ids.new_zeros(sentences, dtype=torch.float)
         if sentence_vectors:
             states = han.sentence_encoder.rnn(torch.stack(sentence_vectors)[None])[0][0]  # h_i (eq. 8)
             keys = torch.tanh(han.sentence_attention.projection(states))  # u_i (eq. 8)
@@ -52,7 +52,7 @@ def per_document_logits(model: HanForDocumentClassification, input_ids: torch.Te
                 word_map[s, : word_weights.numel()] = word_weights
                 sentence_map[s] = sentence_weight
         else:
-            document = torch.zeros(han.sentence_encoder.output_size)
+            document = input_ids.new_zeros(han.sentence_encoder.output_size, dtype=torch.float)
         logits.append(model.classifier(document))  # eq. 11 before the softmax
         word_maps.append(word_map)
         sentence_maps.append(sentence_map)
@@ -77,12 +77,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--max-words", type=int, default=30)
     parser.add_argument("--vocab", type=int, default=20000)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--device", default="cpu")
     args = parser.parse_args(argv)
+    device = torch.device(args.device)
 
     torch.manual_seed(0)
-    model = HanForDocumentClassification(HanConfig(vocab_size=args.vocab, num_labels=5))  # the paper's sizes
-    input_ids, mask = random_documents(args.batch, args.max_sentences, args.max_words, args.vocab)
-    labels = torch.randint(0, 5, (args.batch,))
+    model = HanForDocumentClassification(HanConfig(vocab_size=args.vocab, num_labels=5)).to(device)  # paper sizes
+    documents = random_documents(args.batch, args.max_sentences, args.max_words, args.vocab)
+    input_ids, mask = (tensor.to(device) for tensor in documents)
+    labels = torch.randint(0, 5, (args.batch,)).to(device)
 
     model.eval()
     with torch.no_grad():
@@ -114,23 +117,25 @@ def main(argv: list[str] | None = None) -> None:
 
     model.train()  # no dropout at the paper's setting: training and inference compute the same function
     seconds = {
-        "train_batched": time_call(train_batched, args.repeats),
-        "train_loop": time_call(train_loop, max(1, args.repeats - 1)),
+        "train_batched": time_call(train_batched, args.repeats, device),
+        "train_loop": time_call(train_loop, max(1, args.repeats - 1), device),
     }
     model.eval()
-    seconds["infer_batched"] = time_call(infer_batched, args.repeats)
-    seconds["infer_loop"] = time_call(infer_loop, max(1, args.repeats - 1))
+    seconds["infer_batched"] = time_call(infer_batched, args.repeats, device)
+    seconds["infer_loop"] = time_call(infer_loop, max(1, args.repeats - 1), device)
 
     # How the batched model's cost grows with the document size (inference, same batch size).
     growth = []
     for sentences, words in [(5, 10), (10, 20), (15, 30), (30, 30), (15, 60)]:
-        ids, m = random_documents(args.batch, sentences, words, args.vocab, seed=1)
-        growth.append((sentences, words, int(m.sum()), time_call(lambda ids=ids, m=m: model(ids, m), args.repeats)))
+        ids, m = (x.to(device) for x in random_documents(args.batch, sentences, words, args.vocab, seed=1))
+        with torch.no_grad():
+            elapsed = time_call(lambda ids=ids, m=m: model(ids, m), args.repeats, device)
+        growth.append((sentences, words, int(m.sum()), elapsed))
 
     print(
         f"\nHAN (embedding 200, GRU 50+50, attention 100; {args.batch} documents of ≤ {args.max_sentences} sentences "
         f"× ≤ {args.max_words} words, {int(mask.sum())} words), torch {torch.__version__}, "
-        f"{torch.get_num_threads()} CPU threads; max |batched − loop| = {max(differences.values()):.1e}\n"
+        f"{device_name(device)}; max |batched − loop| = {max(differences.values()):.1e}\n"
     )
     print(f"| {'measure':30s} | {'loop':>10s} | {'hf_attn':>10s} | {'ratio':>7s} |")
     print(f"|{'-' * 32}|{'-' * 12}|{'-' * 12}|{'-' * 9}|")

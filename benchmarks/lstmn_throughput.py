@@ -9,8 +9,10 @@ checked to give the same outputs and gradients.
 Sizes: the paper's (embeddings 300, hidden 450, attention 450), one layer, batches of 32, fp32, every sequence full
 length. For each T it prints tokens/s of inference (no graph) and training (forward + backward of the summed
 states) for both, the speedups, and the memory autograd keeps for backward (MiB, from `saved_tensors_hooks`); the
-reference runs up to `--reference-max-length` (its cost grows as T²·H·A). The last line is
-`RESULT speedup_t256=<training speedup at T = 256>`.
+reference runs up to `--reference-max-length` (its cost grows as T²·H·A). A second table puts the fast path beside
+`nn.LSTM(300, 450)` (cuDNN on a GPU), the speed an LSTMN layer cannot pass (it reads its whole tape at every step)
+but should not trail by much. The last line is `RESULT speedup_t256=<training speedup over the reference at
+T = 256> vs_lstm_train_t256=<fast / nn.LSTM training tokens/s> vs_lstm_infer_t256=<the same for inference>`.
 
     .venv/bin/python benchmarks/lstmn_throughput.py [--lengths 64 128 256 512 1024] [--device cpu]
 """
@@ -112,7 +114,36 @@ def main() -> None:
         else:
             row.append(f"| {'—':>7} {'—':>7}")
         print("".join(row), flush=True)
-    print(f"RESULT speedup_t256={speedups.get(256, float('nan')):.2f}")
+    lstm = torch.nn.LSTM(config.embedding_size, config.hidden_size, batch_first=True).to(device)
+    print(f"\n{'T':>5} | {'nn.LSTM infer tok/s':>19} {'nn.LSTM train tok/s':>19} | {'LSTMN/LSTM infer':>16} "
+          f"{'LSTMN/LSTM train':>16}")  # fmt: skip
+    versus = {}
+    for steps in args.lengths:
+        inputs = torch.randn(args.batch, steps, config.embedding_size, device=device, requires_grad=True)
+        mask = torch.ones(args.batch, steps, dtype=torch.bool, device=device)
+        tokens = args.batch * steps
+
+        def lstm_infer(inputs=inputs) -> None:
+            with torch.no_grad():
+                lstm(inputs)
+
+        def lstm_train(inputs=inputs) -> None:
+            lstm(inputs)[0].sum().backward()
+
+        def lstmn_infer(inputs=inputs, mask=mask) -> None:
+            with torch.no_grad():
+                layer(inputs, mask)
+
+        def lstmn_train(inputs=inputs, mask=mask) -> None:
+            layer(inputs, mask).hidden.sum().backward()
+
+        times = [time_call(run, args.repeats, device) for run in (lstm_infer, lstm_train, lstmn_infer, lstmn_train)]
+        versus[steps] = (times[0] / times[2], times[1] / times[3])
+        print(f"{steps:>5} | {tokens / times[0]:>19.0f} {tokens / times[1]:>19.0f} | {versus[steps][0]:>16.3f} "
+              f"{versus[steps][1]:>16.3f}", flush=True)  # fmt: skip
+    infer_versus, train_versus = versus.get(256, (float("nan"), float("nan")))
+    print(f"RESULT speedup_t256={speedups.get(256, float('nan')):.2f} vs_lstm_train_t256={train_versus:.3f} "
+          f"vs_lstm_infer_t256={infer_versus:.3f}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -26,6 +26,13 @@ def time_call(function: Callable[[], object], repeats: int, device: torch.device
     return statistics.median(times)
 
 
+def device_name(device: torch.device) -> str:
+    """What the numbers were measured on: the GPU's name, or the CPU threads."""
+    if device.type == "cuda":
+        return f"{torch.cuda.get_device_name(device)} (CUDA {torch.version.cuda})"
+    return f"{torch.get_num_threads()} CPU threads"
+
+
 def peak_memory(device: torch.device) -> int:
     """Peak bytes so far: `torch.cuda.max_memory_allocated` on CUDA, the process's peak resident memory on CPU (run
     each configuration in its own process, and measure the growth over the call; `reset_peak_memory` starts anew)."""

@@ -1,13 +1,18 @@
 """hf_attn's Transformer against transformers' MarianMTModel: same config (the paper's base model), same weights.
 
-Measures on this machine, in one run, with both models in fp32 on the CPU:
+Measures on one device, in one run, both models with fp32 weights (`--dtype bf16`: the steps under bf16 autocast,
+as `Trainer(bf16=True)` runs them):
   (a) training-step throughput, target tokens per second of a forward + backward pass with the same loss;
   (b) beam-4 generation throughput, generated tokens per second (both forced to the same length);
-  (c) MFU: achieved GFLOP/s of hf_attn's training step over the machine's measured matmul GFLOP/s at the model's
-      GEMM shapes.
-Prints a table and, last, `RESULT train_ratio=<x> generate_ratio=<y> mfu=<z>` (ratios: hf_attn / Marian).
+  (c) MFU: achieved GFLOP/s of hf_attn's training step over the device's measured matmul GFLOP/s at the model's
+      GEMM shapes, in the step's dtype (and over `--peak-tflops`, the card's nominal rate, when given).
+With `--compile` both models' training steps run under `torch.compile` (compilation excluded: the warm-up step
+compiles) and generation under each model's compiled forward.
+Prints a table and, last, `RESULT train_ratio=<x> generate_ratio=<y> mfu=<z> marian_mfu=<w>` (ratios: Marian's
+time / hf_attn's).
 
-    .venv/bin/python benchmarks/transformer_vs_marian.py [--batch 16] [--length 64] [--repeats 3]
+    .venv/bin/python benchmarks/transformer_vs_marian.py [--batch 16] [--length 64] [--repeats 3] [--device cpu]
+        [--dtype fp32|bf16] [--compile] [--peak-tflops 989]
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 import torch
-from timing import time_call  # benchmarks/timing.py, beside this script
+from timing import device_name, time_call  # benchmarks/timing.py, beside this script
 from transformers import MarianConfig, MarianMTModel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,14 +77,14 @@ def training_flops(config, batch: int, source: int, target: int) -> float:
     return 3.0 * (encoder + decoder + output)
 
 
-def matmul_gflops(config, tokens: int, repeats: int) -> float:
-    """The machine's fp32 GEMM rate at the model's shapes, weighted by each shape's share of the FLOPs."""
+def matmul_gflops(config, tokens: int, repeats: int, device: torch.device, dtype: torch.dtype) -> float:
+    """The device's GEMM rate in `dtype` at the model's shapes, weighted by each shape's share of the FLOPs."""
     d, f, v = config.d_model, config.encoder_ffn_dim, config.vocab_size
     shapes = [(tokens, d, d, 8), (tokens, d, f, 2), (tokens, f, d, 2), (tokens, d, v, 1)]  # (m, k, n, weight)
     total_flops, total_time = 0.0, 0.0
     for m, k, n, weight in shapes:
-        a, b = torch.randn(m, k), torch.randn(k, n)
-        seconds = time_call(lambda a=a, b=b: torch.mm(a, b), repeats * 3)
+        a, b = torch.randn(m, k, device=device, dtype=dtype), torch.randn(k, n, device=device, dtype=dtype)
+        seconds = time_call(lambda a=a, b=b: torch.mm(a, b), repeats * 3, device)
         flops = 2.0 * m * k * n * weight
         total_flops += flops
         total_time += seconds * weight
@@ -97,42 +102,65 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--ffn", type=int, default=2048)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--generate-tokens", type=int, default=32)
+    parser.add_argument("--generate-batch", type=int, help="sentences per generate() call (default: --batch)")
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
+    parser.add_argument("--compile", action="store_true", help="torch.compile both models")
+    parser.add_argument("--peak-tflops", type=float, help="the device's nominal rate in --dtype, for a second MFU")
     args = parser.parse_args(argv)
+    device = torch.device(args.device)
+    dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float32
 
     marian, ours = paired_models(args.vocab, args.layers, args.d_model, args.heads, args.ffn)
+    marian, ours = marian.to(device), ours.to(device)
     generator = torch.Generator().manual_seed(1)
-    source = torch.randint(4, args.vocab, (args.batch, args.length), generator=generator)
-    labels = torch.randint(4, args.vocab, (args.batch, args.length), generator=generator)
+    source = torch.randint(4, args.vocab, (args.batch, args.length), generator=generator).to(device)
+    labels = torch.randint(4, args.vocab, (args.batch, args.length), generator=generator).to(device)
     batch = {"input_ids": source, "attention_mask": torch.ones_like(source), "labels": labels}
+    autocast = torch.autocast(device.type, dtype=dtype, enabled=dtype != torch.float32)
+    forwards = {"marian": marian.forward, "ours": ours.forward}
+    if args.compile:
+        for model in (marian, ours):
+            model.forward = torch.compile(model.forward)
 
     rows = []
     marian.train(), ours.train()
     tokens = args.batch * args.length
-    train_marian = time_call(training_step(marian, batch), args.repeats)
-    train_ours = time_call(training_step(ours, batch), args.repeats)
+    with autocast:
+        train_marian = time_call(training_step(marian, batch), args.repeats, device)
+        train_ours = time_call(training_step(ours, batch), args.repeats, device)
     rows.append(("training step (tokens/s)", tokens / train_marian, tokens / train_ours))
+    if args.compile:  # generation below: each model's compiled forward for the decoding steps as well
+        torch._dynamo.reset()
 
     marian.eval(), ours.eval()
     generate = {
         "num_beams": 4, "do_sample": False, "max_new_tokens": args.generate_tokens,
         "min_new_tokens": args.generate_tokens, "bad_words_ids": None, "forced_eos_token_id": None,
     }  # fmt: skip
-    prompt = source[:, : args.length]
-    with torch.no_grad():
-        generate_marian = time_call(lambda: marian.generate(prompt, **generate), max(1, args.repeats - 1))
-        generate_ours = time_call(lambda: ours.generate(prompt, **generate), max(1, args.repeats - 1))
-    generated = args.batch * args.generate_tokens
+    prompt = source[: args.generate_batch or args.batch, : args.length]
+    with torch.no_grad(), autocast:
+        generate_marian = time_call(lambda: marian.generate(prompt, **generate), max(1, args.repeats - 1), device)
+        generate_ours = time_call(lambda: ours.generate(prompt, **generate), max(1, args.repeats - 1), device)
+    generated = prompt.size(0) * args.generate_tokens
+    if args.compile:
+        marian.forward, ours.forward = forwards["marian"], forwards["ours"]
     rows.append(("beam-4 generation (tokens/s)", generated / generate_marian, generated / generate_ours))
 
     flops = training_flops(ours.config, args.batch, args.length, args.length)
-    peak = matmul_gflops(ours.config, tokens, args.repeats)
+    peak = matmul_gflops(ours.config, tokens, args.repeats, device, dtype)
     achieved_ours, achieved_marian = flops / train_ours / 1e9, flops / train_marian / 1e9
     rows.append(("training GFLOP/s (matmul FLOPs)", achieved_marian, achieved_ours))
     rows.append(("MFU vs measured matmul GFLOP/s", achieved_marian / peak, achieved_ours / peak))
+    if args.peak_tflops:
+        nominal = args.peak_tflops * 1e3
+        name = f"MFU vs nominal {args.peak_tflops:g} TFLOP/s"
+        rows.append((name, achieved_marian / nominal, achieved_ours / nominal))
 
     setting = (
         f"d_model {args.d_model}, {args.layers}+{args.layers} layers, {args.heads} heads, d_ff {args.ffn}, "
-        f"vocab {args.vocab}; batch {args.batch} x {args.length} tokens, fp32, {torch.get_num_threads()} CPU threads"
+        f"vocab {args.vocab}; batch {args.batch} x {args.length} tokens, {args.dtype}"
+        f"{', compiled' if args.compile else ''}, {device_name(device)}"
     )
     print(f"\nTransformer base ({setting}), torch {torch.__version__}; matmul peak {peak:.1f} GFLOP/s\n")
     print(f"| {'measure':34s} | {'Marian':>10s} | {'hf_attn':>10s} | {'ratio':>6s} |")
@@ -141,7 +169,12 @@ def main(argv: list[str] | None = None) -> None:
         print(f"| {name:34s} | {theirs:10.2f} | {mine:10.2f} | {mine / theirs:6.3f} |")
     train_ratio = train_marian / train_ours
     generate_ratio = generate_marian / generate_ours
-    print(f"RESULT train_ratio={train_ratio:.3f} generate_ratio={generate_ratio:.3f} mfu={achieved_ours / peak:.3f}")
+    mfu = achieved_ours / (args.peak_tflops * 1e3 if args.peak_tflops else peak)
+    marian_mfu = achieved_marian / (args.peak_tflops * 1e3 if args.peak_tflops else peak)
+    print(
+        f"RESULT train_ratio={train_ratio:.3f} generate_ratio={generate_ratio:.3f} mfu={mfu:.3f} "
+        f"marian_mfu={marian_mfu:.3f}"
+    )
 
 
 if __name__ == "__main__":

@@ -179,3 +179,40 @@ def test_masked_rnn_equals_the_packed_run(cell, layers):
     for ours, theirs in zip(final if cell is nn.LSTM else (final,), expected if cell is nn.LSTM else (expected,),
                             strict=True):  # fmt: skip
         torch.testing.assert_close(ours[:, :2], theirs[:, :2], rtol=1e-5, atol=1e-6)  # rows with tokens
+
+
+@pytest.mark.parametrize(
+    "rnn",
+    [
+        nn.LSTM(4, 5, num_layers=2, bidirectional=True, batch_first=True),
+        nn.GRU(4, 5, bidirectional=True, batch_first=True),
+        nn.RNN(4, 5, num_layers=2, nonlinearity="relu", bidirectional=True, batch_first=True),
+        nn.LSTM(4, 5, proj_size=3, bidirectional=True, batch_first=True),
+        nn.LSTM(4, 5, batch_first=True),
+    ],
+    ids=["lstm-2-layers", "gru", "relu-rnn-2-layers", "lstm-proj", "lstm-one-direction"],
+)
+def test_the_unpacked_run_equals_the_packed_run(rnn):
+    """On an accelerator (here: the CPU with `value_checks(False)`) `PackedBiRNN` runs `reversed_rnn`: the RNN's
+    kernel over the padded batch, the backward direction on reversed prefixes. Same outputs and gradients as the
+    packed run, with an initial state and an all-padding row, and nothing read on the host."""
+    from hf_attn.layers.validation import value_checks
+
+    torch.manual_seed(0)
+    layer = PackedBiRNN(rnn).eval()
+    inputs = torch.randn(3, 7, 4, requires_grad=True)
+    mask = torch.tensor([[1] * 7, [1] * 3 + [0] * 4, [0] * 7])
+    directions = 2 if rnn.bidirectional else 1
+    h0 = torch.randn(rnn.num_layers * directions, 3, rnn.proj_size or rnn.hidden_size)
+    state = (h0, torch.randn(rnn.num_layers * directions, 3, rnn.hidden_size)) if isinstance(rnn, nn.LSTM) else h0
+    results = []
+    for checks in (True, False):
+        inputs.grad = None
+        layer.zero_grad()
+        with value_checks(checks):
+            outputs = layer(inputs, mask, initial_state=state)
+        outputs.square().sum().backward()
+        results.append((outputs, inputs.grad.clone(), rnn.weight_hh_l0.grad.clone()))
+    for packed, unpacked in zip(*results, strict=True):
+        torch.testing.assert_close(unpacked, packed, rtol=1e-5, atol=1e-6)
+    assert torch.equal(results[1][0][2], torch.zeros(7, results[1][0].size(-1)))  # the all-padding row

@@ -9,8 +9,15 @@ from transformers import PreTrainedConfig
 from .validation import check_labels, check_multi_hot, value_checks_apply
 
 
-def classification_loss(config: PreTrainedConfig, logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """The task loss by `config.problem_type` (inferred from `num_labels` and the labels' dtype, as transformers)."""
+def classification_loss(
+    config: PreTrainedConfig, logits: torch.Tensor, labels: torch.Tensor, rows: torch.Tensor | None = None
+) -> torch.Tensor:
+    """The task loss by `config.problem_type` (inferred from `num_labels` and the labels' dtype, as transformers).
+
+    `rows` (boolean `(B,)`, optional) keeps only those examples: the mean runs over them, and a batch without one
+    gives 0 with a gradient of 0. It is a weight, not an index (`logits[rows]` has a data-dependent shape): the loss
+    stays one graph under `torch.compile(fullgraph=True)` and reads nothing on the host.
+    """
     if config.problem_type is None:
         if config.num_labels == 1:
             config.problem_type = "regression"
@@ -23,11 +30,18 @@ def classification_loss(config: PreTrainedConfig, logits: torch.Tensor, labels: 
             raise ValueError(
                 f"`labels` must hold {logits.numel()} regression targets, got shape {tuple(labels.shape)}."
             )
-        return nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).view(-1))
+        if rows is None:
+            return nn.functional.mse_loss(logits.squeeze(-1), labels.to(logits.dtype).view(-1))
+        errors = (logits.view(-1) - labels.to(logits.dtype).view(-1)).pow(2) * rows  # (B,)
+        return errors.sum() / rows.sum().clamp(min=1)
     if config.problem_type == "single_label_classification":
+        if rows is not None:
+            labels = torch.where(rows, labels.view(-1), -100)
         return token_cross_entropy(logits.view(-1, config.num_labels), labels.view(-1), batch_shape=logits.shape[:1])
     if tuple(labels.shape) != tuple(logits.shape):
         raise ValueError(f"`labels` must have shape {tuple(logits.shape)} (multi-hot), got {tuple(labels.shape)}.")
+    if rows is not None:
+        return multi_label_cross_entropy(logits, torch.where(rows[:, None], labels.to(logits.dtype), -100))
     if value_checks_apply(labels) and labels.numel() and (float(labels.min()) < 0 or float(labels.max()) > 1):
         raise ValueError(
             f"`labels` must hold multi-hot values in [0, 1] (1 = the label applies), got min {float(labels.min())} "

@@ -4,11 +4,18 @@ Running an RNN over right-padded batches without packing lets the backward direc
 states of real tokens depend on how much padding the batch needed. Packing by lengths removes that dependence:
 an example's outputs are the same alone or padded in any batch.
 
-Packing has a data-dependent shape (the batch sizes per step come from the lengths, on the host), which
-`torch.export` and `torch.onnx.export(dynamo=True)` cannot trace. While a forward is traced, `masked_rnn` runs the
-same weights as `torch._higher_order_ops.scan` over time, a loop the exported graph (and ONNX's `Scan`) keeps for
-any batch and length: at a masked position the state is carried over unchanged, so each direction starts at its
-first real token and the outputs equal the packed ones. Eager mode keeps cuDNN's packed kernels.
+Packing has a data-dependent shape (the batch sizes per step come from the lengths, read on the host): on an
+accelerator that read is a device sync, and `torch.compile(fullgraph=True)`, `torch.export` and
+`torch.onnx.export(dynamo=True)` cannot trace it. So `PackedBiRNN` runs one of three equal recurrences:
+
+* eager on the CPU, where the lengths cost nothing to read: packed (the RNN skips the pads);
+* on an accelerator and under `torch.compile`: `reversed_rnn`, the RNN's own kernel (cuDNN) over the padded batch,
+  one layer and direction at a time, the backward direction on each row's reversed prefix (`reverse_padded`): in
+  both runs the pads come after a row's real tokens, so they never reach a real token's state. Nothing is read on
+  the host, and the graph is static;
+* exported: `masked_rnn`, the same weights as `torch._higher_order_ops.scan` over time, a loop the exported graph
+  (and ONNX's `Scan`) keeps for any batch and length: at a masked position the state is carried over unchanged, so
+  each direction starts at its first real token. It also reads masks that are not right-padded.
 
 Shape legend: ``B`` batch, ``T`` tokens, ``D`` input features, ``H`` hidden units per direction, ``K`` directions,
 ``L`` layers, ``G`` gates · H (LSTM 4H: i, f, g, o; GRU 3H: r, z, n; PyTorch's order).
@@ -21,7 +28,15 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from .checkpointing import CheckpointingLayer
-from .validation import check_right_padded
+from .sequences import reverse_padded
+from .validation import check_right_padded, value_checks_apply
+
+# `torch.compile` stops at any module that *is* an `nn.RNN`/`nn.GRU`/`nn.LSTM` ("Dynamo does not support RNN")
+# unless `allow_rnn` is on, so no model holding one could compile with `fullgraph=True`. Our models, while traced,
+# run such a module either as `masked_rnn` below (its weights in a `scan`) or over every position (one `aten.lstm`
+# node, cuDNN on CUDA). The flag is process-wide: a user's own RNN modules are then traced too, instead of running
+# eagerly between two graphs (README, "torch.compile").
+torch._dynamo.config.allow_rnn = True
 
 
 def _direction(
@@ -102,6 +117,53 @@ def masked_rnn(
     return layer_inputs, (final_state if is_lstm else final_state[0])
 
 
+def _layer_weights(rnn: nn.RNNBase, layer: int, reverse: bool) -> list[torch.Tensor]:
+    """One layer and direction's weights in the order of `torch.lstm`/`torch.gru`'s `params` (w_ih, w_hh, b_ih,
+    b_hh, w_hr)."""
+    suffix = f"l{layer}" + ("_reverse" if reverse else "")
+    names = ["weight_ih", "weight_hh"] + (["bias_ih", "bias_hh"] if rnn.bias else [])
+    names += ["weight_hr"] if getattr(rnn, "proj_size", 0) else []
+    return [getattr(rnn, f"{name}_{suffix}") for name in names]
+
+
+def reversed_rnn(
+    rnn: nn.RNNBase,
+    inputs: torch.Tensor,
+    lengths: torch.Tensor,
+    initial_state: torch.Tensor | tuple[torch.Tensor, torch.Tensor] | None = None,
+) -> torch.Tensor:
+    """`rnn` over right-padded `inputs (B, T, D)` with real `lengths (B,)`, without packing (module docstring):
+    each layer and direction is one call of the RNN's kernel over all T positions; the backward direction reads
+    each row's real prefix reversed. Returns the outputs `(B, T, K·H)`, zero at padded positions (the final states
+    at the pads would not be the packed ones, so none are returned)."""
+    directions = 2 if rnn.bidirectional else 1
+    mode = rnn.mode  # "LSTM", "GRU", "RNN_TANH", "RNN_RELU"
+    run = {"LSTM": torch.lstm, "GRU": torch.gru, "RNN_TANH": torch.rnn_tanh, "RNN_RELU": torch.rnn_relu}[mode]
+    real = (torch.arange(inputs.size(1), device=inputs.device) < lengths[:, None])[..., None]  # (B, T, 1)
+    states = initial_state if isinstance(initial_state, tuple) else (initial_state,)
+    layer_inputs = inputs
+    for layer in range(rnn.num_layers):
+        if layer > 0 and rnn.dropout and rnn.training:
+            layer_inputs = nn.functional.dropout(layer_inputs, rnn.dropout, training=True)
+        outputs = []
+        for direction in range(directions):
+            index = layer * directions + direction
+            reverse = direction == 1
+            sequence = reverse_padded(layer_inputs, lengths) if reverse else layer_inputs
+            if states[0] is None:
+                hidden = getattr(rnn, "proj_size", 0) or rnn.hidden_size
+                zeros = sequence.new_zeros(1, sequence.size(0), hidden)
+                hx = (zeros, sequence.new_zeros(1, sequence.size(0), rnn.hidden_size)) if mode == "LSTM" else zeros
+            else:
+                hx = tuple(state[index : index + 1] for state in states)
+                hx = hx if mode == "LSTM" else hx[0]
+            weights = _layer_weights(rnn, layer, reverse)
+            output = run(sequence, hx, weights, rnn.bias, 1, 0.0, rnn.training, False, True)[0]  # (B, T, H)
+            outputs.append(reverse_padded(output, lengths) if reverse else output)
+        layer_inputs = torch.cat(outputs, dim=-1) * real
+    return layer_inputs
+
+
 class PackedBiRNN(CheckpointingLayer):
     """Runs a batch-first ``nn.LSTM``/``nn.GRU``/``nn.RNN`` over right-padded inputs, packed by their lengths.
 
@@ -115,7 +177,8 @@ class PackedBiRNN(CheckpointingLayer):
     ``forward(inputs (B, T, D), attention_mask (B, T) | None, pack=True, initial_state=None) -> (B, T, K·H)``. With
     ``pack=False`` (or no mask) the RNN runs over every position, pads included, as several original implementations
     do. ``initial_state`` is the RNN's ``hx`` (``(h0, c0)`` for an LSTM, each ``(layers·K, B, H)``); ``None``: zeros.
-    While `torch.export` or `torch.compile` traces the forward, the packed run is `masked_rnn` (module docstring).
+    On an accelerator or under `torch.compile` the run is `reversed_rnn`, exported it is `masked_rnn` (module
+    docstring): the same outputs.
     """
 
     def __init__(self, rnn: nn.RNNBase) -> None:
@@ -140,7 +203,7 @@ class PackedBiRNN(CheckpointingLayer):
         if attention_mask is None or not pack:
             return self.rnn(inputs, initial_state)[0]
         mask = attention_mask.to(torch.bool)
-        if torch.compiler.is_compiling():  # packing has no traceable shape: the same recurrence as a scan
+        if torch.compiler.is_exporting():  # an exported graph: the recurrence as a scan of standard ops
             return masked_rnn(self.rnn, inputs, mask, initial_state)[0]
         lengths = mask.sum(dim=-1)
         check_right_padded(
@@ -148,6 +211,8 @@ class PackedBiRNN(CheckpointingLayer):
             "PackedBiRNN needs right-padded inputs (attention_mask of the form 1…1 0…0); "
             "use a tokenizer with padding_side='right'.",
         )
+        if not value_checks_apply(mask):  # an accelerator or a compiled graph: no lengths read on the host
+            return reversed_rnn(self.rnn, inputs, lengths, initial_state)
         packed = pack_padded_sequence(inputs, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False)
         outputs, _ = self.rnn(packed, initial_state)  # (hx is permuted to the packed order by the RNN itself)
         outputs, _ = pad_packed_sequence(outputs, batch_first=True, total_length=inputs.size(1))

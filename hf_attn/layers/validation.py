@@ -17,12 +17,33 @@ just a token (transformers' models never derive a mask from ``pad_token_id``).
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+from collections.abc import Iterator
+
 import torch
+
+_VALUE_CHECKS = contextvars.ContextVar("hf_attn_value_checks", default=True)
 
 
 def value_checks_apply(tensor: torch.Tensor) -> bool:
-    """Whether checks that read `tensor`'s values run: in eager mode on the CPU (no device sync, no traced branch)."""
-    return tensor.device.type == "cpu" and not torch.compiler.is_compiling()
+    """Whether checks that read `tensor`'s values run: in eager mode on the CPU (no device sync, no traced branch),
+    unless `value_checks(False)` is in effect."""
+    if torch.compiler.is_compiling():  # first: a traced forward never reads the context variable
+        return False
+    return tensor.device.type == "cpu" and _VALUE_CHECKS.get()
+
+
+@contextlib.contextmanager
+def value_checks(enabled: bool) -> Iterator[None]:
+    """Switches the value checks of the CPU's eager forwards on or off inside the block: with `False` a CPU forward
+    reads no tensor value on the host, as on an accelerator (a CPU server that trusts its inputs saves the scans;
+    the tests check that forwards read nothing else)."""
+    token = _VALUE_CHECKS.set(bool(enabled))
+    try:
+        yield
+    finally:
+        _VALUE_CHECKS.reset(token)
 
 
 def check_right_padded(mask: torch.Tensor, message: str) -> None:

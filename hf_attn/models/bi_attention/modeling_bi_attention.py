@@ -291,10 +291,7 @@ class BiAttentionForDocumentClassification(BiAttentionPreTrainedModel):
             if labels.size(0) != logits.size(0):
                 raise ValueError(f"`labels` must have batch size {logits.size(0)}, got shape {tuple(labels.shape)}.")
             labelled = labels != -100 if labels.dim() == 1 else (labels != -100).all(dim=-1)  # (B,)
-            if labelled.any():
-                supervised = classification_loss(self.config, logits[labelled], labels[labelled])  # L1
-            else:  # a batch of unlabelled pairs only: L1 = 0, still part of the graph
-                supervised = logits.sum() * 0.0
+            supervised = classification_loss(self.config, logits, labels, rows=labelled)  # L1 (0 with none labelled)
             loss = supervised + self.config.bilingual_loss_weight * distance.mean()  # L = L1 + α·L2
         output = BiAttentionDocumentClassifierOutput(
             loss=loss,

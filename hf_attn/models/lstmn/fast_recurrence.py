@@ -6,9 +6,10 @@ grown with `torch.cat`, autograd for the gradients. This module computes the sam
 - the tape is preallocated (`LstmnLayerState`), and each state's key W_h h_i is computed once, when its slot is
   written (a KV cache), so a step costs one tanh over the prefix instead of re-projecting it;
 - `run_recurrence` is the forward loop over steps (also used, without a graph, to continue a cached memory);
-- `LstmnRecurrence` is a `torch.autograd.Function` whose backward is written by hand: it recomputes the attention's
-  tanh features instead of storing them, so training memory grows as B·T·(H + A) plus the B·T² weights, never
-  B·T²·A.
+- `lstmn_recurrence` is that loop as an operator (`torch.library.custom_op`) whose backward is written by hand
+  (`lstmn_recurrence_backward`): it recomputes the attention's tanh features instead of storing them, so training
+  memory grows as B·T·(H + A) plus the B·T² weights, never B·T²·A. Being an operator of known output shapes, it
+  sits whole inside a `torch.compile(fullgraph=True)` graph.
 
 The tests check outputs and gradients against the reference loop. Shapes as in `modeling_lstmn.py`.
 """
@@ -341,177 +342,269 @@ def run_recurrence(
     return trace
 
 
-class LstmnRecurrence(torch.autograd.Function):
-    """One LSTMN layer over a whole sequence from the empty memory, with a hand-written backward pass.
+# ---------------------------------------------------------------------------------------------------------------
+# The recurrence as an operator: `lstmn_recurrence` and its hand-written backward
+# ---------------------------------------------------------------------------------------------------------------
+#
+# The forward loop and its backward are two `torch.library` custom operators, tied by `register_autograd`. To
+# autograd they are one differentiable op; to `torch.compile` and `torch.export` they are two nodes of known shape
+# (`register_fake`): the graph around them stays whole (`fullgraph=True`), and neither the T-step loop nor its
+# in-place tape writes are traced (AOT autograd cannot trace in-place writes into preallocated tapes). Absent parts
+# (no inter-attention, no deep fusion) travel as `None` in and as empty tensors out: an operator's outputs are a
+# fixed list of tensors.
 
-    Forward runs `run_recurrence` (no graph). Backward walks the steps in reverse with gradient tapes the size of
+# Outputs of `lstmn_recurrence`, in order. The first ten are the layer's; the rest are the trace the backward reads.
+RECURRENCE_OUTPUTS = (
+    "hidden", "cells", "memory_read", "intra_attentions", "inter_attentions",  # (B, T, ·), zero at padded tokens
+    "tape", "keys", "valid", "final_summary", "final_memory_summary",  # the final memory (`LstmnLayerState`)
+    "step_queries", "previous_summaries", "reads", "gates",  # the trace (`LstmnTrace`) ...
+    "step_memory_queries", "previous_memory_summaries", "memory_reads", "relevances",  # ... with inter-attention
+)  # fmt: skip
+_DIFFERENTIABLE = 3  # hidden, cells, memory_read: the rest are attention maps, the final memory and the trace
+# The operators' namespace is this module's name: a copy of the module saved beside a checkpoint (remote code, loaded
+# as `transformers_modules.….fast_recurrence`) registers its own operators beside hf_attn's instead of clashing.
+_NAMESPACE = __name__.replace(".", "_")
+
+
+def _or_empty(tensor: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor:
+    return like.new_empty(0) if tensor is None else tensor
+
+
+@torch.library.custom_op(f"{_NAMESPACE}::lstmn_recurrence", mutates_args=())
+def lstmn_recurrence(
+    compiled: bool,
+    queries: torch.Tensor,
+    gate_inputs: torch.Tensor,
+    mask: torch.Tensor,
+    key: torch.Tensor,
+    summary: torch.Tensor,
+    score: torch.Tensor,
+    recurrent: torch.Tensor,
+    memory_queries: torch.Tensor | None,
+    memory_gate_inputs: torch.Tensor | None,
+    memory: torch.Tensor | None,
+    memory_keys: torch.Tensor | None,
+    memory_mask: torch.Tensor | None,
+    memory_summary: torch.Tensor | None,
+    memory_score: torch.Tensor | None,
+    memory_gate: torch.Tensor | None,
+) -> list[torch.Tensor]:
+    """One LSTMN layer over a whole sequence from the empty memory: `run_recurrence` (no graph), its outputs
+    named by `RECURRENCE_OUTPUTS` (hidden, cells and memory_read γ̃_t are zero at padded tokens; parts the layer
+    does not have are empty tensors). Differentiable in its first three outputs by the hand-written backward
+    `lstmn_recurrence_backward`."""
+    weights = LstmnWeights(key, summary, score, recurrent, memory_summary, memory_score, memory_gate)
+    inputs = LstmnStepInputs(
+        queries, gate_inputs, mask, memory_queries, memory_gate_inputs, memory, memory_keys, memory_mask
+    )
+    batch_size, steps, attention_size = queries.shape
+    hidden_size = recurrent.size(1)
+    state = LstmnLayerState.empty(batch_size, steps + 1, hidden_size, attention_size, queries, memory is not None)
+    trace = run_recurrence(weights, inputs, state, compiled)
+    real = mask[..., None].to(queries.dtype)
+    memory_read = None if memory is None else trace.memory_reads[..., :hidden_size] * real
+    outputs = (
+        state.tape[:, 1:, :hidden_size] * real, state.tape[:, 1:, hidden_size:] * real, memory_read,
+        trace.intra_attentions, trace.inter_attentions,
+        state.tape, state.keys, state.valid, state.summary, state.memory_summary,
+        trace.queries, trace.previous_summaries, trace.reads, trace.gates,
+        trace.memory_queries, trace.previous_memory_summaries, trace.memory_reads, trace.relevances,
+    )  # fmt: skip
+    return [_or_empty(output, queries) for output in outputs]
+
+
+@lstmn_recurrence.register_fake
+def _(compiled, queries, gate_inputs, mask, key, summary, score, recurrent, memory_queries, memory_gate_inputs,
+      memory, memory_keys, memory_mask, memory_summary, memory_score, memory_gate):  # fmt: skip
+    batch_size, steps, attention_size = queries.shape
+    hidden_size = recurrent.size(1)
+
+    def new(*shape: int, dtype: torch.dtype | None = None) -> torch.Tensor:
+        return queries.new_empty(shape, dtype=dtype)
+
+    def with_memory(*shape: int) -> torch.Tensor:
+        return new(*shape) if memory is not None else new(0)
+
+    deep = memory_gate is not None
+    return [
+        new(batch_size, steps, hidden_size), new(batch_size, steps, hidden_size),
+        with_memory(batch_size, steps, hidden_size), new(batch_size, steps, steps),
+        with_memory(batch_size, steps, memory.size(1) if memory is not None else 0),
+        new(batch_size, steps + 1, 2 * hidden_size), new(batch_size, steps + 1, attention_size),
+        new(batch_size, steps + 1, dtype=torch.bool), new(batch_size, hidden_size),
+        with_memory(batch_size, hidden_size),
+        new(batch_size, steps, attention_size), new(batch_size, steps, hidden_size),
+        new(batch_size, steps, 2 * hidden_size), new(batch_size, steps, 4 * hidden_size),
+        with_memory(batch_size, steps, attention_size), with_memory(batch_size, steps, hidden_size),
+        with_memory(batch_size, steps, 2 * hidden_size),
+        new(batch_size, steps, hidden_size) if deep else new(0),
+    ]  # fmt: skip
+
+
+# Inputs of `lstmn_recurrence_backward` after the three output gradients: the forward's inputs it reads, then the
+# trace. Its outputs: the gradients of `lstmn_recurrence`'s tensor inputs, in order, empty where there is none.
+_BACKWARD_INPUTS = (
+    "mask", "key", "summary", "score", "recurrent", "memory", "memory_keys", "memory_summary", "memory_score",
+    "memory_gate", "tape", "keys", "intra_attentions", "step_queries", "previous_summaries", "reads", "gates",
+    "inter_attentions", "step_memory_queries", "previous_memory_summaries", "memory_reads", "relevances",
+)  # fmt: skip
+_INPUT_NAMES = (
+    "queries", "gate_inputs", "mask", "key", "summary", "score", "recurrent", "memory_queries", "memory_gate_inputs",
+    "memory", "memory_keys", "memory_mask", "memory_summary", "memory_score", "memory_gate",
+)  # fmt: skip
+
+
+@torch.library.custom_op(f"{_NAMESPACE}::lstmn_recurrence_backward", mutates_args=())
+def lstmn_recurrence_backward(
+    compiled: bool,
+    grad_hidden: torch.Tensor,
+    grad_cells: torch.Tensor,
+    grad_memory_read: torch.Tensor,
+    saved: list[torch.Tensor],
+) -> list[torch.Tensor]:
+    """The hand-written backward of `lstmn_recurrence`: walks the steps in reverse with gradient tapes the size of
     the forward tapes (∂L/∂[h_j; c_j], ∂L/∂(W_h h_j)), recomputing each step's tanh features, and forms the weight
-    gradients with one GEMM each at the end. Attention maps and the final memory are outputs without gradient.
-
-    `apply(compiled, queries, gate_inputs, mask, key, summary, score, recurrent, memory_queries, memory_gate_inputs,
-    memory, memory_keys, memory_mask, memory_summary, memory_score, memory_gate)` returns `(hidden (B, T, H),
-    cells (B, T, H), memory_read (B, T, H) γ̃_t or an empty tensor, intra_attentions (B, T, T), inter_attentions
-    (B, T, M) or empty, tape (B, T+1, 2H), keys (B, T+1, A), valid (B, T+1), summary (B, H), memory_summary (B, H)
-    or empty)`; hidden, cells and memory_read are zero at padded tokens.
-    """
-
-    @staticmethod
-    def forward(
-        ctx,
-        compiled: bool,
-        queries: torch.Tensor,
-        gate_inputs: torch.Tensor,
-        mask: torch.Tensor,
-        key: torch.Tensor,
-        summary: torch.Tensor,
-        score: torch.Tensor,
-        recurrent: torch.Tensor,
-        memory_queries: torch.Tensor | None,
-        memory_gate_inputs: torch.Tensor | None,
-        memory: torch.Tensor | None,
-        memory_keys: torch.Tensor | None,
-        memory_mask: torch.Tensor | None,
-        memory_summary: torch.Tensor | None,
-        memory_score: torch.Tensor | None,
-        memory_gate: torch.Tensor | None,
-    ):
-        weights = LstmnWeights(key, summary, score, recurrent, memory_summary, memory_score, memory_gate)
-        inputs = LstmnStepInputs(
-            queries, gate_inputs, mask, memory_queries, memory_gate_inputs, memory, memory_keys, memory_mask
+    gradients with one GEMM each at the end. `saved` holds `_BACKWARD_INPUTS` (empty tensors for absent parts).
+    Returns the gradients of the forward's tensor inputs (`_INPUT_NAMES`), empty where there is none."""
+    (
+        mask, key, summary, score, recurrent, memory, memory_keys, memory_summary, memory_score, memory_gate,
+        tape, keys, intra, queries, previous_summaries, reads, gates, inter, memory_queries,
+        previous_memory_summaries, memory_reads, relevances,
+    ) = saved  # fmt: skip
+    has_memory, deep = memory.numel() > 0, memory_gate.numel() > 0
+    functions = step_functions(compiled)
+    steps, hidden_size = mask.size(1), recurrent.size(1)
+    real = mask[..., None].to(tape.dtype)  # (B, T, 1)
+    # ∂L/∂[h_j; c_j] per tape slot, seeded with the outputs' gradients
+    grad_tape = torch.zeros_like(tape)
+    grad_tape[:, 1:, :hidden_size] = grad_hidden * real
+    grad_tape[:, 1:, hidden_size:] = grad_cells * real
+    grad_keys = torch.zeros_like(keys)  # ∂L/∂(W_h h_j)
+    grad_gate_inputs = torch.empty_like(gates)
+    grad_queries = torch.empty_like(queries)
+    grad_score = torch.zeros_like(score)
+    grad_carry = torch.zeros_like(previous_summaries[:, 0])  # ∂L/∂h̃ carried to the next query
+    if has_memory:
+        grad_memory_keys = torch.zeros_like(memory_keys)
+        grad_memory_queries = torch.empty_like(memory_queries)
+        grad_memory_score = torch.zeros_like(memory_score)
+        grad_memory_carry = torch.zeros_like(grad_carry)
+        grad_memory_gate_inputs = torch.empty_like(relevances) if deep else None
+        grad_memory_reads = torch.zeros_like(memory_reads)  # ∂L/∂[γ̃_t; α̃_t]
+    grad_reads = torch.zeros_like(reads)  # ∂L/∂[h̃_t; c̃_t]
+    for t in reversed(range(steps)):
+        slots = t + 1
+        real_t = real[:, t]
+        # Slot t + 1 was read by every later step u with weight s_u[t + 1]: gathered once, here, as one
+        # (B, 1, T−t−1) × (B, T−t−1, 2H) product, instead of scattering every step's read into all its slots.
+        if slots < steps:  # the last step's slot is read by no one
+            later = intra[:, slots:, slots, None].transpose(1, 2)  # (B, 1, T−t−1)
+            grad_tape[:, slots] += torch.bmm(later, grad_reads[:, slots:]).squeeze(1)
+        grad_hidden_t = torch.addmm(grad_tape[:, slots, :hidden_size], grad_keys[:, slots], key)
+        grad_gates, grad_read, grad_relevance, grad_memory_read_t = functions["cell_update_backward"](
+            grad_hidden_t,
+            grad_tape[:, slots, hidden_size:],
+            tape[:, slots, hidden_size:],
+            gates[:, t],
+            reads[:, t],
+            recurrent,
+            memory_reads[:, t] if deep else None,
+            relevances[:, t] if deep else None,
+            memory_gate if deep else None,
         )
-        batch_size, steps, attention_size = queries.shape
-        hidden_size = recurrent.size(1)
-        state = LstmnLayerState.empty(batch_size, steps + 1, hidden_size, attention_size, queries, memory is not None)
-        trace = run_recurrence(weights, inputs, state, compiled)
-        real = mask[..., None].to(queries.dtype)
-        hidden = state.tape[:, 1:, :hidden_size] * real
-        cells = state.tape[:, 1:, hidden_size:] * real
-        empty = queries.new_empty(0)
-        memory_read = empty if memory is None else trace.memory_reads[..., :hidden_size] * real
-        inter = empty if memory is None else trace.inter_attentions
-        final_memory_summary = empty if memory is None else state.memory_summary
-        ctx.compiled = compiled
-        ctx.has_memory = memory is not None
-        ctx.save_for_backward(
-            mask, key, summary, score, recurrent, memory, memory_keys, memory_summary, memory_score, memory_gate,
-            state.tape, state.keys, trace.intra_attentions, trace.queries, trace.previous_summaries, trace.reads,
-            trace.gates, trace.inter_attentions, trace.memory_queries, trace.previous_memory_summaries,
-            trace.memory_reads, trace.relevances,
-        )  # fmt: skip
-        outputs = (hidden, cells, memory_read, trace.intra_attentions, inter)
-        final = (state.tape, state.keys, state.valid, state.summary, final_memory_summary)
-        ctx.mark_non_differentiable(trace.intra_attentions, inter, *final)
-        return (*outputs, *final)
-
-    @staticmethod
-    def backward(ctx, grad_hidden, grad_cells, grad_memory_read, *unused):
-        (
-            mask, key, summary, score, recurrent, memory, memory_keys, memory_summary, memory_score, memory_gate,
-            tape, keys, intra, queries, previous_summaries, reads, gates, inter, memory_queries,
-            previous_memory_summaries, memory_reads, relevances,
-        ) = ctx.saved_tensors  # fmt: skip
-        functions = step_functions(ctx.compiled)
-        steps, hidden_size = mask.size(1), recurrent.size(1)
-        real = mask[..., None].to(tape.dtype)  # (B, T, 1)
-        # ∂L/∂[h_j; c_j] per tape slot, seeded with the outputs' gradients (autograd passes zeros for unused ones)
-        grad_tape = torch.zeros_like(tape)
-        grad_tape[:, 1:, :hidden_size] = grad_hidden * real
-        grad_tape[:, 1:, hidden_size:] = grad_cells * real
-        grad_keys = torch.zeros_like(keys)  # ∂L/∂(W_h h_j)
-        grad_gate_inputs = torch.empty_like(gates)
-        grad_queries = torch.empty_like(queries)
-        grad_score = torch.zeros_like(score)
-        grad_carry = torch.zeros_like(previous_summaries[:, 0])  # ∂L/∂h̃ carried to the next query
-        if ctx.has_memory:
-            grad_memory_keys = torch.zeros_like(memory_keys)
-            grad_memory_queries = torch.empty_like(memory_queries)
-            grad_memory_score = torch.zeros_like(memory_score)
-            grad_memory_carry = torch.zeros_like(grad_carry)
-            grad_memory_gate_inputs = torch.empty_like(relevances) if memory_gate is not None else None
-            grad_memory_reads = torch.zeros_like(memory_reads)  # ∂L/∂[γ̃_t; α̃_t]
-        grad_reads = torch.zeros_like(reads)  # ∂L/∂[h̃_t; c̃_t]
-        for t in reversed(range(steps)):
-            slots = t + 1
-            real_t = real[:, t]
-            # Slot t + 1 was read by every later step u with weight s_u[t + 1]: gathered once, here, as one
-            # (B, 1, T−t−1) × (B, T−t−1, 2H) product, instead of scattering every step's read into all its slots.
-            if slots < steps:  # the last step's slot is read by no one
-                later = intra[:, slots:, slots, None].transpose(1, 2)  # (B, 1, T−t−1)
-                grad_tape[:, slots] += torch.bmm(later, grad_reads[:, slots:]).squeeze(1)
-            grad_hidden_t = torch.addmm(grad_tape[:, slots, :hidden_size], grad_keys[:, slots], key)
-            grad_gates, grad_read, grad_relevance, grad_memory_read_t = functions["cell_update_backward"](
-                grad_hidden_t,
-                grad_tape[:, slots, hidden_size:],
-                tape[:, slots, hidden_size:],
-                gates[:, t],
-                reads[:, t],
-                recurrent,
-                memory_reads[:, t] if memory_gate is not None else None,
-                relevances[:, t] if memory_gate is not None else None,
-                memory_gate,
-            )
-            grad_gate_inputs[:, t] = grad_gates
-            # h̃_t also fed the next real step's query (through the carry).
-            grad_read[:, :hidden_size] += real_t * grad_carry
-            grad_carry = grad_carry * (1 - real_t)
-            grad_reads[:, t] = grad_read
-            weights_t = intra[:, t, :slots]
-            grad_query, grad_score_t = functions["attend_backward"](
-                keys[:, :slots], tape[:, :slots], queries[:, t], score, weights_t, grad_read, grad_keys[:, :slots]
-            )
-            grad_queries[:, t] = grad_query
-            grad_score += grad_score_t
-            grad_carry = grad_carry + grad_query @ summary
-            if ctx.has_memory:
-                if grad_memory_read_t is None:
-                    grad_memory_read_t = torch.zeros_like(memory_reads[:, t])
-                # γ̃_t is also an output (shallow fusion's classifier reads it) and fed the next real step's query
-                grad_memory_read_t[:, :hidden_size] += real_t * (grad_memory_read[:, t] + grad_memory_carry)
-                grad_memory_carry = grad_memory_carry * (1 - real_t)
-                if memory_gate is not None:
-                    grad_memory_gate_inputs[:, t] = grad_relevance
-                grad_memory_reads[:, t] = grad_memory_read_t
-                grad_memory_query, grad_memory_score_t = functions["attend_backward"](
-                    memory_keys, memory, memory_queries[:, t], memory_score, inter[:, t], grad_memory_read_t,
-                    grad_memory_keys,
-                )  # fmt: skip
-                grad_memory_queries[:, t] = grad_memory_query
-                grad_memory_score += grad_memory_score_t
-                grad_memory_carry = grad_memory_carry + grad_memory_query @ memory_summary
-
-        if ctx.has_memory:  # ∂L/∂[γ_j; α_j] = Σ_t p_t[j] ∂L/∂[γ̃_t; α̃_t], one batched GEMM
-            grad_memory = torch.bmm(inter.transpose(1, 2), grad_memory_reads)
-
-        def flat(tensor: torch.Tensor) -> torch.Tensor:
-            return tensor.reshape(-1, tensor.size(-1))
-
-        grad_key = flat(grad_keys[:, 1:]).t() @ flat(tape[:, 1:, :hidden_size])
-        grad_summary = flat(grad_queries).t() @ flat(previous_summaries)
-        grad_recurrent = flat(grad_gate_inputs).t() @ flat(reads[..., :hidden_size])
-        grads_memory: tuple = (None,) * 8
-        if ctx.has_memory:
-            grad_memory_summary = flat(grad_memory_queries).t() @ flat(previous_memory_summaries)
-            grad_memory_gate = None
-            if memory_gate is not None:
-                grad_memory_gate = flat(grad_memory_gate_inputs).t() @ flat(memory_reads[..., :hidden_size])
-            grads_memory = (
-                grad_memory_queries,
-                grad_memory_gate_inputs,
-                grad_memory,
+        grad_gate_inputs[:, t] = grad_gates
+        # h̃_t also fed the next real step's query (through the carry).
+        grad_read[:, :hidden_size] += real_t * grad_carry
+        grad_carry = grad_carry * (1 - real_t)
+        grad_reads[:, t] = grad_read
+        weights_t = intra[:, t, :slots]
+        grad_query, grad_score_t = functions["attend_backward"](
+            keys[:, :slots], tape[:, :slots], queries[:, t], score, weights_t, grad_read, grad_keys[:, :slots]
+        )
+        grad_queries[:, t] = grad_query
+        grad_score += grad_score_t
+        grad_carry = grad_carry + grad_query @ summary
+        if has_memory:
+            if grad_memory_read_t is None:
+                grad_memory_read_t = torch.zeros_like(memory_reads[:, t])
+            # γ̃_t is also an output (shallow fusion's classifier reads it) and fed the next real step's query
+            grad_memory_read_t[:, :hidden_size] += real_t * (grad_memory_read[:, t] + grad_memory_carry)
+            grad_memory_carry = grad_memory_carry * (1 - real_t)
+            if deep:
+                grad_memory_gate_inputs[:, t] = grad_relevance
+            grad_memory_reads[:, t] = grad_memory_read_t
+            grad_memory_query, grad_memory_score_t = functions["attend_backward"](
+                memory_keys, memory, memory_queries[:, t], memory_score, inter[:, t], grad_memory_read_t,
                 grad_memory_keys,
-                None,
-                grad_memory_summary,
-                grad_memory_score,
-                grad_memory_gate,
-            )
-        return (
-            None,
-            grad_queries,
-            grad_gate_inputs,
-            None,
-            grad_key,
-            grad_summary,
-            grad_score,
-            grad_recurrent,
-            *grads_memory,
-        )
+            )  # fmt: skip
+            grad_memory_queries[:, t] = grad_memory_query
+            grad_memory_score += grad_memory_score_t
+            grad_memory_carry = grad_memory_carry + grad_memory_query @ memory_summary
+
+    def flat(tensor: torch.Tensor) -> torch.Tensor:
+        return tensor.reshape(-1, tensor.size(-1))
+
+    empty = tape.new_empty(0)
+    grad_key = flat(grad_keys[:, 1:]).t() @ flat(tape[:, 1:, :hidden_size])
+    grad_summary = flat(grad_queries).t() @ flat(previous_summaries)
+    grad_recurrent = flat(grad_gate_inputs).t() @ flat(reads[..., :hidden_size])
+    grads_memory = [empty.clone() for _ in range(8)]
+    if has_memory:
+        grads_memory = [
+            grad_memory_queries,
+            grad_memory_gate_inputs if deep else empty.clone(),
+            torch.bmm(inter.transpose(1, 2), grad_memory_reads),  # ∂L/∂[γ_j; α_j] = Σ_t p_t[j] ∂L/∂[γ̃_t; α̃_t]
+            grad_memory_keys,
+            empty.clone(),  # memory_mask
+            flat(grad_memory_queries).t() @ flat(previous_memory_summaries),
+            grad_memory_score,
+            flat(grad_memory_gate_inputs).t() @ flat(memory_reads[..., :hidden_size]) if deep else empty.clone(),
+        ]
+    return [grad_queries, grad_gate_inputs, empty.clone(), grad_key, grad_summary, grad_score, grad_recurrent,
+            *grads_memory]  # fmt: skip
+
+
+@lstmn_recurrence_backward.register_fake
+def _(compiled, grad_hidden, grad_cells, grad_memory_read, saved):
+    named = dict(zip(_BACKWARD_INPUTS, saved, strict=True))
+    key, summary, score, recurrent = named["key"], named["summary"], named["score"], named["recurrent"]
+    memory, memory_keys, memory_gate = named["memory"], named["memory_keys"], named["memory_gate"]
+    memory_summary, memory_score = named["memory_summary"], named["memory_score"]
+    queries, gates, memory_queries = named["step_queries"], named["gates"], named["step_memory_queries"]
+    relevances = named["relevances"]
+    empty = queries.new_empty(0)
+    like = torch.empty_like
+    has_memory = memory.numel() > 0
+    grads_memory = [empty.clone() for _ in range(8)]
+    if has_memory:
+        grads_memory = [
+            like(memory_queries), like(relevances), like(memory), like(memory_keys), empty.clone(),
+            like(memory_summary), like(memory_score), like(memory_gate),
+        ]  # fmt: skip
+    return [like(queries), like(gates), empty.clone(), like(key), like(summary), like(score), like(recurrent),
+            *grads_memory]  # fmt: skip
+
+
+def _setup_context(ctx: Any, inputs: tuple, output: list[torch.Tensor]) -> None:
+    named_inputs = dict(zip(("compiled", *_INPUT_NAMES), inputs, strict=True))
+    named = {name: _or_empty(value, output[0]) for name, value in named_inputs.items() if name != "compiled"}
+    named.update(zip(RECURRENCE_OUTPUTS, output, strict=True))
+    ctx.compiled = inputs[0]
+    ctx.present = [value is not None for value in inputs[1:]]
+    ctx.mark_non_differentiable(*output[_DIFFERENTIABLE:])
+    ctx.save_for_backward(*(named[name] for name in _BACKWARD_INPUTS))
+
+
+def _backward(ctx: Any, grads: list[torch.Tensor | None]) -> tuple[torch.Tensor | None, ...]:
+    """Autograd's backward of `lstmn_recurrence`: `grads` are its outputs' gradients (the op returns one list)."""
+    saved = list(ctx.saved_tensors)
+    tape, memory = saved[_BACKWARD_INPUTS.index("tape")], saved[_BACKWARD_INPUTS.index("memory")]
+    zeros = torch.zeros_like(tape[:, 1:, : tape.size(-1) // 2])  # (B, T, H): the gradient of an unused output
+    grad_hidden, grad_cells, grad_memory_read = (zeros if grad is None else grad for grad in grads[:_DIFFERENTIABLE])
+    if memory.numel() and grad_memory_read.numel() == 0:
+        grad_memory_read = zeros
+    grads = lstmn_recurrence_backward(ctx.compiled, grad_hidden, grad_cells, grad_memory_read, saved)
+    return (None, *(grad if present else None for grad, present in zip(grads, ctx.present, strict=True)))
+
+
+lstmn_recurrence.register_autograd(_backward, setup_context=_setup_context)

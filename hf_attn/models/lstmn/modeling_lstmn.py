@@ -71,7 +71,7 @@ from hf_attn.layers.validation import check_token_inputs, embed_inputs
 from hf_attn.utils.loading import SafetensorsLoadingMixin
 
 from .configuration_lstmn import LstmnConfig
-from .fast_recurrence import LstmnLayerState, LstmnRecurrence, LstmnStepInputs, LstmnWeights, run_recurrence
+from .fast_recurrence import LstmnLayerState, LstmnStepInputs, LstmnWeights, lstmn_recurrence, run_recurrence
 
 # ---------------------------------------------------------------------------------------------------------------
 # Outputs
@@ -456,10 +456,10 @@ class LstmnLayer(CheckpointingLayer):
                 return self.forward(inputs.float(), mask, memory, memory_mask, state, return_state)
         if self.config.recurrence_implementation == "reference" and state is None and not return_state:
             return self.forward_reference(inputs, mask, memory, memory_mask)
-        # Traced for inference (torch.export, ONNX, an eval-mode torch.compile): one scan, at any length. Training
-        # keeps the hand-written backward below.
-        inference = not (self.training and torch.is_grad_enabled())
-        if torch.compiler.is_compiling() and inference and state is None and not return_state:
+        # Exported (torch.export, ONNX): one scan of standard ops, at any length, that other runtimes can run.
+        # Everywhere else, `torch.compile` included, the recurrence is the `lstmn_recurrence` operator (one
+        # node in a compiled graph, with its hand-written backward).
+        if torch.compiler.is_exporting() and state is None and not return_state:
             return self.forward_traced(inputs, mask, memory, memory_mask)
         step_inputs = self.step_inputs(inputs, mask, memory, memory_mask)
         compiled = self.config.compile_recurrence
@@ -477,7 +477,7 @@ class LstmnLayer(CheckpointingLayer):
                 state=state,
             )
         weights = self.weights()
-        hidden, cells, memory_read, intra, inter, tape, keys, valid, summary, memory_summary = LstmnRecurrence.apply(
+        hidden, cells, memory_read, intra, inter, tape, keys, valid, summary, memory_summary, *_ = lstmn_recurrence(
             compiled,
             step_inputs.queries,
             step_inputs.gate_inputs,

@@ -1,0 +1,141 @@
+"""The GPU report: every GPU figure of the speed goals, from the benchmarks beside this script, in one run.
+
+Each benchmark runs in its own process with `--device cuda` (a failure or a timeout costs its own figures only, and
+says why). The figures and their goals:
+
+- `lstmn_vs_cudnn_train`: LSTMN layer training tokens/s over `nn.LSTM(300, 450)`'s, B = 32, T = 256
+  (`lstmn_throughput.py`); goal ≥ 0.25.
+- `elmo_vs_nn_lstm_train` / `_infer`: the exact ELMo over `nn.LSTM(proj_size)` stacks (`elmo_throughput.py`); goals
+  ≥ 0.7 / ≥ 0.8.
+- `transformer_bf16_8k_vs_marian`, `_mfu` and `transformer_bf16_25k_vs_marian`, `_mfu`: the eager bf16 training
+  step over Marian's, 8k- and 25.6k-token batches (`transformer_vs_marian.py`); recorded.
+- `transformer_compiled_25k_vs_marian` (≥ 1.2), `transformer_compiled_25k_mfu` (≥ 0.35) and
+  `transformer_beam4_vs_marian` (≥ 1.2): both models compiled (`transformer_vs_marian.py --compile`).
+- `biblosa_time_vs_sdpa`: Bi-BloSAN's training step at n = 1024, B = 2, H = 64 over one SDPA encoder layer's (≤ 2);
+  `biblosa_memory_vs_disan`: DiSAN's peak memory over Bi-BloSAN's (≥ 50) (`biblosa_memory.py`).
+- `attentionxml_tree_speedup_100k` (≥ 6) and `_memory_100k` (≥ 30): flat over tree at 100k labels
+  (`attentionxml_scale.py`), kept from the first GPU measurement.
+
+MFU is the matmul FLOPs of a training step over the card's bf16 matmul rate, measured here on an 8192³ GEMM (the
+"peak" line). The vocabulary of the Transformer runs is 32k (the output projection and loss at the size that
+matters). Ends with one line per figure: `RESULT <figure> <value> goal <op> <target> <met|MISSED|FAILED>`.
+
+    .venv/bin/python benchmarks/gpu_report.py [--only lstmn elmo transformer biblosa attentionxml] [--timeout 240]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+from timing import device_name, time_call  # benchmarks/timing.py, beside this script
+
+HERE = Path(__file__).resolve().parent
+BIBLOSA_MODELS = ["biblosa", "biblosa-compiled", "disan", "sdpa"]
+TRANSFORMER = ["--vocab", "32000", "--length", "64", "--dtype", "bf16", "--repeats", "3", "--generate-batch", "32"]
+
+# figure -> (benchmark key, RESULT field, goal operator, goal target); "" marks a figure recorded without a goal
+FIGURES: dict[str, tuple[str, str, str, float | None]] = {
+    "lstmn_vs_cudnn_train": ("lstmn", "vs_lstm_train_t256", ">=", 0.25),
+    "lstmn_vs_cudnn_infer": ("lstmn", "vs_lstm_infer_t256", "", None),
+    "elmo_vs_nn_lstm_train": ("elmo", "train_ratio", ">=", 0.7),
+    "elmo_vs_nn_lstm_infer": ("elmo", "ratio_vs_nn_lstm", ">=", 0.8),
+    "transformer_bf16_8k_vs_marian": ("transformer_8k", "train_ratio", "", None),
+    "transformer_bf16_8k_mfu": ("transformer_8k", "mfu", "", None),
+    "transformer_bf16_25k_vs_marian": ("transformer_25k", "train_ratio", "", None),
+    "transformer_bf16_25k_mfu": ("transformer_25k", "mfu", "", None),
+    "transformer_compiled_25k_vs_marian": ("transformer_compiled", "train_ratio", ">=", 1.2),
+    "transformer_compiled_25k_mfu": ("transformer_compiled", "mfu", ">=", 0.35),
+    "transformer_beam4_vs_marian": ("transformer_compiled", "generate_ratio", ">=", 1.2),
+    "biblosa_time_vs_sdpa": ("biblosa", "time_vs_sdpa_n1024", "<=", 2.0),
+    "biblosa_compiled_time_vs_sdpa": ("biblosa", "compiled_time_vs_sdpa_n1024", "", None),
+    "biblosa_memory_vs_disan": ("biblosa", "memory_ratio_n1024", ">=", 50.0),
+    "attentionxml_tree_speedup_100k": ("attentionxml", "tree_speedup_100k", ">=", 6.0),
+    "attentionxml_tree_memory_100k": ("attentionxml", "tree_memory_ratio_100k", ">=", 30.0),
+}
+
+
+def benchmarks(peak_tflops: float) -> dict[str, list[str]]:
+    """Each benchmark's command line (after the Python executable)."""
+    peak = ["--peak-tflops", f"{peak_tflops:.1f}"]
+    return {
+        "lstmn": ["lstmn_throughput.py", "--lengths", "256", "--reference-max-length", "0"],
+        "elmo": ["elmo_throughput.py"],
+        "transformer_8k": ["transformer_vs_marian.py", *TRANSFORMER, *peak, "--batch", "128"],
+        "transformer_25k": ["transformer_vs_marian.py", *TRANSFORMER, *peak, "--batch", "400"],
+        "transformer_compiled": ["transformer_vs_marian.py", *TRANSFORMER, *peak, "--batch", "400", "--compile"],
+        "biblosa": ["biblosa_memory.py", "--lengths", "1024", "--models", *BIBLOSA_MODELS],
+        "attentionxml": ["attentionxml_scale.py", "--parts", "scale", "--labels", "100000"],
+    }
+
+
+def bf16_peak_tflops(device: torch.device) -> float:
+    """The card's bf16 matmul rate, measured on one 8192³ GEMM (the denominator of MFU)."""
+    size = 8192
+    a = torch.randn(size, size, device=device, dtype=torch.bfloat16)
+    b = torch.randn(size, size, device=device, dtype=torch.bfloat16)
+    seconds = time_call(lambda: torch.mm(a, b), 10, device)
+    return 2 * size**3 / seconds / 1e12
+
+
+def run(name: str, arguments: list[str], device: str, timeout: float) -> tuple[dict[str, str], str]:
+    """Runs one benchmark; returns its last RESULT line's fields and, on failure, why."""
+    command = [sys.executable, str(HERE / arguments[0]), *arguments[1:], "--device", device]
+    start = time.perf_counter()
+    try:
+        finished = subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=HERE)
+    except subprocess.TimeoutExpired as error:
+        output = error.stdout.decode() if isinstance(error.stdout, bytes) else (error.stdout or "")
+        print(output, flush=True)
+        return {}, f"timed out after {timeout:.0f} s"
+    print(f"## {name} ({time.perf_counter() - start:.0f} s): {' '.join(arguments)}\n{finished.stdout}", flush=True)
+    if finished.returncode != 0:
+        print(finished.stderr[-3000:], flush=True)
+        return {}, f"exit {finished.returncode}"
+    lines = [line for line in finished.stdout.splitlines() if line.startswith("RESULT ")]
+    if not lines:
+        return {}, "no RESULT line"
+    return dict(re.findall(r"(\w+)=([^\s]+)", lines[-1])), ""
+
+
+def verdict(value: float, operator: str, target: float | None) -> str:
+    if value != value:  # nan
+        return "FAILED"
+    if not operator:
+        return "recorded"
+    met = value >= target if operator == ">=" else value <= target
+    return "met" if met else "MISSED"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", nargs="+", choices=["lstmn", "elmo", "transformer", "biblosa", "attentionxml"])
+    parser.add_argument("--timeout", type=float, default=240.0, help="seconds per benchmark")
+    parser.add_argument("--device", default="cuda")
+    args = parser.parse_args()
+    device = torch.device(args.device)
+    peak = bf16_peak_tflops(device) if device.type == "cuda" else 1.0
+    print(f"GPU report: {device_name(device)}, torch {torch.__version__}; bf16 matmul peak {peak:.0f} TFLOP/s\n")
+    results: dict[str, tuple[dict[str, str], str]] = {}
+    for name, arguments in benchmarks(peak).items():
+        if args.only and not any(name.startswith(part) for part in args.only):
+            continue
+        results[name] = run(name, arguments, args.device, args.timeout)
+    print()
+    for figure, (name, field, operator, target) in FIGURES.items():
+        if name not in results:
+            continue
+        fields, failure = results[name]
+        value = float(fields.get(field, "nan"))
+        goal = f"goal {operator} {target:g}" if operator else "goal -"
+        why = f" ({failure})" if failure else ""
+        print(f"RESULT {figure} {value:.3f} {goal} {verdict(value, operator, target)}{why}")
+
+
+if __name__ == "__main__":
+    main()
