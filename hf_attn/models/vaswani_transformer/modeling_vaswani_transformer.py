@@ -290,6 +290,12 @@ class VaswaniEmbedding(nn.Module):
 
     def positions(self, length: int, past_length: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
         needed = self.config.position_offset + past_length + length
+        config = self.config
+        if torch.compiler.is_compiling():  # in the graph: a table cached on the module is state, and a recompile
+            table = sinusoidal_positions(
+                needed, config.d_model, config.sinusoid_layout, config.sinusoid_timescale, device
+            )
+            return table[needed - length :].to(dtype)  # (L, D)
         if self._table is None or self._table.size(0) < needed or self._table.device != device:
             size = max(needed, self.config.max_position_embeddings + self.config.position_offset)
             table = sinusoidal_positions(
