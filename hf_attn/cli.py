@@ -8,6 +8,10 @@ hf-attn recipes                   the papers' settings `hf-attn train --recipe N
 hf-attn demo                      train, save, reload and inspect Lin et al. (2017) in about a minute
 hf-attn verify DIR                check a saved model folder's weights against their integrity records
 hf-attn visualize MODEL "text" --out F  draw its attention for the text (F: .html or .png)
+
+A mistake the command can tell (a wrong option or value, a missing or unreadable file, a folder that holds no
+model) ends it with one line, `hf-attn COMMAND: what is wrong`, and exit status 1; `--debug` anywhere on the
+command line shows the traceback instead. `list` and `--help` import neither torch nor transformers.
 """
 
 from __future__ import annotations
@@ -17,37 +21,48 @@ import json
 import sys
 from pathlib import Path
 
-from transformers import HfArgumentParser
+from . import demo  # light: its training imports wait for `run`
 
-from . import demo, inference, training
-from .cards import write_model_card
-from .hub import push_model_dir
-from .recipes import list_recipes, load_recipe
-from .registry import ARCHITECTURES
-from .utils.integrity import RECORD_KEY, verify_folder, write_records
+# The mistakes a user can make, as the code under the CLI reports them: a bad option or value (ValueError, e.g. a
+# config field's validation error), a missing or unreadable file or folder (OSError), a missing optional package
+# (ImportError), and a malformed input file (`hf_attn.data.files` turns parse errors into ValueErrors naming the
+# file and row). Anything else is a bug of ours: it keeps its traceback.
+USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError, NotImplementedError)
+
+
+class _OneLineParser(argparse.ArgumentParser):
+    """argparse, with a usage error as one line: `hf-attn COMMAND: message (see hf-attn COMMAND --help)`."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise SystemExit(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
 def _list(_: argparse.Namespace) -> None:
-    for name, architecture in sorted(ARCHITECTURES.items()):
-        paper = architecture.paper
-        heads = ", ".join(head.model_class.__name__ for head in architecture.heads)
-        print(f"{name:24s} {architecture.display_name} ({paper.year}, {paper.reference})\n{'':24s} heads: {heads}")
+    from .registry_index import read_index  # the registry rows read from their source files: no torch import
+
+    for row in read_index():
+        heads = ", ".join(row.heads)
+        print(f"{row.name:24s} {row.display_name} ({row.year}, {row.reference})\n{'':24s} heads: {heads}")
 
 
 def _card(args: argparse.Namespace) -> None:
+    from .cards import write_model_card
+    from .hub import check_repo_id
+
+    if args.repo_id is not None:
+        check_repo_id(args.repo_id, "--repo-id")
     example = None
     if args.example:
-        try:
-            example = {"text": args.example, **_view_inputs(args)}
-        except ValueError as error:
-            sys.exit(f"hf-attn card: {error}")
+        example = {"text": args.example, **_view_inputs(args)}
     elif args.pair or args.support or args.entities:
-        sys.exit("hf-attn card: --pair, --support and --entities belong to an --example.")
+        raise ValueError("--pair, --support and --entities belong to an --example.")
     written = write_model_card(args.model_dir, repo_id=args.repo_id, base_model=args.base_model, example=example)
     print(f"wrote {written}")
 
 
 def _push(args: argparse.Namespace) -> None:
+    from .hub import push_model_dir
+
     commit = push_model_dir(
         args.model_dir, args.repo_id, private=args.private, revision=args.revision, commit_message=args.message
     )
@@ -55,17 +70,18 @@ def _push(args: argparse.Namespace) -> None:
 
 
 def _verify(args: argparse.Namespace) -> None:
+    from .utils.integrity import RECORD_KEY, verify_folder, write_records
+
     if args.update:
         print(f"recorded {', '.join(write_records(args.model_dir)) or 'no weight files'} ({RECORD_KEY})")
         return
-    try:
-        checked = verify_folder(args.model_dir, require_record=True)
-    except OSError as error:
-        sys.exit(f"hf-attn verify: {error}")
+    checked = verify_folder(args.model_dir, require_record=True)
     print(f"{args.model_dir}: {', '.join(checked)} match their integrity records")
 
 
 def _recipes(_: argparse.Namespace) -> None:
+    from .recipes import list_recipes, load_recipe
+
     for name in list_recipes():
         recipe = load_recipe(name)
         paper = recipe.paper
@@ -74,9 +90,11 @@ def _recipes(_: argparse.Namespace) -> None:
         )
 
 
-def _evaluation_parser(prog: str) -> HfArgumentParser:
+def _evaluation_parser(prog: str):
     """`hf-attn train`'s data options (`HfAttnArguments`) and a positional MODEL."""
-    parser = HfArgumentParser(training.HfAttnArguments, prog=prog)
+    from .options import HfAttnArguments, one_line_parser
+
+    parser = one_line_parser(HfAttnArguments, prog=prog)
     parser.add_argument("model", help="a trained model folder or Hub id")
     return parser
 
@@ -86,18 +104,22 @@ def _evaluate(argv: list[str]) -> None:
     parser.add_argument("--batch_size", "--batch-size", type=int, default=64, help="evaluation batch size")
     parser.add_argument("--output_file", "--output-file", help="write the metrics here as JSON")
     options, rest = parser.parse_args_into_dataclasses(argv)
+    from . import inference
+
     metrics = inference.evaluate(rest.model, options, batch_size=rest.batch_size, output_file=rest.output_file)
     print(json.dumps({key: round(value, 4) for key, value in metrics.items()}, indent=2))
 
 
 def _predict(argv: list[str]) -> None:
-    parser = argparse.ArgumentParser(prog="hf-attn predict")
+    parser = _OneLineParser(prog="hf-attn predict")
     parser.add_argument("model", help="a trained model folder or Hub id")
     parser.add_argument("texts", nargs="+", help="the texts")
     parser.add_argument("--pair", nargs="+", help="the second text of each pair (pair models)")
     parser.add_argument("--top_k", "--top-k", type=int, default=5, help="how many attended tokens to show")
     parser.add_argument("--json", action="store_true", help="print one JSON list (text, prediction, attended)")
     args = parser.parse_args(argv)
+    from . import inference
+
     results = inference.predict(args.model, args.texts, args.pair, args.top_k)
     if args.json:
         print(json.dumps([{"text": t, **r} for t, r in zip(args.texts, results, strict=True)], ensure_ascii=False))
@@ -153,43 +175,72 @@ def _support_rows(values: list[str]) -> list[tuple]:
 
 
 def _visualize(args: argparse.Namespace) -> None:
-    from .visualization import visualize
-
     suffix = args.out.rsplit(".", 1)[-1].lower() if "." in args.out else ""
     if suffix not in ("html", "png"):
-        sys.exit(f"hf-attn visualize: --out must end in .html or .png, got {args.out!r}.")
+        raise ValueError(f"--out must end in .html or .png, got {args.out!r}.")
     options = {"top_k": args.top_k, "layers": args.layers, "heads": args.heads}
     options = {name: value for name, value in options.items() if value is not None}
-    try:
-        if args.heads not in (None, "mean", "all"):
+    if args.heads not in (None, "mean", "all"):
+        try:
             options["heads"] = [int(index) for index in args.heads.split(",")]
-        options.update(_view_inputs(args))
-        print(f"loading {args.model} ...", file=sys.stderr)
-        model, tokenizer, _, _ = inference.load_trained(args.model)
-        print(f"drawing {type(model).__name__}'s attention ...", file=sys.stderr)
-        figure = visualize(model, tokenizer, args.text, **options)
-    except (ValueError, NotImplementedError, OSError) as error:
-        sys.exit(f"hf-attn visualize: {error}")
+        except ValueError:
+            raise ValueError(f"--heads must be mean, all or head indices like 0,3; got {args.heads!r}.") from None
+    options.update(_view_inputs(args))
+    from . import inference
+    from .visualization import visualize
+
+    print(f"loading {args.model} ...", file=sys.stderr)
+    model, tokenizer, _, _ = inference.load_trained(args.model)
+    print(f"drawing {type(model).__name__}'s attention ...", file=sys.stderr)
+    figure = visualize(model, tokenizer, args.text, **options)
     path = figure.save_html(args.out) if suffix == "html" else figure.save_png(args.out)
     panels = f"{len(figure.panels)} panel{'s' if len(figure.panels) != 1 else ''}"
     print(f"wrote {path} ({panels}; {figure.caption})")
 
 
+def _train(argv: list[str]) -> None:
+    from . import training
+
+    training.main(argv)
+
+
 # Commands with their own parsers (HfArgumentParser), given the rest of the command line as it is.
 PASSTHROUGH = {
-    "train": (training.main, "train with Trainer: a synthetic task or --dataset; every TrainingArguments flag"),
+    "train": (_train, "train with Trainer: a synthetic task or --dataset; every TrainingArguments flag"),
     "evaluate": (_evaluate, "score a trained model on a dataset; prints and writes JSON metrics"),
     "predict": (_predict, "a trained model's predictions for texts, with the tokens it attends to"),
 }
 
 
+def one_line(error: BaseException) -> str:
+    """An exception's message on one line (transformers' and the Hub's messages span several)."""
+    message = " ".join(str(error).split())
+    return message or type(error).__name__
+
+
 def main(argv: list[str] | None = None) -> None:
+    """Runs a command; a user's mistake (`USER_ERRORS`) ends it with one line and exit status 1 (`SystemExit`), or
+    with its traceback under `--debug`."""
     argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [argument for argument in argv if argument != "--debug"]
+    command = next((argument for argument in argv if not argument.startswith("-")), "")
+    try:
+        _run(argv)
+    except USER_ERRORS as error:
+        if debug:
+            raise
+        message = f"hf-attn {command or '(no command)'}: {one_line(error)} (--debug shows the traceback)"
+        raise SystemExit(message) from None
+
+
+def _run(argv: list[str]) -> None:
     if argv and argv[0] in PASSTHROUGH:
         PASSTHROUGH[argv[0]][0](argv[1:])
         return
-    parser = argparse.ArgumentParser(prog="hf-attn", description="Classic attention architectures of NLP.")
-    commands = parser.add_subparsers(dest="command", required=True)
+    parser = _OneLineParser(prog="hf-attn", description="Classic attention architectures of NLP.")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error (any command)")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     commands.add_parser("list", help="list the registered architectures").set_defaults(run=_list)
     for name, (_, help_text) in PASSTHROUGH.items():
         commands.add_parser(name, help=help_text, add_help=False)

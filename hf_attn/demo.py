@@ -10,11 +10,7 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-
-import torch
-from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipeline
-
-from .training import train
+from typing import Any
 
 DEMO_SENTENCES = [
     "we went there on a sunday and the food was wonderful",
@@ -35,8 +31,10 @@ DEMO_CONFIG = {
 }
 
 
-def describe_hops(model, tokenizer, sentence: str, top: int = 2) -> list[str]:
+def describe_hops(model: Any, tokenizer: Any, sentence: str, top: int = 2) -> list[str]:
     """One line per hop: the `top` words it attends to most, with their weights."""
+    import torch
+
     encoded = tokenizer(sentence, return_tensors="pt")
     with torch.no_grad():
         attention = model(**encoded).hop_attentions[0]  # (R, T)
@@ -64,6 +62,10 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
 def run(args: argparse.Namespace) -> dict[str, float]:
     """Runs the demo; returns the held-out metrics and the training time in seconds."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipeline
+
+    from .training import train  # here, not at the top: `hf-attn --help` builds this parser without torch
+
     print("hf_attn demo: Lin et al. (2017) self-attentive sentence embedding on the cue-word sentiment task")
     started = time.perf_counter()
     result = train(

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from huggingface_hub import CommitInfo, HfApi
+from huggingface_hub.utils import HFValidationError, validate_repo_id
 
 from .cards import write_model_card
 from .utils.saving import STAGING_PREFIX
@@ -13,6 +14,15 @@ from .utils.saving import STAGING_PREFIX
 # what a killed save left (its staging folder, removed by the next save).
 IGNORE_PATTERNS = ["*.bin", "*.pt", "*.pth", "*.pkl", "*checkpoint-*/*", "runs/*", ".ipynb_checkpoints/*",
                    f"{STAGING_PREFIX}*/*"]  # fmt: skip
+
+
+def check_repo_id(repo_id: str, name: str = "repo_id") -> None:
+    """Refuses a repo id the Hub would refuse (an empty user or name, a stray slash, a bad character), naming the
+    argument: a card titled "/lin-demo" or a push that fails after its upload started helps nobody."""
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as error:
+        raise ValueError(f"{name} {repo_id!r} is not a Hub repo id (user/name or name): {error}") from None
 
 
 def push_model_dir(
@@ -25,6 +35,7 @@ def push_model_dir(
 ) -> CommitInfo:
     """Creates `repo_id` if needed (and the `revision` branch), makes sure the folder has a model card, and
     uploads the folder in one commit. Returns the commit (its `oid` pins this version for `from_pretrained`)."""
+    check_repo_id(repo_id)
     model_dir = Path(model_dir)
     if not (model_dir / "config.json").is_file():
         raise ValueError(f"{model_dir} is not a saved model folder (no config.json).")

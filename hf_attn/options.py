@@ -61,6 +61,42 @@ def noam_arguments(d_model: int, warmup_steps: int = 4000, factor: float = 1.0) 
     }
 
 
+def config_fields(config_class: type) -> set[str]:
+    """The fields a config of `config_class` reads: its dataclass fields, what a default instance holds, and
+    `num_labels` (transformers' alias of `id2label`'s size)."""
+    import dataclasses
+
+    fields = (
+        {field.name for field in dataclasses.fields(config_class)} if dataclasses.is_dataclass(config_class) else set()
+    )
+    return fields | set(config_class().to_dict()) | {"num_labels"}
+
+
+def check_config_overrides(config_class: type, overrides: dict[str, Any], option: str = "--config") -> None:
+    """Refuses a field the config does not have (a typo would otherwise train with the default and be saved in
+    config.json as a dead key), naming the nearest fields."""
+    import difflib
+
+    known = config_fields(config_class)
+    for name in overrides:
+        if name not in known:
+            nearest = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
+            hint = f"did you mean {' or '.join(nearest)}?" if nearest else f"its fields: {', '.join(sorted(known))}"
+            raise ValueError(f"{option}: {config_class.__name__} has no field {name!r}; {hint}")
+
+
+def build_config(config_class: type, overrides: dict[str, Any], **fields: Any) -> Any:
+    """`config_class(**fields, **overrides)`, the overrides checked first (`check_config_overrides`); a value of the
+    wrong type or out of range is a `ValueError` naming `--config` and the field (the config's own message)."""
+    from huggingface_hub.errors import StrictDataclassError
+
+    check_config_overrides(config_class, overrides)
+    try:
+        return config_class(**fields, **overrides)
+    except (StrictDataclassError, TypeError) as error:
+        raise ValueError(f"--config: {' '.join(str(error).split())}") from error
+
+
 def parse_overrides(pairs: Sequence[str] | dict[str, Any] | None) -> dict[str, Any]:
     """`["hidden_size=32", "penalty_type=frobenius"]` -> `{"hidden_size": 32, "penalty_type": "frobenius"}` (values are
     read as JSON when they parse, else as strings); a dict is returned as it is."""
@@ -242,7 +278,7 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
     recipe = load_recipe(given["recipe"]) if given.get("recipe") else None
     merged = {**(_recipe_options(recipe) if recipe else {}), **given}
     overrides = {**(recipe.config if recipe else {}), **parse_overrides(merged.get("config"))}
-    config = get_architecture(merged.get("arch", HfAttnArguments.arch)).config_class(**overrides)
+    config = build_config(get_architecture(merged.get("arch", HfAttnArguments.arch)).config_class, overrides)
     if merged.get("schedule") == "noam":
         noam = noam_arguments(config.d_model, int(merged.get("warmup_steps") or 4000))
         merged = {**merged, **noam, **given}  # the schedule over the recipe, what was typed over both
@@ -254,14 +290,31 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
     options = HfAttnArguments(**{key: value for key, value in merged.items() if key in own})
     options.loaded_recipe = recipe
     args = HfAttnTrainingArguments(**{key: value for key, value in merged.items() if key not in own})
+    if args.max_steps == 0:  # transformers reads max_steps ≤ 0 as "use the epochs": 0 would silently train them
+        raise ValueError(
+            "--max_steps 0 would train nothing (transformers would train the epochs instead): give a positive number "
+            "of steps, or leave it out to train for --num_train_epochs."
+        )
     return options, args
+
+
+class OneLineArgumentParser(HfArgumentParser):
+    """`HfArgumentParser` whose usage errors are one line, `PROG: message (see PROG --help)` (the CLI's style)."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise SystemExit(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
+def one_line_parser(dataclass_types: Any, prog: str) -> OneLineArgumentParser:
+    """An `OneLineArgumentParser` over `dataclass_types`, named `prog` in its messages."""
+    return OneLineArgumentParser(dataclass_types, prog=prog)
 
 
 def parse_arguments(argv: Sequence[str] | None = None) -> tuple[HfAttnArguments, HfAttnTrainingArguments]:
     """`hf-attn train`'s command line -> the two dataclasses. argv is parsed once, with every default suppressed,
     so that what the user typed is known exactly (`resolve_options` fills the rest)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = HfArgumentParser(DATACLASSES)
+    parser = one_line_parser(DATACLASSES, prog="hf-attn train")
     for action in parser._actions:
         if action.dest != "help":
             action.default = argparse.SUPPRESS

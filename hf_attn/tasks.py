@@ -805,6 +805,9 @@ def shape_of(head: Head) -> TaskShape:
 
 def load_trained(model_path: str) -> tuple[PreTrainedModel, Any, Head, TaskShape]:
     """The model saved at `model_path` (its head's class), its tokenizer, the head's registry entry and its shape."""
+    from .utils.paths import check_local_path
+
+    check_local_path(str(model_path), "MODEL")
     config = AutoConfig.from_pretrained(model_path)
     architecture = get_architecture(config.model_type)
     class_name = (config.architectures or [None])[0]

@@ -22,6 +22,7 @@ import contextlib
 import hashlib
 import json
 import math
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,6 +54,7 @@ from .options import (
     DATACLASSES,
     HfAttnArguments,
     HfAttnTrainingArguments,
+    build_config,
     keyword_options,
     noam_arguments,
     parse_arguments,
@@ -124,6 +126,14 @@ def train(output_dir: str | Path | None = None, callbacks: Sequence[TrainerCallb
     return run(hf_attn_options, args, callbacks)
 
 
+def task_summary(docstring: str | None) -> str:
+    """A task generator's one-line summary for its model card: its docstring's first line, without the pointers a
+    docstring makes to its module's (" (module docstring)", " (see the module docstring)"), which mean nothing on a
+    card."""
+    first = (docstring or "").strip().splitlines()[0] if (docstring or "").strip() else ""
+    return re.sub(r"\s*\((see )?(the )?module docstring\)", "", first)
+
+
 def _synthetic_data(options: HfAttnArguments, architecture: Architecture, seed: int) -> TaskData:
     name = options.task or architecture.synthetic_task
     synthetic = get_synthetic_task(name)
@@ -143,7 +153,7 @@ def _synthetic_data(options: HfAttnArguments, architecture: Architecture, seed: 
         source={
             "type": f"hf_attn/{name}",
             "name": f"{name} (synthetic, hf_attn.data)",
-            "description": (synthetic.generator.__doc__ or "").strip().splitlines()[0],
+            "description": task_summary(synthetic.generator.__doc__),
         },
     )
 
@@ -421,7 +431,7 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
         ),
     )
     labels = shape.label_names(data)
-    config = architecture.config_class(**shape.config_fields(tokenizer, labels, data), **overrides)
+    config = build_config(architecture.config_class, overrides, **shape.config_fields(tokenizer, labels, data))
     encode = shape.encoder(data, tokenizer, config, head, options.max_length)
     keep = [data.evidence_column] if data.evidence_column else []
     train_split, eval_split = encode_split(data.train, encode), encode_split(data.eval, encode, keep)

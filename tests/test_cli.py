@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -18,11 +20,117 @@ def test_list_prints_every_architecture(capsys):
         assert name in out and architecture.paper.reference in out
 
 
-def test_train_rejects_bad_options(tmp_path):
-    with pytest.raises(ValueError, match="Unknown architecture 'nope'"):
-        main(["train", "--output-dir", str(tmp_path), "--arch", "nope"])
-    with pytest.raises(ValueError, match="KEY=VALUE"):
-        main(["train", "--output-dir", str(tmp_path), "--config", "hidden_size"])
+def _files(folder: Path) -> dict[str, Path]:
+    """Small input files with one mistake each (and one good CSV)."""
+    contents = {
+        "ok.csv": b"text,label\nhi there,1\nyo man,0\nfine day,1\n",
+        "empty.csv": b"text,label\n",
+        "bad.jsonl": b'{"text": "a", "label": 1}\n{"text": "b" "label": 0}\n',
+        "latin1.csv": b"text,label\ngood,1\n\xe9t\xe9,0\n",
+        "latin1.txt": b"hello there\n\xff bad\n",
+    }
+    for name, content in contents.items():
+        (folder / name).write_bytes(content)
+    return {name: folder / name for name in contents}
+
+
+# Each mistake: the command line (FILES: the folder of `_files`, OUT: a fresh folder), and what its one line says.
+MISTAKES = {
+    "unknown architecture": (["train", "--arch", "hann", "--output_dir", "OUT"], "Unknown architecture 'hann'"),
+    "missing label column": (
+        ["train", "--dataset", "FILES/ok.csv", "--label_column", "stars", "--output_dir", "OUT"],
+        "'stars' is not a column",
+    ),
+    "empty csv": (["train", "--dataset", "FILES/empty.csv", "--output_dir", "OUT"], "empty.csv is empty"),
+    "malformed jsonl": (["train", "--dataset", "FILES/bad.jsonl", "--output_dir", "OUT"], r"bad\.jsonl .*row 2"),
+    "config value of the wrong type": (
+        ["train", "--config", "attention_hops=abc", "--output_dir", "OUT"],
+        "--config: .*'attention_hops'",
+    ),
+    "config field typo": (
+        ["train", "--config", "hiden_size=16", "--output_dir", "OUT"],
+        "no field 'hiden_size'; did you mean hidden_size",
+    ),
+    "max_steps 0": (["train", "--max_steps", "0", "--output_dir", "OUT"], "--max_steps 0 would train nothing"),
+    "unknown option": (["train", "--epochz", "3", "--output_dir", "OUT"], "unrecognized arguments: --epochz"),
+    "missing local dataset": (
+        ["train", "--dataset", "my-data/review.csv", "--output_dir", "OUT"],
+        "my-data/review.csv: no such file or folder .*local path",
+    ),
+    "missing local held-out file": (
+        ["train", "--dataset", "FILES/ok.csv", "--eval_dataset", "FILES/nope.csv", "--output_dir", "OUT"],
+        "--eval-dataset .*nope.csv: no such file",
+    ),
+    "csv not utf-8": (
+        ["train", "--dataset", "FILES/latin1.csv", "--output_dir", "OUT"],
+        "latin1.csv .*line 3: not UTF-8",
+    ),
+    "text not utf-8": (
+        ["train", "--arch", "elmo", "--dataset", "FILES/latin1.txt", "--output_dir", "OUT"],
+        "latin1.txt .*line 2: not UTF-8",
+    ),
+    "predict on a missing folder": (
+        ["predict", "FILES/no-model", "hello"],
+        "MODEL .*no-model: no such file or folder",
+    ),
+    "evaluate on a missing folder": (["evaluate", "FILES/no-model", "--dataset", "FILES/ok.csv"], "no such file"),
+    "card with an empty user": (["card", "FILES", "--repo-id", "/lin-demo"], "'/lin-demo' is not a Hub repo id"),
+    "push to a bad repo id": (["push", "FILES", "a//b"], "'a//b' is not a Hub repo id"),
+    "verify a folder without weights": (["verify", "FILES"], "no weight file carries an integrity record"),
+    "visualize to an svg": (["visualize", "FILES/no-model", "x", "--out", "OUT.svg"], r"\.html or \.png"),
+    "unknown command": (["trian"], "invalid choice: 'trian'"),
+}
+
+
+@pytest.mark.parametrize("mistake", list(MISTAKES))
+def test_every_mistake_is_one_line_naming_the_command(mistake, tmp_path):
+    """A user's mistake ends the command with one line, `hf-attn COMMAND: what is wrong`, and a non-zero status;
+    `--debug` raises the error itself, with its traceback."""
+    argv, message = MISTAKES[mistake]
+    files = tmp_path / "files"
+    files.mkdir()
+    _files(files)
+    argv = [argument.replace("FILES", str(files)).replace("OUT", str(tmp_path / "out")) for argument in argv]
+    with pytest.raises(SystemExit) as exit_info:
+        main(argv)
+    line = str(exit_info.value.code)
+    command = argv[0] if argv[0] in ("train", "predict", "evaluate", "card", "push", "verify", "visualize") else ""
+    assert "\n" not in line and line.startswith(f"hf-attn {command}:" if command else "hf-attn:"), line
+    assert re.search(message, line), line
+    assert not (tmp_path / "out").exists()  # refused before anything was written
+    if command and "unrecognized" not in message:
+        with pytest.raises(Exception, match=message.split(": ", 1)[-1].split(" .*")[0]) as raised:
+            main([*argv, "--debug"])
+        assert not isinstance(raised.value, SystemExit)
+
+
+def test_list_and_help_import_neither_torch_nor_transformers():
+    """`hf-attn list` and `hf-attn --help` read the registry from its source files (`hf_attn.registry_index`):
+    they start at once (`benchmarks/cli_startup.py` times them)."""
+    for command in ("list", "--help"):
+        code = (
+            f"import sys; sys.argv = ['hf-attn', {command!r}]\n"
+            "from hf_attn.cli import main\n"
+            "try:\n    main()\nexcept SystemExit:\n    pass\n"
+            "heavy = sorted({'torch', 'transformers', 'datasets'} & set(sys.modules))\n"
+            "assert not heavy, heavy"
+        )
+        result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        assert "lin_self_attentive" in result.stdout or "train" in result.stdout
+
+
+def test_the_light_listing_is_the_registry():
+    """The index `hf-attn list` reads without importing equals the imported registry, row by row."""
+    from hf_attn.registry_index import read_index
+
+    rows = {row.name: row for row in read_index()}
+    assert rows.keys() == ARCHITECTURES.keys()
+    for name, architecture in ARCHITECTURES.items():
+        row = rows[name]
+        assert row.display_name == architecture.display_name
+        assert (row.year, row.reference) == (architecture.paper.year, architecture.paper.reference)
+        assert row.heads == tuple(head.model_class.__name__ for head in architecture.heads)
 
 
 def test_console_script_is_installed():

@@ -15,16 +15,19 @@ Nested columns are named with dots (`translation.de`, the WMT datasets' layout).
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 from datasets import ClassLabel, Dataset, DatasetDict, Value, load_dataset
 from datasets import Sequence as SequenceFeature
+from datasets import utils as datasets_utils
 
+from ..utils.paths import check_local_path
 from .task_data import TaskData, get_task_layout
 
 FILE_FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet", ".txt": "text"}
@@ -50,33 +53,60 @@ def _file_format(path: Path, data_format: str | None) -> tuple[str, dict[str, An
 
 
 def locate_parse_error(path: Path, builder: str, delimiter: str = ",") -> str | None:
-    """`"row N: what is wrong"` for the first row of a local file that does not parse, or `None`."""
-    with path.open(encoding="utf-8", errors="strict", newline="") as handle:
-        try:
-            if builder == "json":
-                text = handle.read()
-                if text.lstrip().startswith("["):  # one JSON array
+    """`"line N: what is wrong"` (`"row N: …"` for a CSV/TSV record or a JSON Lines object) for the first place a
+    local file does not parse, or `None`. Bytes that are not UTF-8 are found line by line in any format."""
+    with path.open("rb") as raw:
+        for number, line in enumerate(raw, start=1):
+            try:
+                line.decode("utf-8")
+            except UnicodeDecodeError as error:
+                byte = line[error.start : error.start + 1]
+                return (
+                    f"line {number}: not UTF-8 (byte {error.start + 1} of the line is {byte!r}); convert the file, "
+                    "e.g. `iconv -f latin1 -t utf-8`"
+                )
+    with path.open(encoding="utf-8", newline="") as handle:
+        if builder == "json":
+            text = handle.read()
+            if text.lstrip().startswith("["):  # one JSON array
+                try:
+                    json.loads(text)
+                except json.JSONDecodeError as error:
+                    return f"line {error.lineno}: {error.msg}"
+                return None
+            for number, line in enumerate(text.splitlines(), start=1):
+                if line.strip():
                     try:
-                        json.loads(text)
+                        if not isinstance(json.loads(line), dict):
+                            return f"row {number}: not a JSON object"
                     except json.JSONDecodeError as error:
-                        return f"line {error.lineno}: {error.msg}"
-                    return None
-                for number, line in enumerate(text.splitlines(), start=1):
-                    if line.strip():
-                        try:
-                            if not isinstance(json.loads(line), dict):
-                                return f"row {number}: not a JSON object"
-                        except json.JSONDecodeError as error:
-                            return f"row {number}: {error.msg}"
-            elif builder == "csv":
-                rows = csv.reader(handle, delimiter=delimiter)
+                        return f"row {number}: {error.msg}"
+        elif builder == "csv":
+            rows = csv.reader(handle, delimiter=delimiter, strict=True)
+            try:
                 width = len(next(rows, []))
-                for number, row in enumerate(rows, start=2):
+                for row in rows:
                     if row and len(row) != width:
-                        return f"row {number}: {len(row)} fields where the header has {width}"
-        except UnicodeDecodeError as error:
-            return f"byte {error.start}: not UTF-8"
+                        return f"row {rows.line_num}: {len(row)} fields where the header has {width}"
+            except csv.Error as error:
+                return f"line {rows.line_num}: {error}"
     return None
+
+
+@contextlib.contextmanager
+def _quiet_progress() -> Iterator[None]:
+    """datasets' progress bars and its error log off inside the block (a parse error is re-raised, naming the file
+    and line, by `_load_file`), as they were after it."""
+    was_enabled = datasets_utils.are_progress_bars_disabled() is False
+    verbosity = datasets_utils.logging.get_verbosity()
+    datasets_utils.disable_progress_bars()
+    datasets_utils.logging.set_verbosity(datasets_utils.logging.CRITICAL)
+    try:
+        yield
+    finally:
+        datasets_utils.logging.set_verbosity(verbosity)
+        if was_enabled:
+            datasets_utils.enable_progress_bars()
 
 
 def _load_file(path: Path, data_format: str | None, column_names: Sequence[str] | None) -> Dataset:
@@ -91,7 +121,8 @@ def _load_file(path: Path, data_format: str | None, column_names: Sequence[str] 
             raise ValueError("--column-names applies to .csv/.tsv files (their header row is then data).")
         options["column_names"] = list(column_names)
     try:
-        return load_dataset(builder, data_files={"train": str(path)}, split="train", **options)
+        with _quiet_progress():  # a local file loads in a blink; a failure's message stays the only line
+            return load_dataset(builder, data_files={"train": str(path)}, split="train", **options)
     except Exception as error:
         lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
         if len(lines) <= (1 if builder == "csv" and not column_names else 0):
@@ -141,6 +172,9 @@ def load_splits(
 
     The held-out split is `eval_dataset` (a file), else `eval_split`, else the first of validation/dev/valid/test the
     dataset has, else `eval_fraction` of the training rows (seeded)."""
+    check_local_path(dataset, "--dataset")
+    if eval_dataset is not None:
+        check_local_path(eval_dataset, "--eval-dataset")
     path = Path(dataset)
     if path.is_file():
         train = _load_file(path, data_format, column_names)
