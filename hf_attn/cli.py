@@ -218,12 +218,24 @@ def one_line(error: BaseException) -> str:
     return message or type(error).__name__
 
 
+def _debug_flags(argv: list[str]) -> list[int]:
+    """Where `--debug` is ours: everywhere, but `train --debug VALUE` is TrainingArguments' own option (e.g.
+    `underflow_overflow`) and goes to the Trainer."""
+    training = bool(argv) and argv[0] == "train"
+    return [
+        index
+        for index, argument in enumerate(argv)
+        if argument == "--debug" and not (training and index + 1 < len(argv) and not argv[index + 1].startswith("-"))
+    ]
+
+
 def main(argv: list[str] | None = None) -> None:
     """Runs a command; a user's mistake (`USER_ERRORS`) ends it with one line and exit status 1 (`SystemExit`), or
     with its traceback under `--debug`."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in argv
-    argv = [argument for argument in argv if argument != "--debug"]
+    ours = _debug_flags(argv)
+    debug = bool(ours)
+    argv = [argument for i, argument in enumerate(argv) if i not in ours]
     command = next((argument for argument in argv if not argument.startswith("-")), "")
     try:
         _run(argv)

@@ -85,3 +85,33 @@ def test_xdist_groups_reach_the_scheduler(request):
     if not getattr(request.config.option, "loadgroup", False):
         pytest.skip("not run under pytest-xdist's --dist loadgroup")
     assert request.node.nodeid.endswith("@grouping_check"), request.node.nodeid
+
+
+def test_the_wheel_ships_the_license(tmp_path):
+    """pyproject says Apache-2.0: the LICENSE file is in the repository and in the wheel's metadata."""
+    import subprocess
+    import sys
+    import zipfile
+
+    assert "Apache License" in (REPO_ROOT / "LICENSE").read_text()
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            str(REPO_ROOT),
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("hf_attn-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    licenses = [name for name in names if name.endswith(".dist-info/licenses/LICENSE")]
+    assert licenses, names
+    assert "Apache License" in zipfile.ZipFile(wheel).read(licenses[0]).decode()

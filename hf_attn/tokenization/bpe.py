@@ -9,7 +9,7 @@ Special tokens: `[PAD]` 0, `[UNK]` 1, `[BOS]` 2 (the decoder's start token), `[E
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
@@ -17,6 +17,24 @@ from .base import HfAttnTokenizerFast
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[BOS]", "[EOS]"]
 END_OF_WORD = "</w>"
+
+
+def readable_tokens(tokens: Sequence[str], special: Iterable[str] = ()) -> list[str]:
+    """Tokens as a picture or a printout shows them: a BPE piece that ends a word loses its `</w>` marker, and one
+    that a further piece continues ends in a hyphen (`["trans", "form</w>"]` -> `["trans-", "form"]`). Tokens of a
+    vocabulary without the marker, and the `special` tokens, are returned as they are."""
+    if not any(token.endswith(END_OF_WORD) for token in tokens if token):
+        return list(tokens)
+    special = set(special)
+    readable = []
+    for token in tokens:
+        if not token or token in special:
+            readable.append(token)
+        elif token.endswith(END_OF_WORD):
+            readable.append(token[: -len(END_OF_WORD)])
+        else:
+            readable.append(f"{token}-")
+    return readable
 
 
 def train_bpe_tokenizer(

@@ -379,10 +379,13 @@ def _ones_like(rows: list) -> list:
 
 
 def ids_to_tokens(tokenizer: Any, input_name: str, ids: Sequence[int]) -> list[str]:
-    """The tokens of an input's ids: concepts (from the concept vocabulary) for `concept_input_ids`, words else."""
+    """The tokens of an input's ids: concepts (from the concept vocabulary) for `concept_input_ids`, words else (BPE
+    pieces without their `</w>` markers: `readable_tokens`)."""
     if input_name == "concept_input_ids" and hasattr(tokenizer, "concept_vocab"):
         return [tokenizer.concept_vocab[index] for index in ids]
-    return tokenizer.convert_ids_to_tokens(list(ids))
+    from .bpe import readable_tokens
+
+    return readable_tokens(tokenizer.convert_ids_to_tokens(list(ids)), tokenizer.all_special_tokens)
 
 
 def concept_vocabulary(

@@ -94,6 +94,7 @@ class AttentionFigure:
 
     def save_html(self, path: str | Path) -> Path:
         path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(self.to_html(), encoding="utf-8")
         return path
 
@@ -149,6 +150,7 @@ class AttentionFigure:
             title_lines = textwrap.fill(self.title, 100 if columns == 1 else 160).count("\n") + 1
             figure.tight_layout(rect=(0, 0, 1, 1 - 0.3 * (title_lines + 0.5) / figure.get_figheight()))
         path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
         figure.savefig(path, dpi=dpi)
         plt.close(figure)
         return path

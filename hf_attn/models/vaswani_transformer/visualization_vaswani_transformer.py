@@ -19,14 +19,16 @@ from typing import Any
 
 import torch
 
+from hf_attn.tokenization.bpe import readable_tokens
 from hf_attn.visualization.figure import HeatmapPanel
 from hf_attn.visualization.views import decode_with_attentions, real_tokens
 
 
 def _tokens(tokenizer, ids: torch.Tensor) -> list[str]:
-    """Token strings; an id the tokenizer lacks (a model whose vocabulary is larger) is shown as `<id>`."""
-    return [token or f"<{index}>" for index, token in zip(ids.tolist(), tokenizer.convert_ids_to_tokens(ids.tolist()),
-                                                          strict=True)]  # fmt: skip
+    """Token strings without BPE markers (`readable_tokens`); an id the tokenizer lacks (a model whose vocabulary is
+    larger) is shown as `<id>`."""
+    tokens = readable_tokens(tokenizer.convert_ids_to_tokens(ids.tolist()), tokenizer.all_special_tokens)
+    return [token or f"<{index}>" for index, token in zip(ids.tolist(), tokens, strict=True)]
 
 
 def transformer_view(
