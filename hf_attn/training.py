@@ -591,5 +591,9 @@ def main(argv: Sequence[str] | None = None) -> TrainingResult:
     return result
 
 
-if __name__ == "__main__":
-    main()
+if __name__ == "__main__":  # `accelerate launch -m hf_attn.training ...`: `hf-attn train`, one-line errors included
+    import sys
+
+    from .cli import main as cli_main
+
+    cli_main(["train", *sys.argv[1:]])

@@ -117,3 +117,15 @@ def test_every_heads_card_shows_a_loading_line_that_names_a_real_class(architect
     assert "import None" not in text and "import ," not in text and "None.from_pretrained" not in text
     if head.auto_class is None:
         assert f"from hf_attn import {head.model_class.__name__}" in text
+
+
+def test_every_synthetic_tasks_card_description_is_plain_text():
+    """A card's training section describes its data with the task generator's first docstring line: a pointer to a
+    module docstring ("(module docstring)") means nothing on a card and is dropped."""
+    from hf_attn.data.synthetic import SYNTHETIC_TASKS
+    from hf_attn.training import task_summary
+
+    assert task_summary("Short texts (module docstring).\n\nMore.") == "Short texts."
+    for name, task in SYNTHETIC_TASKS.items():
+        summary = task_summary(task.generator.__doc__)
+        assert summary and "docstring" not in summary and ".)" not in summary, (name, summary)

@@ -28,6 +28,8 @@ def _files(folder: Path) -> dict[str, Path]:
         "bad.jsonl": b'{"text": "a", "label": 1}\n{"text": "b" "label": 0}\n',
         "latin1.csv": b"text,label\ngood,1\n\xe9t\xe9,0\n",
         "latin1.txt": b"hello there\n\xff bad\n",
+        "ragged.tsv": b"text\tlabel\nhi there\t1\nyo\tman\t0\n",
+        "array.json": b'[{"text": "a", "label": 1},\n {"text": "b", "label": }]\n',
     }
     for name, content in contents.items():
         (folder / name).write_bytes(content)
@@ -60,6 +62,11 @@ MISTAKES = {
     "missing local held-out file": (
         ["train", "--dataset", "FILES/ok.csv", "--eval_dataset", "FILES/nope.csv", "--output_dir", "OUT"],
         "--eval-dataset .*nope.csv: no such file",
+    ),
+    "tsv with a ragged row": (["train", "--dataset", "FILES/ragged.tsv", "--output_dir", "OUT"], "ragged.tsv .*row 3"),
+    "json array that does not parse": (
+        ["train", "--dataset", "FILES/array.json", "--output_dir", "OUT"],
+        "array.json .*line 2",
     ),
     "csv not utf-8": (
         ["train", "--dataset", "FILES/latin1.csv", "--output_dir", "OUT"],
