@@ -21,6 +21,7 @@ from transformers import AutoConfig
 
 from .registry import Architecture, get_architecture
 from .tasks import load_trained
+from .utils.paths import check_repo_id
 from .visualization import visualize
 
 TRAINING_FILE = "hf_attn_training.json"
@@ -105,8 +106,6 @@ def _conversion_section(conversion: dict[str, Any] | None) -> str | None:
 def render_model_card(model_dir: str | Path, repo_id: str | None = None, base_model: str | None = None) -> ModelCard:
     """The card of the model saved in `model_dir`, as a `huggingface_hub.ModelCard`."""
     if repo_id is not None:
-        from .hub import check_repo_id  # hub imports this module
-
         check_repo_id(repo_id, "repo_id")
     model_dir = Path(model_dir)
     config = AutoConfig.from_pretrained(model_dir)

@@ -22,12 +22,7 @@ import sys
 from pathlib import Path
 
 from . import demo  # light: its training imports wait for `run`
-
-# The mistakes a user can make, as the code under the CLI reports them: a bad option or value (ValueError, e.g. a
-# config field's validation error), a missing or unreadable file or folder (OSError), a missing optional package
-# (ImportError), and a malformed input file (`hf_attn.data.files` turns parse errors into ValueErrors naming the
-# file and row). Anything else is a bug of ours: it keeps its traceback.
-USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError, NotImplementedError)
+from .utils.errors import run_command
 
 
 class _OneLineParser(argparse.ArgumentParser):
@@ -47,7 +42,7 @@ def _list(_: argparse.Namespace) -> None:
 
 def _card(args: argparse.Namespace) -> None:
     from .cards import write_model_card
-    from .hub import check_repo_id
+    from .utils.paths import check_repo_id
 
     if args.repo_id is not None:
         check_repo_id(args.repo_id, "--repo-id")
@@ -212,38 +207,10 @@ PASSTHROUGH = {
 }
 
 
-def one_line(error: BaseException) -> str:
-    """An exception's message on one line (transformers' and the Hub's messages span several)."""
-    message = " ".join(str(error).split())
-    return message or type(error).__name__
-
-
-def _debug_flags(argv: list[str]) -> list[int]:
-    """Where `--debug` is ours: everywhere, but `train --debug VALUE` is TrainingArguments' own option (e.g.
-    `underflow_overflow`) and goes to the Trainer."""
-    training = bool(argv) and argv[0] == "train"
-    return [
-        index
-        for index, argument in enumerate(argv)
-        if argument == "--debug" and not (training and index + 1 < len(argv) and not argv[index + 1].startswith("-"))
-    ]
-
-
 def main(argv: list[str] | None = None) -> None:
-    """Runs a command; a user's mistake (`USER_ERRORS`) ends it with one line and exit status 1 (`SystemExit`), or
-    with its traceback under `--debug`."""
-    argv = list(sys.argv[1:] if argv is None else argv)
-    ours = _debug_flags(argv)
-    debug = bool(ours)
-    argv = [argument for i, argument in enumerate(argv) if i not in ours]
-    command = next((argument for argument in argv if not argument.startswith("-")), "")
-    try:
-        _run(argv)
-    except USER_ERRORS as error:
-        if debug:
-            raise
-        message = f"hf-attn {command or '(no command)'}: {one_line(error)} (--debug shows the traceback)"
-        raise SystemExit(message) from None
+    """Runs a command; a user's mistake ends it with one line and exit status 1 (`SystemExit`), or with its
+    traceback under `--debug` (`hf_attn.utils.errors.run_command`)."""
+    run_command(_run, list(sys.argv[1:] if argv is None else argv))
 
 
 def _run(argv: list[str]) -> None:

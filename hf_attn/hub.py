@@ -5,24 +5,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from huggingface_hub import CommitInfo, HfApi
-from huggingface_hub.utils import HFValidationError, validate_repo_id
 
 from .cards import write_model_card
+from .utils.paths import check_repo_id
 from .utils.saving import STAGING_PREFIX
 
 # Never uploaded: pickles, Trainer scratch (checkpoints at any depth: ELMo's biLM stage keeps its own in bilm/) and
 # what a killed save left (its staging folder, removed by the next save).
 IGNORE_PATTERNS = ["*.bin", "*.pt", "*.pth", "*.pkl", "*checkpoint-*/*", "runs/*", ".ipynb_checkpoints/*",
                    f"{STAGING_PREFIX}*/*"]  # fmt: skip
-
-
-def check_repo_id(repo_id: str, name: str = "repo_id") -> None:
-    """Refuses a repo id the Hub would refuse (an empty user or name, a stray slash, a bad character), naming the
-    argument: a card titled "/lin-demo" or a push that fails after its upload started helps nobody."""
-    try:
-        validate_repo_id(repo_id)
-    except HFValidationError as error:
-        raise ValueError(f"{name} {repo_id!r} is not a Hub repo id (user/name or name): {error}") from None
 
 
 def push_model_dir(

@@ -591,9 +591,9 @@ def main(argv: Sequence[str] | None = None) -> TrainingResult:
     return result
 
 
-if __name__ == "__main__":  # `accelerate launch -m hf_attn.training ...`: `hf-attn train`, one-line errors included
+if __name__ == "__main__":  # `accelerate launch -m hf_attn.training ...`: one-line errors, as `hf-attn train`
     import sys
 
-    from .cli import main as cli_main
+    from .utils.errors import run_command
 
-    cli_main(["train", *sys.argv[1:]])
+    run_command(lambda argv: main(argv[1:]), ["train", *sys.argv[1:]])

@@ -180,9 +180,9 @@ def test_stcka_trains_without_concepts_and_errors_name_the_flags(tmp_path):
     data.write_text("text,label\n" + "".join(f"good film {i},pos\nbad film {i},neg\n" for i in range(12)))
     common = ["train", "--arch", "stcka", "--dataset", str(data), "--max_steps", "2", "--no-progress",
               "--save_strategy", "no", "--report_to", "none"]  # fmt: skip
-    with pytest.raises(ValueError, match=r"--concepts FILE .*--concept_column COLUMN.*--no_concepts"):
+    with pytest.raises(SystemExit, match=r"--concepts FILE .*--concept_column COLUMN.*--no_concepts"):
         main([*common, "--output_dir", str(tmp_path / "missing")])
-    with pytest.raises(ValueError, match=r"--no_concepts trains without concepts: drop --concepts"):
+    with pytest.raises(SystemExit, match=r"--no_concepts trains without concepts: drop --concepts"):
         main([*common, "--output_dir", str(tmp_path / "both"), "--no_concepts", "--concepts", str(data)])
     main([*common, "--output_dir", str(tmp_path / "ablation"), "--no_concepts"])
     from transformers import AutoTokenizer

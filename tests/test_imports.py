@@ -9,7 +9,8 @@ The layers, lowest first (a module may import its own layer and those below; CON
     tokenization  hf_attn.tokenization
     data          hf_attn.data (the input and label kinds among it), hf_attn.evaluation, hf_attn.pipelines, the
                   attention views (figure, views, each folder's visualization_<name>.py), a folder's kinds.py
-    registry      hf_attn.registry and the folders' rows (hf_attn.models.<name>, their `__init__`)
+    registry      hf_attn.registry and the folders' rows (hf_attn.models.<name>, their `__init__`), and
+                  hf_attn.registry_index (the rows read from their source, for `hf-attn list`)
     tasks         hf_attn.tasks (task shapes, one Trainer per shape), hf_attn.label_tree_training,
                   hf_attn.options, hf_attn.recipes, hf_attn.visualization (visualize: a model's row and view)
     cards and hub hf_attn.cards, hf_attn.hub, hf_attn.conversion
@@ -45,7 +46,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "hf_attn.models.*.visualization_*",
         ),
     ),
-    ("registry", ("hf_attn.registry", "hf_attn.models", "hf_attn.models.*")),
+    ("registry", ("hf_attn.registry", "hf_attn.registry_index", "hf_attn.models", "hf_attn.models.*")),
     (
         "tasks",
         (

@@ -282,7 +282,8 @@ def test_a_new_architecture_touches_only_its_folder_card_and_tests(tmp_path):
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis")
     for folder in ("hf_attn", "model_cards", "tests", "conversion", "benchmarks"):
         shutil.copytree(REPO_ROOT / folder, copy / folder, symlinks=True, ignore=ignore)  # hf_attn/model_cards: a link
-    shutil.copy(REPO_ROOT / "pyproject.toml", copy / "pyproject.toml")
+    for name in ("pyproject.toml", "LICENSE"):
+        shutil.copy(REPO_ROOT / name, copy / name)
     original = _files(copy)
     folder = copy / "hf_attn" / "models" / "mean_pool"
     folder.mkdir()

@@ -1,4 +1,5 @@
-"""Local path or Hub id: a name that can only be a local path, and is missing, is reported at once.
+"""Local path or Hub id: a name that can only be a local path, and is missing, is reported at once; a repo id the
+Hub would refuse is refused here.
 
 `--dataset`, a model folder and a few other arguments take a local path or a Hub id. Given a path that does not exist,
 datasets and transformers ask the Hub for it (with retries: tens of seconds offline) and then blame the Hub. A Hub id
@@ -35,3 +36,14 @@ def check_local_path(name: str, option: str) -> None:
             f"{option} {name}: no such file or folder (it is a local path, not a Hub id: check the path, "
             f"relative to {Path.cwd()})"
         )
+
+
+def check_repo_id(repo_id: str, name: str = "repo_id") -> None:
+    """Refuses a repo id the Hub would refuse (an empty user or name, a stray slash, a bad character), naming the
+    argument: a card titled "/lin-demo", or a push that fails after its upload started, helps nobody."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as error:
+        raise ValueError(f"{name} {repo_id!r} is not a Hub repo id (user/name or name): {error}") from None

@@ -61,6 +61,6 @@ def test_trains_from_the_command_line_on_a_folder_in_the_xmc_text_layout(tmp_pat
     card = (tmp_path / "model" / "README.md").read_text()
     assert "precision_at_3" in card and "ndcg_at_5" in card
     (folder / "test_labels.txt").write_text("sports\n")
-    with pytest.raises(ValueError, match=r"test_texts.txt has 100 lines but test_labels.txt has 1"):
+    with pytest.raises(SystemExit, match=r"hf-attn train: .*test_texts.txt has 100 lines but test_labels.txt has 1"):
         main(["train", "--arch", "attention_xml", "--dataset", str(folder), "--label_column", "labels",
               "--output_dir", str(tmp_path / "again")])  # fmt: skip

@@ -1,0 +1,46 @@
+"""A command's mistakes as one line: what `hf-attn` (and `python -m hf_attn.training`) print instead of a traceback.
+
+A user's mistake, as the code under a command reports it, is a bad option or value (`ValueError`, e.g. a config
+field's validation error), a missing or unreadable file or folder (`OSError`), a missing optional package
+(`ImportError`) or an unsupported request (`NotImplementedError`); a malformed input file is a `ValueError` naming the
+file and line (`hf_attn.data.files`). `run_command` ends the command on one of these with one line,
+`hf-attn COMMAND: what is wrong (--debug shows the traceback)`, and exit status 1. Anything else is a bug of ours and
+keeps its traceback; `--debug` keeps it for the mistakes too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError, NotImplementedError)
+
+
+def one_line(error: BaseException) -> str:
+    """An exception's message on one line (transformers' and the Hub's messages span several)."""
+    return " ".join(str(error).split()) or type(error).__name__
+
+
+def debug_flags(argv: list[str]) -> list[int]:
+    """Where `--debug` is ours: everywhere, but `train --debug VALUE` is TrainingArguments' own option (e.g.
+    `underflow_overflow`) and goes to the Trainer."""
+    training = bool(argv) and argv[0] == "train"
+    return [
+        index
+        for index, argument in enumerate(argv)
+        if argument == "--debug" and not (training and index + 1 < len(argv) and not argv[index + 1].startswith("-"))
+    ]
+
+
+def run_command(run: Callable[[list[str]], object], argv: list[str]) -> None:
+    """Runs `run(argv)` (`argv[0]` names the command, `--debug` taken out); a user's mistake (`USER_ERRORS`) ends
+    it with one line (`SystemExit`, status 1), or with its traceback under `--debug`."""
+    ours = debug_flags(argv)
+    argv = [argument for index, argument in enumerate(argv) if index not in ours]
+    command = next((argument for argument in argv if not argument.startswith("-")), "")
+    try:
+        run(argv)
+    except USER_ERRORS as error:
+        if ours:
+            raise
+        message = f"hf-attn {command or '(no command)'}: {one_line(error)} (--debug shows the traceback)"
+        raise SystemExit(message) from None
