@@ -16,14 +16,16 @@ import json
 import math
 import random
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
-from datasets import Dataset
+
+if TYPE_CHECKING:  # datasets loads in a second: imported where rows become a Dataset, not at `import hf_attn`
+    from datasets import Dataset
 
 from .synthetic import SyntheticTask, register_synthetic_task
-from .task_data import TaskData
+from .task_data import TaskData, dataset_from_rows
 
 # The columns of an encoded instance that an episode carries.
 INSTANCE_FIELDS = ("input_ids", "attention_mask", "entity_positions")
@@ -200,7 +202,7 @@ def few_shot_classes(
         rows["text"].append(" ".join(words))
         rows["label"].append(f"class {label}")
         rows["evidence"].append(slots)
-    return Dataset.from_dict(rows)
+    return dataset_from_rows(rows)
 
 
 def few_shot_relations(num_examples: int, seed: int = 0, **kwargs: Any) -> Dataset:
@@ -258,7 +260,7 @@ def read_fewrel(path: str | Path) -> Dataset | None:
             rows["label"].append(str(relation))
             rows["head"].append(int(instance["h"][2][0][0]))
             rows["tail"].append(int(instance["t"][2][0][0]))
-    return Dataset.from_dict(rows)
+    return dataset_from_rows(rows)
 
 
 def class_disjoint_split(

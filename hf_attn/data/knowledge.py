@@ -15,11 +15,14 @@ from __future__ import annotations
 
 import random
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from datasets import Dataset
+if TYPE_CHECKING:  # datasets loads in a second: imported where rows become a Dataset, not at `import hf_attn`
+    from datasets import Dataset
 
 from ..tokenization.concepts import ConceptSource
 from .synthetic import SyntheticTask, register_synthetic_task
+from .task_data import dataset_from_rows
 
 CONCEPT_TOPICS_LABELS = ["business", "sport", "health", "tech"]
 # Two deciding concepts per topic; the label-neutral concepts any entity may also have.
@@ -106,7 +109,7 @@ def concept_topics(num_examples: int, seed: int = 0, held_out: bool = False) -> 
         rows["entity"].append(name)
         rows["deciding_concept"].append(concepts[0][0])
         rows["evidence_concept"].append(concept_set.index(concepts[0][0]))
-    return Dataset.from_dict(rows)
+    return dataset_from_rows(rows)
 
 
 register_synthetic_task(

@@ -28,8 +28,12 @@ import itertools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from datasets import Dataset
+from .task_data import dataset_from_rows
+
+if TYPE_CHECKING:  # datasets loads in a second: imported where rows become a Dataset, not at `import hf_attn`
+    from datasets import Dataset
 
 CUE_SENTIMENT_LABELS = ["negative", "positive"]
 PAIR_LABELS = ["entailment", "neutral", "contradiction"]
@@ -133,7 +137,7 @@ def cue_word_sentiment(
         rows["label"].append(int(positive != negated))
         rows["cue_index"].append(cue_index)
         rows["negated"].append(negated)
-    return Dataset.from_dict(rows)
+    return dataset_from_rows(rows)
 
 
 def cue_word_pairs(num_examples: int, seed: int = 0, min_objects: int = 2, max_objects: int = 4) -> Dataset:
@@ -160,7 +164,7 @@ def cue_word_pairs(num_examples: int, seed: int = 0, min_objects: int = 2, max_o
         rows["hypothesis"].append(f"the {claimed} is {colour}")
         rows["label"].append(label)
         rows["evidence_index"].append(premise.index(claimed) if claimed in objects else -1)
-    return Dataset.from_dict(rows)
+    return dataset_from_rows(rows)
 
 
 # Source word -> (target word, gender) for nouns; adjectives and determiners inflect for the noun's gender.
@@ -211,7 +215,7 @@ def toy_translation(num_examples: int, seed: int = 0, max_clauses: int = 2) -> D
             target += [*subject[1], _VERBS_TRANSLATION[verb], *object_[1]]
         rows["source"].append(" ".join(source))
         rows["target"].append(" ".join(target))
-    return Dataset.from_dict(rows)
+    return dataset_from_rows(rows)
 
 
 def _evidence_document(
@@ -260,7 +264,7 @@ def evidence_documents(
         rows["evidence_sentence"].append(evidence_sentence)
         rows["cue_index"].append(cue_index)
         rows["negated"].append(negated)
-    return Dataset.from_dict(rows)
+    return dataset_from_rows(rows)
 
 
 # The second "language" of `bilingual_evidence_documents`: every word is spelt backwards with a suffix, and each
@@ -324,7 +328,7 @@ def bilingual_evidence_documents(
         rows["label"].append(label if labelled else -100)
         rows["labelled"].append(labelled)
         rows["evidence_sentence"].append(evidence_sentence)
-    return Dataset.from_dict(rows)
+    return dataset_from_rows(rows)
 
 
 TAGS = ["DET", "ADJ", "NOUN", "VERB", "PRON", "ADP"]
@@ -387,7 +391,7 @@ def ambiguous_word_tagging(num_examples: int, seed: int = 0, pp_probability: flo
         rows["tags"].append([TAGS.index(tag) for _, tag in sentence])
         rows["ambiguous_index"].append(position)
         rows["ambiguous_is_verb"].append(as_verb)
-    return Dataset.from_dict(rows)
+    return dataset_from_rows(rows)
 
 
 LONG_RANGE_LABELS = ["red", "blue", "green", "yellow"]
@@ -470,7 +474,7 @@ def long_range_cue(
         rows["text"].append(" ".join(words))
         rows["label"].append(_LONG_RANGE_CUES[cue])
         rows["evidence_index"].append(position)
-    return Dataset.from_dict(rows)
+    return dataset_from_rows(rows)
 
 
 TOPIC_PARENTS = ("science", "sports", "politics", "arts", "business", "health")
@@ -530,7 +534,7 @@ def label_topics(
         rows["text"].append(" ".join(word for word, _ in words))
         rows["labels"].append(sorted(labels, key=index.__getitem__))
         rows["evidence"].append([label for _, label in words])
-    return Dataset.from_dict(rows)
+    return dataset_from_rows(rows)
 
 
 @dataclass(frozen=True)
@@ -644,7 +648,7 @@ def xmc_documents(
         rng.shuffle(words)
         rows["text"].append(" ".join(words))
         rows["labels"].append([f"L{label}" for label in sorted(labels)])
-    return Dataset.from_dict(rows)
+    return dataset_from_rows(rows)
 
 
 def register_synthetic_task(name: str, task: SyntheticTask) -> None:

@@ -10,9 +10,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from datasets import Dataset
+if TYPE_CHECKING:  # datasets loads in a second: imported where rows become a Dataset, not at `import hf_attn`
+    from datasets import Dataset
+
+
+def dataset_from_rows(rows: dict[str, list]) -> Dataset:
+    """`datasets.Dataset.from_dict(rows)`, datasets imported on first use (not at `import hf_attn`)."""
+    from datasets import Dataset
+
+    return Dataset.from_dict(rows)
 
 
 @dataclass(frozen=True)
