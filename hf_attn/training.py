@@ -66,6 +66,7 @@ from .registry import Architecture, Head, get_architecture
 from .tasks import TASK_SHAPES, TaskShape, encode_split, score_evidence_attention, token_accuracy_at
 from .tokenization.concepts import ConceptSource
 from .tokenization.kinds import train_tokenizer
+from .utils.paths import check_local_path
 from .utils.saving import last_complete_checkpoint, refuse_overwrite, staged_save
 
 __all__ = [
@@ -299,6 +300,7 @@ def _shared_tokenizer(args: HfAttnTrainingArguments, source: str | None, build) 
     if isinstance(source, PreTrainedTokenizerBase):
         return source
     if source is not None:
+        check_local_path(str(source), "--tokenizer")
         return AutoTokenizer.from_pretrained(source)
     if args.world_size == 1:
         return build()

@@ -76,6 +76,10 @@ MISTAKES = {
         ["train", "--arch", "elmo", "--dataset", "FILES/latin1.txt", "--output_dir", "OUT"],
         "latin1.txt .*line 2: not UTF-8",
     ),
+    "missing local tokenizer": (
+        ["train", "--tokenizer", "FILES/tokenizer", "--output_dir", "OUT"],
+        "--tokenizer .*tokenizer: no such file",
+    ),
     "predict on a missing folder": (
         ["predict", "FILES/no-model", "hello"],
         "MODEL .*no-model: no such file or folder",
