@@ -216,3 +216,43 @@ def test_the_unpacked_run_equals_the_packed_run(rnn):
     for packed, unpacked in zip(*results, strict=True):
         torch.testing.assert_close(unpacked, packed, rtol=1e-5, atol=1e-6)
     assert torch.equal(results[1][0][2], torch.zeros(7, results[1][0].size(-1)))  # the all-padding row
+
+
+def test_a_large_loss_runs_in_chunks_with_the_same_value_and_gradient_in_less_memory():
+    """Over `chunk_elements` logits, `token_cross_entropy` runs chunk by chunk under checkpointing: the same loss and
+    gradient, and the backward pass keeps no float32 copy of the logits (a 25k-token batch over 32k words: 3.3 GB)."""
+    from hf_attn.layers import token_cross_entropy
+
+    torch.manual_seed(0)
+    logits = torch.randn(6, 50, 300).to(torch.bfloat16).requires_grad_()
+    labels = torch.randint(0, 300, (6, 50))
+    labels[0, :7] = -100
+    results = []
+    for chunk_elements in (10**9, 3000):  # whole, then 10-row chunks
+        saved = []
+
+        def pack(tensor: torch.Tensor, saved: list = saved) -> torch.Tensor:
+            if tensor.untyped_storage().data_ptr() != logits.untyped_storage().data_ptr():  # not a view of the logits
+                saved.append(tensor.numel() * tensor.element_size())
+            return tensor
+
+        logits.grad = None
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+            loss = token_cross_entropy(logits, labels, label_smoothing=0.1, chunk_elements=chunk_elements)
+        loss.backward()
+        results.append((loss.detach(), logits.grad.clone(), sum(saved)))
+    (whole, whole_grad, whole_saved), (chunked, chunked_grad, chunked_saved) = results
+    torch.testing.assert_close(chunked, whole, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(chunked_grad.float(), whole_grad.float(), rtol=0, atol=1e-5)
+    float32_logits = logits.numel() * 4
+    assert whole_saved >= float32_logits  # the float32 log-softmax of every position
+    assert chunked_saved < float32_logits / 4, (chunked_saved, float32_logits)
+    logits.grad = None
+    compiled = torch.compile(token_cross_entropy, backend="aot_eager", fullgraph=True)  # one graph, chunks included
+    try:
+        loss = compiled(logits, labels, label_smoothing=0.1, chunk_elements=3000)
+        loss.backward()
+    finally:
+        torch._dynamo.reset()
+    torch.testing.assert_close(loss.detach(), whole, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(logits.grad.float(), whole_grad.float(), rtol=0, atol=1e-5)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 from transformers import PreTrainedConfig
 
 from .validation import check_labels, check_multi_hot, value_checks_apply
@@ -50,12 +51,26 @@ def classification_loss(
     return nn.functional.binary_cross_entropy_with_logits(logits, labels.to(logits.dtype))
 
 
+# Positions × classes whose float32 log-probabilities one chunk of the loss computes at once (128 MiB). A larger loss
+# runs chunk by chunk under activation checkpointing: a 25k-token batch over a 32k vocabulary (8·10⁸ logits) would
+# otherwise keep a 3.3 GB float32 copy of its logits and their log-softmax for the backward pass.
+LOSS_CHUNK_ELEMENTS = 2**25
+
+
+def _summed_cross_entropy(logits: torch.Tensor, labels: torch.Tensor, label_smoothing: float) -> torch.Tensor:
+    """Σ cross-entropy over rows of `logits (N, V)` (any float dtype, computed in float32) whose label is not −100."""
+    return nn.functional.cross_entropy(
+        logits.float(), labels, ignore_index=-100, reduction="sum", label_smoothing=label_smoothing
+    )
+
+
 def token_cross_entropy(
     logits: torch.Tensor,
     labels: torch.Tensor,
     num_items_in_batch: torch.Tensor | int | None = None,
     label_smoothing: float = 0.0,
     batch_shape: torch.Size | tuple[int, ...] | None = None,
+    chunk_elements: int = LOSS_CHUNK_ELEMENTS,
 ) -> torch.Tensor:
     """Mean cross-entropy over the positions whose label is not -100: `logits (..., V)`, `labels (...)`.
 
@@ -63,16 +78,20 @@ def token_cross_entropy(
     is 0 with a gradient of 0, never NaN. A NaN from real scores still comes out as NaN (divergence stays visible).
     `num_items_in_batch` (from `Trainer` under gradient accumulation) replaces the batch's own count.
     `labels` must have the logits' leading shape (`batch_shape`, when the logits were flattened first) and hold
-    ids in [0, V) or −100; anything else is a `ValueError` naming `labels`.
+    ids in [0, V) or −100; anything else is a `ValueError` naming `labels`. A loss over more than `chunk_elements`
+    logits that needs a gradient runs in chunks (`LOSS_CHUNK_ELEMENTS`): the same value, a fraction of the memory.
     """
     check_labels(labels, logits.shape[:-1] if batch_shape is None else batch_shape, logits.size(-1))
-    summed = nn.functional.cross_entropy(
-        logits.float().reshape(-1, logits.size(-1)),
-        labels.reshape(-1),
-        ignore_index=-100,
-        reduction="sum",
-        label_smoothing=label_smoothing,
-    )
+    flat_logits, flat_labels = logits.reshape(-1, logits.size(-1)), labels.reshape(-1)
+    if logits.numel() <= chunk_elements or not (torch.is_grad_enabled() and logits.requires_grad):
+        summed = _summed_cross_entropy(flat_logits, flat_labels, label_smoothing)
+    else:  # chunk by chunk, each recomputed in the backward pass: one chunk's float32 temporaries at a time
+        rows = max(1, chunk_elements // logits.size(-1))
+        chunks = zip(flat_logits.split(rows), flat_labels.split(rows), strict=True)  # split: one cat in the backward
+        summed = sum(
+            checkpoint(_summed_cross_entropy, chunk, chunk_labels, label_smoothing, use_reentrant=False)
+            for chunk, chunk_labels in chunks
+        )
     count = (labels != -100).sum() if num_items_in_batch is None else num_items_in_batch
     return summed / torch.as_tensor(count, device=summed.device).clamp(min=1).to(summed.dtype)
 
