@@ -81,6 +81,13 @@ def _direction(
     return (outputs.flip(1) if reverse else outputs), final
 
 
+def _between_layers(rnn: nn.RNNBase, layer: int, inputs: torch.Tensor) -> torch.Tensor:
+    """The input of `layer`: the outputs of the layer below, with the RNN's dropout between layers in training."""
+    if layer > 0 and rnn.dropout and rnn.training:
+        return nn.functional.dropout(inputs, rnn.dropout, training=True)
+    return inputs
+
+
 def masked_rnn(
     rnn: nn.RNNBase,
     inputs: torch.Tensor,
@@ -103,8 +110,7 @@ def masked_rnn(
     states = initial_state if is_lstm else (initial_state,)
     layer_inputs, finals = inputs, []
     for layer in range(rnn.num_layers):
-        if layer > 0 and rnn.dropout and rnn.training:
-            layer_inputs = nn.functional.dropout(layer_inputs, rnn.dropout, training=True)
+        layer_inputs = _between_layers(rnn, layer, layer_inputs)
         outputs = []
         for direction in range(directions):
             index = layer * directions + direction
@@ -143,8 +149,7 @@ def reversed_rnn(
     states = initial_state if isinstance(initial_state, tuple) else (initial_state,)
     layer_inputs = inputs
     for layer in range(rnn.num_layers):
-        if layer > 0 and rnn.dropout and rnn.training:
-            layer_inputs = nn.functional.dropout(layer_inputs, rnn.dropout, training=True)
+        layer_inputs = _between_layers(rnn, layer, layer_inputs)
         outputs = []
         for direction in range(directions):
             index = layer * directions + direction
