@@ -22,14 +22,11 @@ import sys
 from pathlib import Path
 
 from . import demo  # light: its training imports wait for `run`
-from .utils.errors import run_command
+from .utils.errors import OneLineUsageErrors, run_command
 
 
-class _OneLineParser(argparse.ArgumentParser):
+class _OneLineParser(OneLineUsageErrors, argparse.ArgumentParser):
     """argparse, with a usage error as one line: `hf-attn COMMAND: message (see hf-attn COMMAND --help)`."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise SystemExit(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
 def _list(_: argparse.Namespace) -> None:

@@ -24,6 +24,7 @@ from transformers import HfArgumentParser, Seq2SeqTrainingArguments
 from .recipes import Recipe, load_recipe
 from .registry import get_architecture
 from .tasks import TASK_SHAPES
+from .utils.errors import OneLineUsageErrors
 
 __all__ = [
     "DATACLASSES",
@@ -298,11 +299,8 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
     return options, args
 
 
-class OneLineArgumentParser(HfArgumentParser):
+class OneLineArgumentParser(OneLineUsageErrors, HfArgumentParser):
     """`HfArgumentParser` whose usage errors are one line, `PROG: message (see PROG --help)` (the CLI's style)."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise SystemExit(f"{self.prog}: {message} (see {self.prog} --help)")
 
 
 def one_line_parser(dataclass_types: Any, prog: str) -> OneLineArgumentParser:

@@ -165,8 +165,8 @@ def reversed_rnn(
             weights = _layer_weights(rnn, layer, reverse)
             output = run(sequence, hx, weights, rnn.bias, 1, 0.0, rnn.training, False, True)[0]  # (B, T, H)
             outputs.append(reverse_padded(output, lengths) if reverse else output)
-        layer_inputs = torch.cat(outputs, dim=-1) * real
-    return layer_inputs
+        layer_inputs = torch.cat(outputs, dim=-1)  # its pads reach no real token of the next layer either
+    return layer_inputs * real
 
 
 class PackedBiRNN(CheckpointingLayer):

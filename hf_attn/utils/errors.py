@@ -12,6 +12,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+
+class OneLineUsageErrors:
+    """A mixin for `argparse.ArgumentParser` (and transformers' `HfArgumentParser`): a usage error is one line,
+    `PROG: message (see PROG --help)`, like every other mistake of a command."""
+
+    prog: str
+
+    def error(self, message: str) -> None:
+        raise SystemExit(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError, NotImplementedError)
 
 
