@@ -15,7 +15,7 @@ REGISTRY_TESTS := tests/test_common.py tests/test_transformers_contract.py tests
 	tests/test_peft.py tests/test_batched_pipelines.py tests/test_export.py tests/test_remote_code.py \
 	tests/test_transformers_common.py
 
-.PHONY: install browser demo test test-oldest test-slow lint format clean
+.PHONY: install browser demo test test-oldest test-slow test-gpu lint format clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -48,6 +48,15 @@ test-oldest:
 	$(OLDEST_VENV)/bin/python -c "import torch, transformers; print('test-oldest: transformers', \
 		transformers.__version__, 'torch', torch.__version__)"
 	$(OLDEST_VENV)/bin/python -m pytest -q -n 2 --dist loadgroup $(REGISTRY_TESTS)
+
+# The GPU suite (tests/test_gpu.py, and the kernel tests on CUDA) on a machine with a CUDA device: no venv there, the
+# machine's own Python with torch, triton and transformers (GPU_PYTHON), hf_attn from this checkout. Skipped with the
+# reason where there is no CUDA device. benchmarks/gpu_session.sh runs it, then benchmarks/gpu_report.py.
+GPU_PYTHON ?= python3
+GPU_WORKERS ?= 8
+test-gpu:
+	PYTHONPATH=$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PYTHON) -m pytest -q -p no:cacheprovider -n $(GPU_WORKERS) \
+		-m gpu tests/test_gpu.py tests/test_kernels.py
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow

@@ -11,7 +11,9 @@ import torch
 
 
 def time_call(function: Callable[[], object], repeats: int, device: torch.device | None = None) -> float:
-    """Median seconds of `function()` over `repeats` runs, after one warm-up run."""
+    """Median seconds of `function()` over `repeats` runs, after two warm-up runs (a CUDA-graphed loop,
+    `hf_attn.layers.cuda_graphs`, runs eagerly on its first call and is captured on its second)."""
+    function()
     function()
     synchronise = device is not None and device.type == "cuda"
     times = []

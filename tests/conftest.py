@@ -6,6 +6,11 @@ import os
 
 import torch
 
+# Without a CUDA device, Triton's kernels run in its interpreter (tests/test_kernels.py checks them there). The
+# variable is read when a kernel is defined, so it is set before any test module imports hf_attn.
+if not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
 # Marks transformers' common test files put on their tests (tests/test_transformers_common.py runs them).
 TRANSFORMERS_MARKS = (
     "accelerate_tests", "flash_attn_test", "flash_attn_3_test", "flash_attn_4_test", "torch_compile_test"

@@ -337,6 +337,10 @@ class _HostReads(TorchDispatchMode):
         name = func.__name__.split(".")[0]
         if name in HOST_READS:
             self.seen[name] += 1
+        # `tensor[mask]` and `tensor[mask] = value` with a boolean mask: the result's size is the mask's count.
+        indices = args[1] if name in {"index", "index_put", "index_put_", "_index_put_impl_"} else None
+        if any(isinstance(index, torch.Tensor) and index.dtype == torch.bool for index in indices or ()):
+            self.seen[f"{name} with a boolean mask"] += 1
         return func(*args, **(kwargs or {}))
 
 

@@ -12,7 +12,10 @@ accelerator that read is a device sync, and `torch.compile(fullgraph=True)`, `to
 * on an accelerator and under `torch.compile`: `reversed_rnn`, the RNN's own kernel (cuDNN) over the padded batch,
   one layer and direction at a time, the backward direction on each row's reversed prefix (`reverse_padded`): in
   both runs the pads come after a row's real tokens, so they never reach a real token's state. Nothing is read on
-  the host, and the graph is static;
+  the host, and the graph is static. cuDNN takes one layer and direction's weights without a copy only when they
+  are one buffer in its own layout, starting that buffer: `compact_by_direction` lays the module's weights out so,
+  one buffer per layer and direction, once (not per call, as cuDNN's "not part of single contiguous chunk of
+  memory" fallback would);
 * exported: `masked_rnn`, the same weights as `torch._higher_order_ops.scan` over time, a loop the exported graph
   (and ONNX's `Scan`) keeps for any batch and length: at a masked position the state is carried over unchanged, so
   each direction starts at its first real token. It also reads masks that are not right-padded.
@@ -132,6 +135,45 @@ def _layer_weights(rnn: nn.RNNBase, layer: int, reverse: bool) -> list[torch.Ten
     return [getattr(rnn, f"{name}_{suffix}") for name in names]
 
 
+def compact_by_direction(rnn: nn.RNNBase) -> None:
+    """Lays `rnn`'s weights out as cuDNN reads a one-layer, one-direction RNN: one flat buffer per layer and
+    direction (w_ih, w_hh, b_ih, b_hh, w_hr, at the offsets cuDNN asks), the parameters made views into it.
+
+    `reversed_rnn` calls cuDNN once per layer and direction. cuDNN uses the weights in place only when they are
+    one buffer in its own layout, beginning at the start of their storage; `nn.RNNBase.flatten_parameters` makes
+    one buffer for the whole module, which only the first layer's forward direction starts, so every other call
+    would copy (compact) its weights and warn. The parameters stay the same objects (an optimizer holding them
+    keeps working); their storage moves once. A module moved or re-flattened since (`.to()`, `flatten_parameters`)
+    is laid out again on its next call. A no-op off CUDA, without cuDNN and while tracing.
+    """
+    first = rnn._flat_weights[0] if rnn._flat_weights else None
+    if (
+        torch.compiler.is_compiling()
+        or not isinstance(first, torch.Tensor)
+        or not first.is_cuda
+        or not torch.backends.cudnn.is_acceptable(first)
+        or not torch._use_cudnn_rnn_flatten_weight()
+    ):
+        return
+    if getattr(rnn, "_direction_layout", None) == tuple(weight.data_ptr() for weight in rnn._flat_weights):
+        return
+    from torch.backends.cudnn import rnn as cudnn_rnn
+
+    directions = 2 if rnn.bidirectional else 1
+    output_size = getattr(rnn, "proj_size", 0) or rnn.hidden_size
+    with torch.cuda.device_of(first), torch.no_grad():
+        for layer in range(rnn.num_layers):
+            input_size = rnn.input_size if layer == 0 else output_size * directions
+            for direction in range(directions):
+                weights = _layer_weights(rnn, layer, reverse=direction == 1)
+                # Allocates the buffer, copies the weights in and makes each weight a view of it (`set_`).
+                torch._cudnn_rnn_flatten_weight(
+                    weights, len(weights), input_size, cudnn_rnn.get_cudnn_mode(rnn.mode), rnn.hidden_size,
+                    getattr(rnn, "proj_size", 0), 1, True, False,
+                )  # fmt: skip
+    rnn._direction_layout = tuple(weight.data_ptr() for weight in rnn._flat_weights)
+
+
 def reversed_rnn(
     rnn: nn.RNNBase,
     inputs: torch.Tensor,
@@ -142,6 +184,7 @@ def reversed_rnn(
     each layer and direction is one call of the RNN's kernel over all T positions; the backward direction reads
     each row's real prefix reversed. Returns the outputs `(B, T, K·H)`, zero at padded positions (the final states
     at the pads would not be the packed ones, so none are returned)."""
+    compact_by_direction(rnn)
     directions = 2 if rnn.bidirectional else 1
     mode = rnn.mode  # "LSTM", "GRU", "RNN_TANH", "RNN_RELU"
     run = {"LSTM": torch.lstm, "GRU": torch.gru, "RNN_TANH": torch.rnn_tanh, "RNN_RELU": torch.rnn_relu}[mode]
@@ -206,6 +249,10 @@ class PackedBiRNN(CheckpointingLayer):
         initial_state: torch.Tensor | tuple[torch.Tensor, torch.Tensor] | None = None,
     ) -> torch.Tensor:
         if attention_mask is None or not pack:
+            if getattr(self.rnn, "_direction_layout", None) is not None and not torch.compiler.is_compiling():
+                # Laid out by direction (`compact_by_direction`): the module's own call would copy its weights.
+                full = torch.full(inputs.shape[:1], inputs.size(1), dtype=torch.long, device=inputs.device)
+                return reversed_rnn(self.rnn, inputs, full, initial_state)
             return self.rnn(inputs, initial_state)[0]
         mask = attention_mask.to(torch.bool)
         if torch.compiler.is_exporting():  # an exported graph: the recurrence as a scan of standard ops

@@ -52,10 +52,16 @@ from hf_attn.layers.losses import classification_loss, token_cross_entropy
 from hf_attn.layers.outputs import output_flags
 from hf_attn.layers.rnn import PackedBiRNN
 from hf_attn.layers.sequences import reverse_padded
-from hf_attn.layers.validation import check_inputs_embeds, check_right_padded, check_token_inputs
+from hf_attn.layers.validation import (
+    check_inputs_embeds,
+    check_right_padded,
+    check_token_inputs,
+    value_checks_apply,
+)
 from hf_attn.utils.loading import SafetensorsLoadingMixin
 
 from .configuration_elmo import ElmoConfig
+from .fused_lstm import elmo_lstm_recurrence
 
 # ---------------------------------------------------------------------------------------------------------------
 # Outputs
@@ -215,9 +221,10 @@ class ElmoCharacterEncoder(nn.Module):
         self, input_ids: torch.Tensor | None, mask: torch.Tensor, character_vectors: torch.Tensor | None = None
     ) -> torch.Tensor:
         """`character_vectors (B, T, C, E)`, the character table's rows, may stand in for `input_ids`."""
-        # Eager: the real tokens of the batch alone, N of them. Traced (torch.export, ONNX): every position, so no
-        # shape depends on the mask's values; padded positions are zeroed at the end either way.
-        traced = torch.compiler.is_compiling()
+        # Eager on the CPU: the real tokens of the batch alone, N of them. Traced (torch.export, ONNX) and on an
+        # accelerator: every position, so no shape depends on the mask's values (selecting the real tokens would
+        # wait for the device, and a CUDA graph could not hold it); padded positions are zeroed at the end either way.
+        traced = not value_checks_apply(mask)
         if character_vectors is None:
             tokens = input_ids.flatten(0, 1) if traced else input_ids[mask]
             characters = self.character_embeddings(tokens)  # (N, C, E)
@@ -265,6 +272,8 @@ class ElmoLstmLayer(CheckpointingLayer):
         self.weight_hh = nn.Parameter(torch.empty(2, 4 * hidden, projection))
         self.bias = nn.Parameter(torch.empty(2, 4 * hidden))
         self.weight_proj = nn.Parameter(torch.empty(2, projection, hidden)) if projection < hidden else None
+        # "fused" (`fused_lstm.py`) or "reference" (the readable `_step` loop under autograd): the same outputs.
+        self.implementation = "fused"
 
     def forward(
         self, inputs: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor], return_cells: bool = False
@@ -274,10 +283,11 @@ class ElmoLstmLayer(CheckpointingLayer):
         # W_ih x_t + b for all steps at once: one batched matmul per layer, (2, B, T, 4H).
         flat = inputs.reshape(directions, batch * steps, -1)
         projected = torch.baddbmm(self.bias[:, None, :], flat, self.weight_ih.transpose(1, 2))
-        weight_hh = self.weight_hh.transpose(1, 2)  # (2, P, 4H)
-        weight_proj = self.weight_proj.transpose(1, 2) if self.weight_proj is not None else None  # (2, H, P)
         if torch.compiler.is_compiling():  # traced: one scan over the steps, for any length (ONNX's Scan)
             from torch._higher_order_ops.scan import scan
+
+            weight_hh = self.weight_hh.transpose(1, 2)  # (2, P, 4H)
+            weight_proj = self.weight_proj.transpose(1, 2) if self.weight_proj is not None else None  # (2, H, P)
 
             def scan_step(carry, projected_step):
                 cell, output = self._step(projected_step, *carry, weight_hh, weight_proj)
@@ -286,16 +296,33 @@ class ElmoLstmLayer(CheckpointingLayer):
             steps_first = projected.view(directions, batch, steps, 4 * hidden).permute(2, 0, 1, 3)  # (T, 2, B, 4H)
             _, (outputs, cells) = scan(scan_step, tuple(value.clone() for value in state), steps_first)
             return outputs.permute(1, 2, 0, 3), (cells if return_cells else None)
+        projected = projected.view(directions, batch, steps, 4 * hidden)
+        if steps == 0:
+            return inputs.new_zeros(directions, batch, 0, self.output_size), None
+        if self.implementation == "reference":
+            return self.forward_reference(projected, state, return_cells)
+        # The same steps fused (`fused_lstm.py`): a hand-written backward, Triton cells and CUDA graphs on CUDA.
+        outputs, cells = elmo_lstm_recurrence(
+            projected, self.weight_hh, self.weight_proj, state, self.cell_clip, self.proj_clip
+        )
+        return outputs, (cells.permute(2, 0, 1, 3) if return_cells else None)  # cells as (T, 2, B, H)
+
+    def forward_reference(
+        self, projected: torch.Tensor, state: tuple[torch.Tensor, torch.Tensor], return_cells: bool = False
+    ) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """The readable loop: `_step` per step under autograd, from `projected (2, B, T, 4H)` = W_ih x_t + b. The
+        fused recurrence's oracle in the tests and its peer in `benchmarks/elmo_throughput.py`."""
+        weight_hh = self.weight_hh.transpose(1, 2)  # (2, P, 4H)
+        weight_proj = self.weight_proj.transpose(1, 2) if self.weight_proj is not None else None  # (2, H, P)
         cell, output = state
         outputs, cells = [], []
         # unbind, not projected[:, :, t]: the backward of T indexings would fill T zero tensors of the full size.
-        for projected_step in projected.view(directions, batch, steps, 4 * hidden).unbind(dim=2):
+        for projected_step in projected.unbind(dim=2):
             cell, output = self._step(projected_step, cell, output, weight_hh, weight_proj)
             outputs.append(output)
             if return_cells:
                 cells.append(cell)
-        stacked = torch.stack(outputs, dim=2) if outputs else inputs.new_zeros(directions, batch, 0, self.output_size)
-        return stacked, (torch.stack(cells) if return_cells and cells else None)
+        return torch.stack(outputs, dim=2), (torch.stack(cells) if return_cells else None)
 
     def _step(
         self,

@@ -21,7 +21,11 @@ from typing import Any
 
 import torch
 
+from hf_attn.layers.cuda_graphs import GraphedLoop
 from hf_attn.layers.masking import masked_softmax
+
+from .triton_steps import STEP_FUNCTIONS as TRITON_STEP_FUNCTIONS
+from .triton_steps import applies as triton_applies
 
 # ---------------------------------------------------------------------------------------------------------------
 # The memory: one layer's tape
@@ -226,8 +230,11 @@ _STEP_FUNCTIONS = {
 _COMPILED_STEP_FUNCTIONS: dict[str, Any] = {}
 
 
-def step_functions(compiled: bool) -> dict[str, Any]:
-    """The step functions, compiled with `torch.compile(dynamic=True)` when asked and available."""
+def step_functions(compiled: bool, like: torch.Tensor | None = None) -> dict[str, Any]:
+    """The step functions for tensors like `like`: the Triton kernels of `triton_steps.py` on CUDA (same results,
+    fewer launches), else these, compiled with `torch.compile(dynamic=True)` when asked and available."""
+    if like is not None and not compiled and triton_applies(like):
+        return TRITON_STEP_FUNCTIONS
     if not compiled or not hasattr(torch, "compile"):
         return _STEP_FUNCTIONS
     if not _COMPILED_STEP_FUNCTIONS:
@@ -277,7 +284,7 @@ def run_recurrence(
 ) -> LstmnTrace:
     """Runs the T steps of one layer from `state`, writing each new slot into the preallocated tape (and its key
     W_h h_t into the key cache) in place; no autograd graph is built. Returns what every step computed."""
-    functions = step_functions(compiled)
+    functions = step_functions(compiled, inputs.queries)
     batch_size, steps, attention_size = inputs.queries.shape
     hidden_size = weights.recurrent.size(1)
     state.reserve(steps)
@@ -392,7 +399,33 @@ def lstmn_recurrence(
     """One LSTMN layer over a whole sequence from the empty memory: `run_recurrence` (no graph), its outputs
     named by `RECURRENCE_OUTPUTS` (hidden, cells and memory_read γ̃_t are zero at padded tokens; parts the layer
     does not have are empty tensors). Differentiable in its first three outputs by the hand-written backward
-    `lstmn_recurrence_backward`."""
+    `lstmn_recurrence_backward`. On CUDA the T steps replay as one CUDA graph (`GraphedLoop`)."""
+    run = _recurrence if compiled else _GRAPHED_RECURRENCE
+    return run(
+        compiled, queries, gate_inputs, mask, key, summary, score, recurrent, memory_queries, memory_gate_inputs,
+        memory, memory_keys, memory_mask, memory_summary, memory_score, memory_gate,
+    )  # fmt: skip
+
+
+def _recurrence(
+    compiled: bool,
+    queries: torch.Tensor,
+    gate_inputs: torch.Tensor,
+    mask: torch.Tensor,
+    key: torch.Tensor,
+    summary: torch.Tensor,
+    score: torch.Tensor,
+    recurrent: torch.Tensor,
+    memory_queries: torch.Tensor | None,
+    memory_gate_inputs: torch.Tensor | None,
+    memory: torch.Tensor | None,
+    memory_keys: torch.Tensor | None,
+    memory_mask: torch.Tensor | None,
+    memory_summary: torch.Tensor | None,
+    memory_score: torch.Tensor | None,
+    memory_gate: torch.Tensor | None,
+) -> list[torch.Tensor]:
+    """The body of `lstmn_recurrence` (its arguments and outputs)."""
     weights = LstmnWeights(key, summary, score, recurrent, memory_summary, memory_score, memory_gate)
     inputs = LstmnStepInputs(
         queries, gate_inputs, mask, memory_queries, memory_gate_inputs, memory, memory_keys, memory_mask
@@ -465,14 +498,27 @@ def lstmn_recurrence_backward(
     """The hand-written backward of `lstmn_recurrence`: walks the steps in reverse with gradient tapes the size of
     the forward tapes (∂L/∂[h_j; c_j], ∂L/∂(W_h h_j)), recomputing each step's tanh features, and forms the weight
     gradients with one GEMM each at the end. `saved` holds `_BACKWARD_INPUTS` (empty tensors for absent parts).
-    Returns the gradients of the forward's tensor inputs (`_INPUT_NAMES`), empty where there is none."""
+    Returns the gradients of the forward's tensor inputs (`_INPUT_NAMES`), empty where there is none. On CUDA the
+    T steps replay as one CUDA graph (`GraphedLoop`)."""
+    run = _recurrence_backward if compiled else _GRAPHED_RECURRENCE_BACKWARD
+    return run(compiled, grad_hidden, grad_cells, grad_memory_read, saved)
+
+
+def _recurrence_backward(
+    compiled: bool,
+    grad_hidden: torch.Tensor,
+    grad_cells: torch.Tensor,
+    grad_memory_read: torch.Tensor,
+    saved: list[torch.Tensor],
+) -> list[torch.Tensor]:
+    """The body of `lstmn_recurrence_backward` (its arguments and outputs)."""
     (
         mask, key, summary, score, recurrent, memory, memory_keys, memory_summary, memory_score, memory_gate,
         tape, keys, intra, queries, previous_summaries, reads, gates, inter, memory_queries,
         previous_memory_summaries, memory_reads, relevances,
     ) = saved  # fmt: skip
     has_memory, deep = memory.numel() > 0, memory_gate.numel() > 0
-    functions = step_functions(compiled)
+    functions = step_functions(compiled, tape)
     steps, hidden_size = mask.size(1), recurrent.size(1)
     real = mask[..., None].to(tape.dtype)  # (B, T, 1)
     # ∂L/∂[h_j; c_j] per tape slot, seeded with the outputs' gradients
@@ -562,6 +608,10 @@ def lstmn_recurrence_backward(
         ]
     return [grad_queries, grad_gate_inputs, empty.clone(), grad_key, grad_summary, grad_score, grad_recurrent,
             *grads_memory]  # fmt: skip
+
+
+_GRAPHED_RECURRENCE = GraphedLoop(_recurrence)
+_GRAPHED_RECURRENCE_BACKWARD = GraphedLoop(_recurrence_backward)
 
 
 @lstmn_recurrence_backward.register_fake

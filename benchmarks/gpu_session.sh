@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# One GPU session's checks, prepared on the CPU and run once on the lent machine from the repository root:
+#   bash benchmarks/gpu_session.sh            (REPORT="lstmn elmo rnn" by default; REPORT=all for every figure)
+# It prints the card and versions, runs `make test-gpu` and then benchmarks/gpu_report.py, each under a timeout, so
+# that one stuck step cannot eat the other's time. Wheels carried in .whl/ (a newer transformers, say) are installed
+# into /tmp/site first: the GPU machine has no package index.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+if compgen -G ".whl/*.whl" >/dev/null; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
+        && export PYTHONPATH="/tmp/site${PYTHONPATH:+:$PYTHONPATH}"
+fi
+export PYTHONUNBUFFERED=1
+python3 - <<'PY'
+import torch, transformers
+try:
+    import triton
+    triton_version = triton.__version__
+except ImportError:
+    triton_version = "absent"
+card = torch.cuda.get_device_name() if torch.cuda.is_available() else "no CUDA device"
+print(f"card: {card}; torch {torch.__version__} (CUDA {torch.version.cuda}); triton {triton_version}; "
+      f"transformers {transformers.__version__}")
+PY
+timeout "${TEST_TIMEOUT:-300}" make test-gpu
+echo "make test-gpu: exit $?"
+REPORT="${REPORT:-lstmn elmo rnn}"
+if [ "$REPORT" = all ]; then only=(); else read -ra only <<<"--only $REPORT"; fi
+timeout "${REPORT_TIMEOUT:-420}" python3 benchmarks/gpu_report.py "${only[@]}" --timeout "${BENCHMARK_TIMEOUT:-180}"
+echo "gpu_report: exit $?"

@@ -1,0 +1,423 @@
+"""ELMo's clipped LSTM with projection as one fused recurrence: the engineering beside the paper.
+
+`ElmoLstmLayer._step` (`modeling_elmo.py`) is the readable cell, TF1's `LSTMCell(num_proj=P, cell_clip,
+proj_clip)`; run step by step under autograd it launches about a dozen kernels per step forward and twice that
+backward. This module computes the same layer, both directions at once, as `elmo_lstm_recurrence`:
+
+- W_ih x_t + b for every step is one batched GEMM before the loop (the caller's `projected`);
+- per step, forward: one GEMM for the recurrent term, one fused cell kernel (the gates' nonlinearities, the cell
+  update and its clip, h = σ(o) ⊙ tanh(c)), one GEMM for the projection and its clip;
+- the backward is written by hand, per step (reversed): the projection clip's mask, one GEMM back through W_proj,
+  one fused kernel back through the cell (below), one GEMM back through W_hh; the weight gradients are one GEMM
+  each at the end, over all steps;
+- on CUDA each loop is replayed as a CUDA graph (`hf_attn.layers.cuda_graphs.GraphedLoop`), so the launches cost
+  once per shape, and the fused kernels are Triton's; elsewhere the same loop runs its PyTorch twins
+  (`cell_forward`, `cell_backward`), which the Triton kernels are tested against (`TRITON_INTERPRET=1` on a CPU).
+
+The cell and its backward, per step t (i, f, ĉ, o after σ, σ, tanh, σ; clip(x) = min(max(x, −κ), κ)):
+
+    c_t^raw = f ⊙ c_{t−1} + i ⊙ ĉ,   c_t = clip(c_t^raw, κ_c),   h_t = o ⊙ tanh(c_t)
+    m_t^raw = W_proj h_t,            m_t = clip(m_t^raw, κ_p)
+    ∂m^raw  = (∂m_t + W_hhᵀ-carry) ⊙ [|m_t^raw| ≤ κ_p]           (clamp passes the gradient where it is the identity)
+    ∂h      = W_projᵀ ∂m^raw
+    ∂c      = ∂c_carry + ∂h ⊙ o ⊙ (1 − tanh²c_t),   ∂c^raw = ∂c ⊙ [|c_t^raw| ≤ κ_c]
+    ∂i = ∂c^raw ⊙ ĉ ⊙ i(1 − i),  ∂f = ∂c^raw ⊙ c_{t−1} ⊙ f(1 − f),  ∂ĉ = ∂c^raw ⊙ i ⊙ (1 − ĉ²),
+    ∂o = ∂h ⊙ tanh c_t ⊙ o(1 − o),   ∂c_carry ← ∂c^raw ⊙ f,   ∂m_carry ← W_hhᵀ [∂i; ∂f; ∂ĉ; ∂o]
+
+The first step reads the initial cell unclipped (as the readable cell does); every later one reads the clipped
+c_{t−1}. Without a projection (P = H) m_t = h_t and neither projection nor its clip exists.
+
+Shape legend: K = 2 directions (the leading axis), B batch, T steps, D inputs, H cells, P projection, N = K·B rows.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+
+from hf_attn.layers.cuda_graphs import GraphedLoop
+
+try:  # Triton fuses the per-step cells on CUDA (and runs them in its interpreter for the tests)
+    import triton
+    import triton.language as tl
+except ImportError:  # pragma: no cover - exercised where triton is absent
+    triton = None
+
+INFINITY = math.inf  # "no clip": clip(x, ∞) = x
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The cell, forward and backward: PyTorch twins (the reference, and the path without Triton)
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def _clip(values: torch.Tensor, bound: float) -> torch.Tensor:
+    return values if bound == INFINITY else values.clamp(-bound, bound)
+
+
+def _inside(values: torch.Tensor, bound: float) -> torch.Tensor:
+    """[−κ ≤ x ≤ κ] in `values`' dtype: where `clamp` passes its gradient (both ends included, as torch's)."""
+    return (values.abs() <= bound).to(values.dtype)
+
+
+def cell_forward(
+    gates: torch.Tensor, previous: torch.Tensor, previous_clip: float, cell_clip: float
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """`gates (N, 4H)` pre-activations (i, f, g, o), `previous (N, H)` c_{t−1} before its clip (clipped here by
+    `previous_clip`) -> `(c_t^raw (N, H), h_t (N, H), gates after σ/tanh (N, 4H))`."""
+    input_gate, forget_gate, candidate, output_gate = gates.float().chunk(4, dim=-1)
+    input_gate, forget_gate, output_gate = input_gate.sigmoid(), forget_gate.sigmoid(), output_gate.sigmoid()
+    candidate = candidate.tanh()
+    cell_raw = forget_gate * _clip(previous.float(), previous_clip) + input_gate * candidate
+    hidden = output_gate * _clip(cell_raw, cell_clip).tanh()
+    activated = torch.cat([input_gate, forget_gate, candidate, output_gate], dim=-1)
+    return cell_raw.to(gates.dtype), hidden.to(gates.dtype), activated.to(gates.dtype)
+
+
+def cell_backward(
+    grad_hidden: torch.Tensor,
+    grad_cell: torch.Tensor,
+    activated: torch.Tensor,
+    cell_raw: torch.Tensor,
+    previous: torch.Tensor,
+    previous_clip: float,
+    cell_clip: float,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """The module docstring's backward of one cell: ∂h `(N, H)`, the carried ∂c_t `(N, H)`, the step's activated
+    gates, c_t^raw and c_{t−1} before its clip -> `(∂gate pre-activations (N, 4H), ∂c_{t−1} (N, H), the gradient
+    of the clipped previous cell the step read)`."""
+    dtype = grad_hidden.dtype
+    input_gate, forget_gate, candidate, output_gate = activated.float().chunk(4, dim=-1)
+    cell_raw, grad_hidden = cell_raw.float(), grad_hidden.float()
+    tanh_cell = _clip(cell_raw, cell_clip).tanh()
+    grad = grad_cell.float() + grad_hidden * output_gate * (1 - tanh_cell * tanh_cell)
+    grad = grad * _inside(cell_raw, cell_clip)
+    grad_gates = torch.cat(
+        [
+            grad * candidate * input_gate * (1 - input_gate),
+            grad * _clip(previous.float(), previous_clip) * forget_gate * (1 - forget_gate),
+            grad * input_gate * (1 - candidate * candidate),
+            grad_hidden * tanh_cell * output_gate * (1 - output_gate),
+        ],
+        dim=-1,
+    )
+    return grad_gates.to(dtype), (grad * forget_gate).to(dtype)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The cell, forward and backward: Triton kernels (one program per row and block of H cells)
+# ---------------------------------------------------------------------------------------------------------------
+
+if triton is not None:
+
+    @triton.jit
+    def _sigmoid(x):
+        return 1.0 / (1.0 + tl.exp(-x))
+
+    @triton.jit
+    def _tanh(x):
+        # tanh from exp(−2|x|), which never overflows: sign(x)·(1 − e)/(1 + e)
+        e = tl.exp(-2.0 * tl.abs(x))
+        magnitude = (1.0 - e) / (1.0 + e)
+        return tl.where(x < 0, -magnitude, magnitude)
+
+    @triton.jit
+    def _clamp(x, bound):
+        return tl.minimum(tl.maximum(x, -bound), bound)
+
+    @triton.jit
+    def _cell_forward_kernel(
+        gates, previous, previous_stride, cells, cells_stride, hidden, hidden_stride, activated, activated_stride,
+        size, previous_clip, cell_clip, BLOCK: tl.constexpr,
+    ):  # fmt: skip
+        row, block = tl.program_id(0), tl.program_id(1)
+        columns = block * BLOCK + tl.arange(0, BLOCK)
+        keep = columns < size
+        gate_row = gates + row * 4 * size + columns
+        input_gate = _sigmoid(tl.load(gate_row, mask=keep, other=0.0).to(tl.float32))
+        forget_gate = _sigmoid(tl.load(gate_row + size, mask=keep, other=0.0).to(tl.float32))
+        candidate = _tanh(tl.load(gate_row + 2 * size, mask=keep, other=0.0).to(tl.float32))
+        output_gate = _sigmoid(tl.load(gate_row + 3 * size, mask=keep, other=0.0).to(tl.float32))
+        before = _clamp(tl.load(previous + row * previous_stride + columns, mask=keep, other=0.0).to(tl.float32),
+                        previous_clip)  # fmt: skip
+        cell_raw = forget_gate * before + input_gate * candidate
+        out = output_gate * _tanh(_clamp(cell_raw, cell_clip))
+        tl.store(cells + row * cells_stride + columns, cell_raw, mask=keep)
+        tl.store(hidden + row * hidden_stride + columns, out, mask=keep)
+        activated_row = activated + row * activated_stride + columns
+        tl.store(activated_row, input_gate, mask=keep)
+        tl.store(activated_row + size, forget_gate, mask=keep)
+        tl.store(activated_row + 2 * size, candidate, mask=keep)
+        tl.store(activated_row + 3 * size, output_gate, mask=keep)
+
+    @triton.jit
+    def _cell_backward_kernel(
+        grad_hidden, grad_cell, activated, activated_stride, cells, cells_stride, previous, previous_stride,
+        grad_gates, grad_gates_stride, size, previous_clip, cell_clip, BLOCK: tl.constexpr,
+    ):  # fmt: skip
+        # `grad_cell` (N, H), contiguous, is read as ∂c_t and overwritten with ∂c_{t−1} (each element by its own
+        # program: no race).
+        row, block = tl.program_id(0), tl.program_id(1)
+        columns = block * BLOCK + tl.arange(0, BLOCK)
+        keep = columns < size
+        activated_row = activated + row * activated_stride + columns
+        input_gate = tl.load(activated_row, mask=keep, other=0.0).to(tl.float32)
+        forget_gate = tl.load(activated_row + size, mask=keep, other=0.0).to(tl.float32)
+        candidate = tl.load(activated_row + 2 * size, mask=keep, other=0.0).to(tl.float32)
+        output_gate = tl.load(activated_row + 3 * size, mask=keep, other=0.0).to(tl.float32)
+        cell_raw = tl.load(cells + row * cells_stride + columns, mask=keep, other=0.0).to(tl.float32)
+        before = _clamp(tl.load(previous + row * previous_stride + columns, mask=keep, other=0.0).to(tl.float32),
+                        previous_clip)  # fmt: skip
+        grad_out = tl.load(grad_hidden + row * size + columns, mask=keep, other=0.0).to(tl.float32)
+        carried = grad_cell + row * size + columns
+        tanh_cell = _tanh(_clamp(cell_raw, cell_clip))
+        grad = tl.load(carried, mask=keep, other=0.0).to(tl.float32) + grad_out * output_gate * (
+            1.0 - tanh_cell * tanh_cell
+        )
+        grad = tl.where(tl.abs(cell_raw) <= cell_clip, grad, 0.0)
+        grad_row = grad_gates + row * grad_gates_stride + columns
+        tl.store(grad_row, grad * candidate * input_gate * (1.0 - input_gate), mask=keep)
+        tl.store(grad_row + size, grad * before * forget_gate * (1.0 - forget_gate), mask=keep)
+        tl.store(grad_row + 2 * size, grad * input_gate * (1.0 - candidate * candidate), mask=keep)
+        tl.store(grad_row + 3 * size, grad_out * tanh_cell * output_gate * (1.0 - output_gate), mask=keep)
+        tl.store(carried, grad * forget_gate, mask=keep)
+
+
+def _row_stride(tensor: torch.Tensor) -> int:
+    """The stride between rows of an `(N, ·)` view of `tensor (K, B, ·)` (a step of a `(K, B, T, ·)` buffer):
+    rows are evenly spaced when the leading axis spans B rows' strides."""
+    if tensor.dim() == 2:
+        return tensor.stride(0)
+    if tensor.stride(0) != tensor.size(1) * tensor.stride(1) or tensor.stride(-1) != 1:
+        raise ValueError("fused cell: a (K, B, ·) step view must have evenly spaced rows")
+    return tensor.stride(1)
+
+
+def _block(size: int) -> int:
+    return min(1024, triton.next_power_of_2(size))
+
+
+# Tests set this to run the kernels on CPU tensors too (in Triton's interpreter, `TRITON_INTERPRET=1`); otherwise
+# they run on CUDA tensors only, and the CPU keeps the PyTorch twins.
+RUN_ON_CPU = False
+
+
+def use_triton(tensor: torch.Tensor) -> bool:
+    """Whether the fused cells run as Triton kernels: triton is installed, and `tensor` is on CUDA (or
+    `RUN_ON_CPU`)."""
+    return triton is not None and (tensor.is_cuda or (RUN_ON_CPU and tensor.device.type == "cpu"))
+
+
+def triton_cell_forward(
+    gates: torch.Tensor,
+    previous: torch.Tensor,
+    previous_clip: float,
+    cell_clip: float,
+    cells: torch.Tensor,
+    hidden: torch.Tensor,
+    activated: torch.Tensor,
+) -> None:
+    """`cell_forward` by the Triton kernel, into `cells`, `hidden` `(K, B, H)` and `activated` `(K, B, 4H)` (step
+    views of the loop's buffers); `gates` contiguous `(K, B, 4H)`, `previous` `(K, B, H)`."""
+    rows, size = gates.numel() // gates.size(-1), cells.size(-1)
+    grid = (rows, triton.cdiv(size, _block(size)))
+    _cell_forward_kernel[grid](
+        gates, previous, _row_stride(previous), cells, _row_stride(cells), hidden, _row_stride(hidden),
+        activated, _row_stride(activated), size, previous_clip, cell_clip, BLOCK=_block(size),
+    )  # fmt: skip
+
+
+def triton_cell_backward(
+    grad_hidden: torch.Tensor,
+    grad_cell: torch.Tensor,
+    activated: torch.Tensor,
+    cells: torch.Tensor,
+    previous: torch.Tensor,
+    previous_clip: float,
+    cell_clip: float,
+    grad_gates: torch.Tensor,
+) -> None:
+    """`cell_backward` by the Triton kernel: writes ∂gates into `grad_gates` (a step view) and replaces the
+    contiguous `grad_cell` by ∂c_{t−1}; `grad_hidden` contiguous."""
+    rows, size = grad_hidden.numel() // grad_hidden.size(-1), grad_hidden.size(-1)
+    grid = (rows, triton.cdiv(size, _block(size)))
+    _cell_backward_kernel[grid](
+        grad_hidden, grad_cell, activated, _row_stride(activated), cells, _row_stride(cells), previous,
+        _row_stride(previous), grad_gates, _row_stride(grad_gates), size, previous_clip, cell_clip,
+        BLOCK=_block(size),
+    )  # fmt: skip
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The loops
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def recurrence_forward(
+    projected: torch.Tensor,
+    weight_hh: torch.Tensor,
+    weight_proj: torch.Tensor | None,
+    cell: torch.Tensor,
+    output: torch.Tensor,
+    cell_clip: float,
+    proj_clip: float,
+    fused: bool,
+) -> list[torch.Tensor]:
+    """The T forward steps. `projected (K, B, T, 4H)` = W_ih x_t + b; `weight_hh (K, 4H, P)`; `weight_proj (K, P, H)`
+    or None; the initial `cell (K, B, H)` and `output (K, B, P)`. Returns `[m (K, B, T, P), m^raw (K, B, T, P) or
+    empty, c^raw (K, B, T, H), h (K, B, T, H) or empty, activated gates (K, B, T, 4H)]`."""
+    directions, batch, steps, gate_size = projected.shape
+    size = gate_size // 4
+    outputs = projected.new_empty(directions, batch, steps, output.size(-1))
+    raw_outputs = projected.new_empty(outputs.shape) if weight_proj is not None else projected.new_empty(0)
+    cells = projected.new_empty(directions, batch, steps, size)
+    hiddens = projected.new_empty(cells.shape) if weight_proj is not None else outputs
+    activated = projected.new_empty(projected.shape)
+    recurrent_weight = weight_hh.transpose(1, 2)  # (K, P, 4H)
+    for t in range(steps):
+        previous_output = output if t == 0 else outputs[:, :, t - 1]
+        previous_cell, previous_clip = (cell, INFINITY) if t == 0 else (cells[:, :, t - 1], cell_clip)
+        gates = torch.baddbmm(projected[:, :, t], previous_output, recurrent_weight)  # (K, B, 4H)
+        if fused:
+            triton_cell_forward(
+                gates, previous_cell, previous_clip, cell_clip, cells[:, :, t], hiddens[:, :, t], activated[:, :, t]
+            )
+        else:
+            cells[:, :, t], hiddens[:, :, t], activated[:, :, t] = cell_forward(
+                gates, previous_cell, previous_clip, cell_clip
+            )
+        if weight_proj is not None:
+            torch.bmm(hiddens[:, :, t], weight_proj.transpose(1, 2), out=raw_outputs[:, :, t])  # m^raw = W_proj h
+            torch.clamp(raw_outputs[:, :, t], -proj_clip, proj_clip, out=outputs[:, :, t])
+    return [outputs, raw_outputs, cells, hiddens if weight_proj is not None else projected.new_empty(0), activated]
+
+
+def recurrence_backward(
+    grad_outputs: torch.Tensor,
+    weight_hh: torch.Tensor,
+    weight_proj: torch.Tensor | None,
+    cell: torch.Tensor,
+    output: torch.Tensor,
+    saved: list[torch.Tensor],
+    cell_clip: float,
+    proj_clip: float,
+    fused: bool,
+) -> list[torch.Tensor]:
+    """The T backward steps (module docstring) for `grad_outputs (K, B, T, P)` = ∂L/∂m. `saved` is the forward's
+    output list. Returns `[∂projected, ∂weight_hh, ∂weight_proj or empty, ∂cell, ∂output]`."""
+    outputs, raw_outputs, cells, hiddens, activated = saved
+    directions, batch, steps, gate_size = activated.shape
+    hiddens = hiddens if weight_proj is not None else outputs
+    grad_gates = torch.empty_like(activated)
+    grad_raw = torch.empty_like(outputs)  # ∂m^raw (= ∂m without a projection)
+    grad_cell = torch.zeros_like(cell)  # ∂c_t, carried
+    grad_output = torch.zeros_like(output)  # ∂m_t from step t + 1, carried
+    for t in reversed(range(steps)):
+        grad = grad_outputs[:, :, t] + grad_output
+        if weight_proj is not None:
+            torch.mul(grad, _inside(raw_outputs[:, :, t], proj_clip), out=grad_raw[:, :, t])
+            grad_hidden = torch.bmm(grad_raw[:, :, t], weight_proj)  # W_projᵀ ∂m^raw, (K, B, H)
+        else:
+            grad_raw[:, :, t] = grad
+            grad_hidden = grad
+        previous_cell, previous_clip = (cell, INFINITY) if t == 0 else (cells[:, :, t - 1], cell_clip)
+        if fused:
+            triton_cell_backward(
+                grad_hidden.contiguous(), grad_cell, activated[:, :, t], cells[:, :, t], previous_cell,
+                previous_clip, cell_clip, grad_gates[:, :, t],
+            )  # fmt: skip
+        else:
+            grad_gates[:, :, t], grad_cell = cell_backward(
+                grad_hidden, grad_cell, activated[:, :, t], cells[:, :, t], previous_cell, previous_clip, cell_clip
+            )
+        grad_output = torch.bmm(grad_gates[:, :, t], weight_hh)  # W_hhᵀ ∂gates, (K, B, P)
+    # The weight gradients, one GEMM each over all steps: the step t read m_{t−1} (m_0: the initial output).
+    previous_outputs = torch.cat([output[:, :, None], outputs[:, :, :-1]], dim=2)
+    flat_grad_gates = grad_gates.view(directions, batch * steps, gate_size)
+    flat_previous = previous_outputs.reshape(directions, batch * steps, output.size(-1))
+    grad_weight_hh = torch.bmm(flat_grad_gates.transpose(1, 2), flat_previous)
+    grad_weight_proj = outputs.new_empty(0)
+    if weight_proj is not None:
+        grad_weight_proj = torch.bmm(
+            grad_raw.view(directions, batch * steps, -1).transpose(1, 2), hiddens.view(directions, batch * steps, -1)
+        )
+    return [grad_gates, grad_weight_hh, grad_weight_proj, grad_cell, grad_output]
+
+
+_GRAPHED_FORWARD = GraphedLoop(recurrence_forward)
+_GRAPHED_BACKWARD = GraphedLoop(recurrence_backward)
+
+
+class ElmoLstmRecurrence(torch.autograd.Function):
+    """The layer's T steps, both directions, as one differentiable function (the loops above; CUDA-graphed on
+    CUDA). Everything runs in `projected`'s dtype; the caller casts."""
+
+    @staticmethod
+    def forward(
+        ctx: Any,
+        projected: torch.Tensor,
+        weight_hh: torch.Tensor,
+        weight_proj: torch.Tensor | None,
+        cell: torch.Tensor,
+        output: torch.Tensor,
+        cell_clip: float,
+        proj_clip: float,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        fused = use_triton(projected)
+        saved = _GRAPHED_FORWARD(projected, weight_hh, weight_proj, cell, output, cell_clip, proj_clip, fused)
+        ctx.save_for_backward(weight_hh, weight_proj, cell, output, *saved)
+        ctx.clips, ctx.fused = (cell_clip, proj_clip), fused
+        outputs, cells = saved[0], saved[2]
+        ctx.mark_non_differentiable(cells)
+        return outputs, cells
+
+    @staticmethod
+    def backward(ctx: Any, grad_outputs: torch.Tensor | None, _grad_cells: Any) -> tuple:
+        weight_hh, weight_proj, cell, output, *saved = ctx.saved_tensors
+        if grad_outputs is None:
+            grad_outputs = torch.zeros_like(saved[0])
+        grad_projected, grad_weight_hh, grad_weight_proj, grad_cell, grad_output = _GRAPHED_BACKWARD(
+            grad_outputs.contiguous(), weight_hh, weight_proj, cell, output, saved, *ctx.clips, ctx.fused
+        )
+        return (
+            grad_projected,
+            grad_weight_hh,
+            grad_weight_proj if weight_proj is not None else None,
+            grad_cell,
+            grad_output,
+            None,
+            None,
+        )
+
+
+def elmo_lstm_recurrence(
+    projected: torch.Tensor,
+    weight_hh: torch.Tensor,
+    weight_proj: torch.Tensor | None,
+    state: tuple[torch.Tensor, torch.Tensor],
+    cell_clip: float | None,
+    proj_clip: float | None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """One ELMo LSTM layer over all steps: `projected (K, B, T, 4H)` (W_ih x_t + b), `weight_hh (K, 4H, P)`,
+    `weight_proj (K, P, H)` or None, `state` = (c_0 (K, B, H), m_0 (K, B, P)); a clip of `None` is no clip.
+    Returns `(m (K, B, T, P), c (K, B, T, H) after its clip)`, equal to the readable cell's loop. Under autocast
+    it computes in the autocast dtype, as the readable cell's GEMMs do."""
+    device_type = projected.device.type
+    dtype = projected.dtype
+    if torch.is_autocast_enabled(device_type):
+        dtype = torch.get_autocast_dtype(device_type)
+    cell_clip = INFINITY if cell_clip is None else float(cell_clip)
+    proj_clip = INFINITY if proj_clip is None else float(proj_clip)
+    with torch.autocast(device_type, enabled=False):
+        outputs, cells = ElmoLstmRecurrence.apply(
+            projected.to(dtype).contiguous(),
+            weight_hh.to(dtype),
+            None if weight_proj is None else weight_proj.to(dtype),
+            state[0].to(dtype),
+            state[1].to(dtype),
+            cell_clip,
+            proj_clip,
+        )
+    return outputs, _clip(cells, cell_clip)

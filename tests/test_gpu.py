@@ -1,0 +1,200 @@
+"""The GPU suite (`make test-gpu`): every head of the registry on a CUDA device, and the fused recurrences there.
+
+Skipped, with the reason, where there is no CUDA device. Per head: CPU vs CUDA logits in float32; a bf16-autocast
+forward and backward, finite; three `Trainer` steps in bf16 and in fp16 (finite loss, every parameter moved);
+greedy `generate` equal on CPU and CUDA; `torch.compile(fullgraph=True)` with inductor matching eager. Then the
+recurrences: the LSTMN and ELMo layers replayed as CUDA graphs equal to their eager runs and to the readable loops
+(outputs and gradients), and `reversed_rnn` without cuDNN's per-call weight copy. The fused kernels' own tests
+(tests/test_kernels.py) run here on CUDA too. Sized to finish in a few minutes on one H100/H200 (`-n 8`).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+from transformers import Trainer, TrainingArguments
+
+import hf_attn
+from hf_attn.layers.rnn import PackedBiRNN
+from tests.helpers import all_heads, make_inputs, make_labels, tiny_config
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device: make test-gpu needs one"),
+]
+LENGTHS = [5, 2, 7, 1]
+CUDA = torch.device("cuda")
+
+
+def build(architecture, head):
+    torch.manual_seed(0)
+    config = tiny_config(architecture)
+    return head.model_class(config).eval(), config
+
+
+def on(inputs: dict, device: torch.device) -> dict:
+    return {name: value.to(device) if isinstance(value, torch.Tensor) else value for name, value in inputs.items()}
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_cuda_logits_match_the_cpu(architecture, head):
+    model, config = build(architecture, head)
+    inputs = make_inputs(head, config, LENGTHS)
+    expected = model(**inputs).logits
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    actual = model.to(CUDA)(**on(inputs, CUDA)).logits
+    torch.testing.assert_close(actual.cpu(), expected, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_bf16_autocast_forward_and_backward_are_finite(architecture, head):
+    model, config = build(architecture, head)
+    model.to(CUDA).train()
+    inputs = on(make_inputs(head, config, LENGTHS), CUDA)
+    labels = make_labels(head, config, make_inputs(head, config, LENGTHS)).to(CUDA)
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        output = model(**inputs, labels=labels)
+    assert torch.isfinite(output.loss) and torch.isfinite(output.logits.float()).all()
+    output.loss.backward()
+    bad = [name for name, p in model.named_parameters() if p.grad is not None and not torch.isfinite(p.grad).all()]
+    assert not bad, f"non-finite gradients: {bad}"
+
+
+@pytest.mark.parametrize("precision", ["bf16", "fp16"])
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_trainer_three_steps_on_cuda(architecture, head, precision, tmp_path):
+    model, config = build(architecture, head)
+    model.train()
+    rows = []
+    for index, length in enumerate([3, 5, 2, 4, 9, 1]):
+        example = make_inputs(head, config, [length], seed=index)
+        labels = make_labels(head, config, example, seed=index)[0]
+        row = {name: tensor[0].tolist() for name, tensor in example.items() if not name.startswith("decoder_")}
+        row["labels"] = labels.tolist()
+        rows.append(row)
+    before = {name: p.detach().clone() for name, p in model.named_parameters() if p.requires_grad}
+    args = TrainingArguments(
+        output_dir=str(tmp_path), max_steps=3, per_device_train_batch_size=2, report_to="none", learning_rate=0.05,
+        save_strategy="no", disable_tqdm=True, bf16=precision == "bf16", fp16=precision == "fp16",
+    )  # fmt: skip
+    trainer = Trainer(model=model, args=args, train_dataset=rows, data_collator=head.inputs.collator(config))
+    result = trainer.train()
+    assert result.global_step == 3 and np.isfinite(result.training_loss)
+    unmoved = [name for name in before if torch.equal(model.get_parameter(name).detach().cpu(), before[name])]
+    assert not unmoved, f"parameters that did not move: {unmoved}"
+
+
+@pytest.mark.parametrize(
+    ("architecture", "head"), [param for param in all_heads() if param.values[1].model_class.can_generate()]
+)
+def test_greedy_generate_is_the_same_on_cpu_and_cuda(architecture, head):
+    model, config = build(architecture, head)
+    inputs = make_inputs(head, config, [5, 3])
+    inputs = {name: value for name, value in inputs.items() if not name.startswith("decoder_")}
+    kwargs = {"max_new_tokens": 5, "do_sample": False, "num_beams": 1}
+    expected = model.generate(**inputs, **kwargs)
+    actual = model.to(CUDA).generate(**on(inputs, CUDA), **kwargs)
+    assert torch.equal(actual.cpu(), expected)
+
+
+@pytest.mark.parametrize(("architecture", "head"), all_heads())
+def test_inductor_fullgraph_matches_eager_on_cuda(architecture, head):
+    model, config = build(architecture, head)
+    model.to(CUDA).train()
+    inputs = on(make_inputs(head, config, LENGTHS), CUDA)
+    labels = make_labels(head, config, make_inputs(head, config, LENGTHS)).to(CUDA)
+    torch.manual_seed(0)
+    expected = model(**inputs, labels=labels)
+    compiled = torch.compile(model, fullgraph=True)
+    torch.manual_seed(0)
+    output = compiled(**inputs, labels=labels)
+    torch.testing.assert_close(output.logits, expected.logits, rtol=1e-3, atol=1e-3)
+    torch.testing.assert_close(output.loss, expected.loss, rtol=1e-3, atol=1e-3)
+    output.loss.backward()
+
+
+def _lstmn_layer_run(layer, inputs, mask):
+    layer.zero_grad()
+    inputs = inputs.detach().requires_grad_()
+    output = layer(inputs, mask)
+    (output.hidden.square().sum() + output.cells.sum()).backward()
+    return [output.hidden.detach(), output.intra_attentions.detach(), inputs.grad,
+            *(p.grad.clone() for p in layer.parameters())]  # fmt: skip
+
+
+def test_lstmn_layer_replayed_as_a_cuda_graph_matches_eager_and_the_reference():
+    """The fast recurrence at B = 8, T = 40 on CUDA: eager (first call), captured (second) and replayed (third)
+    runs equal, and equal to the readable loop, outputs and every gradient."""
+    from hf_attn.models.lstmn import fast_recurrence
+    from hf_attn.models.lstmn.modeling_lstmn import LstmnLayer
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    config = tiny_config(hf_attn.ARCHITECTURES["lstmn"], hidden_dropout_prob=0.0)
+    torch.manual_seed(0)
+    layer = LstmnLayer(config, config.embedding_size).to(CUDA)
+    inputs = torch.randn(8, 40, config.embedding_size, device=CUDA)
+    mask = torch.arange(40, device=CUDA)[None] < torch.tensor([40, 31, 1, 0, 17, 40, 5, 22], device=CUDA)[:, None]
+    fast_recurrence._GRAPHED_RECURRENCE.clear()
+    runs = [_lstmn_layer_run(layer, inputs, mask) for _ in range(3)]
+    assert fast_recurrence._GRAPHED_RECURRENCE.graphs, "the forward loop was not captured"
+    reference = [value.detach() for value in _reference_run(layer, inputs, mask)]
+    for run in runs[1:]:
+        for ours, theirs in zip(run, runs[0], strict=True):
+            torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
+    for ours, theirs in zip(runs[-1], reference, strict=True):
+        torch.testing.assert_close(ours, theirs, rtol=1e-4, atol=1e-5)
+
+
+def _reference_run(layer, inputs, mask):
+    layer.config.recurrence_implementation = "reference"
+    try:
+        return _lstmn_layer_run(layer, inputs, mask)
+    finally:
+        layer.config.recurrence_implementation = "fast"
+
+
+def test_elmo_layer_replayed_as_a_cuda_graph_matches_eager_and_the_readable_cell():
+    from hf_attn.models.elmo import fused_lstm
+    from tests.test_kernels import elmo_layer, elmo_run
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    layer = elmo_layer(projection=True).to(CUDA)
+    fused_lstm._GRAPHED_FORWARD.clear()
+
+    def run(implementation):
+        return [value.detach().cpu() for value in elmo_run(layer, implementation, device="cuda")]
+
+    runs = [run("fused") for _ in range(3)]
+    assert fused_lstm._GRAPHED_FORWARD.graphs, "the forward loop was not captured"
+    reference = run("reference")
+    for ours, theirs in zip(runs[-1], reference, strict=True):
+        torch.testing.assert_close(ours, theirs, rtol=1e-4, atol=1e-5)
+    for ours, theirs in zip(runs[1], runs[0], strict=True):
+        torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("kind", ["lstm", "gru"])
+def test_reversed_rnn_copies_no_weights_per_call(kind):
+    """After the first call the weights are one cuDNN buffer per layer and direction: no "not part of single
+    contiguous chunk of memory" warning, and the outputs are the packed run's."""
+    torch.manual_seed(0)
+    module = (torch.nn.LSTM if kind == "lstm" else torch.nn.GRU)(6, 5, num_layers=2, bidirectional=True,
+                                                                  batch_first=True)  # fmt: skip
+    wrapper = PackedBiRNN(module)
+    inputs = torch.randn(4, 7, 6)
+    mask = torch.arange(7)[None] < torch.tensor([7, 3, 1, 0])[:, None]
+    expected = wrapper(inputs, mask)
+    wrapper.to(CUDA)
+    wrapper(inputs.to(CUDA), mask.to(CUDA))  # lays the weights out by direction
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        actual = wrapper(inputs.to(CUDA), mask.to(CUDA))
+        actual.sum().backward()
+    assert not [w for w in caught if "contiguous chunk" in str(w.message)]
+    torch.testing.assert_close(actual.detach().cpu(), expected.detach(), rtol=1e-4, atol=1e-5)
+    parameters = list(module.parameters())
+    assert all(p.is_cuda for p in parameters) and len({p.data_ptr() for p in parameters}) == len(parameters)

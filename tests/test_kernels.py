@@ -1,0 +1,232 @@
+"""The fused recurrences' kernels against the readable loops, outputs and gradients: the LSTMN's Triton step
+functions (`models/lstmn/triton_steps.py`) and ELMo's fused LSTM (`models/elmo/fused_lstm.py`). Without a GPU the
+Triton kernels run in Triton's interpreter (`TRITON_INTERPRET=1`, set by conftest); `make test-gpu` runs them on
+CUDA (tests/test_gpu.py)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+import torch
+
+import hf_attn
+from hf_attn.models.elmo import fused_lstm
+from hf_attn.models.elmo.modeling_elmo import ElmoLstmLayer
+from hf_attn.models.lstmn import LstmnForCausalLM, LstmnForPairClassification, fast_recurrence, triton_steps
+from tests.helpers import tiny_config
+
+pytest.importorskip("triton")
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(
+        not torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1",
+        reason="Triton's kernels need a CUDA device or its interpreter (TRITON_INTERPRET=1)",
+    ),
+]
+
+TOLERANCE = {torch.float32: {"rtol": 1e-5, "atol": 1e-5}, torch.bfloat16: {"rtol": 2e-2, "atol": 2e-2}}
+
+
+def lstmn_step_inputs(dtype: torch.dtype, deep: bool, seed: int = 0) -> dict:
+    """A step's tensors at awkward sizes (no block divides them), tape prefixes as views of larger tapes, a row
+    whose slots are all masked and one with a few."""
+    generator = torch.Generator().manual_seed(seed)
+    batch, slots, capacity, attention, hidden = 3, 37, 45, 70, 20
+
+    def draw(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=generator).to(dtype)
+
+    valid = torch.rand(batch, capacity, generator=generator) > 0.4
+    valid[:, 0] = True
+    valid[2] = False
+    return {
+        "keys": draw(batch, capacity, attention)[:, :slots],
+        "values": draw(batch, capacity, 2 * hidden)[:, :slots],
+        "valid": valid[:, :slots],
+        "query": draw(batch, attention),
+        "score": draw(attention),
+        "grad_read": draw(batch, 2 * hidden),
+        "gate_input": draw(batch, 4 * hidden),
+        "read": draw(batch, 2 * hidden),
+        "recurrent": draw(4 * hidden, hidden) * 0.3,
+        "memory_read": draw(batch, 2 * hidden) if deep else None,
+        "memory_gate_input": draw(batch, hidden) if deep else None,
+        "memory_gate": draw(hidden, hidden) * 0.3 if deep else None,
+        "grad_hidden": draw(batch, hidden),
+        "grad_cell": draw(batch, hidden),
+    }
+
+
+def close(ours, theirs, dtype: torch.dtype) -> None:
+    for mine, reference in zip(ours, theirs, strict=True):
+        if reference is None:
+            assert mine is None
+            continue
+        torch.testing.assert_close(mine.float(), reference.float(), **TOLERANCE[dtype])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+def test_lstmn_attention_kernels_match_the_pytorch_step(dtype):
+    """`attend` (eq. 4–6) and its backward: the read, the weights (0 at masked slots, a row with no readable
+    slot all 0), ∂query, ∂v and the ∂keys added in place. bf16 inputs are checked against float32 PyTorch."""
+    x = lstmn_step_inputs(dtype, deep=False)
+    as_float = {name: value.float() if value is not None and value.is_floating_point() else value
+                for name, value in x.items()}  # fmt: skip
+    args = ("keys", "values", "valid", "query", "score")
+    read, weights = triton_steps.attend(*(x[name] for name in args))
+    expected_read, expected_weights = fast_recurrence.attend(*(as_float[name] for name in args))
+    close([read, weights], [expected_read, expected_weights], dtype)
+    assert not weights[2].any() and not read[2].any()  # no readable slot: zeros, not NaN
+    assert (weights[~x["valid"]] == 0).all()
+
+    grad_keys = torch.randn(x["keys"].shape).to(dtype)
+    expected_grad_keys = grad_keys.float().clone()
+    backward = triton_steps.attend_backward(
+        x["keys"], x["values"], x["query"], x["score"], weights, x["grad_read"], grad_keys
+    )
+    expected = fast_recurrence.attend_backward(
+        as_float["keys"], as_float["values"], as_float["query"], as_float["score"], expected_weights,
+        as_float["grad_read"], expected_grad_keys,
+    )  # fmt: skip
+    close([*backward, grad_keys], [*expected, expected_grad_keys], dtype)
+
+
+@pytest.mark.parametrize("deep", [False, True], ids=["intra", "deep-fusion"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+def test_lstmn_cell_kernels_match_the_pytorch_step(dtype, deep):
+    """`cell_update` (eq. 7–9, with deep fusion 13–14) and its backward."""
+    x = lstmn_step_inputs(dtype, deep=deep)
+    as_float = {name: value.float() if value is not None else None for name, value in x.items()}
+    args = ("gate_input", "read", "recurrent", "memory_read", "memory_gate_input", "memory_gate")
+    hidden, cell, gates, relevance = triton_steps.cell_update(*(x[name] for name in args))
+    expected = fast_recurrence.cell_update(*(as_float[name] for name in args))
+    close([hidden, cell, gates, relevance], expected, dtype)
+
+    def backward_args(values, computed):
+        return (values["grad_hidden"], values["grad_cell"], computed[1], computed[2], values["read"],
+                values["recurrent"], values["memory_read"], computed[3], values["memory_gate"])  # fmt: skip
+
+    ours = triton_steps.cell_update_backward(*backward_args(x, (hidden, cell, gates, relevance)))
+    theirs = fast_recurrence.cell_update_backward(*backward_args(as_float, expected))
+    close(ours, theirs, dtype)
+
+
+@pytest.fixture
+def lstmn_kernels_on_cpu(monkeypatch):
+    """The LSTMN's recurrence runs its Triton step functions on CPU tensors (in the interpreter)."""
+    monkeypatch.setattr(triton_steps, "RUN_ON_CPU", True)
+
+
+@pytest.mark.parametrize("fusion", ["none", "shallow", "deep"])
+def test_lstmn_layer_on_the_kernels_matches_the_reference_loop(lstmn_kernels_on_cpu, fusion):
+    """The whole recurrence on the kernels (forward loop and hand-written backward) against the readable loop
+    under autograd: logits, attention maps and every parameter's gradient, fp32, with padding, a length-1 row and
+    an all-padding row."""
+    torch.manual_seed(0)
+    config = tiny_config(hf_attn.ARCHITECTURES["lstmn"], hidden_dropout_prob=0.0, fusion=fusion)
+    model = LstmnForPairClassification(config).train()
+    premise = torch.randint(1, 40, (4, 6))
+    hypothesis = torch.randint(1, 40, (4, 5))
+    premise_mask = (torch.arange(6)[None] < torch.tensor([6, 3, 1, 0])[:, None]).long()
+    hypothesis_mask = (torch.arange(5)[None] < torch.tensor([4, 0, 2, 3])[:, None]).long()
+    inputs = {"input_ids": premise * premise_mask, "attention_mask": premise_mask,
+              "pair_input_ids": hypothesis * hypothesis_mask, "pair_attention_mask": hypothesis_mask}  # fmt: skip
+    results = {}
+    for implementation in ("fast", "reference"):
+        model.config.recurrence_implementation = implementation
+        model.zero_grad()
+        output = model(**inputs, labels=torch.tensor([0, 1, 2, 1]), output_attentions=True)
+        output.loss.backward()
+        results[implementation] = (output, {name: p.grad.clone() for name, p in model.named_parameters()})
+    (fast, fast_grads), (reference, reference_grads) = results["fast"], results["reference"]
+    torch.testing.assert_close(fast.logits, reference.logits, rtol=0, atol=1e-5)
+    for name in ("intra_attentions", "pair_intra_attentions", "inter_attentions"):
+        for ours, theirs in zip(getattr(fast, name) or (), getattr(reference, name) or (), strict=True):
+            torch.testing.assert_close(ours, theirs, rtol=0, atol=1e-5)
+    for name, gradient in reference_grads.items():
+        torch.testing.assert_close(fast_grads[name], gradient, rtol=1e-4, atol=1e-5, msg=name)
+
+
+def test_lstmn_generation_on_the_kernels_matches_the_pytorch_steps(lstmn_kernels_on_cpu, monkeypatch):
+    """The tape cache's continuation (`run_recurrence` from a state) on the kernels: greedy generation as on the
+    PyTorch step functions."""
+    torch.manual_seed(0)
+    model = LstmnForCausalLM(tiny_config(hf_attn.ARCHITECTURES["lstmn"], hidden_dropout_prob=0.0)).eval()
+    prompt = torch.randint(1, 40, (2, 4))
+    fused = model.generate(prompt, max_new_tokens=4, do_sample=False, pad_token_id=0)
+    monkeypatch.setattr(triton_steps, "RUN_ON_CPU", False)
+    plain = model.generate(prompt, max_new_tokens=4, do_sample=False, pad_token_id=0)
+    assert torch.equal(fused, plain)
+
+
+def elmo_layer(projection: bool, seed: int = 0) -> ElmoLstmLayer:
+    """A small ELMo layer whose clips bind (random weights drive cells and projections past them)."""
+    config = tiny_config(hf_attn.ARCHITECTURES["elmo"], cell_clip=0.8, proj_clip=0.6)
+    config.projection_dim = 12 if projection else config.hidden_size
+    torch.manual_seed(seed)
+    layer = ElmoLstmLayer(config.projection_dim, config, residual=False)
+    for parameter in layer.parameters():
+        torch.nn.init.normal_(parameter, std=0.5)
+    return layer
+
+
+def elmo_run(layer: ElmoLstmLayer, implementation: str, autocast: bool = False, device: str = "cpu"):
+    """m and c of every step, and the gradients of the inputs, the initial state and the weights, for one
+    loss over the outputs (the layer on `device`)."""
+    generator = torch.Generator().manual_seed(1)
+    batch, steps = 3, 7
+
+    def leaf(*shape: int, clip: float | None = None) -> torch.Tensor:
+        value = torch.randn(*shape, generator=generator)
+        value = value if clip is None else value.clamp(-clip, clip)
+        return value.to(device).requires_grad_()
+
+    inputs = leaf(2, batch, steps, layer.weight_ih.size(-1))
+    cell = leaf(2, batch, layer.hidden_size, clip=0.8)
+    output = leaf(2, batch, layer.output_size)
+    weights = torch.randn(2, batch, steps, layer.output_size, generator=generator).to(device)
+    layer.implementation = implementation
+    layer.zero_grad()
+    with torch.autocast(torch.device(device).type, dtype=torch.bfloat16, enabled=autocast):
+        outputs, cells = layer(inputs, (cell, output), return_cells=True)
+        (outputs.float() * weights).sum().backward()
+    gradients = [inputs.grad, cell.grad, output.grad, *(p.grad for p in layer.parameters())]
+    return [outputs.float(), cells.float(), *gradients]
+
+
+@pytest.mark.parametrize("projection", [True, False], ids=["projected", "unprojected"])
+@pytest.mark.parametrize("kernels", [False, True], ids=["pytorch-cells", "triton-cells"])
+def test_elmo_fused_lstm_matches_the_readable_cell(monkeypatch, projection, kernels):
+    """The fused recurrence (hand-written backward; Triton cells or their PyTorch twins) against `_step` under
+    autograd: outputs, cells and every gradient (inputs, initial state, weights), fp32, with both clips binding."""
+    monkeypatch.setattr(fused_lstm, "RUN_ON_CPU", kernels)
+    layer = elmo_layer(projection)
+    reference = elmo_run(layer, "reference")
+    clipped = reference[1].abs() >= 0.8 - 1e-6
+    assert clipped.any() and not clipped.all()  # the cell clip binds somewhere, not everywhere
+    for ours, theirs in zip(elmo_run(layer, "fused"), reference, strict=True):
+        torch.testing.assert_close(ours, theirs, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("kernels", [False, True], ids=["pytorch-cells", "triton-cells"])
+def test_elmo_fused_lstm_under_bf16_autocast_matches_the_readable_cell(monkeypatch, kernels):
+    """Under bf16 autocast both compute in bfloat16; they agree to bf16's precision, gradients included."""
+    monkeypatch.setattr(fused_lstm, "RUN_ON_CPU", kernels)
+    layer = elmo_layer(projection=True)
+    reference = elmo_run(layer, "reference", autocast=True)
+    for ours, theirs in zip(elmo_run(layer, "fused", autocast=True), reference, strict=True):
+        assert torch.isfinite(ours).all()
+        torch.testing.assert_close(ours.float(), theirs.float(), rtol=5e-2, atol=5e-2)
+
+
+def test_graphed_loop_runs_eagerly_off_cuda():
+    """On the CPU `GraphedLoop` is the plain call (nothing to capture), with the same results."""
+    from hf_attn.layers.cuda_graphs import GraphedLoop
+
+    loop = GraphedLoop(lambda values, scale: [values * scale, None])
+    values = torch.randn(3)
+    assert not loop.capturable((values, 2.0))
+    result = loop(values, 2.0)
+    torch.testing.assert_close(result[0], values * 2.0)
+    assert result[1] is None and not loop.graphs
