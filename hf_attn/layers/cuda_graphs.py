@@ -10,8 +10,9 @@ replay overwrites it).
 When it captures: only with every tensor argument on CUDA, outside any other capture (a
 `torch.compile(mode="reduce-overhead")` graph around an operator that uses it) and outside tracing, and only for a
 signature met before (`eager_calls` times): a shape that comes once, such as an epoch's last short batch, runs
-eagerly instead of paying for a capture. At most `max_graphs` signatures are kept, the least recently used
-dropped first, since each holds its memory pool. `HF_ATTN_CUDA_GRAPHS=0` turns capture off (every call eager).
+eagerly instead of paying for a capture. At most `max_graphs` signatures are captured, each holding its memory
+pool; past that, new signatures run eagerly (never evicting one to capture another: batches of ever-changing
+lengths would otherwise capture on every call, slower than no graph). `HF_ATTN_CUDA_GRAPHS=0` turns capture off.
 
 The loop must be capturable: no host read of a device value, no copy from pageable host memory, no allocation whose
 size depends on values. The LSTMN and ELMo loops are; `make test-gpu` runs them captured against eager.
@@ -52,16 +53,19 @@ class _Captured:
 
     def __init__(self, function: Callable[..., Any], arguments: tuple) -> None:
         self.inputs = tree_map(lambda value: value.clone() if isinstance(value, torch.Tensor) else value, arguments)
-        # Warm up on a side stream first: kernels compile (Triton), libraries pick their algorithms and allocate
-        # their workspaces outside the capture, as `torch.cuda.graph`'s documentation asks.
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            function(*self.inputs)
-        torch.cuda.current_stream().wait_stream(side)
-        self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
-            self.outputs = function(*self.inputs)
+        with torch.cuda.device(_tensors(arguments)[0].device):
+            # Warm up on a side stream first: kernels compile (Triton), libraries pick their algorithms and allocate
+            # their workspaces outside the capture, as `torch.cuda.graph`'s documentation asks.
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                function(*self.inputs)
+            torch.cuda.current_stream().wait_stream(side)
+            self.graph = torch.cuda.CUDAGraph()
+            # "thread_local": a backward loop is captured on autograd's device thread, while other threads (a data
+            # loader pinning memory) may call CUDA; only this thread's calls must be capturable.
+            with torch.cuda.graph(self.graph, capture_error_mode="thread_local"):
+                self.outputs = function(*self.inputs)
 
     def replay(self, arguments: tuple) -> Any:
         for static, value in zip(_tensors(self.inputs), _tensors(arguments), strict=True):
@@ -74,10 +78,10 @@ class GraphedLoop:
     """Calls `function(*arguments)` (tensors, lists of tensors, `None`s and plain values; it returns the same
     kinds), replayed as a CUDA graph where the module docstring says it may be. Same results as the eager call."""
 
-    def __init__(self, function: Callable[..., Any], max_graphs: int = 8, eager_calls: int = 1) -> None:
+    def __init__(self, function: Callable[..., Any], max_graphs: int = 16, eager_calls: int = 1) -> None:
         self.function = function
         self.max_graphs, self.eager_calls = max_graphs, eager_calls
-        self.graphs: collections.OrderedDict[Any, _Captured] = collections.OrderedDict()
+        self.graphs: dict[Any, _Captured] = {}
         self.calls: collections.Counter = collections.Counter()
 
     def capturable(self, arguments: tuple) -> bool:
@@ -99,12 +103,9 @@ class GraphedLoop:
             if len(self.calls) > 10_000:  # many one-off shapes: forget them rather than grow without end
                 self.calls.clear()
             self.calls[key] += 1
-            if self.calls[key] <= self.eager_calls:
+            if self.calls[key] <= self.eager_calls or len(self.graphs) >= self.max_graphs:
                 return self.function(*arguments)
             captured = self.graphs[key] = _Captured(self.function, arguments)
-            while len(self.graphs) > self.max_graphs:
-                self.graphs.popitem(last=False)
-        self.graphs.move_to_end(key)
         return captured.replay(arguments)
 
     def clear(self) -> None:
