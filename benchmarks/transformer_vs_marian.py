@@ -4,12 +4,14 @@ Measures on one device, in one run, both models with fp32 weights (`--dtype bf16
 as `Trainer(bf16=True)` runs them):
   (a) training-step throughput, target tokens per second of a forward + backward pass with the same loss;
   (b) beam-4 generation throughput, generated tokens per second (both forced to the same length);
-  (c) MFU: achieved GFLOP/s of hf_attn's training step over the device's measured matmul GFLOP/s at the model's
+  (c) the peak memory of one training step over what is held before it (CUDA: allocated bytes; CPU: resident
+      memory, so only the growth of the process's peak), and its ratio to Marian's;
+  (d) MFU: achieved GFLOP/s of hf_attn's training step over the device's measured matmul GFLOP/s at the model's
       GEMM shapes, in the step's dtype (and over `--peak-tflops`, the card's nominal rate, when given).
 With `--compile` both models' training steps run under `torch.compile` (compilation excluded: the warm-up step
 compiles) and generation under each model's compiled forward.
-Prints a table and, last, `RESULT train_ratio=<x> generate_ratio=<y> mfu=<z> marian_mfu=<w>` (ratios: Marian's
-time / hf_attn's).
+Prints a table and, last, `RESULT train_ratio=<x> generate_ratio=<y> mfu=<z> marian_mfu=<w> peak_gib=<p>
+marian_peak_gib=<q> peak_vs_marian=<p/q>` (time ratios: Marian's time / hf_attn's).
 
     .venv/bin/python benchmarks/transformer_vs_marian.py [--batch 16] [--length 64] [--repeats 3] [--device cpu]
         [--dtype fp32|bf16] [--compile] [--peak-tflops 989]
@@ -23,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 import torch
-from timing import device_name, time_call  # benchmarks/timing.py, beside this script
+from timing import device_name, peak_memory, reset_peak_memory, time_call  # benchmarks/timing.py, beside this script
 from transformers import MarianConfig, MarianMTModel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -129,7 +131,16 @@ def main(argv: list[str] | None = None) -> None:
     with autocast:
         train_marian = time_call(training_step(marian, batch), args.repeats, device)
         train_ours = time_call(training_step(ours, batch), args.repeats, device)
+        # Peak memory of one more step each, over what is held before it (weights, gradients of the last step).
+        peaks = {}
+        for name, model in (("marian", marian), ("ours", ours)):
+            model.zero_grad(set_to_none=True)
+            reset_peak_memory(device)
+            before = peak_memory(device)
+            training_step(model, batch)()
+            peaks[name] = (peak_memory(device) - before) / 2**30
     rows.append(("training step (tokens/s)", tokens / train_marian, tokens / train_ours))
+    rows.append(("training step peak memory (GiB)", peaks["marian"], peaks["ours"]))
     if args.compile:  # generation below: each model's compiled forward for the decoding steps as well
         torch._dynamo.reset()
 
@@ -166,14 +177,16 @@ def main(argv: list[str] | None = None) -> None:
     print(f"| {'measure':34s} | {'Marian':>10s} | {'hf_attn':>10s} | {'ratio':>6s} |")
     print(f"|{'-' * 36}|{'-' * 12}|{'-' * 12}|{'-' * 8}|")
     for name, theirs, mine in rows:
-        print(f"| {name:34s} | {theirs:10.2f} | {mine:10.2f} | {mine / theirs:6.3f} |")
+        ratio = mine / theirs if theirs else float("nan")
+        print(f"| {name:34s} | {theirs:10.2f} | {mine:10.2f} | {ratio:6.3f} |")
     train_ratio = train_marian / train_ours
     generate_ratio = generate_marian / generate_ours
     mfu = achieved_ours / (args.peak_tflops * 1e3 if args.peak_tflops else peak)
     marian_mfu = achieved_marian / (args.peak_tflops * 1e3 if args.peak_tflops else peak)
     print(
         f"RESULT train_ratio={train_ratio:.3f} generate_ratio={generate_ratio:.3f} mfu={mfu:.3f} "
-        f"marian_mfu={marian_mfu:.3f}"
+        f"marian_mfu={marian_mfu:.3f} peak_gib={peaks['ours']:.3f} marian_peak_gib={peaks['marian']:.3f} "
+        f"peak_vs_marian={peaks['ours'] / peaks['marian'] if peaks['marian'] else float('nan'):.3f}"
     )
 
 

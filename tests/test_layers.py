@@ -256,3 +256,70 @@ def test_a_large_loss_runs_in_chunks_with_the_same_value_and_gradient_in_less_me
         torch._dynamo.reset()
     torch.testing.assert_close(loss.detach(), whole, rtol=1e-6, atol=1e-6)
     torch.testing.assert_close(logits.grad.float(), whole_grad.float(), rtol=0, atol=1e-5)
+
+
+def _two_step_loss(hidden, weight, bias, labels, **kwargs):
+    from hf_attn.layers.losses import token_cross_entropy
+
+    return token_cross_entropy(nn.functional.linear(hidden, weight, bias), labels, **kwargs)
+
+
+@pytest.mark.parametrize("label_smoothing", [0.0, 0.1])
+@pytest.mark.parametrize("with_bias", [False, True], ids=["no-bias", "bias"])
+def test_fused_linear_cross_entropy_equals_the_projection_then_the_loss(label_smoothing, with_bias):
+    """The fused output loss (chunks of 4 rows here) against `token_cross_entropy(linear(h))`: the loss and the
+    gradients of h, W and b within 1e-5 in float32, with ignored positions, ε smoothing and `num_items_in_batch`;
+    what autograd keeps for the backward pass is the three gradients, never a (tokens, V) tensor."""
+    from hf_attn.layers.losses import fused_linear_cross_entropy
+
+    torch.manual_seed(0)
+    vocabulary = 400
+    hidden = torch.randn(3, 9, 16, requires_grad=True)
+    weight = torch.randn(vocabulary, 16, requires_grad=True)
+    bias = torch.randn(vocabulary, requires_grad=True) if with_bias else None
+    labels = torch.randint(0, vocabulary, (3, 9))
+    labels[0, 4:] = -100
+    leaves = [hidden, weight] + ([bias] if with_bias else [])
+    for count in (None, 40):
+        kwargs = {"num_items_in_batch": count, "label_smoothing": label_smoothing}
+        expected = _two_step_loss(hidden, weight, bias, labels, **kwargs)
+        expected_grads = torch.autograd.grad(expected, leaves)
+        saved = []
+
+        def pack(tensor: torch.Tensor, saved: list = saved) -> torch.Tensor:
+            saved.append(tensor.numel())
+            return tensor
+
+        with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+            fused = fused_linear_cross_entropy(hidden, weight, bias, labels, chunk_elements=4 * vocabulary, **kwargs)
+        assert max(saved) < labels.numel() * vocabulary  # no logits-sized tensor kept
+        torch.testing.assert_close(fused, expected, rtol=1e-5, atol=1e-5)
+        for ours, theirs in zip(torch.autograd.grad(fused, leaves), expected_grads, strict=True):
+            torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-5)
+
+
+def test_fused_linear_cross_entropy_edge_cases_and_bf16():
+    """Nothing to score: loss 0 and zero gradients, never NaN; a NaN hidden state still gives NaN; under bf16
+    autocast the loss and gradients agree with the two-step loss to bf16's precision."""
+    from hf_attn.layers.losses import fused_linear_cross_entropy
+
+    torch.manual_seed(0)
+    hidden = torch.randn(2, 5, 8, requires_grad=True)
+    weight = torch.randn(30, 8, requires_grad=True)
+    nothing = torch.full((2, 5), -100)
+    loss = fused_linear_cross_entropy(hidden, weight, None, nothing)
+    loss.backward()
+    assert loss.item() == 0.0 and not hidden.grad.any() and not weight.grad.any()
+    labels = torch.randint(0, 30, (2, 5))
+    assert torch.isnan(fused_linear_cross_entropy(hidden * float("nan"), weight, None, labels))
+    with pytest.raises(ValueError, match="labels"):
+        fused_linear_cross_entropy(hidden, weight, None, torch.randint(0, 30, (2, 4)))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        fused = fused_linear_cross_entropy(hidden, weight, None, labels, chunk_elements=60)
+        expected = _two_step_loss(hidden, weight, None, labels)
+    ours = torch.autograd.grad(fused, [hidden, weight])
+    theirs = torch.autograd.grad(expected, [hidden, weight])
+    torch.testing.assert_close(fused, expected.float(), rtol=2e-2, atol=2e-2)
+    for mine, reference in zip(ours, theirs, strict=True):
+        assert mine.dtype == reference.dtype
+        torch.testing.assert_close(mine, reference, rtol=5e-2, atol=5e-2)

@@ -96,6 +96,114 @@ def token_cross_entropy(
     return summed / torch.as_tensor(count, device=summed.device).clamp(min=1).to(summed.dtype)
 
 
+class _LinearCrossEntropy(torch.autograd.Function):
+    """Σ_i CE(W h_i + b, y_i) over the rows whose label is not −100, with the gradients of h, W and b formed in the
+    forward pass, chunk by chunk (`fused_linear_cross_entropy`). Everything runs in `hidden`'s dtype except the
+    log-softmax, in float32 one chunk at a time.
+
+    With p = softmax(z) and ε label smoothing over V classes, the loss of a row and its gradient are
+        ℓ = −(1 − ε) log p_y − (ε / V) Σ_c log p_c,      ∂ℓ/∂z = p − (1 − ε) onehot(y) − ε / V,
+    and ∂h = (∂ℓ/∂z) W, ∂W = Σ_rows (∂ℓ/∂z)ᵀ h, ∂b = Σ_rows ∂ℓ/∂z; the backward pass only scales them by ∂L/∂(Σ ℓ).
+    """
+
+    @staticmethod
+    def forward(
+        ctx,
+        hidden: torch.Tensor,
+        weight: torch.Tensor,
+        bias: torch.Tensor | None,
+        labels: torch.Tensor,
+        label_smoothing: float,
+        chunk_rows: int,
+    ) -> torch.Tensor:
+        want_hidden, want_weight = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        want_bias = bias is not None and ctx.needs_input_grad[2]
+        vocabulary = weight.size(0)
+        summed = hidden.new_zeros((), dtype=torch.float32)
+        grad_hidden = torch.empty_like(hidden) if want_hidden else None
+        grad_weight = torch.zeros_like(weight, dtype=torch.float32) if want_weight else None
+        grad_bias = torch.zeros(vocabulary, dtype=torch.float32, device=hidden.device) if want_bias else None
+        for start in range(0, hidden.size(0), chunk_rows):
+            rows, targets = hidden[start : start + chunk_rows], labels[start : start + chunk_rows]
+            logits = nn.functional.linear(rows, weight, bias)  # (n, V), the chunk's logits, in hidden's dtype
+            log_probabilities = torch.log_softmax(logits.float(), dim=-1)  # (n, V) float32
+            del logits
+            scored = targets != -100
+            safe = targets.clamp(min=0)[:, None]  # −100 rows read class 0, then weigh 0
+            row_losses = -(1 - label_smoothing) * log_probabilities.gather(1, safe).squeeze(1)
+            if label_smoothing:
+                row_losses = row_losses - label_smoothing * log_probabilities.mean(dim=-1)
+            summed = summed + torch.where(scored, row_losses, 0.0).sum()
+            if not (want_hidden or want_weight or want_bias):
+                continue
+            grad_logits = log_probabilities.exp_()  # p, in place of log p
+            if label_smoothing:
+                grad_logits.sub_(label_smoothing / vocabulary)
+            grad_logits.scatter_add_(1, safe, grad_logits.new_full(safe.shape, -(1 - label_smoothing)))
+            grad_logits.mul_(scored[:, None])  # ignored rows: no gradient
+            grad_logits = grad_logits.to(hidden.dtype)
+            if want_hidden:
+                grad_hidden[start : start + chunk_rows] = grad_logits @ weight  # (n, D)
+            if want_weight:
+                grad_weight += (grad_logits.t() @ rows).float()  # (V, D)
+            if want_bias:
+                grad_bias += grad_logits.float().sum(0)
+        ctx.save_for_backward(grad_hidden, grad_weight, grad_bias)
+        return summed
+
+    @staticmethod
+    def backward(ctx, grad_summed: torch.Tensor) -> tuple:
+        grad_hidden, grad_weight, grad_bias = ctx.saved_tensors
+        scale = grad_summed.float()
+        return (
+            None if grad_hidden is None else (grad_hidden.float() * scale).to(grad_hidden.dtype),
+            None if grad_weight is None else grad_weight * scale,
+            None if grad_bias is None else grad_bias * scale,
+            None,
+            None,
+            None,
+        )
+
+
+def fused_linear_cross_entropy(
+    hidden: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    labels: torch.Tensor,
+    num_items_in_batch: torch.Tensor | int | None = None,
+    label_smoothing: float = 0.0,
+    chunk_elements: int = LOSS_CHUNK_ELEMENTS,
+) -> torch.Tensor:
+    """`token_cross_entropy(linear(hidden, weight, bias), labels, ...)` without the logits: `hidden (..., D)`,
+    `weight (V, D)`, `bias (V,)` or None, `labels (...)`.
+
+    The output projection and the loss run together, `chunk_elements // V` rows at a time (as Liger-Kernel's
+    fused linear cross-entropy does): each chunk's logits go through a float32 log-softmax to the loss and, when a
+    gradient is wanted, straight to their contribution to ∂h, ∂W and ∂b, computed here, in the forward pass. The
+    `(tokens, V)` logits never exist whole, and nothing is recomputed in the backward pass. The same value and
+    gradients as the two-step loss (tested), the same rules for −100 and for a batch with nothing to score; ε label
+    smoothing as `nn.functional.cross_entropy(label_smoothing=ε)`. Under autocast the projection runs in the
+    autocast dtype, as `nn.Linear` would.
+    """
+    vocabulary = weight.size(0)
+    check_labels(labels, hidden.shape[:-1], vocabulary)
+    device_type = hidden.device.type
+    dtype = torch.get_autocast_dtype(device_type) if torch.is_autocast_enabled(device_type) else hidden.dtype
+    flat_hidden = hidden.reshape(-1, hidden.size(-1))
+    chunk_rows = max(1, chunk_elements // vocabulary)
+    with torch.autocast(device_type, enabled=False):
+        summed = _LinearCrossEntropy.apply(
+            flat_hidden.to(dtype),
+            weight.to(dtype),
+            None if bias is None else bias.to(dtype),
+            labels.reshape(-1),
+            float(label_smoothing),
+            chunk_rows,
+        )
+    count = (labels != -100).sum() if num_items_in_batch is None else num_items_in_batch
+    return summed / torch.as_tensor(count, device=summed.device).clamp(min=1).to(summed.dtype)
+
+
 def multi_label_cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """Mean binary cross-entropy with logits over the entries whose label is not −100: `logits (..., K)`, `labels`
     of the same shape holding 0/1 indicators (or soft targets in [0, 1]) and −100 for entries not to score (e.g. a

@@ -59,6 +59,11 @@ class VaswaniTransformerConfig(PreTrainedConfig):
             Biases in the attention projections / the feed-forward layers.
         output_bias (`bool`, *optional*, defaults to `False`):
             A bias on the output logits (Marian's `final_logits_bias`).
+        fused_output_loss (`bool`, *optional*, defaults to `True`):
+            In training mode with `labels`, run the pre-softmax projection and the loss together, chunk by chunk,
+            with their gradients formed in the forward pass (`hf_attn.layers.losses.fused_linear_cross_entropy`):
+            the `(tokens, V)` logits are never built, so `outputs.logits` is `None` there. Evaluation, `predict`
+            and `generate` (eval mode, or no labels) return the full logits. `False`: always the logits.
     """
 
     model_type = "vaswani_transformer"
@@ -95,6 +100,7 @@ class VaswaniTransformerConfig(PreTrainedConfig):
     attention_bias: bool = True
     ffn_bias: bool = True
     output_bias: bool = False
+    fused_output_loss: bool = True
     layer_norm_eps: float = 1e-5
     pad_token_id: int | None = 0
     bos_token_id: int | None = 2

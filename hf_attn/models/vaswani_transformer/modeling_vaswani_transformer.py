@@ -43,7 +43,7 @@ from transformers.modeling_outputs import (
 from transformers.modeling_utils import ALL_ATTENTION_FUNCTIONS
 
 from hf_attn.layers.generation_cache import cache_argument, cache_field, output_cache
-from hf_attn.layers.losses import token_cross_entropy
+from hf_attn.layers.losses import fused_linear_cross_entropy, token_cross_entropy
 from hf_attn.layers.outputs import output_flags
 from hf_attn.layers.positions import sinusoidal_positions
 from hf_attn.layers.sequences import shift_tokens_right
@@ -569,7 +569,9 @@ class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedMod
     """The translation model: the Transformer with the pre-softmax projection tied to the target embeddings (§3.4),
     and `generate()` (greedy, beam search, sampling) with a KV cache.
 
-    `outputs.loss` is plain cross-entropy against `labels`, as in every transformers model. The paper's label
+    `outputs.loss` is plain cross-entropy against `labels`, as in every transformers model. In training mode it is
+    computed fused with the output projection (`config.fused_output_loss`), and `outputs.logits` is then `None`;
+    evaluation and generation return the logits. The paper's label
     smoothing (ε_ls = 0.1, §5.4) is a training argument, `TrainingArguments(label_smoothing_factor=0.1)`, which
     `hf-attn train` and the recipes set from `config.label_smoothing`.
 
@@ -599,6 +601,11 @@ class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedMod
 
     def set_output_embeddings(self, value: nn.Linear) -> None:
         self.lm_head = value
+
+    def fuses_output_loss(self) -> bool:
+        """Whether a forward with labels computes its loss fused (`config.fused_output_loss`): in training mode,
+        with the plain `nn.Linear` projection (a projection PEFT wrapped, say, computes its logits)."""
+        return self.training and self.config.fused_output_loss and type(self.lm_head) is nn.Linear
 
     def prepare_decoder_input_ids_from_labels(self, labels: torch.Tensor) -> torch.Tensor:
         return shift_tokens_right(labels, self.config.pad_token_id, self.config.decoder_start_token_id)
@@ -648,12 +655,18 @@ class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedMod
             inputs_embeds=inputs_embeds,
             decoder_inputs_embeds=decoder_inputs_embeds,
         )
-        logits = self.lm_head(outputs.last_hidden_state)  # (B, T, V)
-        if self.output_bias is not None:
-            logits = logits + self.output_bias
-        loss = None
-        if labels is not None:
-            loss = token_cross_entropy(logits, labels, num_items_in_batch)  # plain: ε_ls is a training argument
+        loss = logits = None
+        if labels is not None and self.fuses_output_loss():
+            # W h and the loss together, chunk by chunk, their gradients formed now: no (B, T, V) logits at all
+            loss = fused_linear_cross_entropy(
+                outputs.last_hidden_state, self.lm_head.weight, self.output_bias, labels, num_items_in_batch
+            )
+        else:
+            logits = self.lm_head(outputs.last_hidden_state)  # (B, T, V)
+            if self.output_bias is not None:
+                logits = logits + self.output_bias
+            if labels is not None:
+                loss = token_cross_entropy(logits, labels, num_items_in_batch)  # plain: ε_ls is a training argument
         output = Seq2SeqLMOutput(
             loss=loss,
             logits=logits,

@@ -159,3 +159,32 @@ def test_pre_ln_variant_and_bad_inputs():
         model(SOURCE[0], decoder_input_ids=TARGET)
     with pytest.raises(ValueError, match="`decoder_input_ids` holds token ids outside the vocabulary"):
         model(SOURCE, decoder_input_ids=TARGET + 100)
+
+
+@pytest.mark.parametrize("output_bias", [False, True], ids=["tied", "marian-bias"])
+def test_training_loss_is_fused_with_the_output_projection_and_equals_the_logits_loss(output_bias):
+    """In training mode with labels the loss is computed fused (no logits: `outputs.logits` is None); the loss and
+    every parameter's gradient equal the logits path's (`fused_output_loss=False`) within 1e-5. Eval mode and
+    generation keep the logits."""
+    torch.manual_seed(0)
+    config = tiny_config(ARCHITECTURES["vaswani_transformer"], dropout=0.0, output_bias=output_bias)
+    model = VaswaniTransformerForConditionalGeneration(config).train()
+    input_ids = torch.randint(4, config.vocab_size, (3, 6))
+    labels = torch.randint(4, config.vocab_size, (3, 5))
+    labels[1, 3:] = -100
+    results = {}
+    for fused in (True, False):
+        model.config.fused_output_loss = fused
+        model.zero_grad()
+        output = model(input_ids=input_ids, labels=labels)
+        output.loss.backward()
+        assert (output.logits is None) == fused
+        results[fused] = (output.loss.detach(), {n: p.grad.clone() for n, p in model.named_parameters()})
+    model.config.fused_output_loss = True
+    torch.testing.assert_close(results[True][0], results[False][0], rtol=1e-5, atol=1e-5)
+    for name, gradient in results[False][1].items():
+        torch.testing.assert_close(results[True][1][name], gradient, rtol=1e-4, atol=1e-5, msg=name)
+    model.eval()
+    output = model(input_ids=input_ids, labels=labels)
+    assert output.logits.shape == (3, 5, config.vocab_size)
+    torch.testing.assert_close(output.loss, results[False][0], rtol=1e-5, atol=1e-5)
