@@ -85,6 +85,22 @@ def causal_mask(
     return mask
 
 
+def static_causal_mask(
+    query_length: int, past_length: torch.Tensor, capacity: int, padding: torch.Tensor | None, device: torch.device
+) -> torch.Tensor:
+    """Decoder self-attention mask `(B|1, 1, T, capacity)` over a static cache's `capacity` key slots, of which the
+    first `past_length + T` are written (`past_length` a 0-d device tensor: no host read, one graph for every step):
+    position t sees slots ≤ past + t, never an unwritten one, and no padded key (`padding (B, ≤ capacity)`)."""
+    keys = torch.arange(capacity, device=device)
+    queries = past_length + torch.arange(query_length, device=device)
+    mask = (keys[None, :] <= queries[:, None])[None, None]  # (1, 1, T, capacity)
+    if padding is not None:
+        padding = nn.functional.pad(padding.to(torch.bool), (0, capacity - padding.size(-1)))
+        mask = mask & padding[:, None, None, :]
+        mask = mask | (keys == 0)[None, None, None, :] & ~mask.any(dim=-1, keepdim=True)  # never an empty row
+    return mask
+
+
 def eager_attention_forward(
     module: nn.Module,
     query: torch.Tensor,
@@ -288,9 +304,20 @@ class VaswaniEmbedding(nn.Module):
         self.config = config
         self._table: torch.Tensor | None = None
 
-    def positions(self, length: int, past_length: int, device: torch.device, dtype: torch.dtype) -> torch.Tensor:
-        needed = self.config.position_offset + past_length + length
+    def positions(
+        self, length: int, past_length: int | torch.Tensor, device: torch.device, dtype: torch.dtype
+    ) -> torch.Tensor:
         config = self.config
+        if isinstance(past_length, torch.Tensor):  # a static cache's count, on the device: read nothing
+            index = config.position_offset + past_length + torch.arange(length, device=device)  # (L,)
+            layout, timescale = config.sinusoid_layout, config.sinusoid_timescale
+            if torch.compiler.is_compiling():  # the L rows the step needs, in the graph
+                return sinusoidal_positions(0, config.d_model, layout, timescale, positions=index).to(dtype)
+            size = config.max_position_embeddings + config.position_offset
+            if self._table is None or self._table.size(0) < size or self._table.device != device:
+                self._table = sinusoidal_positions(size, config.d_model, layout, timescale).to(device)
+            return self._table.index_select(0, index).to(dtype)  # (L, D)
+        needed = self.config.position_offset + past_length + length
         if torch.compiler.is_compiling():  # in the graph: a table cached on the module is state, and a recompile
             table = sinusoidal_positions(
                 needed, config.d_model, config.sinusoid_layout, config.sinusoid_timescale, device
@@ -305,7 +332,7 @@ class VaswaniEmbedding(nn.Module):
         start = self.config.position_offset + past_length
         return self._table[start : start + length].to(dtype)  # (L, D)
 
-    def forward(self, tokens: torch.Tensor, past_length: int = 0) -> torch.Tensor:
+    def forward(self, tokens: torch.Tensor, past_length: int | torch.Tensor = 0) -> torch.Tensor:
         """`tokens`: ids `(B, L)`, or their rows of the token table `(B, L, D)` (`inputs_embeds`)."""
         embeddings = (self.embed_tokens(tokens) if not tokens.is_floating_point() else tokens) * self.scale
         embeddings = embeddings + self.positions(tokens.size(1), past_length, embeddings.device, embeddings.dtype)
@@ -390,6 +417,15 @@ class VaswaniTransformerEncoder(VaswaniTransformerPreTrainedModel):
         return output if return_dict else output.to_tuple()
 
 
+def static_capacity(cache: Cache | None) -> int | None:
+    """The slots of the decoder's self-attention cache when it is a static one (fixed-size buffers, the tokens
+    written counted on the device), else `None`."""
+    self_attention = getattr(cache, "self_attention_cache", cache)
+    if self_attention is None or not getattr(self_attention, "is_compileable", False):
+        return None
+    return self_attention.layers[0].max_cache_len
+
+
 class VaswaniTransformerDecoder(VaswaniTransformerPreTrainedModel):
     """The decoder stack (§3.1): N layers of masked self-attention, encoder-decoder attention and feed-forward."""
 
@@ -431,8 +467,20 @@ class VaswaniTransformerDecoder(VaswaniTransformerPreTrainedModel):
         if use_cache and past_key_values is None:
             past_key_values = EncoderDecoderCache(DynamicCache(), DynamicCache())
         past_length = past_key_values.get_seq_length() if past_key_values is not None else 0
-        batch_size, total = tokens.size(0), past_length + tokens.size(1)
-        if attention_mask is not None and tuple(attention_mask.shape) != (batch_size, total):
+        # A static cache (`generate(cache_implementation="static")`): keys and values live in fixed buffers of
+        # `capacity` slots, and the tokens written so far are counted on the device.
+        capacity = static_capacity(past_key_values)
+        if capacity is not None:
+            past_length = torch.as_tensor(past_length, device=tokens.device)
+        batch_size = tokens.size(0)
+        if capacity is not None:
+            if attention_mask is not None and (attention_mask.dim() != 2 or attention_mask.size(1) > capacity):
+                raise ValueError(
+                    f"`decoder_attention_mask` must have shape (batch, ≤ {capacity}) with a static cache of "
+                    f"{capacity} tokens, got {tuple(attention_mask.shape)}."
+                )
+        elif attention_mask is not None and tuple(attention_mask.shape) != (batch_size, past_length + tokens.size(1)):
+            total = past_length + tokens.size(1)
             raise ValueError(
                 f"`decoder_attention_mask` must have shape (batch, cached + new target tokens) = {(batch_size, total)}"
                 f", got {tuple(attention_mask.shape)}."
@@ -443,7 +491,10 @@ class VaswaniTransformerDecoder(VaswaniTransformerPreTrainedModel):
                 f"{encoder_hidden_states.size(0)}."
             )
         hidden_states = self.embeddings(tokens, past_length)  # (B, T, D)
-        self_mask = causal_mask(tokens.size(1), past_length, attention_mask, tokens.device)
+        if capacity is not None:
+            self_mask = static_causal_mask(tokens.size(1), past_length, capacity, attention_mask, tokens.device)
+        else:
+            self_mask = causal_mask(tokens.size(1), past_length, attention_mask, tokens.device)
         cross_mask = key_padding_mask(encoder_attention_mask)
         all_states, self_weights, cross_weights = [], [], []
         for layer in self.layers:
@@ -601,6 +652,11 @@ class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedMod
 
     def set_output_embeddings(self, value: nn.Linear) -> None:
         self.lm_head = value
+
+    def create_masks_for_generate(self, *args, attention_mask: torch.Tensor | None = None, **kwargs):
+        """`generate()` asks a model on a static cache for its decoder masks; the decoder makes its own from the
+        cache (`static_causal_mask`), so the 2D padding mask (or `None`) is handed through as it is."""
+        return attention_mask
 
     def fuses_output_loss(self) -> bool:
         """Whether a forward with labels computes its loss fused (`config.fused_output_loss`): in training mode,

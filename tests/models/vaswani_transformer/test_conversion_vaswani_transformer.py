@@ -70,6 +70,18 @@ def test_generate_matches_marian(marian_pair, num_beams):
     assert actual.tolist() == expected.tolist()
 
 
+@pytest.mark.parametrize("num_beams", [1, 4])
+def test_static_cache_generation_matches_marian(marian_pair, num_beams):
+    """`generate(cache_implementation="static")`: the decoder on fixed-size key/value buffers (its own masks over the
+    written slots, positions from the device-side count) decodes what Marian and the dynamic cache decode."""
+    marian, ours = marian_pair
+    mask = (SOURCE != 0).long()
+    expected = marian.generate(SOURCE, attention_mask=mask, num_beams=num_beams, **GENERATION)
+    static = {"num_beams": num_beams, "cache_implementation": "static"}
+    actual = ours.generate(SOURCE, attention_mask=mask, **static, **GENERATION)
+    assert actual.tolist() == expected.tolist()
+
+
 def test_conversion_keeps_marian_generation_settings(tmp_path):
     """Logits equal is not enough: the converted model must decode as Marian does with the settings Marian saved
     (forced EOS, banned words, beam size, max length), greedy and beam 4 alike."""

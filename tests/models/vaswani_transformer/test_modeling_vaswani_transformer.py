@@ -188,3 +188,42 @@ def test_training_loss_is_fused_with_the_output_projection_and_equals_the_logits
     output = model(input_ids=input_ids, labels=labels)
     assert output.logits.shape == (3, 5, config.vocab_size)
     torch.testing.assert_close(output.loss, results[False][0], rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("num_beams", [1, 4])
+def test_compiled_decoder_step_on_a_static_cache_generates_as_the_dynamic_cache(num_beams):
+    """`generate()` with a static cache and a compiled forward (`CompileConfig(fullgraph=True)`, here with the
+    `aot_eager` backend on the CPU; on a GPU transformers compiles it by itself): one graph for every decoding step,
+    no graph break, and the same tokens as the dynamic cache, greedy and beam 4, a padded source included."""
+    from transformers import CompileConfig
+
+    torch.manual_seed(0)
+    config = tiny_config(ARCHITECTURES["vaswani_transformer"])
+    model = VaswaniTransformerForConditionalGeneration(config).eval()
+    input_ids = torch.randint(4, config.vocab_size, (2, 6))
+    attention_mask = torch.ones_like(input_ids)
+    attention_mask[1, 4:] = 0
+    settings = {"num_beams": num_beams, "max_new_tokens": 6, "do_sample": False}
+    expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, **settings)
+    compile_config = CompileConfig(backend="aot_eager", fullgraph=True, dynamic=False)
+    compile_config._compile_all_devices = True  # transformers compiles on accelerators only unless told
+    try:
+        actual = model.generate(
+            input_ids=input_ids, attention_mask=attention_mask, cache_implementation="static",
+            compile_config=compile_config, **settings,
+        )  # fmt: skip
+    finally:
+        torch._dynamo.reset()
+    assert actual.tolist() == expected.tolist()
+
+
+def test_static_causal_mask_sees_written_slots_only_and_never_an_empty_row():
+    from hf_attn.models.vaswani_transformer.modeling_vaswani_transformer import static_causal_mask
+
+    mask = static_causal_mask(2, torch.tensor(3), 8, None, torch.device("cpu"))
+    assert mask.shape == (1, 1, 2, 8)
+    assert mask[0, 0].tolist() == [[True] * 4 + [False] * 4, [True] * 5 + [False] * 3]
+    padding = torch.tensor([[1, 1, 1, 1, 1], [0, 0, 0, 0, 0]])
+    padded = static_causal_mask(2, torch.tensor(3), 8, padding, torch.device("cpu"))
+    assert padded[0, 0].tolist() == mask[0, 0].tolist()
+    assert padded[1, 0].tolist() == [[True] + [False] * 7] * 2  # nothing to see: the first slot, never NaN
