@@ -14,7 +14,8 @@ says why). The figures and their goals:
   eager bf16 training step over Marian's, 8k- and 25.6k-token batches (`transformer_vs_marian.py`), with each
   step's peak memory over Marian's (`_peak_vs_marian`, 25.6k: ≤ 0.75).
 - `transformer_compiled_25k_vs_marian` (≥ 1.2), `transformer_compiled_25k_mfu` (≥ 0.40) and
-  `transformer_beam4_vs_marian` (≥ 1.5): both models compiled (`transformer_vs_marian.py --compile`).
+  `transformer_beam4_vs_marian` (≥ 1.5): both models compiled, beam search on a static cache
+  (`transformer_vs_marian.py --compile --static-cache`).
 - `biblosa_time_vs_sdpa`: Bi-BloSAN's training step at n = 1024, B = 2, H = 64 over one SDPA encoder layer's (≤ 2);
   `biblosa_memory_vs_disan`: DiSAN's peak memory over Bi-BloSAN's (≥ 50) (`biblosa_memory.py`).
 - `attentionxml_tree_speedup_100k` (≥ 6) and `_memory_100k` (≥ 30): flat over tree at 100k labels
@@ -78,7 +79,15 @@ def benchmarks(peak_tflops: float) -> dict[str, list[str]]:
         "rnn": ["rnn_paths.py"],
         "transformer_8k": ["transformer_vs_marian.py", *TRANSFORMER, *peak, "--batch", "128"],
         "transformer_25k": ["transformer_vs_marian.py", *TRANSFORMER, *peak, "--batch", "400"],
-        "transformer_compiled": ["transformer_vs_marian.py", *TRANSFORMER, *peak, "--batch", "400", "--compile"],
+        "transformer_compiled": [
+            "transformer_vs_marian.py",
+            *TRANSFORMER,
+            *peak,
+            "--batch",
+            "400",
+            "--compile",
+            "--static-cache",
+        ],
         "biblosa": ["biblosa_memory.py", "--lengths", "1024", "--models", *BIBLOSA_MODELS],
         "attentionxml": ["attentionxml_scale.py", "--parts", "scale", "--labels", "100000"],
     }

@@ -9,12 +9,13 @@ as `Trainer(bf16=True)` runs them):
   (d) MFU: achieved GFLOP/s of hf_attn's training step over the device's measured matmul GFLOP/s at the model's
       GEMM shapes, in the step's dtype (and over `--peak-tflops`, the card's nominal rate, when given).
 With `--compile` both models' training steps run under `torch.compile` (compilation excluded: the warm-up step
-compiles) and generation under each model's compiled forward.
+compiles) and generation under each model's compiled forward. With `--static-cache` both generate on a static cache
+(`cache_implementation="static"`), whose decoding step transformers compiles by itself on an accelerator.
 Prints a table and, last, `RESULT train_ratio=<x> generate_ratio=<y> mfu=<z> marian_mfu=<w> peak_gib=<p>
 marian_peak_gib=<q> peak_vs_marian=<p/q>` (time ratios: Marian's time / hf_attn's).
 
     .venv/bin/python benchmarks/transformer_vs_marian.py [--batch 16] [--length 64] [--repeats 3] [--device cpu]
-        [--dtype fp32|bf16] [--compile] [--peak-tflops 989]
+        [--dtype fp32|bf16] [--compile] [--static-cache] [--peak-tflops 989]
 """
 
 from __future__ import annotations
@@ -108,6 +109,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
     parser.add_argument("--compile", action="store_true", help="torch.compile both models")
+    parser.add_argument(
+        "--static-cache", action="store_true", help="beam search on a static cache (compiled by transformers on a GPU)"
+    )
     parser.add_argument("--peak-tflops", type=float, help="the device's nominal rate in --dtype, for a second MFU")
     args = parser.parse_args(argv)
     device = torch.device(args.device)
@@ -143,12 +147,16 @@ def main(argv: list[str] | None = None) -> None:
     rows.append(("training step peak memory (GiB)", peaks["marian"], peaks["ours"]))
     if args.compile:  # generation below: each model's compiled forward for the decoding steps as well
         torch._dynamo.reset()
+        if args.static_cache:  # on a static cache transformers compiles the decoding step itself (accelerators)
+            marian.forward, ours.forward = forwards["marian"], forwards["ours"]
 
     marian.eval(), ours.eval()
     generate = {
         "num_beams": 4, "do_sample": False, "max_new_tokens": args.generate_tokens,
         "min_new_tokens": args.generate_tokens, "bad_words_ids": None, "forced_eos_token_id": None,
     }  # fmt: skip
+    if args.static_cache:  # both models decode on fixed-size key/value buffers (Marian supports it too)
+        generate["cache_implementation"] = "static"
     prompt = source[: args.generate_batch or args.batch, : args.length]
     with torch.no_grad(), autocast:
         generate_marian = time_call(lambda: marian.generate(prompt, **generate), max(1, args.repeats - 1), device)
@@ -171,7 +179,7 @@ def main(argv: list[str] | None = None) -> None:
     setting = (
         f"d_model {args.d_model}, {args.layers}+{args.layers} layers, {args.heads} heads, d_ff {args.ffn}, "
         f"vocab {args.vocab}; batch {args.batch} x {args.length} tokens, {args.dtype}"
-        f"{', compiled' if args.compile else ''}, {device_name(device)}"
+        f"{', compiled' if args.compile else ''}{', static cache' if args.static_cache else ''}, {device_name(device)}"
     )
     print(f"\nTransformer base ({setting}), torch {torch.__version__}; matmul peak {peak:.1f} GFLOP/s\n")
     print(f"| {'measure':34s} | {'Marian':>10s} | {'hf_attn':>10s} | {'ratio':>6s} |")
