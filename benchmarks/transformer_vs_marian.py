@@ -1,6 +1,7 @@
 """hf_attn's Transformer against transformers' MarianMTModel: same config (the paper's base model), same weights.
 
-Measures on one device, in one run, both models with fp32 weights (`--dtype bf16`: the steps under bf16 autocast,
+Measures on one device, in one run, both models with fp32 weights (their runs interleaved, A B then B A, so that
+neither always runs second: `timing.time_alternating`) (`--dtype bf16`: the steps under bf16 autocast,
 as `Trainer(bf16=True)` runs them):
   (a) training-step throughput, target tokens per second of a forward + backward pass with the same loss;
   (b) beam-4 generation throughput, generated tokens per second (both forced to the same length);
@@ -26,7 +27,7 @@ import tempfile
 from pathlib import Path
 
 import torch
-from timing import device_name, peak_memory, reset_peak_memory, time_call  # benchmarks/timing.py, beside this script
+from timing import device_name, peak_memory, reset_peak_memory, time_alternating, time_call  # benchmarks/timing.py
 from transformers import MarianConfig, MarianMTModel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -133,8 +134,8 @@ def main(argv: list[str] | None = None) -> None:
     marian.train(), ours.train()
     tokens = args.batch * args.length
     with autocast:
-        train_marian = time_call(training_step(marian, batch), args.repeats, device)
-        train_ours = time_call(training_step(ours, batch), args.repeats, device)
+        steps = [training_step(marian, batch), training_step(ours, batch)]
+        train_marian, train_ours = time_alternating(steps, args.repeats, device)
         # Peak memory of one more step each, over what is held before it (weights, gradients of the last step).
         peaks = {}
         for name, model in (("marian", marian), ("ours", ours)):
@@ -159,8 +160,8 @@ def main(argv: list[str] | None = None) -> None:
         generate["cache_implementation"] = "static"
     prompt = source[: args.generate_batch or args.batch, : args.length]
     with torch.no_grad(), autocast:
-        generate_marian = time_call(lambda: marian.generate(prompt, **generate), max(1, args.repeats - 1), device)
-        generate_ours = time_call(lambda: ours.generate(prompt, **generate), max(1, args.repeats - 1), device)
+        decoders = [lambda: marian.generate(prompt, **generate), lambda: ours.generate(prompt, **generate)]
+        generate_marian, generate_ours = time_alternating(decoders, max(1, args.repeats - 1), device)
     generated = prompt.size(0) * args.generate_tokens
     if args.compile:
         marian.forward, ours.forward = forwards["marian"], forwards["ours"]
