@@ -217,3 +217,49 @@ def test_reversed_rnn_copies_no_weights_per_call(kind):
     torch.testing.assert_close(actual.detach().cpu(), expected.detach(), rtol=1e-4, atol=1e-5)
     parameters = list(module.parameters())
     assert all(p.is_cuda for p in parameters) and len({p.data_ptr() for p in parameters}) == len(parameters)
+
+
+@pytest.mark.parametrize("num_beams", [1, 4])
+def test_transformer_static_cache_generation_compiled_by_transformers_matches_the_dynamic_cache(num_beams):
+    """On CUDA `generate(cache_implementation="static")` compiles the decoding step (transformers' own auto-compile,
+    inductor); greedy and beam 4 decode what the dynamic cache decodes."""
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    config = tiny_config(hf_attn.ARCHITECTURES["vaswani_transformer"])
+    model = hf_attn.VaswaniTransformerForConditionalGeneration(config).eval().to(CUDA)
+    input_ids = torch.randint(4, config.vocab_size, (3, 7), device=CUDA)
+    attention_mask = torch.ones_like(input_ids)
+    attention_mask[1, 5:] = 0
+    settings = {"num_beams": num_beams, "max_new_tokens": 8, "do_sample": False}
+    expected = model.generate(input_ids=input_ids, attention_mask=attention_mask, **settings)
+    try:
+        actual = model.generate(
+            input_ids=input_ids, attention_mask=attention_mask, cache_implementation="static", **settings
+        )
+    finally:
+        torch._dynamo.reset()
+    assert actual.tolist() == expected.tolist()
+
+
+def test_transformer_fused_output_loss_matches_the_logits_loss_under_bf16_on_cuda():
+    """The fused projection + loss against the logits path on CUDA, fp32 (TF32 off) and bf16 autocast."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.manual_seed(0)
+    config = tiny_config(hf_attn.ARCHITECTURES["vaswani_transformer"], dropout=0.0)
+    model = hf_attn.VaswaniTransformerForConditionalGeneration(config).train().to(CUDA)
+    input_ids = torch.randint(4, config.vocab_size, (4, 9), device=CUDA)
+    labels = torch.randint(4, config.vocab_size, (4, 7), device=CUDA)
+    labels[2, 4:] = -100
+    for dtype, tolerance in ((torch.float32, 1e-5), (torch.bfloat16, 3e-2)):
+        results = {}
+        for fused in (True, False):
+            model.config.fused_output_loss = fused
+            model.zero_grad()
+            with torch.autocast("cuda", dtype=dtype, enabled=dtype != torch.float32):
+                loss = model(input_ids=input_ids, labels=labels).loss
+            loss.backward()
+            results[fused] = (loss.detach().float(), [p.grad.float().clone() for p in model.parameters()])
+        torch.testing.assert_close(results[True][0], results[False][0], rtol=tolerance, atol=tolerance)
+        for ours, theirs in zip(results[True][1], results[False][1], strict=True):
+            torch.testing.assert_close(ours, theirs, rtol=tolerance * 10, atol=tolerance)
+    model.config.fused_output_loss = True
