@@ -115,7 +115,7 @@ def test_lstmn_cell_kernels_match_the_pytorch_step(dtype, deep):
 @pytest.fixture
 def lstmn_kernels_on_cpu(monkeypatch):
     """The LSTMN's recurrence runs its Triton step functions on CPU tensors (in the interpreter)."""
-    monkeypatch.setattr(triton_steps, "RUN_ON_CPU", True)
+    monkeypatch.setattr(fast_recurrence, "TRITON_ON_CPU", True)
 
 
 @pytest.mark.parametrize("fusion", ["none", "shallow", "deep"])
@@ -155,7 +155,7 @@ def test_lstmn_generation_on_the_kernels_matches_the_pytorch_steps(lstmn_kernels
     model = LstmnForCausalLM(tiny_config(hf_attn.ARCHITECTURES["lstmn"], hidden_dropout_prob=0.0)).eval()
     prompt = torch.randint(1, 40, (2, 4))
     fused = model.generate(prompt, max_new_tokens=4, do_sample=False, pad_token_id=0)
-    monkeypatch.setattr(triton_steps, "RUN_ON_CPU", False)
+    monkeypatch.setattr(fast_recurrence, "TRITON_ON_CPU", False)
     plain = model.generate(prompt, max_new_tokens=4, do_sample=False, pad_token_id=0)
     assert torch.equal(fused, plain)
 

@@ -16,10 +16,18 @@ from safetensors.torch import load_file, save_file
 
 from tests.helpers import BLOCK_HF_ATTN, REPO_ROOT, all_heads, make_inputs, tiny_config
 
-# Runs in a fresh interpreter where hf_attn is blocked (tests/helpers.py), over every saved model at once (an
-# interpreter importing torch and transformers takes ~8 s): each job's outputs, or the error it met.
+# Runs in a fresh interpreter where hf_attn (tests/helpers.py) and triton are blocked, over every saved model at once
+# (an interpreter importing torch and transformers takes ~8 s): each job's outputs, or the error it met.
 CHILD = BLOCK_HF_ATTN + textwrap.dedent(
     """
+    class BlockTriton(importlib.abc.MetaPathFinder):  # a user's machine without triton: CPU-only, macOS
+        def find_spec(self, name, path=None, target=None):
+            if name == "triton" or name.startswith("triton."):
+                raise ModuleNotFoundError(f"No module named {name!r} (blocked by the test)")
+            return None
+
+    sys.meta_path.insert(0, BlockTriton())
+
     import json
     import sys
     import traceback

@@ -12,7 +12,8 @@ backward. This module computes the same layer, both directions at once, as `elmo
   each at the end, over all steps;
 - on CUDA each loop is replayed as a CUDA graph (`hf_attn.layers.cuda_graphs.GraphedLoop`), so the launches cost
   once per shape, and the fused kernels are Triton's; elsewhere the same loop runs its PyTorch twins
-  (`cell_forward`, `cell_backward`), which the Triton kernels are tested against (`TRITON_INTERPRET=1` on a CPU).
+  (`cell_forward`, `cell_backward`), which the Triton kernels (`triton_cells.py`, imported on first use) are tested
+  against (`TRITON_INTERPRET=1` on a CPU).
 
 The cell and its backward, per step t (i, f, ĉ, o after σ, σ, tanh, σ; clip(x) = min(max(x, −κ), κ)):
 
@@ -32,18 +33,13 @@ Shape legend: K = 2 directions (the leading axis), B batch, T steps, D inputs, H
 
 from __future__ import annotations
 
+import importlib.util
 import math
 from typing import Any
 
 import torch
 
 from hf_attn.layers.cuda_graphs import GraphedLoop
-
-try:  # Triton fuses the per-step cells on CUDA (and runs them in its interpreter for the tests)
-    import triton
-    import triton.language as tl
-except ImportError:  # pragma: no cover - exercised where triton is absent
-    triton = None
 
 INFINITY = math.inf  # "no clip": clip(x, ∞) = x
 
@@ -106,99 +102,16 @@ def cell_backward(
     return grad_gates.to(dtype), (grad * forget_gate).to(dtype)
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# The cell, forward and backward: Triton kernels (one program per row and block of H cells)
-# ---------------------------------------------------------------------------------------------------------------
-
-if triton is not None:
-
-    @triton.jit
-    def _sigmoid(x):
-        return 1.0 / (1.0 + tl.exp(-x))
-
-    @triton.jit
-    def _tanh(x):
-        # tanh from exp(−2|x|), which never overflows: sign(x)·(1 − e)/(1 + e)
-        e = tl.exp(-2.0 * tl.abs(x))
-        magnitude = (1.0 - e) / (1.0 + e)
-        return tl.where(x < 0, -magnitude, magnitude)
-
-    @triton.jit
-    def _clamp(x, bound):
-        return tl.minimum(tl.maximum(x, -bound), bound)
-
-    @triton.jit
-    def _cell_forward_kernel(
-        gates, previous, previous_stride, cells, cells_stride, hidden, hidden_stride, activated, activated_stride,
-        size, previous_clip, cell_clip, BLOCK: tl.constexpr,
-    ):  # fmt: skip
-        row, block = tl.program_id(0), tl.program_id(1)
-        columns = block * BLOCK + tl.arange(0, BLOCK)
-        keep = columns < size
-        gate_row = gates + row * 4 * size + columns
-        input_gate = _sigmoid(tl.load(gate_row, mask=keep, other=0.0).to(tl.float32))
-        forget_gate = _sigmoid(tl.load(gate_row + size, mask=keep, other=0.0).to(tl.float32))
-        candidate = _tanh(tl.load(gate_row + 2 * size, mask=keep, other=0.0).to(tl.float32))
-        output_gate = _sigmoid(tl.load(gate_row + 3 * size, mask=keep, other=0.0).to(tl.float32))
-        before = _clamp(tl.load(previous + row * previous_stride + columns, mask=keep, other=0.0).to(tl.float32),
-                        previous_clip)  # fmt: skip
-        cell_raw = forget_gate * before + input_gate * candidate
-        out = output_gate * _tanh(_clamp(cell_raw, cell_clip))
-        tl.store(cells + row * cells_stride + columns, cell_raw, mask=keep)
-        tl.store(hidden + row * hidden_stride + columns, out, mask=keep)
-        activated_row = activated + row * activated_stride + columns
-        tl.store(activated_row, input_gate, mask=keep)
-        tl.store(activated_row + size, forget_gate, mask=keep)
-        tl.store(activated_row + 2 * size, candidate, mask=keep)
-        tl.store(activated_row + 3 * size, output_gate, mask=keep)
-
-    @triton.jit
-    def _cell_backward_kernel(
-        grad_hidden, grad_cell, activated, activated_stride, cells, cells_stride, previous, previous_stride,
-        grad_gates, grad_gates_stride, size, previous_clip, cell_clip, BLOCK: tl.constexpr,
-    ):  # fmt: skip
-        # `grad_cell` (N, H), contiguous, is read as ∂c_t and overwritten with ∂c_{t−1} (each element by its own
-        # program: no race).
-        row, block = tl.program_id(0), tl.program_id(1)
-        columns = block * BLOCK + tl.arange(0, BLOCK)
-        keep = columns < size
-        activated_row = activated + row * activated_stride + columns
-        input_gate = tl.load(activated_row, mask=keep, other=0.0).to(tl.float32)
-        forget_gate = tl.load(activated_row + size, mask=keep, other=0.0).to(tl.float32)
-        candidate = tl.load(activated_row + 2 * size, mask=keep, other=0.0).to(tl.float32)
-        output_gate = tl.load(activated_row + 3 * size, mask=keep, other=0.0).to(tl.float32)
-        cell_raw = tl.load(cells + row * cells_stride + columns, mask=keep, other=0.0).to(tl.float32)
-        before = _clamp(tl.load(previous + row * previous_stride + columns, mask=keep, other=0.0).to(tl.float32),
-                        previous_clip)  # fmt: skip
-        grad_out = tl.load(grad_hidden + row * size + columns, mask=keep, other=0.0).to(tl.float32)
-        carried = grad_cell + row * size + columns
-        tanh_cell = _tanh(_clamp(cell_raw, cell_clip))
-        grad = tl.load(carried, mask=keep, other=0.0).to(tl.float32) + grad_out * output_gate * (
-            1.0 - tanh_cell * tanh_cell
-        )
-        grad = tl.where(tl.abs(cell_raw) <= cell_clip, grad, 0.0)
-        grad_row = grad_gates + row * grad_gates_stride + columns
-        tl.store(grad_row, grad * candidate * input_gate * (1.0 - input_gate), mask=keep)
-        tl.store(grad_row + size, grad * before * forget_gate * (1.0 - forget_gate), mask=keep)
-        tl.store(grad_row + 2 * size, grad * input_gate * (1.0 - candidate * candidate), mask=keep)
-        tl.store(grad_row + 3 * size, grad_out * tanh_cell * output_gate * (1.0 - output_gate), mask=keep)
-        tl.store(carried, grad * forget_gate, mask=keep)
+# Whether triton can be imported; the kernels (`triton_cells.py`) are imported on their first use only, so that
+# `import hf_attn` does not import triton.
+def _installed(package: str) -> bool:
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):  # a broken or blocked installation counts as none
+        return False
 
 
-def _row_stride(tensor: torch.Tensor) -> int:
-    """The stride between rows of an `(N, ·)` view of `tensor (K, B, ·)` (a step of a `(K, B, T, ·)` buffer):
-    rows are evenly spaced when the leading axis spans B rows' strides."""
-    if tensor.dim() == 2:
-        return tensor.stride(0)
-    if tensor.stride(0) != tensor.size(1) * tensor.stride(1) or tensor.stride(-1) != 1:
-        raise ValueError("fused cell: a (K, B, ·) step view must have evenly spaced rows")
-    return tensor.stride(1)
-
-
-def _block(size: int) -> int:
-    return min(1024, triton.next_power_of_2(size))
-
-
+_TRITON_INSTALLED = _installed("triton")
 # Tests set this to run the kernels on CPU tensors too (in Triton's interpreter, `TRITON_INTERPRET=1`); otherwise
 # they run on CUDA tensors only, and the CPU keeps the PyTorch twins.
 RUN_ON_CPU = False
@@ -207,47 +120,7 @@ RUN_ON_CPU = False
 def use_triton(tensor: torch.Tensor) -> bool:
     """Whether the fused cells run as Triton kernels: triton is installed, and `tensor` is on CUDA (or
     `RUN_ON_CPU`)."""
-    return triton is not None and (tensor.is_cuda or (RUN_ON_CPU and tensor.device.type == "cpu"))
-
-
-def triton_cell_forward(
-    gates: torch.Tensor,
-    previous: torch.Tensor,
-    previous_clip: float,
-    cell_clip: float,
-    cells: torch.Tensor,
-    hidden: torch.Tensor,
-    activated: torch.Tensor,
-) -> None:
-    """`cell_forward` by the Triton kernel, into `cells`, `hidden` `(K, B, H)` and `activated` `(K, B, 4H)` (step
-    views of the loop's buffers); `gates` contiguous `(K, B, 4H)`, `previous` `(K, B, H)`."""
-    rows, size = gates.numel() // gates.size(-1), cells.size(-1)
-    grid = (rows, triton.cdiv(size, _block(size)))
-    _cell_forward_kernel[grid](
-        gates, previous, _row_stride(previous), cells, _row_stride(cells), hidden, _row_stride(hidden),
-        activated, _row_stride(activated), size, previous_clip, cell_clip, BLOCK=_block(size),
-    )  # fmt: skip
-
-
-def triton_cell_backward(
-    grad_hidden: torch.Tensor,
-    grad_cell: torch.Tensor,
-    activated: torch.Tensor,
-    cells: torch.Tensor,
-    previous: torch.Tensor,
-    previous_clip: float,
-    cell_clip: float,
-    grad_gates: torch.Tensor,
-) -> None:
-    """`cell_backward` by the Triton kernel: writes ∂gates into `grad_gates` (a step view) and replaces the
-    contiguous `grad_cell` by ∂c_{t−1}; `grad_hidden` contiguous."""
-    rows, size = grad_hidden.numel() // grad_hidden.size(-1), grad_hidden.size(-1)
-    grid = (rows, triton.cdiv(size, _block(size)))
-    _cell_backward_kernel[grid](
-        grad_hidden, grad_cell, activated, _row_stride(activated), cells, _row_stride(cells), previous,
-        _row_stride(previous), grad_gates, _row_stride(grad_gates), size, previous_clip, cell_clip,
-        BLOCK=_block(size),
-    )  # fmt: skip
+    return _TRITON_INSTALLED and (tensor.is_cuda or (RUN_ON_CPU and tensor.device.type == "cpu"))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -276,6 +149,8 @@ def recurrence_forward(
     hiddens = projected.new_empty(cells.shape) if weight_proj is not None else outputs
     activated = projected.new_empty(projected.shape)
     recurrent_weight = weight_hh.transpose(1, 2)  # (K, P, 4H)
+    if fused:
+        from .triton_cells import triton_cell_forward
     for t in range(steps):
         previous_output = output if t == 0 else outputs[:, :, t - 1]
         previous_cell, previous_clip = (cell, INFINITY) if t == 0 else (cells[:, :, t - 1], cell_clip)
@@ -314,6 +189,8 @@ def recurrence_backward(
     grad_raw = torch.empty_like(outputs)  # ∂m^raw (= ∂m without a projection)
     grad_cell = torch.zeros_like(cell)  # ∂c_t, carried
     grad_output = torch.zeros_like(output)  # ∂m_t from step t + 1, carried
+    if fused:
+        from .triton_cells import triton_cell_backward
     for t in reversed(range(steps)):
         grad = grad_outputs[:, :, t] + grad_output
         if weight_proj is not None:

@@ -16,6 +16,7 @@ The tests check outputs and gradients against the reference loop. Shapes as in `
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,9 +24,6 @@ import torch
 
 from hf_attn.layers.cuda_graphs import GraphedLoop
 from hf_attn.layers.masking import masked_softmax
-
-from .triton_steps import STEP_FUNCTIONS as TRITON_STEP_FUNCTIONS
-from .triton_steps import applies as triton_applies
 
 # ---------------------------------------------------------------------------------------------------------------
 # The memory: one layer's tape
@@ -230,10 +228,32 @@ _STEP_FUNCTIONS = {
 _COMPILED_STEP_FUNCTIONS: dict[str, Any] = {}
 
 
+# Whether triton can be imported; `triton_steps.py` (which imports it) is imported on first use only, so that
+# `import hf_attn` does not import triton. Tests set `TRITON_ON_CPU` to run the kernels on CPU tensors too (in
+# Triton's interpreter, `TRITON_INTERPRET=1`); otherwise they run on CUDA tensors only.
+def _installed(package: str) -> bool:
+    try:
+        return importlib.util.find_spec(package) is not None
+    except (ImportError, ValueError):  # a broken or blocked installation counts as none
+        return False
+
+
+_TRITON_INSTALLED = _installed("triton")
+TRITON_ON_CPU = False
+
+
+def triton_applies(tensor: torch.Tensor) -> bool:
+    """Whether the Triton step functions run for `tensor`: triton is installed, and the tensor is on CUDA (or on
+    the CPU with `TRITON_ON_CPU`)."""
+    return _TRITON_INSTALLED and (tensor.is_cuda or (TRITON_ON_CPU and tensor.device.type == "cpu"))
+
+
 def step_functions(compiled: bool, like: torch.Tensor | None = None) -> dict[str, Any]:
     """The step functions for tensors like `like`: the Triton kernels of `triton_steps.py` on CUDA (same results,
     fewer launches), else these, compiled with `torch.compile(dynamic=True)` when asked and available."""
     if like is not None and not compiled and triton_applies(like):
+        from .triton_steps import STEP_FUNCTIONS as TRITON_STEP_FUNCTIONS
+
         return TRITON_STEP_FUNCTIONS
     if not compiled or not hasattr(torch, "compile"):
         return _STEP_FUNCTIONS

@@ -15,8 +15,9 @@ dozen small kernels. Here each has the same signature and results, computed by t
 - `cell_update` (eq. 7–9, 13–14): the two GEMMs stay cuBLAS'; `_cell_kernel` applies the gates' nonlinearities,
   the cell, deep fusion's r_t ⊙ α̃_t and h_t = o ⊙ tanh c_t in one pass; `_cell_backward_kernel` is its backward.
 
-They run on CUDA when triton is installed (`fast_recurrence.step_functions`), and on the CPU in Triton's
-interpreter (`TRITON_INTERPRET=1`), where the tests check them against the PyTorch step functions. Masked slots
+They run on CUDA when triton is installed (`fast_recurrence.step_functions`, which imports this module on first
+use only: `import hf_attn` does not import triton), and on the CPU in Triton's interpreter (`TRITON_INTERPRET=1`,
+`fast_recurrence.TRITON_ON_CPU`), where the tests check them against the PyTorch step functions. Masked slots
 follow `masked_softmax`: weight exactly 0, and a row with no readable slot gives zeros, never NaN.
 
 Shapes as in `fast_recurrence.py`: B batch, S readable slots, A attention size, D = 2H values, H hidden size.
@@ -25,230 +26,229 @@ Shapes as in `fast_recurrence.py`: B batch, S readable slots, A attention size, 
 from __future__ import annotations
 
 import torch
+import triton
+import triton.language as tl
 
-try:
-    import triton
-    import triton.language as tl
-except ImportError:  # pragma: no cover - exercised where triton is absent
-    triton = None
-
-# Tests set this to run the kernels on CPU tensors too (in Triton's interpreter, `TRITON_INTERPRET=1`); otherwise
-# they run on CUDA tensors only, and the CPU keeps the PyTorch step functions.
-RUN_ON_CPU = False
 _SLOT_BLOCK = 32  # slots per program in the score and gradient passes
 _FEATURE_BLOCK = 64  # attention features (A) or values (D) per inner step / per program
 
 
-if triton is not None:
+@triton.jit
+def _sigmoid(x):
+    return 1.0 / (1.0 + tl.exp(-x))
 
-    @triton.jit
-    def _sigmoid(x):
-        return 1.0 / (1.0 + tl.exp(-x))
 
-    @triton.jit
-    def _tanh(x):
-        # sign(x)·(1 − e^{−2|x|}) / (1 + e^{−2|x|}): never overflows
-        e = tl.exp(-2.0 * tl.abs(x))
-        magnitude = (1.0 - e) / (1.0 + e)
-        return tl.where(x < 0, -magnitude, magnitude)
+@triton.jit
+def _tanh(x):
+    # sign(x)·(1 − e^{−2|x|}) / (1 + e^{−2|x|}): never overflows
+    e = tl.exp(-2.0 * tl.abs(x))
+    magnitude = (1.0 - e) / (1.0 + e)
+    return tl.where(x < 0, -magnitude, magnitude)
 
-    @triton.jit
-    def _scores_kernel(
-        keys, keys_batch, keys_slot, query, score, scores, slots, attention_size,
-        SLOTS: tl.constexpr, FEATURES: tl.constexpr,
-    ):  # fmt: skip
-        # a_j = Σ_a v_a tanh(k_ja + q_a) for this program's block of slots (eq. 4), into `scores (B, S)` float32.
-        row, block = tl.program_id(0), tl.program_id(1)
-        slot = block * SLOTS + tl.arange(0, SLOTS)
-        in_row = slot < slots
-        total = tl.zeros([SLOTS], dtype=tl.float32)
-        for start in range(0, attention_size, FEATURES):
-            feature = start + tl.arange(0, FEATURES)
-            in_features = feature < attention_size
-            key = tl.load(
-                keys + row * keys_batch + slot[:, None] * keys_slot + feature[None, :],
-                mask=in_row[:, None] & in_features[None, :], other=0.0,
-            ).to(tl.float32)  # fmt: skip
-            q = tl.load(query + row * attention_size + feature, mask=in_features, other=0.0).to(tl.float32)
-            v = tl.load(score + feature, mask=in_features, other=0.0).to(tl.float32)
-            total += tl.sum(_tanh(key + q[None, :]) * v[None, :], axis=1)
-        tl.store(scores + row * slots + slot, total, mask=in_row)
 
-    @triton.jit
-    def _row_softmax(scores, valid, valid_batch, row, slots, SLOTS: tl.constexpr):
-        # The masked softmax's max and normaliser over one row's S scores (masked slots filled with the float32
-        # minimum, as `masked_softmax` does: a row with no readable slot is uniform there, then zeroed).
-        lowest = -3.4028234663852886e38
-        largest = tl.full([SLOTS], lowest, dtype=tl.float32)
-        for start in range(0, slots, SLOTS):
-            slot = start + tl.arange(0, SLOTS)
-            in_row = slot < slots
-            readable = tl.load(valid + row * valid_batch + slot, mask=in_row, other=0) != 0
-            value = tl.load(scores + row * slots + slot, mask=in_row, other=0.0)
-            largest = tl.maximum(largest, tl.where(in_row, tl.where(readable, value, lowest), lowest))
-        top = tl.max(largest, axis=0)
-        normaliser = tl.zeros([SLOTS], dtype=tl.float32)
-        for start in range(0, slots, SLOTS):
-            slot = start + tl.arange(0, SLOTS)
-            in_row = slot < slots
-            readable = tl.load(valid + row * valid_batch + slot, mask=in_row, other=0) != 0
-            value = tl.load(scores + row * slots + slot, mask=in_row, other=0.0)
-            normaliser += tl.where(in_row, tl.exp(tl.where(readable, value, lowest) - top), 0.0)
-        return top, tl.sum(normaliser, axis=0)
-
-    @triton.jit
-    def _read_kernel(
-        scores, valid, valid_batch, values, values_batch, values_slot, weights, read, slots, size,
-        SLOTS: tl.constexpr, FEATURES: tl.constexpr,
-    ):  # fmt: skip
-        # s = masked softmax(a) (eq. 5) and this program's block of Σ_j s_j values_j (eq. 6); the program of the
-        # first block also writes s into `weights (B, S)`.
-        row, block = tl.program_id(0), tl.program_id(1)
-        lowest = -3.4028234663852886e38
-        top, normaliser = _row_softmax(scores, valid, valid_batch, row, slots, SLOTS)
-        feature = block * FEATURES + tl.arange(0, FEATURES)
-        in_features = feature < size
-        total = tl.zeros([FEATURES], dtype=tl.float32)
-        for start in range(0, slots, SLOTS):
-            slot = start + tl.arange(0, SLOTS)
-            in_row = slot < slots
-            readable = tl.load(valid + row * valid_batch + slot, mask=in_row, other=0) != 0
-            value = tl.load(scores + row * slots + slot, mask=in_row, other=0.0)
-            weight = tl.exp(tl.where(readable, value, lowest) - top) / normaliser
-            weight = tl.where(in_row & readable, weight, 0.0)
-            if block == 0:
-                tl.store(weights + row * slots + slot, weight, mask=in_row)
-            vectors = tl.load(
-                values + row * values_batch + slot[:, None] * values_slot + feature[None, :],
-                mask=in_row[:, None] & in_features[None, :], other=0.0,
-            ).to(tl.float32)  # fmt: skip
-            total += tl.sum(weight[:, None] * vectors, axis=0)
-        tl.store(read + row * size + feature, total, mask=in_features)
-
-    @triton.jit
-    def _grad_weights_kernel(
-        values, values_batch, values_slot, grad_read, grad_weights, slots, size,
-        SLOTS: tl.constexpr, FEATURES: tl.constexpr,
-    ):  # fmt: skip
-        # ∂s_j = values_j · ∂read for this program's block of slots, into `grad_weights (B, S)` float32.
-        row, block = tl.program_id(0), tl.program_id(1)
-        slot = block * SLOTS + tl.arange(0, SLOTS)
-        in_row = slot < slots
-        total = tl.zeros([SLOTS], dtype=tl.float32)
-        for start in range(0, size, FEATURES):
-            feature = start + tl.arange(0, FEATURES)
-            in_features = feature < size
-            vectors = tl.load(
-                values + row * values_batch + slot[:, None] * values_slot + feature[None, :],
-                mask=in_row[:, None] & in_features[None, :], other=0.0,
-            ).to(tl.float32)  # fmt: skip
-            gradient = tl.load(grad_read + row * size + feature, mask=in_features, other=0.0).to(tl.float32)
-            total += tl.sum(vectors * gradient[None, :], axis=1)
-        tl.store(grad_weights + row * slots + slot, total, mask=in_row)
-
-    @triton.jit
-    def _attend_backward_kernel(
-        keys, keys_batch, keys_slot, query, score, weights, grad_weights, grad_keys, grad_keys_batch,
-        grad_keys_slot, grad_query, grad_score_rows, slots, attention_size,
-        SLOTS: tl.constexpr, FEATURES: tl.constexpr,
-    ):  # fmt: skip
-        # For this program's block of attention features: ∂a_j = s_j (∂s_j − Σ_i s_i ∂s_i) (softmax backward),
-        # then with t_j = tanh(k_j + q): ∂k_j += ∂a_j v ⊙ (1 − t_j²) (in place), ∂q = Σ_j of the same, and this
-        # row's share of ∂v = Σ_j ∂a_j t_j.
-        row, block = tl.program_id(0), tl.program_id(1)
-        mean = tl.zeros([SLOTS], dtype=tl.float32)
-        for start in range(0, slots, SLOTS):
-            slot = start + tl.arange(0, SLOTS)
-            in_row = slot < slots
-            weight = tl.load(weights + row * slots + slot, mask=in_row, other=0.0).to(tl.float32)
-            mean += weight * tl.load(grad_weights + row * slots + slot, mask=in_row, other=0.0)
-        expected = tl.sum(mean, axis=0)
-        feature = block * FEATURES + tl.arange(0, FEATURES)
+@triton.jit
+def _scores_kernel(
+    keys, keys_batch, keys_slot, query, score, scores, slots, attention_size,
+    SLOTS: tl.constexpr, FEATURES: tl.constexpr,
+):  # fmt: skip
+    # a_j = Σ_a v_a tanh(k_ja + q_a) for this program's block of slots (eq. 4), into `scores (B, S)` float32.
+    row, block = tl.program_id(0), tl.program_id(1)
+    slot = block * SLOTS + tl.arange(0, SLOTS)
+    in_row = slot < slots
+    total = tl.zeros([SLOTS], dtype=tl.float32)
+    for start in range(0, attention_size, FEATURES):
+        feature = start + tl.arange(0, FEATURES)
         in_features = feature < attention_size
+        key = tl.load(
+            keys + row * keys_batch + slot[:, None] * keys_slot + feature[None, :],
+            mask=in_row[:, None] & in_features[None, :], other=0.0,
+        ).to(tl.float32)  # fmt: skip
         q = tl.load(query + row * attention_size + feature, mask=in_features, other=0.0).to(tl.float32)
         v = tl.load(score + feature, mask=in_features, other=0.0).to(tl.float32)
-        total_query = tl.zeros([FEATURES], dtype=tl.float32)
-        total_score = tl.zeros([FEATURES], dtype=tl.float32)
-        for start in range(0, slots, SLOTS):
-            slot = start + tl.arange(0, SLOTS)
-            in_row = slot < slots
-            weight = tl.load(weights + row * slots + slot, mask=in_row, other=0.0).to(tl.float32)
-            grad_weight = tl.load(grad_weights + row * slots + slot, mask=in_row, other=0.0)
-            grad_score = weight * (grad_weight - expected)  # (SLOTS,); 0 where the weight is 0 (masked slots)
-            tile = in_row[:, None] & in_features[None, :]
-            key = tl.load(
-                keys + row * keys_batch + slot[:, None] * keys_slot + feature[None, :], mask=tile, other=0.0
-            ).to(tl.float32)
-            features = _tanh(key + q[None, :])
-            total_score += tl.sum(grad_score[:, None] * features, axis=0)
-            grad_features = grad_score[:, None] * (v[None, :] * (1.0 - features * features))
-            total_query += tl.sum(grad_features, axis=0)
-            key_gradients = grad_keys + row * grad_keys_batch + slot[:, None] * grad_keys_slot + feature[None, :]
-            tl.store(key_gradients, tl.load(key_gradients, mask=tile, other=0.0) + grad_features, mask=tile)
-        tl.store(grad_query + row * attention_size + feature, total_query, mask=in_features)
-        tl.store(grad_score_rows + row * attention_size + feature, total_score, mask=in_features)
+        total += tl.sum(_tanh(key + q[None, :]) * v[None, :], axis=1)
+    tl.store(scores + row * slots + slot, total, mask=in_row)
 
-    @triton.jit
-    def _cell_kernel(
-        gates, read, relevance_input, memory_read, hidden, cell, activated, relevance, size,
-        DEEP: tl.constexpr, FEATURES: tl.constexpr,
-    ):  # fmt: skip
-        # eq. 7–9 (and 13–14): i, f, o = σ(·), ĉ = tanh(·); c = f ⊙ c̃ + i ⊙ ĉ (+ r ⊙ α̃); h = o ⊙ tanh(c).
-        row, block = tl.program_id(0), tl.program_id(1)
-        feature = block * FEATURES + tl.arange(0, FEATURES)
-        keep = feature < size
-        gate_row = gates + row * 4 * size + feature
-        input_gate = _sigmoid(tl.load(gate_row, mask=keep, other=0.0).to(tl.float32))
-        forget_gate = _sigmoid(tl.load(gate_row + size, mask=keep, other=0.0).to(tl.float32))
-        candidate = _tanh(tl.load(gate_row + 2 * size, mask=keep, other=0.0).to(tl.float32))
-        output_gate = _sigmoid(tl.load(gate_row + 3 * size, mask=keep, other=0.0).to(tl.float32))
-        summary_cell = tl.load(read + row * 2 * size + size + feature, mask=keep, other=0.0).to(tl.float32)
-        new_cell = forget_gate * summary_cell + input_gate * candidate
-        if DEEP:
-            gate = _sigmoid(tl.load(relevance_input + row * size + feature, mask=keep, other=0.0).to(tl.float32))
-            memory_cell = tl.load(memory_read + row * 2 * size + size + feature, mask=keep, other=0.0)
-            new_cell += gate * memory_cell.to(tl.float32)
-            tl.store(relevance + row * size + feature, gate, mask=keep)
-        tl.store(cell + row * size + feature, new_cell, mask=keep)
-        tl.store(hidden + row * size + feature, output_gate * _tanh(new_cell), mask=keep)
-        activated_row = activated + row * 4 * size + feature
-        tl.store(activated_row, input_gate, mask=keep)
-        tl.store(activated_row + size, forget_gate, mask=keep)
-        tl.store(activated_row + 2 * size, candidate, mask=keep)
-        tl.store(activated_row + 3 * size, output_gate, mask=keep)
 
-    @triton.jit
-    def _cell_backward_kernel(
-        grad_hidden, grad_cell, cell, activated, read, memory_read, relevance, grad_gates, grad_read,
-        grad_relevance, grad_memory_read, size, DEEP: tl.constexpr, FEATURES: tl.constexpr,
-    ):  # fmt: skip
-        # The backward of `_cell_kernel`: ∂gates (pre-activation), ∂c̃ = ∂c ⊙ f into ∂read's cell half, and with
-        # deep fusion ∂r (pre-activation) and ∂α̃ = ∂c ⊙ r. Row strides: every tensor is contiguous.
-        row, block = tl.program_id(0), tl.program_id(1)
-        feature = block * FEATURES + tl.arange(0, FEATURES)
-        keep = feature < size
-        activated_row = activated + row * 4 * size + feature
-        input_gate = tl.load(activated_row, mask=keep, other=0.0).to(tl.float32)
-        forget_gate = tl.load(activated_row + size, mask=keep, other=0.0).to(tl.float32)
-        candidate = tl.load(activated_row + 2 * size, mask=keep, other=0.0).to(tl.float32)
-        output_gate = tl.load(activated_row + 3 * size, mask=keep, other=0.0).to(tl.float32)
-        tanh_cell = _tanh(tl.load(cell + row * size + feature, mask=keep, other=0.0).to(tl.float32))
-        grad_out = tl.load(grad_hidden + row * size + feature, mask=keep, other=0.0).to(tl.float32)
-        grad = tl.load(grad_cell + row * size + feature, mask=keep, other=0.0).to(tl.float32)
-        grad += grad_out * output_gate * (1.0 - tanh_cell * tanh_cell)
-        summary_cell = tl.load(read + row * 2 * size + size + feature, mask=keep, other=0.0).to(tl.float32)
-        grad_row = grad_gates + row * 4 * size + feature
-        tl.store(grad_row, grad * candidate * input_gate * (1.0 - input_gate), mask=keep)
-        tl.store(grad_row + size, grad * summary_cell * forget_gate * (1.0 - forget_gate), mask=keep)
-        tl.store(grad_row + 2 * size, grad * input_gate * (1.0 - candidate * candidate), mask=keep)
-        tl.store(grad_row + 3 * size, grad_out * tanh_cell * output_gate * (1.0 - output_gate), mask=keep)
-        tl.store(grad_read + row * 2 * size + size + feature, grad * forget_gate, mask=keep)
-        if DEEP:
-            gate = tl.load(relevance + row * size + feature, mask=keep, other=0.0).to(tl.float32)
-            memory_cell = tl.load(memory_read + row * 2 * size + size + feature, mask=keep, other=0.0)
-            tl.store(grad_relevance + row * size + feature,
-                     grad * memory_cell.to(tl.float32) * gate * (1.0 - gate), mask=keep)  # fmt: skip
-            tl.store(grad_memory_read + row * 2 * size + size + feature, grad * gate, mask=keep)
+@triton.jit
+def _row_softmax(scores, valid, valid_batch, row, slots, SLOTS: tl.constexpr):
+    # The masked softmax's max and normaliser over one row's S scores (masked slots filled with the float32
+    # minimum, as `masked_softmax` does: a row with no readable slot is uniform there, then zeroed).
+    lowest = -3.4028234663852886e38
+    largest = tl.full([SLOTS], lowest, dtype=tl.float32)
+    for start in range(0, slots, SLOTS):
+        slot = start + tl.arange(0, SLOTS)
+        in_row = slot < slots
+        readable = tl.load(valid + row * valid_batch + slot, mask=in_row, other=0) != 0
+        value = tl.load(scores + row * slots + slot, mask=in_row, other=0.0)
+        largest = tl.maximum(largest, tl.where(in_row, tl.where(readable, value, lowest), lowest))
+    top = tl.max(largest, axis=0)
+    normaliser = tl.zeros([SLOTS], dtype=tl.float32)
+    for start in range(0, slots, SLOTS):
+        slot = start + tl.arange(0, SLOTS)
+        in_row = slot < slots
+        readable = tl.load(valid + row * valid_batch + slot, mask=in_row, other=0) != 0
+        value = tl.load(scores + row * slots + slot, mask=in_row, other=0.0)
+        normaliser += tl.where(in_row, tl.exp(tl.where(readable, value, lowest) - top), 0.0)
+    return top, tl.sum(normaliser, axis=0)
+
+
+@triton.jit
+def _read_kernel(
+    scores, valid, valid_batch, values, values_batch, values_slot, weights, read, slots, size,
+    SLOTS: tl.constexpr, FEATURES: tl.constexpr,
+):  # fmt: skip
+    # s = masked softmax(a) (eq. 5) and this program's block of Σ_j s_j values_j (eq. 6); the program of the
+    # first block also writes s into `weights (B, S)`.
+    row, block = tl.program_id(0), tl.program_id(1)
+    lowest = -3.4028234663852886e38
+    top, normaliser = _row_softmax(scores, valid, valid_batch, row, slots, SLOTS)
+    feature = block * FEATURES + tl.arange(0, FEATURES)
+    in_features = feature < size
+    total = tl.zeros([FEATURES], dtype=tl.float32)
+    for start in range(0, slots, SLOTS):
+        slot = start + tl.arange(0, SLOTS)
+        in_row = slot < slots
+        readable = tl.load(valid + row * valid_batch + slot, mask=in_row, other=0) != 0
+        value = tl.load(scores + row * slots + slot, mask=in_row, other=0.0)
+        weight = tl.exp(tl.where(readable, value, lowest) - top) / normaliser
+        weight = tl.where(in_row & readable, weight, 0.0)
+        if block == 0:
+            tl.store(weights + row * slots + slot, weight, mask=in_row)
+        vectors = tl.load(
+            values + row * values_batch + slot[:, None] * values_slot + feature[None, :],
+            mask=in_row[:, None] & in_features[None, :], other=0.0,
+        ).to(tl.float32)  # fmt: skip
+        total += tl.sum(weight[:, None] * vectors, axis=0)
+    tl.store(read + row * size + feature, total, mask=in_features)
+
+
+@triton.jit
+def _grad_weights_kernel(
+    values, values_batch, values_slot, grad_read, grad_weights, slots, size,
+    SLOTS: tl.constexpr, FEATURES: tl.constexpr,
+):  # fmt: skip
+    # ∂s_j = values_j · ∂read for this program's block of slots, into `grad_weights (B, S)` float32.
+    row, block = tl.program_id(0), tl.program_id(1)
+    slot = block * SLOTS + tl.arange(0, SLOTS)
+    in_row = slot < slots
+    total = tl.zeros([SLOTS], dtype=tl.float32)
+    for start in range(0, size, FEATURES):
+        feature = start + tl.arange(0, FEATURES)
+        in_features = feature < size
+        vectors = tl.load(
+            values + row * values_batch + slot[:, None] * values_slot + feature[None, :],
+            mask=in_row[:, None] & in_features[None, :], other=0.0,
+        ).to(tl.float32)  # fmt: skip
+        gradient = tl.load(grad_read + row * size + feature, mask=in_features, other=0.0).to(tl.float32)
+        total += tl.sum(vectors * gradient[None, :], axis=1)
+    tl.store(grad_weights + row * slots + slot, total, mask=in_row)
+
+
+@triton.jit
+def _attend_backward_kernel(
+    keys, keys_batch, keys_slot, query, score, weights, grad_weights, grad_keys, grad_keys_batch,
+    grad_keys_slot, grad_query, grad_score_rows, slots, attention_size,
+    SLOTS: tl.constexpr, FEATURES: tl.constexpr,
+):  # fmt: skip
+    # For this program's block of attention features: ∂a_j = s_j (∂s_j − Σ_i s_i ∂s_i) (softmax backward),
+    # then with t_j = tanh(k_j + q): ∂k_j += ∂a_j v ⊙ (1 − t_j²) (in place), ∂q = Σ_j of the same, and this
+    # row's share of ∂v = Σ_j ∂a_j t_j.
+    row, block = tl.program_id(0), tl.program_id(1)
+    mean = tl.zeros([SLOTS], dtype=tl.float32)
+    for start in range(0, slots, SLOTS):
+        slot = start + tl.arange(0, SLOTS)
+        in_row = slot < slots
+        weight = tl.load(weights + row * slots + slot, mask=in_row, other=0.0).to(tl.float32)
+        mean += weight * tl.load(grad_weights + row * slots + slot, mask=in_row, other=0.0)
+    expected = tl.sum(mean, axis=0)
+    feature = block * FEATURES + tl.arange(0, FEATURES)
+    in_features = feature < attention_size
+    q = tl.load(query + row * attention_size + feature, mask=in_features, other=0.0).to(tl.float32)
+    v = tl.load(score + feature, mask=in_features, other=0.0).to(tl.float32)
+    total_query = tl.zeros([FEATURES], dtype=tl.float32)
+    total_score = tl.zeros([FEATURES], dtype=tl.float32)
+    for start in range(0, slots, SLOTS):
+        slot = start + tl.arange(0, SLOTS)
+        in_row = slot < slots
+        weight = tl.load(weights + row * slots + slot, mask=in_row, other=0.0).to(tl.float32)
+        grad_weight = tl.load(grad_weights + row * slots + slot, mask=in_row, other=0.0)
+        grad_score = weight * (grad_weight - expected)  # (SLOTS,); 0 where the weight is 0 (masked slots)
+        tile = in_row[:, None] & in_features[None, :]
+        key = tl.load(keys + row * keys_batch + slot[:, None] * keys_slot + feature[None, :], mask=tile, other=0.0).to(
+            tl.float32
+        )
+        features = _tanh(key + q[None, :])
+        total_score += tl.sum(grad_score[:, None] * features, axis=0)
+        grad_features = grad_score[:, None] * (v[None, :] * (1.0 - features * features))
+        total_query += tl.sum(grad_features, axis=0)
+        key_gradients = grad_keys + row * grad_keys_batch + slot[:, None] * grad_keys_slot + feature[None, :]
+        tl.store(key_gradients, tl.load(key_gradients, mask=tile, other=0.0) + grad_features, mask=tile)
+    tl.store(grad_query + row * attention_size + feature, total_query, mask=in_features)
+    tl.store(grad_score_rows + row * attention_size + feature, total_score, mask=in_features)
+
+
+@triton.jit
+def _cell_kernel(
+    gates, read, relevance_input, memory_read, hidden, cell, activated, relevance, size,
+    DEEP: tl.constexpr, FEATURES: tl.constexpr,
+):  # fmt: skip
+    # eq. 7–9 (and 13–14): i, f, o = σ(·), ĉ = tanh(·); c = f ⊙ c̃ + i ⊙ ĉ (+ r ⊙ α̃); h = o ⊙ tanh(c).
+    row, block = tl.program_id(0), tl.program_id(1)
+    feature = block * FEATURES + tl.arange(0, FEATURES)
+    keep = feature < size
+    gate_row = gates + row * 4 * size + feature
+    input_gate = _sigmoid(tl.load(gate_row, mask=keep, other=0.0).to(tl.float32))
+    forget_gate = _sigmoid(tl.load(gate_row + size, mask=keep, other=0.0).to(tl.float32))
+    candidate = _tanh(tl.load(gate_row + 2 * size, mask=keep, other=0.0).to(tl.float32))
+    output_gate = _sigmoid(tl.load(gate_row + 3 * size, mask=keep, other=0.0).to(tl.float32))
+    summary_cell = tl.load(read + row * 2 * size + size + feature, mask=keep, other=0.0).to(tl.float32)
+    new_cell = forget_gate * summary_cell + input_gate * candidate
+    if DEEP:
+        gate = _sigmoid(tl.load(relevance_input + row * size + feature, mask=keep, other=0.0).to(tl.float32))
+        memory_cell = tl.load(memory_read + row * 2 * size + size + feature, mask=keep, other=0.0)
+        new_cell += gate * memory_cell.to(tl.float32)
+        tl.store(relevance + row * size + feature, gate, mask=keep)
+    tl.store(cell + row * size + feature, new_cell, mask=keep)
+    tl.store(hidden + row * size + feature, output_gate * _tanh(new_cell), mask=keep)
+    activated_row = activated + row * 4 * size + feature
+    tl.store(activated_row, input_gate, mask=keep)
+    tl.store(activated_row + size, forget_gate, mask=keep)
+    tl.store(activated_row + 2 * size, candidate, mask=keep)
+    tl.store(activated_row + 3 * size, output_gate, mask=keep)
+
+
+@triton.jit
+def _cell_backward_kernel(
+    grad_hidden, grad_cell, cell, activated, read, memory_read, relevance, grad_gates, grad_read,
+    grad_relevance, grad_memory_read, size, DEEP: tl.constexpr, FEATURES: tl.constexpr,
+):  # fmt: skip
+    # The backward of `_cell_kernel`: ∂gates (pre-activation), ∂c̃ = ∂c ⊙ f into ∂read's cell half, and with
+    # deep fusion ∂r (pre-activation) and ∂α̃ = ∂c ⊙ r. Row strides: every tensor is contiguous.
+    row, block = tl.program_id(0), tl.program_id(1)
+    feature = block * FEATURES + tl.arange(0, FEATURES)
+    keep = feature < size
+    activated_row = activated + row * 4 * size + feature
+    input_gate = tl.load(activated_row, mask=keep, other=0.0).to(tl.float32)
+    forget_gate = tl.load(activated_row + size, mask=keep, other=0.0).to(tl.float32)
+    candidate = tl.load(activated_row + 2 * size, mask=keep, other=0.0).to(tl.float32)
+    output_gate = tl.load(activated_row + 3 * size, mask=keep, other=0.0).to(tl.float32)
+    tanh_cell = _tanh(tl.load(cell + row * size + feature, mask=keep, other=0.0).to(tl.float32))
+    grad_out = tl.load(grad_hidden + row * size + feature, mask=keep, other=0.0).to(tl.float32)
+    grad = tl.load(grad_cell + row * size + feature, mask=keep, other=0.0).to(tl.float32)
+    grad += grad_out * output_gate * (1.0 - tanh_cell * tanh_cell)
+    summary_cell = tl.load(read + row * 2 * size + size + feature, mask=keep, other=0.0).to(tl.float32)
+    grad_row = grad_gates + row * 4 * size + feature
+    tl.store(grad_row, grad * candidate * input_gate * (1.0 - input_gate), mask=keep)
+    tl.store(grad_row + size, grad * summary_cell * forget_gate * (1.0 - forget_gate), mask=keep)
+    tl.store(grad_row + 2 * size, grad * input_gate * (1.0 - candidate * candidate), mask=keep)
+    tl.store(grad_row + 3 * size, grad_out * tanh_cell * output_gate * (1.0 - output_gate), mask=keep)
+    tl.store(grad_read + row * 2 * size + size + feature, grad * forget_gate, mask=keep)
+    if DEEP:
+        gate = tl.load(relevance + row * size + feature, mask=keep, other=0.0).to(tl.float32)
+        memory_cell = tl.load(memory_read + row * 2 * size + size + feature, mask=keep, other=0.0)
+        tl.store(grad_relevance + row * size + feature,
+                 grad * memory_cell.to(tl.float32) * gate * (1.0 - gate), mask=keep)  # fmt: skip
+        tl.store(grad_memory_read + row * 2 * size + size + feature, grad * gate, mask=keep)
 
 
 def _strides(tensor: torch.Tensor) -> tuple[int, int]:
@@ -375,11 +375,6 @@ def cell_update_backward(
     if deep:
         grad_memory_read[:, :hidden_size] = grad_relevance @ memory_gate  # ∂γ̃ = W_rᵀ ∂r
     return grad_gates, grad_read, grad_relevance, grad_memory_read
-
-
-def applies(tensor: torch.Tensor) -> bool:
-    """Whether the kernels run for `tensor`: triton is installed, and the tensor is on CUDA (or `RUN_ON_CPU`)."""
-    return triton is not None and (tensor.is_cuda or (RUN_ON_CPU and tensor.device.type == "cpu"))
 
 
 STEP_FUNCTIONS = {
