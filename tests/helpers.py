@@ -82,6 +82,20 @@ def make_labels(head: Head, config, inputs: dict[str, torch.Tensor], seed: int =
     return head.labels.example_labels(config, inputs, head.inputs, torch.Generator().manual_seed(seed + 1))
 
 
+def trainer_rows(head: Head, config) -> list[dict]:
+    """Six examples of the head's kinds as `Trainer` rows (lists; seq2seq heads make their decoder inputs from the
+    labels). One example spans three blocks of the tiny BiBloSA (r = 3): with two, a block's only key gets weight 1
+    and its scores no gradient."""
+    rows = []
+    for index, length in enumerate([3, 5, 2, 4, 9, 1]):
+        example = make_inputs(head, config, [length], seed=index)
+        labels = make_labels(head, config, example, seed=index)[0]
+        row = {name: tensor[0].tolist() for name, tensor in example.items() if not name.startswith("decoder_")}
+        row["labels"] = labels.tolist()
+        rows.append(row)
+    return rows
+
+
 def logits_shape(head: Head, config, inputs: dict[str, torch.Tensor]) -> tuple[int, ...]:
     return head.labels.logits_shape(config, inputs, head.inputs)
 

@@ -24,6 +24,7 @@ from tests.helpers import (
     make_labels,
     select_example,
     tiny_config,
+    trainer_rows,
     trim_like,
 )
 
@@ -197,15 +198,7 @@ def test_trainer_runs_three_steps(architecture, head, precision, tmp_path):
     hand-written backward included)."""
     model, config = build(architecture, head)
     model.train()
-    rows = []
-    # One example spans three blocks of the tiny BiBloSA (r = 3): with two, a block's only key gets weight 1 and its
-    # scores no gradient.
-    for index, length in enumerate([3, 5, 2, 4, 9, 1]):
-        example = make_inputs(head, config, [length], seed=index)
-        labels = make_labels(head, config, example, seed=index)[0]
-        row = {name: tensor[0].tolist() for name, tensor in example.items() if not name.startswith("decoder_")}
-        row["labels"] = labels.tolist()  # seq2seq heads make their decoder inputs from the labels
-        rows.append(row)
+    rows = trainer_rows(head, config)
     before = {name: p.detach().clone() for name, p in model.named_parameters() if p.requires_grad}
     args = TrainingArguments(
         output_dir=str(tmp_path),

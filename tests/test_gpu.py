@@ -19,7 +19,7 @@ from transformers import Trainer, TrainingArguments
 
 import hf_attn
 from hf_attn.layers.rnn import PackedBiRNN
-from tests.helpers import all_heads, make_inputs, make_labels, tiny_config
+from tests.helpers import all_heads, make_inputs, make_labels, tiny_config, trainer_rows
 
 pytestmark = [
     pytest.mark.gpu,
@@ -69,13 +69,7 @@ def test_bf16_autocast_forward_and_backward_are_finite(architecture, head):
 def test_trainer_three_steps_on_cuda(architecture, head, precision, tmp_path):
     model, config = build(architecture, head)
     model.train()
-    rows = []
-    for index, length in enumerate([3, 5, 2, 4, 9, 1]):
-        example = make_inputs(head, config, [length], seed=index)
-        labels = make_labels(head, config, example, seed=index)[0]
-        row = {name: tensor[0].tolist() for name, tensor in example.items() if not name.startswith("decoder_")}
-        row["labels"] = labels.tolist()
-        rows.append(row)
+    rows = trainer_rows(head, config)
     before = {name: p.detach().clone() for name, p in model.named_parameters() if p.requires_grad}
     # fp16's loss scaler starts at 2¹⁶ and skips the steps whose scaled gradients overflow, halving the scale each
     # time: more steps there, so that three or more are taken.

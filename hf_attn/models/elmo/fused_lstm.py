@@ -33,13 +33,13 @@ Shape legend: K = 2 directions (the leading axis), B batch, T steps, D inputs, H
 
 from __future__ import annotations
 
-import importlib.util
 import math
 from typing import Any
 
 import torch
 
 from hf_attn.layers.cuda_graphs import GraphedLoop
+from hf_attn.layers.kernels import kernels_apply
 
 INFINITY = math.inf  # "no clip": clip(x, ∞) = x
 
@@ -104,14 +104,6 @@ def cell_backward(
 
 # Whether triton can be imported; the kernels (`triton_cells.py`) are imported on their first use only, so that
 # `import hf_attn` does not import triton.
-def _installed(package: str) -> bool:
-    try:
-        return importlib.util.find_spec(package) is not None
-    except (ImportError, ValueError):  # a broken or blocked installation counts as none
-        return False
-
-
-_TRITON_INSTALLED = _installed("triton")
 # Tests set this to run the kernels on CPU tensors too (in Triton's interpreter, `TRITON_INTERPRET=1`); otherwise
 # they run on CUDA tensors only, and the CPU keeps the PyTorch twins.
 RUN_ON_CPU = False
@@ -120,7 +112,7 @@ RUN_ON_CPU = False
 def use_triton(tensor: torch.Tensor) -> bool:
     """Whether the fused cells run as Triton kernels: triton is installed, and `tensor` is on CUDA (or
     `RUN_ON_CPU`)."""
-    return _TRITON_INSTALLED and (tensor.is_cuda or (RUN_ON_CPU and tensor.device.type == "cpu"))
+    return kernels_apply(tensor, on_cpu=RUN_ON_CPU)
 
 
 # ---------------------------------------------------------------------------------------------------------------

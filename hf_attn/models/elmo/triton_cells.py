@@ -8,27 +8,11 @@ import torch
 import triton
 import triton.language as tl
 
+from hf_attn.layers.triton_math import clamp, sigmoid, tanh
+
 # ---------------------------------------------------------------------------------------------------------------
 # The cell, forward and backward: Triton kernels (one program per row and block of H cells)
 # ---------------------------------------------------------------------------------------------------------------
-
-
-@triton.jit
-def _sigmoid(x):
-    return 1.0 / (1.0 + tl.exp(-x))
-
-
-@triton.jit
-def _tanh(x):
-    # tanh from exp(−2|x|), which never overflows: sign(x)·(1 − e)/(1 + e)
-    e = tl.exp(-2.0 * tl.abs(x))
-    magnitude = (1.0 - e) / (1.0 + e)
-    return tl.where(x < 0, -magnitude, magnitude)
-
-
-@triton.jit
-def _clamp(x, bound):
-    return tl.minimum(tl.maximum(x, -bound), bound)
 
 
 @triton.jit
@@ -40,14 +24,14 @@ def _cell_forward_kernel(
     columns = block * BLOCK + tl.arange(0, BLOCK)
     keep = columns < size
     gate_row = gates + row * 4 * size + columns
-    input_gate = _sigmoid(tl.load(gate_row, mask=keep, other=0.0).to(tl.float32))
-    forget_gate = _sigmoid(tl.load(gate_row + size, mask=keep, other=0.0).to(tl.float32))
-    candidate = _tanh(tl.load(gate_row + 2 * size, mask=keep, other=0.0).to(tl.float32))
-    output_gate = _sigmoid(tl.load(gate_row + 3 * size, mask=keep, other=0.0).to(tl.float32))
-    before = _clamp(tl.load(previous + row * previous_stride + columns, mask=keep, other=0.0).to(tl.float32),
+    input_gate = sigmoid(tl.load(gate_row, mask=keep, other=0.0).to(tl.float32))
+    forget_gate = sigmoid(tl.load(gate_row + size, mask=keep, other=0.0).to(tl.float32))
+    candidate = tanh(tl.load(gate_row + 2 * size, mask=keep, other=0.0).to(tl.float32))
+    output_gate = sigmoid(tl.load(gate_row + 3 * size, mask=keep, other=0.0).to(tl.float32))
+    before = clamp(tl.load(previous + row * previous_stride + columns, mask=keep, other=0.0).to(tl.float32),
                     previous_clip)  # fmt: skip
     cell_raw = forget_gate * before + input_gate * candidate
-    out = output_gate * _tanh(_clamp(cell_raw, cell_clip))
+    out = output_gate * tanh(clamp(cell_raw, cell_clip))
     tl.store(cells + row * cells_stride + columns, cell_raw, mask=keep)
     tl.store(hidden + row * hidden_stride + columns, out, mask=keep)
     activated_row = activated + row * activated_stride + columns
@@ -73,11 +57,11 @@ def _cell_backward_kernel(
     candidate = tl.load(activated_row + 2 * size, mask=keep, other=0.0).to(tl.float32)
     output_gate = tl.load(activated_row + 3 * size, mask=keep, other=0.0).to(tl.float32)
     cell_raw = tl.load(cells + row * cells_stride + columns, mask=keep, other=0.0).to(tl.float32)
-    before = _clamp(tl.load(previous + row * previous_stride + columns, mask=keep, other=0.0).to(tl.float32),
+    before = clamp(tl.load(previous + row * previous_stride + columns, mask=keep, other=0.0).to(tl.float32),
                     previous_clip)  # fmt: skip
     grad_out = tl.load(grad_hidden + row * size + columns, mask=keep, other=0.0).to(tl.float32)
     carried = grad_cell + row * size + columns
-    tanh_cell = _tanh(_clamp(cell_raw, cell_clip))
+    tanh_cell = tanh(clamp(cell_raw, cell_clip))
     grad = tl.load(carried, mask=keep, other=0.0).to(tl.float32) + grad_out * output_gate * (
         1.0 - tanh_cell * tanh_cell
     )

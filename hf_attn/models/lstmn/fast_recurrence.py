@@ -16,13 +16,13 @@ The tests check outputs and gradients against the reference loop. Shapes as in `
 
 from __future__ import annotations
 
-import importlib.util
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from hf_attn.layers.cuda_graphs import GraphedLoop
+from hf_attn.layers.kernels import kernels_apply
 from hf_attn.layers.masking import masked_softmax
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -231,21 +231,13 @@ _COMPILED_STEP_FUNCTIONS: dict[str, Any] = {}
 # Whether triton can be imported; `triton_steps.py` (which imports it) is imported on first use only, so that
 # `import hf_attn` does not import triton. Tests set `TRITON_ON_CPU` to run the kernels on CPU tensors too (in
 # Triton's interpreter, `TRITON_INTERPRET=1`); otherwise they run on CUDA tensors only.
-def _installed(package: str) -> bool:
-    try:
-        return importlib.util.find_spec(package) is not None
-    except (ImportError, ValueError):  # a broken or blocked installation counts as none
-        return False
-
-
-_TRITON_INSTALLED = _installed("triton")
 TRITON_ON_CPU = False
 
 
 def triton_applies(tensor: torch.Tensor) -> bool:
     """Whether the Triton step functions run for `tensor`: triton is installed, and the tensor is on CUDA (or on
     the CPU with `TRITON_ON_CPU`)."""
-    return _TRITON_INSTALLED and (tensor.is_cuda or (TRITON_ON_CPU and tensor.device.type == "cpu"))
+    return kernels_apply(tensor, on_cpu=TRITON_ON_CPU)
 
 
 def step_functions(compiled: bool, like: torch.Tensor | None = None) -> dict[str, Any]:
@@ -427,25 +419,12 @@ def lstmn_recurrence(
     )  # fmt: skip
 
 
-def _recurrence(
-    compiled: bool,
-    queries: torch.Tensor,
-    gate_inputs: torch.Tensor,
-    mask: torch.Tensor,
-    key: torch.Tensor,
-    summary: torch.Tensor,
-    score: torch.Tensor,
-    recurrent: torch.Tensor,
-    memory_queries: torch.Tensor | None,
-    memory_gate_inputs: torch.Tensor | None,
-    memory: torch.Tensor | None,
-    memory_keys: torch.Tensor | None,
-    memory_mask: torch.Tensor | None,
-    memory_summary: torch.Tensor | None,
-    memory_score: torch.Tensor | None,
-    memory_gate: torch.Tensor | None,
-) -> list[torch.Tensor]:
-    """The body of `lstmn_recurrence` (its arguments and outputs)."""
+def _recurrence(compiled: bool, *tensors: torch.Tensor | None) -> list[torch.Tensor]:
+    """The body of `lstmn_recurrence`: its tensor arguments in the order of `_INPUT_NAMES`, its outputs."""
+    (
+        queries, gate_inputs, mask, key, summary, score, recurrent, memory_queries, memory_gate_inputs, memory,
+        memory_keys, memory_mask, memory_summary, memory_score, memory_gate,
+    ) = tensors  # fmt: skip
     weights = LstmnWeights(key, summary, score, recurrent, memory_summary, memory_score, memory_gate)
     inputs = LstmnStepInputs(
         queries, gate_inputs, mask, memory_queries, memory_gate_inputs, memory, memory_keys, memory_mask

@@ -29,21 +29,10 @@ import torch
 import triton
 import triton.language as tl
 
+from hf_attn.layers.triton_math import sigmoid, tanh
+
 _SLOT_BLOCK = 32  # slots per program in the score and gradient passes
 _FEATURE_BLOCK = 64  # attention features (A) or values (D) per inner step / per program
-
-
-@triton.jit
-def _sigmoid(x):
-    return 1.0 / (1.0 + tl.exp(-x))
-
-
-@triton.jit
-def _tanh(x):
-    # sign(x)·(1 − e^{−2|x|}) / (1 + e^{−2|x|}): never overflows
-    e = tl.exp(-2.0 * tl.abs(x))
-    magnitude = (1.0 - e) / (1.0 + e)
-    return tl.where(x < 0, -magnitude, magnitude)
 
 
 @triton.jit
@@ -65,7 +54,7 @@ def _scores_kernel(
         ).to(tl.float32)  # fmt: skip
         q = tl.load(query + row * attention_size + feature, mask=in_features, other=0.0).to(tl.float32)
         v = tl.load(score + feature, mask=in_features, other=0.0).to(tl.float32)
-        total += tl.sum(_tanh(key + q[None, :]) * v[None, :], axis=1)
+        total += tl.sum(tanh(key + q[None, :]) * v[None, :], axis=1)
     tl.store(scores + row * slots + slot, total, mask=in_row)
 
 
@@ -177,7 +166,7 @@ def _attend_backward_kernel(
         key = tl.load(keys + row * keys_batch + slot[:, None] * keys_slot + feature[None, :], mask=tile, other=0.0).to(
             tl.float32
         )
-        features = _tanh(key + q[None, :])
+        features = tanh(key + q[None, :])
         total_score += tl.sum(grad_score[:, None] * features, axis=0)
         grad_features = grad_score[:, None] * (v[None, :] * (1.0 - features * features))
         total_query += tl.sum(grad_features, axis=0)
@@ -197,19 +186,19 @@ def _cell_kernel(
     feature = block * FEATURES + tl.arange(0, FEATURES)
     keep = feature < size
     gate_row = gates + row * 4 * size + feature
-    input_gate = _sigmoid(tl.load(gate_row, mask=keep, other=0.0).to(tl.float32))
-    forget_gate = _sigmoid(tl.load(gate_row + size, mask=keep, other=0.0).to(tl.float32))
-    candidate = _tanh(tl.load(gate_row + 2 * size, mask=keep, other=0.0).to(tl.float32))
-    output_gate = _sigmoid(tl.load(gate_row + 3 * size, mask=keep, other=0.0).to(tl.float32))
+    input_gate = sigmoid(tl.load(gate_row, mask=keep, other=0.0).to(tl.float32))
+    forget_gate = sigmoid(tl.load(gate_row + size, mask=keep, other=0.0).to(tl.float32))
+    candidate = tanh(tl.load(gate_row + 2 * size, mask=keep, other=0.0).to(tl.float32))
+    output_gate = sigmoid(tl.load(gate_row + 3 * size, mask=keep, other=0.0).to(tl.float32))
     summary_cell = tl.load(read + row * 2 * size + size + feature, mask=keep, other=0.0).to(tl.float32)
     new_cell = forget_gate * summary_cell + input_gate * candidate
     if DEEP:
-        gate = _sigmoid(tl.load(relevance_input + row * size + feature, mask=keep, other=0.0).to(tl.float32))
+        gate = sigmoid(tl.load(relevance_input + row * size + feature, mask=keep, other=0.0).to(tl.float32))
         memory_cell = tl.load(memory_read + row * 2 * size + size + feature, mask=keep, other=0.0)
         new_cell += gate * memory_cell.to(tl.float32)
         tl.store(relevance + row * size + feature, gate, mask=keep)
     tl.store(cell + row * size + feature, new_cell, mask=keep)
-    tl.store(hidden + row * size + feature, output_gate * _tanh(new_cell), mask=keep)
+    tl.store(hidden + row * size + feature, output_gate * tanh(new_cell), mask=keep)
     activated_row = activated + row * 4 * size + feature
     tl.store(activated_row, input_gate, mask=keep)
     tl.store(activated_row + size, forget_gate, mask=keep)
@@ -232,7 +221,7 @@ def _cell_backward_kernel(
     forget_gate = tl.load(activated_row + size, mask=keep, other=0.0).to(tl.float32)
     candidate = tl.load(activated_row + 2 * size, mask=keep, other=0.0).to(tl.float32)
     output_gate = tl.load(activated_row + 3 * size, mask=keep, other=0.0).to(tl.float32)
-    tanh_cell = _tanh(tl.load(cell + row * size + feature, mask=keep, other=0.0).to(tl.float32))
+    tanh_cell = tanh(tl.load(cell + row * size + feature, mask=keep, other=0.0).to(tl.float32))
     grad_out = tl.load(grad_hidden + row * size + feature, mask=keep, other=0.0).to(tl.float32)
     grad = tl.load(grad_cell + row * size + feature, mask=keep, other=0.0).to(tl.float32)
     grad += grad_out * output_gate * (1.0 - tanh_cell * tanh_cell)
