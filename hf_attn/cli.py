@@ -3,7 +3,7 @@
 hf-attn list                      the registered architectures
 hf-attn train --output_dir DIR    train with Trainer, on a synthetic task or --dataset (see `hf-attn train -h`)
 hf-attn evaluate MODEL --dataset  score a trained model on a dataset (JSON metrics)
-hf-attn predict MODEL "text"      a trained model's prediction and the tokens it attends to
+hf-attn predict MODEL "text"      a trained model's prediction and the tokens it attends to (--file: one a line)
 hf-attn recipes                   the papers' settings `hf-attn train --recipe NAME` runs
 hf-attn demo                      train, save, reload and inspect Lin et al. (2017) in about a minute
 hf-attn verify DIR                check a saved model folder's weights against their integrity records
@@ -27,6 +27,16 @@ from .utils.errors import OneLineUsageErrors, run_command
 
 class _OneLineParser(OneLineUsageErrors, argparse.ArgumentParser):
     """argparse, with a usage error as one line: `hf-attn COMMAND: message (see hf-attn COMMAND --help)`."""
+
+
+def _version() -> str:
+    """The installed distribution's version (read from its metadata: no import of torch)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("hf_attn")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown (not installed)"
 
 
 def _list(_: argparse.Namespace) -> None:
@@ -102,14 +112,47 @@ def _evaluate(argv: list[str]) -> None:
     print(json.dumps({key: round(value, 4) for key, value in metrics.items()}, indent=2))
 
 
+def _texts(args: argparse.Namespace) -> list[str]:
+    """`predict`'s texts: the positional ones, or the lines of `--file` (`-`: standard input), never both; a lone
+    positional text that names an existing file is refused (the user meant `--file`)."""
+    if args.file is not None and args.texts:
+        raise ValueError("give the texts either on the command line or with --file, not both.")
+    if args.file is None:
+        if not args.texts:
+            raise ValueError("give the texts to predict, or --file PATH (one text a line; '-' reads standard input).")
+        if len(args.texts) == 1 and Path(args.texts[0]).is_file():
+            raise ValueError(
+                f"{args.texts[0]!r} is a file: pass --file {args.texts[0]} to predict each of its lines (a text is "
+                "taken as it is)."
+            )
+        return args.texts
+    if args.file == "-":
+        lines = sys.stdin.read().splitlines()
+    else:
+        try:
+            lines = Path(args.file).read_text(encoding="utf-8").splitlines()
+        except FileNotFoundError:
+            raise FileNotFoundError(f"--file {args.file}: no such file.") from None
+        except UnicodeDecodeError as error:
+            raise ValueError(f"--file {args.file}: not UTF-8 ({error.reason} at byte {error.start}).") from None
+    texts = [line for line in lines if line.strip()]
+    if not texts:
+        raise ValueError(f"--file {args.file} holds no text (one text a line).")
+    return texts
+
+
 def _predict(argv: list[str]) -> None:
     parser = _OneLineParser(prog="hf-attn predict")
     parser.add_argument("model", help="a trained model folder or Hub id")
-    parser.add_argument("texts", nargs="+", help="the texts")
+    parser.add_argument("texts", nargs="*", help="the texts (or --file)")
+    parser.add_argument("--file", help="read the texts from this file, one a line ('-': standard input)")
     parser.add_argument("--pair", nargs="+", help="the second text of each pair (pair models)")
     parser.add_argument("--top_k", "--top-k", type=int, default=5, help="how many attended tokens to show")
     parser.add_argument("--json", action="store_true", help="print one JSON list (text, prediction, attended)")
     args = parser.parse_args(argv)
+    if args.top_k < 0:
+        raise ValueError(f"--top_k {args.top_k}: give 0 or more tokens to show.")
+    args.texts = _texts(args)
     from . import inference
 
     results = inference.predict(args.model, args.texts, args.pair, args.top_k)
@@ -216,6 +259,7 @@ def _run(argv: list[str]) -> None:
         return
     parser = _OneLineParser(prog="hf-attn", description="Classic attention architectures of NLP.")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error (any command)")
+    parser.add_argument("--version", action="version", version=f"hf-attn {_version()}")
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_OneLineParser)
     commands.add_parser("list", help="list the registered architectures").set_defaults(run=_list)
     for name, (_, help_text) in PASSTHROUGH.items():

@@ -270,6 +270,43 @@ def _recipe_options(recipe: Recipe) -> dict[str, Any]:
     return dict(recipe.arguments)
 
 
+# Numbers that would train nothing, or fail deep inside transformers (a division by zero, a negative seed),
+# checked before any work: option -> (the smallest value that makes sense, what it must be).
+RANGES: dict[str, tuple[float, str]] = {
+    "per_device_train_batch_size": (1, "a positive number of examples"),
+    "per_device_eval_batch_size": (1, "a positive number of examples"),
+    "gradient_accumulation_steps": (1, "a positive number of steps"),
+    "max_length": (1, "a positive number of tokens"),
+    "learning_rate": (0, "a rate of 0 or more"),
+    "weight_decay": (0, "0 or more"),
+    "warmup_steps": (0, "0 or more steps"),
+    "seed": (0, "an integer of 0 or more"),
+    "eval_episodes": (1, "a positive number of episodes"),
+}
+
+
+def check_ranges(merged: dict[str, Any], given: dict[str, Any], recipe: str | None) -> None:
+    """Refuses, naming the option, the value and where it came from (the command line or the recipe), a number
+    `RANGES` rules out, and epochs that would train nothing (`--num_train_epochs` ≤ 0 without `--max_steps`)."""
+
+    def where(name: str) -> str:
+        return "on the command line" if name in given or recipe is None else f"from recipe {recipe!r}"
+
+    def typed(value: float) -> str:  # 0 as the user wrote it, not the parsed 0.0
+        return format(value, "g") if isinstance(value, float) else str(value)
+
+    for name, (smallest, what) in RANGES.items():
+        value = merged.get(name)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value < smallest:
+            raise ValueError(f"--{name} {typed(value)} ({where(name)}): give {what}.")
+    epochs, steps = merged.get("num_train_epochs"), merged.get("max_steps")
+    if isinstance(epochs, int | float) and epochs <= 0 and not (isinstance(steps, int) and steps > 0):
+        raise ValueError(
+            f"--num_train_epochs {typed(epochs)} ({where('num_train_epochs')}) would train nothing: give a positive "
+            "number of epochs, or --max_steps."
+        )
+
+
 def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrainingArguments]:
     """The two dataclasses from the options given (field names; `config` and `task_args` may be dicts): the typed
     values, then the noam schedule's, then the recipe's, then the defaults (module docstring)."""
@@ -287,6 +324,7 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
         # The paper's training loss (the Transformer's ε_ls = 0.1, §5.4) is a training argument: the model's own
         # `outputs.loss` is plain cross-entropy against `labels`, as in transformers' models.
         merged["label_smoothing_factor"] = config.label_smoothing
+    check_ranges(merged, given, recipe.name if recipe else None)
     own = {item.name for item in fields(HfAttnArguments) if item.init}
     options = HfAttnArguments(**{key: value for key, value in merged.items() if key in own})
     options.loaded_recipe = recipe

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import argparse
+import io
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 from hf_attn.cli import main
 from hf_attn.registry import ARCHITECTURES
@@ -33,6 +36,13 @@ def _files(folder: Path) -> dict[str, Path]:
     }
     for name, content in contents.items():
         (folder / name).write_bytes(content)
+    # A saved weights file cut to half its size (a save killed by a full disk, a copy interrupted).
+    from safetensors.torch import save_file
+
+    (folder / "cut").mkdir()
+    weights = folder / "cut" / "model.safetensors"
+    save_file({"weight": torch.ones(64, 64)}, str(weights))
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])
     return {name: folder / name for name in contents}
 
 
@@ -90,6 +100,33 @@ MISTAKES = {
     "verify a folder without weights": (["verify", "FILES"], "no weight file carries an integrity record"),
     "visualize to an svg": (["visualize", "FILES/no-model", "x", "--out", "OUT.svg"], r"\.html or \.png"),
     "unknown command": (["trian"], "invalid choice: 'trian'"),
+    # Numbers that would train nothing or fail deep inside transformers, refused before any work (issue 47).
+    "negative epochs": (
+        ["train", "--num_train_epochs", "-1", "--output_dir", "OUT"],
+        "--num_train_epochs -1 .*nothing",
+    ),
+    "zero epochs": (
+        ["train", "--num_train_epochs", "0", "--output_dir", "OUT"],
+        "--num_train_epochs 0 .*command line",
+    ),
+    "max_length 0": (["train", "--max_length", "0", "--output_dir", "OUT"], "--max_length 0 .*positive number"),
+    "negative max_length": (["train", "--max_length", "-1", "--output_dir", "OUT"], "--max_length -1 "),
+    "accumulation 0": (
+        ["train", "--gradient_accumulation_steps", "0", "--output_dir", "OUT"],
+        "--gradient_accumulation_steps 0 ",
+    ),
+    "batch size 0": (["train", "--per_device_train_batch_size", "0", "--output_dir", "OUT"], "--per_device_train"),
+    "negative learning rate": (["train", "--learning_rate", "-0.01", "--output_dir", "OUT"], "--learning_rate -0.01"),
+    "negative seed": (["train", "--seed", "-1", "--output_dir", "OUT"], "--seed -1 .*0 or more"),
+    "predict a file name as a text": (["predict", "FILES/no-model", "FILES/ok.csv"], "is a file: pass --file"),
+    "predict texts and a file": (
+        ["predict", "FILES/no-model", "hello", "--file", "FILES/ok.csv"],
+        "either on the command line or with --file",
+    ),
+    "predict from a missing file": (["predict", "FILES/no-model", "--file", "FILES/nope.txt"], "--file .*no such"),
+    "predict nothing": (["predict", "FILES/no-model"], "give the texts to predict"),
+    "predict a negative top_k": (["predict", "FILES/no-model", "hi", "--top_k", "-1"], "--top_k -1"),
+    "verify --update on a cut file": (["verify", "FILES/cut", "--update"], r"model\.safetensors does not load"),
 }
 
 
@@ -167,3 +204,58 @@ def test_demo_trains_saves_reloads_and_shows_attention(tmp_path, capsys):
     metrics = {result.metric_type for result in card.data.eval_results}
     assert {"accuracy", "hit_rate", "evidence_mass"} <= metrics
     assert (output / "hf_attn_training.json").is_file() and not list(output.glob("*.bin"))
+
+
+def test_version_prints_the_installed_version(capsys):
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"hf-attn {version('hf_attn')}"
+
+
+def test_ctrl_c_ends_a_command_with_one_line_and_status_130(capsys):
+    """A `KeyboardInterrupt` anywhere under a command (here: raised by the command itself, as Ctrl-C raises it in
+    the training loop) ends it with `hf-attn COMMAND: interrupted` and 130, the shell's status for SIGINT."""
+    from hf_attn.utils.errors import run_command
+
+    def interrupted(argv: list[str]) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(SystemExit) as exit_info:
+        run_command(interrupted, ["train", "--output_dir", "x"])
+    assert exit_info.value.code == 130
+    assert capsys.readouterr().err.strip().splitlines() == ["hf-attn train: interrupted"]
+    with pytest.raises(KeyboardInterrupt):
+        run_command(interrupted, ["train", "--debug"])
+
+
+def test_verify_update_records_a_loading_file_and_refuses_a_cut_one(tmp_path):
+    """`verify --update` records the weights as they are, but never a file that does not load: a cut file stays
+    unrecorded, so `verify` keeps failing on it."""
+    from safetensors.torch import save_file
+
+    from hf_attn.utils.integrity import verify_file
+
+    weights = tmp_path / "model.safetensors"
+    save_file({"weight": torch.ones(8, 8)}, str(weights))
+    main(["verify", str(tmp_path), "--update"])
+    assert verify_file(weights)
+    weights.write_bytes(weights.read_bytes()[:-16])
+    with pytest.raises(SystemExit, match="does not load"):
+        main(["verify", str(tmp_path), "--update"])
+    with pytest.raises(SystemExit):
+        main(["verify", str(tmp_path)])
+
+
+def test_predict_reads_one_text_a_line_from_a_file_or_standard_input(tmp_path, monkeypatch, capsys):
+    from hf_attn.cli import _texts
+
+    texts = tmp_path / "texts.txt"
+    texts.write_text("the food was great\n\nawful service\n", encoding="utf-8")
+    parsed = argparse.Namespace(texts=[], file=str(texts))
+    assert _texts(parsed) == ["the food was great", "awful service"]
+    monkeypatch.setattr("sys.stdin", io.StringIO("one\ntwo\n"))
+    assert _texts(argparse.Namespace(texts=[], file="-")) == ["one", "two"]
+    assert _texts(argparse.Namespace(texts=["not a file name"], file=None)) == ["not a file name"]

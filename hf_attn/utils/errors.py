@@ -4,12 +4,14 @@ A user's mistake, as the code under a command reports it, is a bad option or val
 field's validation error), a missing or unreadable file or folder (`OSError`), a missing optional package
 (`ImportError`) or an unsupported request (`NotImplementedError`); a malformed input file is a `ValueError` naming the
 file and line (`hf_attn.data.files`). `run_command` ends the command on one of these with one line,
-`hf-attn COMMAND: what is wrong (--debug shows the traceback)`, and exit status 1. Anything else is a bug of ours and
-keeps its traceback; `--debug` keeps it for the mistakes too.
+`hf-attn COMMAND: what is wrong (--debug shows the traceback)`, and exit status 1; Ctrl-C with
+`hf-attn COMMAND: interrupted` and status 130. Anything else is a bug of ours and keeps its traceback; `--debug`
+keeps it for the mistakes too.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 
 
@@ -50,6 +52,12 @@ def run_command(run: Callable[[list[str]], object], argv: list[str]) -> None:
     command = next((argument for argument in argv if not argument.startswith("-")), "")
     try:
         run(argv)
+    except KeyboardInterrupt:
+        if ours:
+            raise
+        # Ctrl-C: one line and the shell's status for SIGINT, not a traceback through the training loop.
+        print(f"hf-attn {command or '(no command)'}: interrupted", file=sys.stderr)
+        raise SystemExit(130) from None
     except USER_ERRORS as error:
         if ours:
             raise
