@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -236,7 +237,14 @@ def _visualize(args: argparse.Namespace) -> None:
 def _train(argv: list[str]) -> None:
     from . import training
 
+    if _quiet() and not {"--no-progress", "--disable_tqdm", "--disable-tqdm"} & set(argv):
+        argv = [*argv, "--no-progress"]  # no bar into a log file; a terminal keeps its bars unless told
     training.main(argv)
+
+
+def _quiet() -> bool:
+    """Whether progress bars stay off: standard error is not a terminal (a log file, a pipe, a test)."""
+    return not sys.stderr.isatty()
 
 
 # Commands with their own parsers (HfArgumentParser), given the rest of the command line as it is.
@@ -250,7 +258,13 @@ PASSTHROUGH = {
 def main(argv: list[str] | None = None) -> None:
     """Runs a command; a user's mistake ends it with one line and exit status 1 (`SystemExit`), or with its
     traceback under `--debug` (`hf_attn.utils.errors.run_command`)."""
-    run_command(_run, list(sys.argv[1:] if argv is None else argv))
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if _quiet() or "--no-progress" in argv:
+        # Read by huggingface_hub, transformers ("Loading weights") and datasets when they are imported, which a
+        # command does after this line: a successful command into a log prints its results, not progress bars.
+        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+        os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
+    run_command(_run, argv)
 
 
 def _run(argv: list[str]) -> None:

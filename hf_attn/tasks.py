@@ -113,6 +113,13 @@ class TaskShape:
         return [head for head in architecture.heads if self.accepts(head)]
 
     def label_names(self, data: TaskData) -> list[str] | None:
+        """The classes the head learns: the training data's labels. One label cannot train a classifier (it
+        would learn a constant and report perfect accuracy): refused, naming it."""
+        if data.labels is not None and len(data.labels) == 1:
+            raise ValueError(
+                f"every training example has the label {data.labels[0]!r}: a classifier needs two or more labels "
+                "(check --label_column and the file)."
+            )
         return data.labels
 
     def config_fields(

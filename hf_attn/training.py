@@ -23,6 +23,7 @@ import hashlib
 import json
 import math
 import re
+import shutil
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -385,8 +386,26 @@ def run(
 ) -> TrainingResult:
     """The pipeline: data -> shape and head -> tokenizer -> config and model (pretraining stage, word vectors) ->
     `Trainer` -> held-out metrics -> saved folder with its card (and a Hub push)."""
+    folder = Path(args.output_dir)
+    existed = folder.exists()
     with _progress_bars(shown=not args.disable_tqdm):
-        return _run(options, args, callbacks)
+        try:
+            return _run(options, args, callbacks)
+        except BaseException:
+            if not existed and args.process_index == 0:
+                _remove_if_worthless(folder)
+            raise
+
+
+def _remove_if_worthless(folder: Path) -> None:
+    """After a failed run that made `folder`: removes it unless it holds what the run achieved (a checkpoint to
+    resume from, a saved model), so that no empty or half-made output folder is left behind."""
+    if not folder.is_dir():
+        return
+    kept = [path for path in folder.iterdir() if path.name.startswith("checkpoint-") or path.suffix == ".safetensors"]
+    kept += list(folder.glob("pretraining/checkpoint-*"))
+    if not kept:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Sequence[TrainerCallback]):
@@ -557,6 +576,8 @@ def _finish(options, args, trainer: Trainer, tokenizer, summary: dict, push_repo
     output_dir = Path(args.output_dir)
     if options.save or push_repo:
         save_trained(trainer, tokenizer, output_dir, summary, repo_id=push_repo)
+        if trainer.is_world_process_zero():
+            print(f"[hf-attn] saved the model to {output_dir}", flush=True)
     if push_repo and trainer.is_world_process_zero():
         commit = push_model_dir(output_dir, push_repo, private=bool(args.hub_private_repo))
         print(f"[hf-attn] pushed {output_dir} to {push_repo} at {commit.oid}", flush=True)

@@ -33,6 +33,7 @@ def _files(folder: Path) -> dict[str, Path]:
         "latin1.txt": b"hello there\n\xff bad\n",
         "ragged.tsv": b"text\tlabel\nhi there\t1\nyo\tman\t0\n",
         "array.json": b'[{"text": "a", "label": 1},\n {"text": "b", "label": }]\n',
+        "one-label.csv": b"text,label\nhi there,pos\nyo man,pos\nfine day,pos\n",
     }
     for name, content in contents.items():
         (folder / name).write_bytes(content)
@@ -127,6 +128,10 @@ MISTAKES = {
     "predict nothing": (["predict", "FILES/no-model"], "give the texts to predict"),
     "predict a negative top_k": (["predict", "FILES/no-model", "hi", "--top_k", "-1"], "--top_k -1"),
     "verify --update on a cut file": (["verify", "FILES/cut", "--update"], r"model\.safetensors does not load"),
+    "one label in the training data": (
+        ["train", "--dataset", "FILES/one-label.csv", "--output_dir", "OUT"],
+        "every training example has the label 'pos'",
+    ),
 }
 
 
@@ -259,3 +264,31 @@ def test_predict_reads_one_text_a_line_from_a_file_or_standard_input(tmp_path, m
     monkeypatch.setattr("sys.stdin", io.StringIO("one\ntwo\n"))
     assert _texts(argparse.Namespace(texts=[], file="-")) == ["one", "two"]
     assert _texts(argparse.Namespace(texts=["not a file name"], file=None)) == ["not a file name"]
+
+
+def _failing_run(output_dir: Path, fail_at: int, save_steps: int) -> None:
+    """A tiny Lin run whose callback raises at step `fail_at` (a crash inside the training loop)."""
+    from transformers import TrainerCallback
+
+    from hf_attn.training import train
+
+    class Crash(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):
+            if state.global_step == fail_at:
+                raise RuntimeError("crash inside the training loop")
+
+    sizes = {key: value for key, value in ARCHITECTURES["lin_self_attentive"].tiny_config.items()
+             if key not in ("vocab_size", "num_labels", "pad_token_id")}  # fmt: skip
+    with pytest.raises(RuntimeError, match="crash inside"):
+        train(output_dir=str(output_dir), arch="lin_self_attentive", num_train=32, num_eval=8, batch_size=8,
+              max_steps=6, save_steps=save_steps, config_overrides=sizes, disable_tqdm=True, logging_steps=100,
+              report_to="none", callbacks=[Crash()])  # fmt: skip
+
+
+def test_a_run_that_fails_leaves_no_empty_folder_but_keeps_its_checkpoints(tmp_path):
+    """A run that made its output folder and failed inside `Trainer` removes it when it holds nothing of value;
+    one that wrote checkpoints keeps them (`--resume_from_checkpoint true` continues from there)."""
+    _failing_run(tmp_path / "nothing", fail_at=1, save_steps=100)
+    assert not (tmp_path / "nothing").exists()
+    _failing_run(tmp_path / "checkpoints", fail_at=3, save_steps=2)
+    assert (tmp_path / "checkpoints" / "checkpoint-2").is_dir()
