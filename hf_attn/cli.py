@@ -221,6 +221,8 @@ def _visualize(args: argparse.Namespace) -> None:
             options["heads"] = [int(index) for index in args.heads.split(",")]
         except ValueError:
             raise ValueError(f"--heads must be mean, all or head indices like 0,3; got {args.heads!r}.") from None
+    if not args.text.strip():
+        raise ValueError("the text is empty: give the text whose attention to draw.")
     options.update(_view_inputs(args))
     from . import inference
     from .visualization import visualize

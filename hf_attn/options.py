@@ -307,6 +307,21 @@ def check_ranges(merged: dict[str, Any], given: dict[str, Any], recipe: str | No
         )
 
 
+def check_reporters(report_to: list[str] | str | None) -> None:
+    """Refuses a `--report_to` integration whose package is not installed, before any work (transformers would
+    raise it as a traceback once the `Trainer` starts)."""
+    from transformers.integrations import get_available_reporting_integrations
+
+    requested = [report_to] if isinstance(report_to, str) else list(report_to or [])
+    available = get_available_reporting_integrations()
+    missing = [name for name in requested if name not in ("none", "all") and name not in available]
+    if missing:
+        raise ValueError(
+            f"--report_to {' '.join(missing)}: not installed here (pip install {' '.join(missing)}); installed: "
+            f"{', '.join(available) or 'none'}."
+        )
+
+
 def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrainingArguments]:
     """The two dataclasses from the options given (field names; `config` and `task_args` may be dicts): the typed
     values, then the noam schedule's, then the recipe's, then the defaults (module docstring)."""
@@ -329,6 +344,7 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
     options = HfAttnArguments(**{key: value for key, value in merged.items() if key in own})
     options.loaded_recipe = recipe
     args = HfAttnTrainingArguments(**{key: value for key, value in merged.items() if key not in own})
+    check_reporters(args.report_to)
     if args.max_steps == 0:  # transformers reads max_steps ≤ 0 as "use the epochs": 0 would silently train them
         raise ValueError(
             "--max_steps 0 would train nothing (transformers would train the epochs instead): give a positive number "

@@ -128,6 +128,19 @@ MISTAKES = {
     "predict nothing": (["predict", "FILES/no-model"], "give the texts to predict"),
     "predict a negative top_k": (["predict", "FILES/no-model", "hi", "--top_k", "-1"], "--top_k -1"),
     "verify --update on a cut file": (["verify", "FILES/cut", "--update"], r"model\.safetensors does not load"),
+    "report to an integration not installed": (
+        ["train", "--report_to", "wandb", "--output_dir", "OUT"],
+        "--report_to wandb: not installed",
+    ),
+    "visualize an empty text": (["visualize", "FILES/no-model", " ", "--out", "OUT.html"], "the text is empty"),
+    "word vectors from a csv": (
+        ["train", "--word_vectors", "FILES/ok.csv", "--output_dir", "OUT"],
+        "ok.csv holds no word vectors",
+    ),
+    "a dataset folder without data": (
+        ["train", "--dataset", "FILES/cut", "--output_dir", "OUT"],
+        "--dataset .*cut .*cannot be loaded",
+    ),
     "one label in the training data": (
         ["train", "--dataset", "FILES/one-label.csv", "--output_dir", "OUT"],
         "every training example has the label 'pos'",

@@ -46,8 +46,10 @@ class Coverage:
 def _text_vectors(path: Path, wanted: dict[str, list[int]], lowercase: bool) -> tuple[dict[int, np.ndarray], int]:
     found: dict[int, np.ndarray] = {}
     dimension = 0
+    first = None
     with path.open(encoding="utf-8", errors="replace") as handle:
         for number, line in enumerate(handle, start=1):
+            first = line.strip()[:40] if first is None else first
             parts = line.rstrip("\n").rstrip().split(" ")
             if number == 1 and len(parts) == 2 and all(part.isdigit() for part in parts):
                 dimension = int(parts[1])  # word2vec text / fastText .vec header: count dimension
@@ -55,11 +57,27 @@ def _text_vectors(path: Path, wanted: dict[str, list[int]], lowercase: bool) -> 
             if len(parts) < 2:
                 continue
             word, values = parts[0], parts[1:]
+            if not dimension and not _numbers(values):  # the first vector line decides: a CSV's is no vector
+                raise ValueError(
+                    f"{path} holds no word vectors: a vectors file has one `word v1 v2 …` line a word, separated by "
+                    f"spaces (GloVe, word2vec or fastText text, or a word2vec .bin); line {number} reads "
+                    f"{line.strip()[:40]!r}."
+                )
             if not dimension:
                 dimension = len(values)
             if len(values) != dimension:
                 raise ValueError(f"{path}: line {number} has {len(values)} values where the file has {dimension}.")
-            _keep(word, values, wanted, lowercase, found)
+            try:
+                _keep(word, values, wanted, lowercase, found)
+            except ValueError:
+                raise ValueError(
+                    f"{path}: line {number} is not a word and its numbers (`word v1 v2 …`, separated by spaces)."
+                ) from None
+    if not dimension:  # not one `word v1 v2 …` line: a CSV, a text, an empty file
+        raise ValueError(
+            f"{path} holds no word vectors: a vectors file has one `word v1 v2 …` line a word, separated by spaces "
+            f"(GloVe, word2vec or fastText text, or a word2vec .bin); its first line reads {first!r}."
+        )
     return found, dimension
 
 
@@ -83,6 +101,14 @@ def _binary_vectors(path: Path, wanted: dict[str, list[int]], lowercase: bool) -
                 raise ValueError(f"{path}: ends inside the vector of word {number + 1} of {count}.")
             _keep(word.decode("utf-8", errors="replace"), np.frombuffer(raw, dtype="<f4"), wanted, lowercase, found)
     return found, dimension
+
+
+def _numbers(values: list[str]) -> bool:
+    try:
+        np.asarray(values, dtype=np.float32)
+    except ValueError:
+        return False
+    return True
 
 
 def _keep(word: str, values, wanted: dict[str, list[int]], lowercase: bool, found: dict[int, np.ndarray]) -> None:
