@@ -183,6 +183,7 @@ def _infer_shape(options: HfAttnArguments, architecture: Architecture, train_spl
 
 
 def _dataset_data(options: HfAttnArguments, architecture: Architecture, seed: int) -> TaskData:
+    notes: list[str] = []
     train_split, held_out, source = load_splits(
         options.dataset,
         options.dataset_config,
@@ -193,15 +194,18 @@ def _dataset_data(options: HfAttnArguments, architecture: Architecture, seed: in
         seed=seed,
         data_format=options.dataset_format,
         column_names=options.column_names,
+        notes=notes,
     )
     label = options.label_column
     if label is None and not options.target_column:
         label = next((name for name in ("label", "labels") if name in train_split.column_names), None)
     shape = options.shape or _infer_shape(options, architecture, train_split, label)
     if shape == "few_shot":
-        return prepare_few_shot_data(
+        data = prepare_few_shot_data(
             train_split, held_out, options.text_column, label or "label", options.eval_fraction, seed, source
         )
+        data.notes = notes
+        return data
     keep = [options.concept_column] if options.concept_column is not None else []
     for name in keep:
         for split_name, split in (("train", train_split), ("held-out", held_out)):
@@ -222,6 +226,7 @@ def _dataset_data(options: HfAttnArguments, architecture: Architecture, seed: in
         keep_columns=keep,
     )
     data.concept_column = options.concept_column
+    data.notes = notes
     return data
 
 
@@ -452,6 +457,9 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
         ),
     )
     labels = shape.label_names(data)
+    if args.process_index == 0:
+        for note in data.notes:  # said now that the data has passed its checks: a refused run prints one line
+            print(note, flush=True)
     config = build_config(architecture.config_class, overrides, **shape.config_fields(tokenizer, labels, data))
     encode = shape.encoder(data, tokenizer, config, head, options.max_length)
     keep = [data.evidence_column] if data.evidence_column else []

@@ -305,3 +305,60 @@ def test_a_run_that_fails_leaves_no_empty_folder_but_keeps_its_checkpoints(tmp_p
     assert not (tmp_path / "nothing").exists()
     _failing_run(tmp_path / "checkpoints", fail_at=3, save_steps=2)
     assert (tmp_path / "checkpoints" / "checkpoint-2").is_dir()
+
+
+def _console_script() -> list[str]:
+    """The installed `hf-attn` console script (as a user runs it), or the module where it is not on PATH."""
+    script = Path(sys.executable).parent / "hf-attn"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "hf_attn.cli"]
+
+
+def test_every_mistake_through_the_real_console_script(tmp_path):
+    """Every mistake of `MISTAKES`, each through the real `hf-attn` in a fresh process (two at a time): exit status 1,
+    exactly one line on standard error naming what is wrong, nothing on standard output, no output folder made.
+    Each `train` mistake runs a second time into a folder that holds a model (with `--overwrite_output_dir`, so that
+    the mistake itself is what stops it): the folder is left byte for byte as it was."""
+    import concurrent.futures
+
+    files = tmp_path / "files"
+    files.mkdir()
+    _files(files)
+    earlier = {"model.safetensors": b"weights of an earlier run", "config.json": b'{"model_type": "lin"}'}
+    jobs = []
+    for index, (name, (argv, message)) in enumerate(MISTAKES.items()):
+        out = tmp_path / f"out-{index}"
+        argv = [argument.replace("FILES", str(files)).replace("OUT", str(out)) for argument in argv]
+        jobs.append((name, argv, message, out, False))
+        if argv[0] == "train" and "--output_dir" in argv:
+            kept = tmp_path / f"kept-{index}"
+            kept.mkdir()
+            for file_name, content in earlier.items():
+                (kept / file_name).write_bytes(content)
+            argv = [argument if argument != str(out) else str(kept) for argument in argv]
+            jobs.append((name, [*argv, "--overwrite_output_dir"], message, kept, True))
+
+    def run(job):
+        argv = job[1]
+        return job, subprocess.run([*_console_script(), *argv], capture_output=True, text=True, timeout=300)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(run, jobs))
+    failures = []
+    for (name, _, message, folder, existed), result in results:
+        lines = result.stderr.strip().splitlines()
+        problems = []
+        if result.returncode != 1:
+            problems.append(f"exit {result.returncode}")
+        if len(lines) != 1 or not re.search(message, lines[0]) or not lines[0].startswith("hf-attn"):
+            problems.append(f"stderr {lines[-3:]}")
+        if result.stdout.strip():
+            problems.append(f"stdout {result.stdout.strip()[:200]!r}")
+        if existed:
+            now = {path.name: path.read_bytes() for path in folder.iterdir()}
+            if now != earlier:
+                problems.append(f"the earlier model's folder changed: {sorted(now)}")
+        elif folder.exists():
+            problems.append("an output folder was left")
+        if problems:
+            failures.append(f"{name}{' (into a model folder)' if existed else ''}: {'; '.join(problems)}")
+    assert not failures, "\n".join(failures)

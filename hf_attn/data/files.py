@@ -167,11 +167,13 @@ def load_splits(
     seed: int = 0,
     data_format: str | None = None,
     column_names: Sequence[str] | None = None,
+    notes: list[str] | None = None,
 ) -> tuple[Dataset, Dataset, dict[str, str]]:
     """The training and held-out splits of `dataset` (a file, a folder or a Hub id), and a description of them.
 
     The held-out split is `eval_dataset` (a file), else `eval_split`, else the first of validation/dev/valid/test the
-    dataset has, else `eval_fraction` of the training rows (seeded)."""
+    dataset has, else `eval_fraction` of the training rows (seeded), which is said: appended to `notes` (printed by
+    the caller once the data has passed every check), or printed now."""
     check_local_path(dataset, "--dataset")
     if eval_dataset is not None:
         check_local_path(eval_dataset, "--eval-dataset")
@@ -222,7 +224,11 @@ def load_splits(
         parts = train.train_test_split(test_size=eval_fraction, seed=seed)
         train, held_out = parts["train"], parts["test"]
         source["held_out"] = f"{eval_fraction:.0%} of {train_split} (seed {seed})"
-        print(f"[hf-attn] no held-out split in {dataset}: holding out {len(held_out)} training rows", flush=True)
+        note = f"[hf-attn] no held-out split in {dataset}: holding out {len(held_out)} training rows"
+        if notes is None:
+            print(note, flush=True)
+        else:
+            notes.append(note)
     if len(held_out) == 0:
         raise ValueError(f"The held-out split ({source['held_out']}) of --dataset {dataset} is empty.")
     return train, held_out, source

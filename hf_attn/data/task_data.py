@@ -101,6 +101,7 @@ class TaskData:
     dropped: dict[str, dict[str, int]] = field(default_factory=dict)
     episodes: dict[str, Any] = field(default_factory=dict)
     concept_column: str | None = None
+    notes: list[str] = field(default_factory=list)  # status lines, printed once the data has passed every check
     knowledge_base: str | None = None
 
     def texts(self, split: Dataset | None = None) -> Iterator[str]:
