@@ -262,11 +262,28 @@ def main(argv: list[str] | None = None) -> None:
     traceback under `--debug` (`hf_attn.utils.errors.run_command`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if _quiet() or "--no-progress" in argv:
-        # Read by huggingface_hub, transformers ("Loading weights") and datasets when they are imported, which a
-        # command does after this line: a successful command into a log prints its results, not progress bars.
-        os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-        os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
+        _hide_progress_bars()
     run_command(_run, argv)
+
+
+def _hide_progress_bars() -> None:
+    """No progress bar from huggingface_hub, transformers ("Loading weights") or datasets: a successful command into
+    a log prints its results alone. The variables reach the libraries a command imports later; those already
+    imported (`hf_attn` registers its models on import) are switched off directly."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
+    if "huggingface_hub" in sys.modules:
+        from huggingface_hub.utils import disable_progress_bars
+
+        disable_progress_bars()
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+    if "datasets" in sys.modules:
+        import datasets
+
+        datasets.disable_progress_bars()
 
 
 def _run(argv: list[str]) -> None:

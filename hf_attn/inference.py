@@ -56,6 +56,7 @@ def _evaluation_data(shape: TaskShape, rows: Dataset, options: Any, config: PreT
         rows, rows, shape.name, text_column=options.text_column,
         pair_column=options.target_column or options.text_pair_column,
         label_column=label if known else None, label_separator=options.label_separator, labels=known,
+        split_names=("evaluation", "evaluation"),
     )  # fmt: skip
 
 

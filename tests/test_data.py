@@ -199,3 +199,18 @@ def test_string_labels_become_class_ids_not_their_strings():
     data = prepare_task_data(rows, rows, "classification", label_column="label")
     assert data.train.features["label"] == Value("int64") and data.train["label"] == [1, 0, 1]
     assert data.labels == ["business", "sport"]
+
+
+def test_prepared_data_names_the_split_as_the_command_calls_it():
+    """`hf-attn evaluate` reads one file: a missing column or a bad row is reported in "the evaluation split", not
+    in a "train split" the user never gave."""
+    import pytest
+    from datasets import Dataset
+
+    from hf_attn.data.files import prepare_task_data
+
+    rows = Dataset.from_dict({"text": ["good", "bad"], "label": ["pos", "neg"]})
+    with pytest.raises(ValueError, match="not a column of the evaluation split"):
+        prepare_task_data(rows, rows, "classification", label_column="stars", split_names=("evaluation", "evaluation"))
+    with pytest.raises(ValueError, match="not a column of the train split"):
+        prepare_task_data(rows, rows, "classification", label_column="stars")

@@ -304,10 +304,13 @@ def prepare_task_data(
     source: dict[str, str] | None = None,
     labels: list[str] | None = None,
     keep_columns: Sequence[str] = (),
+    split_names: tuple[str, str] = ("train", "held-out"),
 ) -> TaskData:
     """Checks the columns, drops (and counts) unusable rows, encodes labels; returns canonical `TaskData`.
     `labels`: the label names to encode with (a trained model's `id2label`) instead of the training split's.
-    `keep_columns`: further columns kept as they are, under their names (STCKA's concept column)."""
+    `keep_columns`: further columns kept as they are, under their names (STCKA's concept column).
+    `split_names`: what messages call the two splits (`hf-attn evaluate` reads one file: "evaluation")."""
+    named = dict(zip(("train", "held-out"), split_names, strict=True))
     layout = get_task_layout(shape)
     multi = layout.label_sets
     tags = layout.label_format == "tags"
@@ -325,7 +328,7 @@ def prepare_task_data(
             ("--target-column" if shape == "seq2seq" else "--text-pair-column", pair_column),
             ("--label-column", label_column if needs_label else None),
         ):
-            splits[split_name] = _column(splits[split_name], name, option, split_name)
+            splits[split_name] = _column(splits[split_name], name, option, named[split_name])
     names: list[str] | None = labels
     feature_names = _feature_names(splits["train"], label_column) if needs_label else None
     ids = feature_names is not None
@@ -346,7 +349,7 @@ def prepare_task_data(
             return [item for item in items if item in index]
         if unknown:
             raise ValueError(
-                f"label {unknown[0]!r} of the {split_name} split never occurs in {seen} "
+                f"label {unknown[0]!r} of the {named[split_name]} split never occurs in {seen} "
                 f"(--label-column {label_column!r}; known labels: {', '.join(names[:20])}"
                 f"{', ...' if len(names) > 20 else ''})."
             )
@@ -374,10 +377,11 @@ def prepare_task_data(
         if counts:
             dropped[split_name] = dict(counts)
             detail = ", ".join(f"{reason}: {count}" for reason, count in counts.items())
-            print(f"[hf-attn] {split_name} split: dropped {sum(counts.values())} of {len(split)} rows ({detail})")
+            total = f"dropped {sum(counts.values())} of {len(split)} rows"
+            print(f"[hf-attn] {named[split_name]} split: {total} ({detail})")
             split = split.select([row for row, reason in enumerate(reasons) if reason is None])
         if len(split) == 0:
-            raise ValueError(f"The {split_name} split has no usable row ({', '.join(counts)}).")
+            raise ValueError(f"The {named[split_name]} split has no usable row ({', '.join(counts)}).")
         if multi:
             unseen = sum(
                 item not in index
