@@ -210,6 +210,8 @@ class HfAttnArguments:
     save: bool = field(default=True, metadata=_help("save the model, tokenizer and card to output_dir"))
     # The recipe named by `recipe`, read once by `resolve_options` (not an option: no flag).
     loaded_recipe: Recipe | None = field(default=None, init=False, repr=False, compare=False)
+    # The options the recipe set and the user did not type (messages about them say whose they are).
+    from_recipe: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
 
 
 @dataclass
@@ -329,6 +331,12 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
     if unknown:
         raise TypeError(f"Unknown options {unknown}; see `hf-attn train --help`.")
     recipe = load_recipe(given["recipe"]) if given.get("recipe") else None
+    recipe_arch = recipe.arguments.get("arch") if recipe else None
+    if recipe_arch and given.get("arch") not in (None, recipe_arch):
+        raise ValueError(
+            f"--arch {given['arch']} does not fit --recipe {recipe.name}, which trains {recipe_arch} (its sizes and "
+            "settings are that architecture's): leave --arch out, or pick another recipe (`hf-attn recipes`)."
+        )
     merged = {**(_recipe_options(recipe) if recipe else {}), **given}
     overrides = {**(recipe.config if recipe else {}), **parse_overrides(merged.get("config"))}
     config = build_config(get_architecture(merged.get("arch", HfAttnArguments.arch)).config_class, overrides)
@@ -343,6 +351,7 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
     own = {item.name for item in fields(HfAttnArguments) if item.init}
     options = HfAttnArguments(**{key: value for key, value in merged.items() if key in own})
     options.loaded_recipe = recipe
+    options.from_recipe = tuple(sorted(set(recipe.arguments) - set(given))) if recipe else ()
     args = HfAttnTrainingArguments(**{key: value for key, value in merged.items() if key not in own})
     check_reporters(args.report_to)
     if args.max_steps == 0:  # transformers reads max_steps ≤ 0 as "use the epochs": 0 would silently train them

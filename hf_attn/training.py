@@ -182,7 +182,26 @@ def _infer_shape(options: HfAttnArguments, architecture: Architecture, train_spl
     return wanted[-1]  # `_pick_head` names what is missing
 
 
+def _whose(error: ValueError, options: HfAttnArguments) -> ValueError:
+    """`error` with a word on the options it names that the recipe set, not the user: `--eval-split 'test' is not a
+    split` of the user's own data is the recipe's choice, to override, not a typo of theirs."""
+    message = str(error)
+    named = [key for key in options.from_recipe if f"--{key.replace('_', '-')} " in message or f"--{key} " in message]
+    if not named:
+        return error
+    recipe = options.loaded_recipe.name if options.loaded_recipe else options.recipe
+    given = ", ".join(f"--{key}" for key in named)
+    return ValueError(f"{message.rstrip('.')} ({given} from recipe {recipe!r}: give your own to override it).")
+
+
 def _dataset_data(options: HfAttnArguments, architecture: Architecture, seed: int) -> TaskData:
+    try:
+        return _read_dataset(options, architecture, seed)
+    except ValueError as error:
+        raise _whose(error, options) from error
+
+
+def _read_dataset(options: HfAttnArguments, architecture: Architecture, seed: int) -> TaskData:
     notes: list[str] = []
     train_split, held_out, source = load_splits(
         options.dataset,

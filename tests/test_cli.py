@@ -40,6 +40,8 @@ def _files(folder: Path) -> dict[str, Path]:
     # A saved weights file cut to half its size (a save killed by a full disk, a copy interrupted).
     from safetensors.torch import save_file
 
+    (folder / "local-yelp").mkdir()  # a local copy of a recipe's data without the recipe's held-out split
+    (folder / "local-yelp" / "train.csv").write_bytes(contents["ok.csv"])
     (folder / "cut").mkdir()
     weights = folder / "cut" / "model.safetensors"
     save_file({"weight": torch.ones(64, 64)}, str(weights))
@@ -140,6 +142,14 @@ MISTAKES = {
     "a dataset folder without data": (
         ["train", "--dataset", "FILES/cut", "--output_dir", "OUT"],
         "--dataset .*cut .*cannot be loaded",
+    ),
+    "a recipe for another architecture": (
+        ["train", "--recipe", "han-yelp", "--arch", "lin_self_attentive", "--output_dir", "OUT"],
+        "--arch lin_self_attentive does not fit --recipe han-yelp, which trains han",
+    ),
+    "a recipe's held-out split missing from local data": (
+        ["train", "--recipe", "han-yelp", "--dataset", "FILES/local-yelp", "--output_dir", "OUT"],
+        r"'test' is not a split .*\(--eval_split from recipe 'han-yelp': give your own",
     ),
     "one label in the training data": (
         ["train", "--dataset", "FILES/one-label.csv", "--output_dir", "OUT"],
