@@ -289,8 +289,11 @@ def test_predict_reads_one_text_a_line_from_a_file_or_standard_input(tmp_path, m
     assert _texts(argparse.Namespace(texts=["not a file name"], file=None)) == ["not a file name"]
 
 
-def _failing_run(output_dir: Path, fail_at: int, save_steps: int) -> None:
-    """A tiny Lin run whose callback raises at step `fail_at` (a crash inside the training loop)."""
+def _failing_run(
+    output_dir: Path, fail_at: int, save_steps: int, error: type[BaseException] = RuntimeError
+) -> BaseException:
+    """A tiny Lin run whose callback raises `error` at step `fail_at` (a crash, or Ctrl-C, inside the training
+    loop); returns what the run raised."""
     from transformers import TrainerCallback
 
     from hf_attn.training import train
@@ -298,14 +301,15 @@ def _failing_run(output_dir: Path, fail_at: int, save_steps: int) -> None:
     class Crash(TrainerCallback):
         def on_step_end(self, args, state, control, **kwargs):
             if state.global_step == fail_at:
-                raise RuntimeError("crash inside the training loop")
+                raise error("crash inside the training loop")
 
     sizes = {key: value for key, value in ARCHITECTURES["lin_self_attentive"].tiny_config.items()
              if key not in ("vocab_size", "num_labels", "pad_token_id")}  # fmt: skip
-    with pytest.raises(RuntimeError, match="crash inside"):
+    with pytest.raises(error) as raised:
         train(output_dir=str(output_dir), arch="lin_self_attentive", num_train=32, num_eval=8, batch_size=8,
               max_steps=6, save_steps=save_steps, config_overrides=sizes, disable_tqdm=True, logging_steps=100,
               report_to="none", callbacks=[Crash()])  # fmt: skip
+    return raised.value
 
 
 def test_a_run_that_fails_leaves_no_empty_folder_but_keeps_its_checkpoints(tmp_path):
@@ -381,3 +385,23 @@ def test_every_mistake_through_the_real_console_script(tmp_path):
         if problems:
             failures.append(f"{name}{' (into a model folder)' if existed else ''}: {'; '.join(problems)}")
     assert not failures, "\n".join(failures)
+
+
+def test_ctrl_c_during_training_names_the_checkpoint_to_resume_from(tmp_path, capsys):
+    """Ctrl-C at step 3 of a run that saves every 2 steps: the interruption names checkpoint-2, and the CLI's one
+    line carries it; without a checkpoint, the folder the run made is gone and the line says only "interrupted"."""
+    from hf_attn.utils.errors import run_command
+
+    interrupt = _failing_run(tmp_path / "saved", fail_at=3, save_steps=2, error=KeyboardInterrupt)
+    assert "checkpoint-2" in str(interrupt) and "--resume_from_checkpoint true" in str(interrupt)
+
+    def interrupted(argv: list[str]) -> None:
+        raise interrupt
+
+    with pytest.raises(SystemExit) as exit_info:
+        run_command(interrupted, ["train"])
+    assert exit_info.value.code == 130
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("hf-attn train: interrupted; the last complete checkpoint is")
+    interrupt = _failing_run(tmp_path / "unsaved", fail_at=1, save_steps=100, error=KeyboardInterrupt)
+    assert not (tmp_path / "unsaved").exists() and "checkpoint" not in str(interrupt)

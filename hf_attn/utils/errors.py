@@ -52,11 +52,13 @@ def run_command(run: Callable[[list[str]], object], argv: list[str]) -> None:
     command = next((argument for argument in argv if not argument.startswith("-")), "")
     try:
         run(argv)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as interrupt:
         if ours:
             raise
-        # Ctrl-C: one line and the shell's status for SIGINT, not a traceback through the training loop.
-        print(f"hf-attn {command or '(no command)'}: interrupted", file=sys.stderr)
+        # Ctrl-C: one line and the shell's status for SIGINT, not a traceback through the training loop (with
+        # where a training run can go on from, when it says).
+        detail = f"; {one_line(interrupt)}" if str(interrupt) else ""
+        print(f"hf-attn {command or '(no command)'}: interrupted{detail}", file=sys.stderr)
         raise SystemExit(130) from None
     except USER_ERRORS as error:
         if ours:
