@@ -405,3 +405,25 @@ def test_ctrl_c_during_training_names_the_checkpoint_to_resume_from(tmp_path, ca
     assert len(lines) == 1 and lines[0].startswith("hf-attn train: interrupted; the last complete checkpoint is")
     interrupt = _failing_run(tmp_path / "unsaved", fail_at=1, save_steps=100, error=KeyboardInterrupt)
     assert not (tmp_path / "unsaved").exists() and "checkpoint" not in str(interrupt)
+
+
+@pytest.mark.parametrize(
+    ("raised", "message"),
+    [
+        (lambda: torch.empty(2**40), "out of memory .*--per_device_train_batch_size"),  # 4 TiB: refused at once
+        (lambda: __import__("safetensors.torch").torch.load(b"not safetensors"), "a weights file does not load"),
+    ],
+    ids=["memory", "safetensors"],
+)
+def test_errors_a_user_causes_below_the_command_are_one_line(raised, message):
+    """Memory exhausted by the sizes asked for, and safetensors' own error for a file that does not parse (raised
+    here by the real calls): one line naming what to do, as every other mistake; a bug of ours keeps its
+    traceback."""
+    from hf_attn.utils.errors import run_command
+
+    with pytest.raises(SystemExit) as exit_info:
+        run_command(lambda argv: raised(), ["train"])
+    line = str(exit_info.value.code)
+    assert "\n" not in line and line.startswith("hf-attn train: ") and re.search(message, line), line
+    with pytest.raises(ZeroDivisionError):
+        run_command(lambda argv: 1 / 0, ["train"])

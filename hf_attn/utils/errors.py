@@ -5,8 +5,9 @@ field's validation error), a missing or unreadable file or folder (`OSError`), a
 (`ImportError`) or an unsupported request (`NotImplementedError`); a malformed input file is a `ValueError` naming the
 file and line (`hf_attn.data.files`). `run_command` ends the command on one of these with one line,
 `hf-attn COMMAND: what is wrong (--debug shows the traceback)`, and exit status 1; Ctrl-C with
-`hf-attn COMMAND: interrupted` and status 130. Anything else is a bug of ours and keeps its traceback; `--debug`
-keeps it for the mistakes too.
+`hf-attn COMMAND: interrupted` and status 130. Memory the sizes asked for exhausted and a weights file that does not
+parse are a user's too (`user_error`). Anything else is a bug of ours and keeps its traceback; `--debug` keeps it
+for the mistakes too.
 """
 
 from __future__ import annotations
@@ -60,8 +61,27 @@ def run_command(run: Callable[[list[str]], object], argv: list[str]) -> None:
         detail = f"; {one_line(interrupt)}" if str(interrupt) else ""
         print(f"hf-attn {command or '(no command)'}: interrupted{detail}", file=sys.stderr)
         raise SystemExit(130) from None
-    except USER_ERRORS as error:
-        if ours:
+    except Exception as error:
+        what = user_error(error)
+        if ours or what is None:
             raise
-        message = f"hf-attn {command or '(no command)'}: {one_line(error)} (--debug shows the traceback)"
+        message = f"hf-attn {command or '(no command)'}: {what} (--debug shows the traceback)"
         raise SystemExit(message) from None
+
+
+def user_error(error: BaseException) -> str | None:
+    """The one line for an error a user can cause (`USER_ERRORS`, memory exhausted by the sizes asked for, a
+    weights file that does not parse), or `None` for a bug of ours, which keeps its traceback."""
+    name = type(error).__name__
+    # torch.OutOfMemoryError (CUDA) and the CPU allocator's failure are RuntimeErrors, told by name and message
+    out_of_memory = name == "OutOfMemoryError" or "can't allocate memory" in str(error)
+    if isinstance(error, MemoryError) or out_of_memory:
+        return (
+            f"out of memory ({one_line(error)[:160]}): lower --per_device_train_batch_size or --max_length, or use "
+            "--gradient_accumulation_steps"
+        )
+    if name == "SafetensorError":  # safetensors' own error: a weights file cut short or not safetensors
+        return f"a weights file does not load: {one_line(error)}"
+    if isinstance(error, USER_ERRORS):
+        return one_line(error)
+    return None
