@@ -17,7 +17,7 @@ from typing import Any
 
 __version__ = "0.1.0"
 
-_LIGHT_COMMANDS = ("list", "-h", "--help")
+_LIGHT_COMMANDS = ("list", "-h", "--help", "--version")
 
 
 def _light_cli_call() -> bool:
