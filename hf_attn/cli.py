@@ -107,6 +107,8 @@ def _evaluate(argv: list[str]) -> None:
     parser.add_argument("--batch_size", "--batch-size", type=int, default=64, help="evaluation batch size")
     parser.add_argument("--output_file", "--output-file", help="write the metrics here as JSON")
     options, rest = parser.parse_args_into_dataclasses(argv)
+    if not options.dataset:  # an option first, before the model is looked for
+        raise ValueError("hf-attn evaluate needs --dataset (a file, a folder or a Hub id).")
     from . import inference
 
     metrics = inference.evaluate(rest.model, options, batch_size=rest.batch_size, output_file=rest.output_file)

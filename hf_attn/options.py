@@ -284,6 +284,9 @@ RANGES: dict[str, tuple[float, str]] = {
     "warmup_steps": (0, "0 or more steps"),
     "seed": (0, "an integer of 0 or more"),
     "eval_episodes": (1, "a positive number of episodes"),
+    "num_beams": (1, "a positive number of beams"),
+    "max_vocab_size": (1, "a positive number of words"),
+    "min_frequency": (0, "a count of 0 or more"),
 }
 
 
@@ -301,6 +304,12 @@ def check_ranges(merged: dict[str, Any], given: dict[str, Any], recipe: str | No
         value = merged.get(name)
         if isinstance(value, int | float) and not isinstance(value, bool) and value < smallest:
             raise ValueError(f"--{name} {typed(value)} ({where(name)}): give {what}.")
+    fraction = merged.get("eval_fraction")
+    if isinstance(fraction, int | float) and not 0 < fraction < 1:
+        raise ValueError(
+            f"--eval_fraction {typed(fraction)} ({where('eval_fraction')}): give the share of the training rows to "
+            "hold out, between 0 and 1."
+        )
     epochs, steps = merged.get("num_train_epochs"), merged.get("max_steps")
     if isinstance(epochs, int | float) and epochs <= 0 and not (isinstance(steps, int) and steps > 0):
         raise ValueError(

@@ -151,6 +151,31 @@ MISTAKES = {
         ["train", "--recipe", "han-yelp", "--dataset", "FILES/local-yelp", "--output_dir", "OUT"],
         r"'test' is not a split .*\(--eval_split from recipe 'han-yelp': give your own",
     ),
+    "evaluation batch size 0": (["train", "--per_device_eval_batch_size", "0", "--output_dir", "OUT"], "eval_batch"),
+    "negative warm-up": (["train", "--warmup_steps", "-5", "--output_dir", "OUT"], "--warmup_steps -5 "),
+    "no beams": (["train", "--num_beams", "0", "--output_dir", "OUT"], "--num_beams 0 .*positive number of beams"),
+    "an empty vocabulary": (["train", "--max_vocab_size", "0", "--output_dir", "OUT"], "--max_vocab_size 0 "),
+    "a negative minimum frequency": (["train", "--min_frequency", "-1", "--output_dir", "OUT"], "--min_frequency -1"),
+    "hold out twice the data": (
+        ["train", "--dataset", "FILES/ok.csv", "--eval_fraction", "2", "--output_dir", "OUT"],
+        "--eval_fraction 2 .*between 0 and 1",
+    ),
+    "unknown recipe": (["train", "--recipe", "no-such-recipe", "--output_dir", "OUT"], "Unknown recipe 'no-such"),
+    "config override without a value": (
+        ["train", "--config", "hidden_size", "--output_dir", "OUT"],
+        "KEY=VALUE, got 'hidden_size'",
+    ),
+    "resume from a missing checkpoint": (
+        ["train", "--resume_from_checkpoint", "FILES/run/checkpoint-3", "--max_steps", "1", "--output_dir", "OUT"],
+        "checkpoint-3",
+    ),
+    "evaluate without data": (["evaluate", "FILES/no-model"], "needs --dataset"),
+    "predict a top_k that is no number": (["predict", "FILES/no-model", "hi", "--top_k", "abc"], "invalid int"),
+    "push a folder without a model": (["push", "FILES", "user/model"], "not a saved model folder"),
+    "visualize unknown heads": (
+        ["visualize", "FILES/no-model", "hi", "--out", "OUT.html", "--heads", "x"],
+        "--heads must be mean, all or head indices",
+    ),
     "one label in the training data": (
         ["train", "--dataset", "FILES/one-label.csv", "--output_dir", "OUT"],
         "every training example has the label 'pos'",
@@ -174,7 +199,7 @@ def test_every_mistake_is_one_line_naming_the_command(mistake, tmp_path):
     assert "\n" not in line and line.startswith(f"hf-attn {command}:" if command else "hf-attn:"), line
     assert re.search(message, line), line
     assert not (tmp_path / "out").exists()  # refused before anything was written
-    if command and "unrecognized" not in message:
+    if command and "(--debug shows the traceback)" in line:  # an error raised under the command, not a usage error
         with pytest.raises(Exception, match=message.split(": ", 1)[-1].split(" .*")[0]) as raised:
             main([*argv, "--debug"])
         assert not isinstance(raised.value, SystemExit)
