@@ -323,3 +323,16 @@ def test_fused_linear_cross_entropy_edge_cases_and_bf16():
     for mine, reference in zip(ours, theirs, strict=True):
         assert mine.dtype == reference.dtype
         torch.testing.assert_close(mine, reference, rtol=5e-2, atol=5e-2)
+
+
+def test_weights_are_laid_out_by_direction_only_when_the_rnn_owns_their_storage():
+    """`compact_by_direction` moves an RNN's weights into buffers of their own only when nothing else lives in the
+    storage they leave (an RNN's own parameters), never views into another owner's buffer (FSDP's flat parameter)."""
+    from hf_attn.layers.rnn import _owns_its_storage
+
+    lstm = nn.LSTM(4, 3, num_layers=2, bidirectional=True)
+    assert _owns_its_storage(lstm._flat_weights)
+    shared = torch.zeros(10_000)
+    views = [nn.Parameter(shared[:12].view(3, 4)), nn.Parameter(shared[12:24].view(3, 4))]
+    assert not _owns_its_storage(views)
+    assert not _owns_its_storage([weight.detach() for weight in lstm._flat_weights])  # plain tensors

@@ -157,6 +157,8 @@ def compact_by_direction(rnn: nn.RNNBase) -> None:
         return
     if getattr(rnn, "_direction_layout", None) == tuple(weight.data_ptr() for weight in rnn._flat_weights):
         return
+    if not _owns_its_storage(rnn._flat_weights):  # views into someone else's buffer (FSDP's flat parameter): leave
+        return
     from torch.backends.cudnn import rnn as cudnn_rnn
 
     directions = 2 if rnn.bidirectional else 1
@@ -172,6 +174,16 @@ def compact_by_direction(rnn: nn.RNNBase) -> None:
                     getattr(rnn, "proj_size", 0), 1, True, False,
                 )  # fmt: skip
     rnn._direction_layout = tuple(weight.data_ptr() for weight in rnn._flat_weights)
+
+
+def _owns_its_storage(weights: list[torch.Tensor]) -> bool:
+    """Whether `weights` alone fill the storages they live in (an RNN's own flat buffer, or one per direction, up to
+    cuDNN's alignment), so that moving them to new buffers takes nothing from another owner."""
+    if not all(type(weight) is nn.Parameter for weight in weights):  # FSDP's views, DTensors: another owner's
+        return False
+    storages = {weight.untyped_storage().data_ptr(): weight.untyped_storage().nbytes() for weight in weights}
+    used = sum(weight.numel() * weight.element_size() for weight in weights)
+    return sum(storages.values()) <= used * 1.125 + 1024 * len(storages)
 
 
 def reversed_rnn(
