@@ -415,20 +415,17 @@ def run(
     with _progress_bars(shown=not args.disable_tqdm):
         try:
             return _run(options, args, callbacks)
-        except KeyboardInterrupt:
+        except BaseException as error:
             if not existed and args.process_index == 0:
                 _remove_if_worthless(folder)
-            checkpoint = last_complete_checkpoint(str(folder)) if folder.is_dir() else None
+            interrupted = isinstance(error, KeyboardInterrupt) and folder.is_dir()
+            checkpoint = last_complete_checkpoint(str(folder)) if interrupted else None
             if checkpoint is None:
                 raise
             # Ctrl-C: the one line the CLI prints says where the run can go on from.
             raise KeyboardInterrupt(
                 f"the last complete checkpoint is {checkpoint}; continue with --resume_from_checkpoint true"
             ) from None
-        except BaseException:
-            if not existed and args.process_index == 0:
-                _remove_if_worthless(folder)
-            raise
 
 
 def _remove_if_worthless(folder: Path) -> None:

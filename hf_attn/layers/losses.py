@@ -92,6 +92,14 @@ def token_cross_entropy(
             checkpoint(_summed_cross_entropy, chunk, chunk_labels, label_smoothing, use_reentrant=False)
             for chunk, chunk_labels in chunks
         )
+    return _per_scored_token(summed, labels, num_items_in_batch)
+
+
+def _per_scored_token(
+    summed: torch.Tensor, labels: torch.Tensor, num_items_in_batch: torch.Tensor | int | None
+) -> torch.Tensor:
+    """The summed loss over the positions scored (labels not −100, or `num_items_in_batch`), at least 1: nothing
+    to score gives 0, never NaN."""
     count = (labels != -100).sum() if num_items_in_batch is None else num_items_in_batch
     return summed / torch.as_tensor(count, device=summed.device).clamp(min=1).to(summed.dtype)
 
@@ -200,8 +208,7 @@ def fused_linear_cross_entropy(
             float(label_smoothing),
             chunk_rows,
         )
-    count = (labels != -100).sum() if num_items_in_batch is None else num_items_in_batch
-    return summed / torch.as_tensor(count, device=summed.device).clamp(min=1).to(summed.dtype)
+    return _per_scored_token(summed, labels, num_items_in_batch)
 
 
 def multi_label_cross_entropy(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:

@@ -82,8 +82,8 @@ def cell_backward(
     cell_clip: float,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The module docstring's backward of one cell: ∂h `(N, H)`, the carried ∂c_t `(N, H)`, the step's activated
-    gates, c_t^raw and c_{t−1} before its clip -> `(∂gate pre-activations (N, 4H), ∂c_{t−1} (N, H), the gradient
-    of the clipped previous cell the step read)`."""
+    gates, c_t^raw and c_{t−1} before its clip -> `(∂gate pre-activations (N, 4H), ∂c_{t−1} (N, H))`, the latter
+    the gradient of the (clipped) previous cell the step read."""
     dtype = grad_hidden.dtype
     input_gate, forget_gate, candidate, output_gate = activated.float().chunk(4, dim=-1)
     cell_raw, grad_hidden = cell_raw.float(), grad_hidden.float()
@@ -102,9 +102,8 @@ def cell_backward(
     return grad_gates.to(dtype), (grad * forget_gate).to(dtype)
 
 
-# Whether triton can be imported; the kernels (`triton_cells.py`) are imported on their first use only, so that
-# `import hf_attn` does not import triton.
-# Tests set this to run the kernels on CPU tensors too (in Triton's interpreter, `TRITON_INTERPRET=1`); otherwise
+# The kernels (`triton_cells.py`) are imported on their first use only, so that `import hf_attn` does not import
+# triton. Tests set this to run them on CPU tensors too (in Triton's interpreter, `TRITON_INTERPRET=1`); otherwise
 # they run on CUDA tensors only, and the CPU keeps the PyTorch twins.
 RUN_ON_CPU = False
 

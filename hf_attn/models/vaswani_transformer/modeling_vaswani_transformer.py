@@ -69,35 +69,31 @@ def key_padding_mask(mask: torch.Tensor | None) -> torch.Tensor | None:
 
 
 def causal_mask(
-    query_length: int, past_length: int, padding: torch.Tensor | None, device: torch.device
+    query_length: int,
+    past_length: int | torch.Tensor,
+    padding: torch.Tensor | None,
+    device: torch.device,
+    capacity: int | None = None,
 ) -> torch.Tensor | None:
     """Decoder self-attention mask `(B|1, 1, T, past + T)`: position t sees keys ≤ past + t (eq. 1's masking,
-    §3.2.3), and no padded key. `None` when plain causal masking from the first position suffices."""
-    total = past_length + query_length
-    if padding is None and (past_length == 0 or query_length == 1):
+    §3.2.3), and no padded key. `None` when plain causal masking from the first position suffices.
+
+    With a static cache of `capacity` slots the keys are all the slots, `(B|1, 1, T, capacity)`, and `past_length`
+    is a 0-d device tensor (no host read: one graph for every step): the unwritten slots lie past past + t and are
+    never seen, and `padding` (B, ≤ capacity) is read as zeros past its end. A row left without a key (a padding
+    query) sees every key of a dynamic cache, and a static cache's first slot (never an unwritten one): not NaN."""
+    if capacity is None and padding is None and (past_length == 0 or query_length == 1):
         return None  # SDPA applies is_causal for T > 1 without past; a single query sees everything
-    keys = torch.arange(total, device=device)
-    queries = torch.arange(past_length, total, device=device)
-    mask = (keys[None, :] <= queries[:, None])[None, None]  # (1, 1, T, past + T)
-    if padding is not None:
-        mask = mask & padding.to(torch.bool)[:, None, None, :]
-        mask = mask | ~mask.any(dim=-1, keepdim=True)
-    return mask
-
-
-def static_causal_mask(
-    query_length: int, past_length: torch.Tensor, capacity: int, padding: torch.Tensor | None, device: torch.device
-) -> torch.Tensor:
-    """Decoder self-attention mask `(B|1, 1, T, capacity)` over a static cache's `capacity` key slots, of which the
-    first `past_length + T` are written (`past_length` a 0-d device tensor: no host read, one graph for every step):
-    position t sees slots ≤ past + t, never an unwritten one, and no padded key (`padding (B, ≤ capacity)`)."""
-    keys = torch.arange(capacity, device=device)
+    keys = torch.arange(past_length + query_length if capacity is None else capacity, device=device)
     queries = past_length + torch.arange(query_length, device=device)
-    mask = (keys[None, :] <= queries[:, None])[None, None]  # (1, 1, T, capacity)
+    mask = (keys[None, :] <= queries[:, None])[None, None]  # (1, 1, T, keys)
     if padding is not None:
-        padding = nn.functional.pad(padding.to(torch.bool), (0, capacity - padding.size(-1)))
+        padding = padding.to(torch.bool)
+        if capacity is not None:
+            padding = nn.functional.pad(padding, (0, capacity - padding.size(-1)))
         mask = mask & padding[:, None, None, :]
-        mask = mask | (keys == 0)[None, None, None, :] & ~mask.any(dim=-1, keepdim=True)  # never an empty row
+        fallback = (keys == 0) if capacity is not None else torch.ones_like(keys, dtype=torch.bool)
+        mask = mask | fallback & ~mask.any(dim=-1, keepdim=True)
     return mask
 
 
@@ -491,10 +487,7 @@ class VaswaniTransformerDecoder(VaswaniTransformerPreTrainedModel):
                 f"{encoder_hidden_states.size(0)}."
             )
         hidden_states = self.embeddings(tokens, past_length)  # (B, T, D)
-        if capacity is not None:
-            self_mask = static_causal_mask(tokens.size(1), past_length, capacity, attention_mask, tokens.device)
-        else:
-            self_mask = causal_mask(tokens.size(1), past_length, attention_mask, tokens.device)
+        self_mask = causal_mask(tokens.size(1), past_length, attention_mask, tokens.device, capacity)
         cross_mask = key_padding_mask(encoder_attention_mask)
         all_states, self_weights, cross_weights = [], [], []
         for layer in self.layers:
@@ -655,7 +648,7 @@ class VaswaniTransformerForConditionalGeneration(VaswaniTransformerPreTrainedMod
 
     def create_masks_for_generate(self, *args, attention_mask: torch.Tensor | None = None, **kwargs):
         """`generate()` asks a model on a static cache for its decoder masks; the decoder makes its own from the
-        cache (`static_causal_mask`), so the 2D padding mask (or `None`) is handed through as it is."""
+        cache (`causal_mask`), so the 2D padding mask (or `None`) is handed through as it is."""
         return attention_mask
 
     def fuses_output_loss(self) -> bool:

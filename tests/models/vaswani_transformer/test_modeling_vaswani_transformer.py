@@ -217,13 +217,13 @@ def test_compiled_decoder_step_on_a_static_cache_generates_as_the_dynamic_cache(
     assert actual.tolist() == expected.tolist()
 
 
-def test_static_causal_mask_sees_written_slots_only_and_never_an_empty_row():
-    from hf_attn.models.vaswani_transformer.modeling_vaswani_transformer import static_causal_mask
+def test_causal_mask_over_a_static_cache_sees_written_slots_only_and_never_an_empty_row():
+    from hf_attn.models.vaswani_transformer.modeling_vaswani_transformer import causal_mask
 
-    mask = static_causal_mask(2, torch.tensor(3), 8, None, torch.device("cpu"))
+    mask = causal_mask(2, torch.tensor(3), None, torch.device("cpu"), capacity=8)
     assert mask.shape == (1, 1, 2, 8)
     assert mask[0, 0].tolist() == [[True] * 4 + [False] * 4, [True] * 5 + [False] * 3]
     padding = torch.tensor([[1, 1, 1, 1, 1], [0, 0, 0, 0, 0]])
-    padded = static_causal_mask(2, torch.tensor(3), 8, padding, torch.device("cpu"))
+    padded = causal_mask(2, torch.tensor(3), padding, torch.device("cpu"), capacity=8)
     assert padded[0, 0].tolist() == mask[0, 0].tolist()
     assert padded[1, 0].tolist() == [[True] + [False] * 7] * 2  # nothing to see: the first slot, never NaN
