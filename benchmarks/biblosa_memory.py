@@ -112,7 +112,8 @@ class BiBlosa(nn.Module):
 
     def __init__(self, width: int, hidden: int, recompute: bool, block_length: int | str, pair: bool) -> None:
         super().__init__()
-        from hf_attn.models.biblosa import BiBlosaConfig, BiBlosaForPairClassification, BiBlosaModel
+        from hf_attn.models.biblosa.configuration_biblosa import BiBlosaConfig
+        from hf_attn.models.biblosa.modeling_biblosa import BiBlosaForPairClassification, BiBlosaModel
 
         config = BiBlosaConfig(vocab_size=10, embedding_size=width, hidden_size=hidden, block_length=block_length,
                                hidden_dropout_prob=0.0, recompute_block_attention=recompute)  # fmt: skip

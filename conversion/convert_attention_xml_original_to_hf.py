@@ -56,7 +56,8 @@ from hf_attn.conversion import (
     max_abs_diffs,
     rename_state_dict,
 )
-from hf_attn.models.attention_xml import AttentionXmlConfig, AttentionXmlForSequenceClassification
+from hf_attn.models.attention_xml.configuration_attention_xml import AttentionXmlConfig
+from hf_attn.models.attention_xml.modeling_attention_xml import AttentionXmlForSequenceClassification
 from hf_attn.tokenization.base import HfAttnTokenizerFast
 from hf_attn.tokenization.word_level import build_word_level_tokenizer
 

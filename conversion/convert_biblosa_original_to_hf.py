@@ -66,8 +66,8 @@ from hf_attn.conversion import (
     finish_conversion,
     rename_state_dict,
 )
-from hf_attn.models.biblosa import (
-    BiBlosaConfig,
+from hf_attn.models.biblosa.configuration_biblosa import BiBlosaConfig
+from hf_attn.models.biblosa.modeling_biblosa import (
     BiBlosaForPairClassification,
     BiBlosaForSequenceClassification,
     BiBlosaModel,

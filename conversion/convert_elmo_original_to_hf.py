@@ -39,7 +39,8 @@ from pathlib import Path
 import torch
 
 from hf_attn.conversion import EXAMPLE_HELP, add_output_arguments, check_output, finish_conversion, sha256_of
-from hf_attn.models.elmo import ElmoConfig, ElmoModel
+from hf_attn.models.elmo.configuration_elmo import ElmoConfig
+from hf_attn.models.elmo.modeling_elmo import ElmoModel
 from hf_attn.tokenization.elmo import build_elmo_tokenizer, read_bilm_tf_vocabulary
 
 ORIGINAL_CODE = "https://github.com/allenai/bilm-tf"

@@ -53,8 +53,8 @@ from hf_attn.conversion import (
     max_abs_diffs,
     rename_state_dict,
 )
-from hf_attn.models.proto_hatt import (
-    ProtoHattConfig,
+from hf_attn.models.proto_hatt.configuration_proto_hatt import ProtoHattConfig
+from hf_attn.models.proto_hatt.modeling_proto_hatt import (
     ProtoHattForFewShotClassification,
     ProtoHattProtoNetForFewShotClassification,
 )

@@ -45,7 +45,9 @@ from hf_attn.conversion import (
     rename_state_dict,
 )
 from hf_attn.layers.sequences import reverse_padded
-from hf_attn.models.sgm import SgmConfig, SgmForMultiLabelGeneration, sgm_original_beam_search
+from hf_attn.models.sgm.configuration_sgm import SgmConfig
+from hf_attn.models.sgm.generation_sgm import sgm_original_beam_search
+from hf_attn.models.sgm.modeling_sgm import SgmForMultiLabelGeneration
 
 ORIGINAL_CODE = "https://github.com/lancopku/SGM"
 NUM_SPECIAL_TOKENS = 4  # utils/dict_helper.py: PAD, UNK, BOS, EOS

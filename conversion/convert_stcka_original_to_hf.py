@@ -48,7 +48,8 @@ from hf_attn.conversion import (
     load_original_checkpoint,
     rename_state_dict,
 )
-from hf_attn.models.stcka import StckaConfig, StckaForSequenceClassification
+from hf_attn.models.stcka.configuration_stcka import StckaConfig
+from hf_attn.models.stcka.modeling_stcka import StckaForSequenceClassification
 from hf_attn.tokenization import ConceptSource, build_concept_tokenizer
 
 ORIGINAL_CODE = "https://github.com/AIRobotZhang/STCKA"

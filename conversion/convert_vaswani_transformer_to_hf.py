@@ -40,7 +40,8 @@ import torch
 from transformers import GenerationConfig
 
 from hf_attn.conversion import add_output_arguments, check_output, load_original_checkpoint, rename_state_dict
-from hf_attn.models.vaswani_transformer import VaswaniTransformerConfig, VaswaniTransformerForConditionalGeneration
+from hf_attn.models.vaswani_transformer.configuration_vaswani_transformer import VaswaniTransformerConfig
+from hf_attn.models.vaswani_transformer.modeling_vaswani_transformer import VaswaniTransformerForConditionalGeneration
 
 LAYER_RULES: list[tuple[str, str | None]] = [
     (r"(encoder|decoder)\.layers\.(\d+)\.(self_attn|encoder_attn)\.(q_proj|k_proj|v_proj|out_proj)\.(weight|bias)",

@@ -44,7 +44,7 @@ def _list(_: argparse.Namespace) -> None:
     from .registry_index import read_index  # the registry rows read from their source files: no torch import
 
     for row in read_index():
-        heads = ", ".join(row.heads)
+        heads = ", ".join(head.model_class.name for head in row.heads)
         print(f"{row.name:24s} {row.display_name} ({row.year}, {row.reference})\n{'':24s} heads: {heads}")
 
 
@@ -95,7 +95,7 @@ def _recipes(_: argparse.Namespace) -> None:
 
 def _evaluation_parser(prog: str):
     """`hf-attn train`'s data options (`HfAttnArguments`) and a positional MODEL."""
-    from .options import HfAttnArguments, one_line_parser
+    from .arguments import HfAttnArguments, one_line_parser
 
     parser = one_line_parser(HfAttnArguments, prog=prog)
     parser.add_argument("model", help="a trained model folder or Hub id")
@@ -239,6 +239,11 @@ def _visualize(args: argparse.Namespace) -> None:
 
 
 def _train(argv: list[str]) -> None:
+    from .arguments import HELP_ALL, HELP_FLAGS, print_train_help
+
+    if HELP_FLAGS & set(argv) and HELP_ALL not in argv:  # answered before the training code loads (seconds)
+        print_train_help()
+        return
     from . import training
 
     if _quiet() and not {"--no-progress", "--disable_tqdm", "--disable-tqdm"} & set(argv):
@@ -271,7 +276,7 @@ def main(argv: list[str] | None = None) -> None:
 def _hide_progress_bars() -> None:
     """No progress bar from huggingface_hub, transformers ("Loading weights") or datasets: a successful command into
     a log prints its results alone. The variables reach the libraries a command imports later; those already
-    imported (`hf_attn` registers its models on import) are switched off directly."""
+    imported are switched off directly."""
     os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
     os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
     if "huggingface_hub" in sys.modules:

@@ -17,8 +17,8 @@ from transformers import PreTrainedConfig
 from .data.episodes import canonical_few_shot_rows
 from .data.files import load_splits, prepare_task_data
 from .data.task_data import TaskData
-from .options import HfAttnTrainingArguments
 from .tasks import TaskShape, encode_split, load_trained
+from .training_arguments import HfAttnTrainingArguments
 
 __all__ = ["evaluate", "load_trained", "predict"]
 

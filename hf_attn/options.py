@@ -7,6 +7,9 @@ noam`: its optimiser and peak learning rate, which depend on d_model and the war
 training setting (`label_smoothing` → `label_smoothing_factor`: the Transformer's ε_ls, §5.4, which its loss does
 not apply itself); the dataclasses' defaults. A
 value the user typed is never replaced, even when it equals a default.
+
+The dataclasses live where they load fastest: hf_attn's options in `hf_attn.arguments` (what `--help` reads),
+transformers' with hf_attn's defaults in `hf_attn.training_arguments`.
 """
 
 from __future__ import annotations
@@ -15,21 +18,18 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field, fields
-from typing import Any, Literal
+from dataclasses import fields
+from typing import Any
 
-import torch
-from transformers import HfArgumentParser, Seq2SeqTrainingArguments
-
+from .arguments import HELP_ALL, HELP_FLAGS, HfAttnArguments, HfAttnTrainingDefaults, one_line_parser, print_train_help
 from .recipes import Recipe, load_recipe
 from .registry import get_architecture
-from .tasks import TASK_SHAPES
-from .utils.errors import OneLineUsageErrors
+from .training_arguments import HfAttnTrainingArguments
 
 __all__ = [
-    "DATACLASSES",
     "HfAttnArguments",
     "HfAttnTrainingArguments",
+    "HfAttnTrainingDefaults",
     "noam_arguments",
     "noam_learning_rate",
     "parse_arguments",
@@ -115,145 +115,15 @@ def parse_overrides(pairs: Sequence[str] | dict[str, Any] | None) -> dict[str, A
     return overrides
 
 
-def _help(text: str, *aliases: str, **metadata: Any) -> dict[str, Any]:
-    return {"help": text, **({"aliases": list(aliases)} if aliases else {}), **metadata}
-
-
-@dataclass
-class HfAttnArguments:
-    """hf_attn's options of `hf-attn train` (transformers' own are `HfAttnTrainingArguments`)."""
-
-    arch: str = field(default="lin_self_attentive", metadata=_help("a registered architecture (hf-attn list)"))
-    head: str | None = field(default=None, metadata=_help("the head's class name, when several fit the task"))
-    recipe: str | None = field(
-        default=None, metadata=_help("a paper's setting (hf-attn recipes): its data, sizes and optimiser")
-    )
-    # The data: a synthetic task (the default) ...
-    task: str | None = field(default=None, metadata=_help("synthetic task (default: the architecture's)"))
-    task_args: list[str] = field(
-        default_factory=list, metadata=_help("synthetic task options KEY=VALUE", "--task-kwargs", "--task_kwargs")
-    )
-    num_train: int = field(default=2000, metadata=_help("synthetic training examples"))
-    num_eval: int = field(default=500, metadata=_help("synthetic held-out examples"))
-    # ... or yours.
-    dataset: str | None = field(
-        default=None, metadata=_help("a Hub dataset id, a folder or a file (.csv .tsv .json .jsonl .parquet .txt)")
-    )
-    dataset_config: str | None = field(default=None, metadata=_help("the Hub dataset's configuration"))
-    dataset_format: str | None = field(
-        default=None, metadata=_help("csv, json, parquet or text, for a file whose extension does not say")
-    )
-    column_names: list[str] | None = field(
-        default=None, metadata=_help("column names of a .csv/.tsv without a header row")
-    )
-    train_split: str = field(default="train", metadata=_help("the training split"))
-    eval_split: str | None = field(
-        default=None, metadata=_help("the held-out split (default: validation, dev, valid or test)")
-    )
-    eval_dataset: str | None = field(default=None, metadata=_help("a file holding the held-out rows"))
-    eval_fraction: float = field(
-        default=0.1, metadata=_help("held out from training when the dataset has no held-out split")
-    )
-    shape: Literal[tuple(TASK_SHAPES)] | None = field(  # type: ignore[valid-type]
-        default=None, metadata=_help("the task shape (default: from the columns given and the architecture)")
-    )
-    text_column: str = field(default="text", metadata=_help("the text (the source text, for seq2seq)"))
-    text_pair_column: str | None = field(default=None, metadata=_help("the second text of a pair"))
-    label_column: str | None = field(default=None, metadata=_help("the labels (default: label or labels)"))
-    target_column: str | None = field(default=None, metadata=_help("the target text, for seq2seq"))
-    label_separator: str | None = field(default=None, metadata=_help("splits a string column into a label set"))
-    max_length: int | None = field(default=None, metadata=_help("truncate texts to this many tokens"))
-    eval_episodes: int = field(default=500, metadata=_help("few-shot: the fixed, seeded held-out episodes"))
-    support_noise: float = field(
-        default=0.0,
-        metadata=_help("few-shot: the share of support instances replaced by other classes' (noisy FewRel)"),
-    )
-    # Knowledge (STCKA): each text's concept set.
-    concepts: str | None = field(
-        default=None,
-        metadata=_help("an isA knowledge base (entity<TAB>concept<TAB>score lines, or JSON) to link concepts"),
-    )
-    concept_column: str | None = field(
-        default=None, metadata=_help("the column holding each text's concepts (a list, or space-separated)")
-    )
-    no_concepts: bool = field(
-        default=False,
-        metadata=_help("STCKA without concepts (the paper's ablation): every text's concept set is empty"),
-    )
-    max_concepts: int | None = field(default=None, metadata=_help("keep a text's best-scored concepts only"))
-    min_concept_score: float = field(default=0.0, metadata=_help("drop concepts scored below this"))
-    # The vocabulary.
-    tokenizer: str | None = field(
-        default=None, metadata=_help("a saved tokenizer (folder or Hub id) instead of one trained on the data")
-    )
-    min_frequency: int | None = field(default=None, metadata=_help("rarer words are unknown (default: 1; BPE 2)"))
-    max_vocab_size: int | None = field(
-        default=None, metadata=_help("the largest vocabulary (default: 30000; BPE 8000)")
-    )
-    lowercase: bool | None = field(
-        default=None, metadata=_help("lower-case before building the vocabulary (default: words yes, BPE no)")
-    )
-    # The model.
-    config: list[str] = field(
-        default_factory=list, metadata=_help("config overrides KEY=VALUE", "--config-overrides", "--config_overrides")
-    )
-    word_vectors: str | None = field(
-        default=None, metadata=_help("GloVe / word2vec (text or .bin) / fastText .vec vectors for the embedding")
-    )
-    freeze_embeddings: bool = field(default=False, metadata=_help("keep the word embedding fixed"))
-    schedule: Literal["linear", "noam"] = field(
-        default="linear", metadata=_help("noam: the Transformer paper's optimiser and warm-up schedule")
-    )
-    num_beams: int | None = field(
-        default=None, metadata=_help("beam size of held-out generation (default: 4; multi-label 1)")
-    )
-    save: bool = field(default=True, metadata=_help("save the model, tokenizer and card to output_dir"))
-    # The recipe named by `recipe`, read once by `resolve_options` (not an option: no flag).
-    loaded_recipe: Recipe | None = field(default=None, init=False, repr=False, compare=False)
-    # The options the recipe set and the user did not type (messages about them say whose they are).
-    from_recipe: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
-
-
-@dataclass
-class HfAttnTrainingArguments(Seq2SeqTrainingArguments):
-    """transformers' `Seq2SeqTrainingArguments` (every `TrainingArguments` flag) with hf_attn's defaults: the
-    learning rate and batch sizes of small recurrent models, seed 0, `data_seed` = `seed` (a resumed run sees the
-    same data order), every head's parameters used (`ddp_find_unused_parameters=False`) and, without an
-    accelerator, `use_cpu`, which is what makes a multi-process launch on CPUs join one gloo group.
-    `--push_to_hub` uploads the finished folder once (weights, tokenizer, card; never a pickle), not every
-    checkpoint."""
-
-    learning_rate: float = field(default=1e-3, metadata=_help("the initial learning rate", "--lr"))
-    seed: int = field(default=0, metadata=_help("seeds the data (synthetic tasks, held-out split), weights and order"))
-    num_train_epochs: float = field(default=3.0, metadata=_help("training epochs", "--epochs"))
-    per_device_train_batch_size: int = field(default=32, metadata=_help("batch size per process", "--batch-size"))
-    per_device_eval_batch_size: int = field(default=64, metadata=_help("evaluation batch size per process"))
-    logging_steps: float = field(default=50, metadata=_help("log every N steps"))
-    disable_tqdm: bool | None = field(default=False, metadata=_help("hide the progress bar", "--no-progress"))
-    ddp_find_unused_parameters: bool | None = field(default=False, metadata=_help("see TrainingArguments"))
-    use_cpu: bool | None = field(default=None, metadata=_help("train on CPUs (default: when no accelerator is found)"))
-    overwrite_output_dir: bool = field(
-        default=False,
-        metadata=_help("replace the trained model already in output_dir (otherwise a run into it is refused)"),
-    )
-
-    def __post_init__(self) -> None:
-        if self.use_cpu is None:
-            self.use_cpu = not torch.accelerator.is_available()
-        if self.data_seed is None:
-            self.data_seed = self.seed
-        if isinstance(self.resume_from_checkpoint, str) and self.resume_from_checkpoint.lower() in ("true", "last"):
-            self.resume_from_checkpoint = True  # the last checkpoint of output_dir
-        super().__post_init__()
-
-
-DATACLASSES = (HfAttnArguments, HfAttnTrainingArguments)
+def dataclass_types() -> tuple[type, type]:
+    """`hf-attn train`'s two dataclasses: hf_attn's options and transformers' with hf_attn's defaults."""
+    return HfAttnArguments, HfAttnTrainingArguments
 
 
 def _aliases() -> dict[str, str]:
     """Keyword spellings `train()` accepts for a field: its CLI aliases without dashes (`epochs`, `batch_size`)."""
     names = {}
-    for dataclass_type in DATACLASSES:
+    for dataclass_type in dataclass_types():
         for item in fields(dataclass_type):
             for alias in item.metadata.get("aliases", ()):
                 names[alias.lstrip("-").replace("-", "_")] = item.name
@@ -261,7 +131,7 @@ def _aliases() -> dict[str, str]:
 
 
 def _known_options() -> set[str]:
-    return {item.name for dataclass_type in DATACLASSES for item in fields(dataclass_type) if item.init}
+    return {item.name for dataclass_type in dataclass_types() for item in fields(dataclass_type) if item.init}
 
 
 def _recipe_options(recipe: Recipe) -> dict[str, Any]:
@@ -318,6 +188,14 @@ def check_ranges(merged: dict[str, Any], given: dict[str, Any], recipe: str | No
         )
 
 
+def check_shape(shape: str | None, where: str) -> None:
+    """Refuses a `--shape` that names no task shape, listing those there are."""
+    from .tasks import TASK_SHAPES
+
+    if shape is not None and shape not in TASK_SHAPES:
+        raise ValueError(f"--shape {shape} ({where}): not a task shape; the shapes are {', '.join(TASK_SHAPES)}.")
+
+
 def check_reporters(report_to: list[str] | str | None) -> None:
     """Refuses a `--report_to` integration whose package is not installed, before any work (transformers would
     raise it as a traceback once the `Trainer` starts)."""
@@ -357,6 +235,8 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
         # `outputs.loss` is plain cross-entropy against `labels`, as in transformers' models.
         merged["label_smoothing_factor"] = config.label_smoothing
     check_ranges(merged, given, recipe.name if recipe else None)
+    shape_from = "on the command line" if "shape" in given or recipe is None else f"from recipe {recipe.name!r}"
+    check_shape(merged.get("shape"), shape_from)
     own = {item.name for item in fields(HfAttnArguments) if item.init}
     options = HfAttnArguments(**{key: value for key, value in merged.items() if key in own})
     options.loaded_recipe = recipe
@@ -371,20 +251,19 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
     return options, args
 
 
-class OneLineArgumentParser(OneLineUsageErrors, HfArgumentParser):
-    """`HfArgumentParser` whose usage errors are one line, `PROG: message (see PROG --help)` (the CLI's style)."""
-
-
-def one_line_parser(dataclass_types: Any, prog: str) -> OneLineArgumentParser:
-    """An `OneLineArgumentParser` over `dataclass_types`, named `prog` in its messages."""
-    return OneLineArgumentParser(dataclass_types, prog=prog)
+def print_full_help() -> None:
+    """`hf-attn train --help-all`: hf_attn's options and every option of transformers' `Seq2SeqTrainingArguments`."""
+    one_line_parser(dataclass_types(), prog="hf-attn train").print_help()
 
 
 def parse_arguments(argv: Sequence[str] | None = None) -> tuple[HfAttnArguments, HfAttnTrainingArguments]:
     """`hf-attn train`'s command line -> the two dataclasses. argv is parsed once, with every default suppressed,
     so that what the user typed is known exactly (`resolve_options` fills the rest)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = one_line_parser(DATACLASSES, prog="hf-attn train")
+    if HELP_FLAGS & set(argv):
+        print_full_help() if HELP_ALL in argv else print_train_help()
+        raise SystemExit(0)
+    parser = one_line_parser(dataclass_types(), prog="hf-attn train")
     for action in parser._actions:
         if action.dest != "help":
             action.default = argparse.SUPPRESS

@@ -1,4 +1,4 @@
-"""hf_attn's pipelines, registered with transformers by `import hf_attn`.
+"""hf_attn's pipelines, registered with transformers by `import hf_attn` (as `transformers.pipelines` loads).
 
 `hf-attn-translation`: transformers 5 removed its `translation` and `text2text-generation` pipelines
 (MIGRATION_GUIDE_V5), and `pipeline()` refuses those task names:
@@ -31,7 +31,7 @@ to every axis for such inputs (`pad_every_axis`); 2-D inputs are padded exactly 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -42,7 +42,12 @@ from transformers.pipelines import base as pipeline_base
 TRANSLATION_TASK = "hf-attn-translation"
 FEW_SHOT_TASK = "hf-attn-few-shot"
 _TOKEN_CLASSIFICATION_PATH = f"{TokenClassificationPipeline.__module__}.{TokenClassificationPipeline.__name__}"
-_FEW_SHOT_HEADS: list[type] = []  # what `register_pipelines` was given: the few-shot heads a saved config may name
+# What `register_pipelines` was given: the few-shot heads a saved config may name, imported when a pipeline loads one.
+_FEW_SHOT_HEADS: list[Callable[[], Sequence[type]]] = []
+
+
+def _few_shot_heads() -> list[type]:
+    return [head for heads in _FEW_SHOT_HEADS for head in heads()]
 
 
 class Seq2SeqTranslationPipeline(Pipeline):
@@ -71,7 +76,7 @@ class FewShotModelLoader:
     def from_pretrained(cls, pretrained_model_name_or_path: Any, **kwargs: Any) -> Any:
         kwargs.pop("_from_pipeline", None)
         config = AutoConfig.from_pretrained(pretrained_model_name_or_path)
-        heads = {model_class.__name__: model_class for model_class in _FEW_SHOT_HEADS}
+        heads = {model_class.__name__: model_class for model_class in _few_shot_heads()}
         names = [name for name in config.architectures or [] if name in heads]
         if not names:
             raise ValueError(
@@ -203,11 +208,13 @@ class CharacterAwareTokenClassificationPipeline(TokenClassificationPipeline):
         return entities
 
 
-def register_pipelines(few_shot_heads: Sequence[type] = ()) -> None:
-    """Registers `hf-attn-translation` and `hf-attn-few-shot` with transformers' pipeline registry (once);
-    `few_shot_heads`: the model classes the few-shot pipeline loads (`hf_attn.registry.register_all` passes the
-    registry's episode heads)."""
-    _FEW_SHOT_HEADS.extend(head for head in few_shot_heads if head not in _FEW_SHOT_HEADS)
+def register_pipelines(few_shot_heads: Callable[[], Sequence[type]] = list) -> None:
+    """Registers `hf-attn-translation` and `hf-attn-few-shot` with transformers' pipeline registry (once), and the
+    extensions of its batching and token classification (module docstring). `few_shot_heads` gives the model classes
+    the few-shot pipeline loads (called when it loads one). `hf_attn.auto_registration` calls it when
+    `transformers.pipelines` loads."""
+    if few_shot_heads not in _FEW_SHOT_HEADS:
+        _FEW_SHOT_HEADS.append(few_shot_heads)
     pipeline_base._pad = pad_every_axis  # batched pipelines over documents and characters (module docstring)
     # Characters per token (module docstring); `impl` is the class or, since transformers 5.2x, its dotted path.
     token_classification = PIPELINE_REGISTRY.supported_tasks["token-classification"]

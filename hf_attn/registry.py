@@ -1,9 +1,13 @@
 """The one table of hf_attn: every architecture, its classes, paper, original code, tokenizer, synthetic task and
 card metadata. Auto registration, `import hf_attn`, the common tests, the CLI and the model cards all read it.
 
-Each model folder declares its own row (`hf_attn/models/<name>/__init__.py`: `ARCHITECTURE = Architecture(...)`);
+Each model folder declares its own row (`hf_attn/models/<name>/architecture.py`: `ARCHITECTURE = Architecture(...)`);
 `ARCHITECTURES` is built by finding the folders, so adding an architecture touches its folder, its card template and
 its tests (CONTRIBUTING.md). A folder that misses a piece fails here, with a message naming the piece.
+
+This module imports neither torch nor transformers: the rows import the models, so `ARCHITECTURES` is read from the
+folders when first asked for (`__getattr__`, PEP 562), and a folder's `architecture.py` can import this module
+without a circle.
 """
 
 from __future__ import annotations
@@ -12,18 +16,14 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import transformers
-from transformers import AutoConfig, AutoTokenizer, PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerFast
+from .registry_index import ROW_FILE
 
-from .data.kinds import InputKind, LabelKind, MaskSpec, get_input_kind, get_label_kind
-from .pipelines import register_pipelines
-from .tokenization.base import HfAttnTokenizerFast
-from .tokenization.concepts import ConceptTokenizerFast
-from .tokenization.document import DocumentTokenizerFast
-from .tokenization.elmo import ElmoCharacterTokenizerFast
-from .utils.model_type import install_model_type_check
+if TYPE_CHECKING:
+    from transformers import PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerFast
+
+    from .data.kinds import InputKind, LabelKind, MaskSpec
 
 
 @dataclass(frozen=True)
@@ -76,6 +76,8 @@ class Head:
     architecture: Architecture = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
+        from .data.kinds import get_input_kind, get_label_kind
+
         # The kinds' objects, whichever way the row named them (a kind compares equal to its name).
         object.__setattr__(self, "inputs", get_input_kind(self.inputs))
         object.__setattr__(self, "labels", get_label_kind(self.labels))
@@ -101,7 +103,7 @@ class Architecture:
         display_name: how people call it.
         config_class / base_model_class / heads: the classes (the base registers with `AutoModel`).
         paper / original_code: provenance for cards and docs.
-        tokenizer: the tokenizer kind (`word_level`, `bpe`, `document`, `characters`; see `TOKENIZER_CLASSES`).
+        tokenizer: the tokenizer kind (`word_level`, `bpe`, `document`, `characters`; see `TOKENIZER_KINDS`).
         synthetic_task: the task in `hf_attn.data` it learns in tests and the demo.
         attention_fields: output field -> the input mask over its keys, for every field holding attention
             distributions (a tensor or a tuple of per-layer tensors; rows sum to 1 over unmasked keys, 0 when no key
@@ -150,6 +152,8 @@ class Architecture:
     attention_masks: dict[str, MaskSpec] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        from .data.kinds import MaskSpec
+
         for head in self.heads:
             object.__setattr__(head, "architecture", self)
         masks = {}
@@ -169,6 +173,22 @@ class Architecture:
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 CARDS_DIR = Path(__file__).resolve().parent / "model_cards"
 
+# Tokenizer kind -> the module and name of the class `AutoTokenizer` gives for an architecture's folders (imported
+# when registered: `tokenizer_class`).
+TOKENIZER_KINDS: dict[str, tuple[str, str]] = {
+    "word_level": ("hf_attn.tokenization.base", "HfAttnTokenizerFast"),
+    "bpe": ("hf_attn.tokenization.base", "HfAttnTokenizerFast"),
+    "document": ("hf_attn.tokenization.document", "DocumentTokenizerFast"),
+    "characters": ("hf_attn.tokenization.elmo", "ElmoCharacterTokenizerFast"),
+    "concepts": ("hf_attn.tokenization.concepts", "ConceptTokenizerFast"),
+}
+
+
+def tokenizer_class(kind: str) -> type[PreTrainedTokenizerFast]:
+    """The tokenizer class of a tokenizer kind (`TOKENIZER_KINDS`)."""
+    module, name = TOKENIZER_KINDS[kind]
+    return getattr(importlib.import_module(module), name)
+
 
 def _check_row(name: str, folder: Path, module: Any, cards_dir: Path) -> Architecture:
     """The folder's row, or a `ValueError` naming the piece the folder lacks."""
@@ -180,7 +200,7 @@ def _check_row(name: str, folder: Path, module: Any, cards_dir: Path) -> Archite
             )
     row = getattr(module, "ARCHITECTURE", None)
     if row is None:
-        raise ValueError(f"{where}/__init__.py declares no ARCHITECTURE = Architecture(...) (its registry row).")
+        raise ValueError(f"{where}/{ROW_FILE} declares no ARCHITECTURE = Architecture(...) (its registry row).")
     if not isinstance(row, Architecture):
         raise ValueError(f"{where}: ARCHITECTURE must be an hf_attn.registry.Architecture, got {type(row).__name__}.")
     if row.name != name:
@@ -195,75 +215,62 @@ def _check_row(name: str, folder: Path, module: Any, cards_dir: Path) -> Archite
             raise ValueError(
                 f"{where}: {head.model_class.__name__}'s fields {unknown} have no mask in attention_fields."
             )
-    if row.tokenizer not in TOKENIZER_CLASSES:
-        raise ValueError(f"{where}: unknown tokenizer kind {row.tokenizer!r}; known: {sorted(TOKENIZER_CLASSES)}.")
+    if row.tokenizer not in TOKENIZER_KINDS:
+        raise ValueError(f"{where}: unknown tokenizer kind {row.tokenizer!r}; known: {sorted(TOKENIZER_KINDS)}.")
     if not (cards_dir / f"{name}.md").is_file():
         raise ValueError(f"{where} has no card template: add model_cards/{name}.md.")
     return row
 
 
+def _is_model_folder(path: Path) -> bool:
+    return path.is_dir() and ((path / ROW_FILE).is_file() or (path / "__init__.py").is_file())
+
+
 def discover_architectures(
     package: str = "hf_attn.models", models_dir: Path = MODELS_DIR, cards_dir: Path = CARDS_DIR
 ) -> dict[str, Architecture]:
-    """Imports every folder of `models_dir` (a package of `package`) and collects its row, by name."""
+    """Imports the row of every folder of `models_dir` (a package of `package`), by name."""
     rows = {}
-    for folder in sorted(path for path in models_dir.iterdir() if (path / "__init__.py").is_file()):
-        module = importlib.import_module(f"{package}.{folder.name}")
+    for folder in sorted(path for path in models_dir.iterdir() if _is_model_folder(path)):
+        if not (folder / ROW_FILE).is_file():
+            raise ValueError(f"hf_attn/models/{folder.name} has no {ROW_FILE}: a model folder declares its registry "
+                             "row there (CONTRIBUTING.md).")  # fmt: skip
+        module = importlib.import_module(f"{package}.{folder.name}.{ROW_FILE.removesuffix('.py')}")
         rows[folder.name] = _check_row(folder.name, folder, module, cards_dir)
     return rows
 
 
-# Tokenizer kind -> the class `AutoTokenizer` gives for an architecture's folders.
-TOKENIZER_CLASSES: dict[str, type[PreTrainedTokenizerFast]] = {
-    "word_level": HfAttnTokenizerFast,
-    "bpe": HfAttnTokenizerFast,
-    "document": DocumentTokenizerFast,
-    "characters": ElmoCharacterTokenizerFast,
-    "concepts": ConceptTokenizerFast,
-}
+def _architectures() -> dict[str, Architecture]:
+    """`ARCHITECTURES`, read from the folders on the first call. The dict is bound before it is filled: a row's
+    modules (e.g. its attention view) may import it while the rows load, and then hold the same dict."""
+    rows = globals().get("ARCHITECTURES")
+    if rows is None:
+        globals()["ARCHITECTURES"] = rows = {}
+        try:
+            rows.update(discover_architectures())
+        except BaseException:
+            del globals()["ARCHITECTURES"]  # a folder's error is raised again on the next look, not an empty table
+            raise
+    return rows
 
 
-# Filled last (below), once every function of this module exists: the folders' rows import modules (their attention
-# views) that look architectures up here.
-ARCHITECTURES: dict[str, Architecture] = {}
+def __getattr__(name: str) -> Any:
+    # `ARCHITECTURES` when first asked for (module docstring).
+    if name == "ARCHITECTURES":
+        return _architectures()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def get_architecture(name: str) -> Architecture:
     """The registry row of `name` (a `model_type`), with a clear error for unknown names."""
-    if name not in ARCHITECTURES:
-        raise ValueError(f"Unknown architecture {name!r}; hf_attn has: {', '.join(sorted(ARCHITECTURES))}.")
-    return ARCHITECTURES[name]
+    architectures = _architectures()
+    if name not in architectures:
+        raise ValueError(f"Unknown architecture {name!r}; hf_attn has: {', '.join(sorted(architectures))}.")
+    return architectures[name]
 
 
 def list_models() -> list[str]:
     """The registered architecture names."""
-    return sorted(ARCHITECTURES)
+    from .registry_index import read_index
 
-
-def register_all() -> None:
-    """Registers every config, model and tokenizer with the Auto classes, and hf_attn's pipelines. Idempotent.
-
-    Also marks each class for `register_for_auto_class`, so `save_pretrained` writes `auto_map` and copies the model
-    code into the folder: users without hf_attn load it with `trust_remote_code=True`. A folder whose `model_type`
-    is unknown is then reported as such instead of prompting to run its code (`hf_attn.utils.model_type`).
-    """
-    register_pipelines(
-        few_shot_heads=[head.model_class for row in ARCHITECTURES.values() for head in row.heads
-                        if head.inputs == "episodes"]
-    )  # fmt: skip
-    install_model_type_check({row.name: row.config_class.__name__ for row in ARCHITECTURES.values()})
-    for architecture in ARCHITECTURES.values():
-        config_class = architecture.config_class
-        AutoConfig.register(architecture.name, config_class, exist_ok=True)
-        config_class.register_for_auto_class()
-        tokenizer_class = TOKENIZER_CLASSES[architecture.tokenizer]
-        AutoTokenizer.register(config_class, tokenizer_class=tokenizer_class, exist_ok=True)
-        tokenizer_class.register_for_auto_class("AutoTokenizer")  # saved folders carry its code too
-        for model_class, auto_class in [(architecture.base_model_class, "AutoModel")] + [
-            (head.model_class, head.auto_class) for head in architecture.heads if head.auto_class is not None
-        ]:
-            getattr(transformers, auto_class).register(config_class, model_class, exist_ok=True)
-            model_class.register_for_auto_class(auto_class)
-
-
-ARCHITECTURES.update(discover_architectures())
+    return [row.name for row in read_index()]

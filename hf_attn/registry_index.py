@@ -1,9 +1,11 @@
-"""The registry's rows as `hf-attn list` shows them, read from the model folders' source without importing them.
+"""The registry's rows as their source says them, read without importing a model.
 
-Each `hf_attn/models/<name>/__init__.py` declares its row as one `Architecture(...)` call of literals (`registry.py`).
-Importing a row imports its model classes, and with them torch and transformers (seconds); reading the call's
-literals with `ast` takes milliseconds, so `hf-attn list` starts at once. It is the same source, not a copy:
-`tests/test_cli.py` checks that this index equals the imported registry, row by row.
+Each `hf_attn/models/<name>/architecture.py` declares its row as one `Architecture(...)` call (`registry.py`).
+Importing a row imports its model classes, and with them transformers' modeling code (seconds); reading the call
+with `ast` takes milliseconds. `hf-attn list` prints this index, and Auto registration (`hf_attn.auto_registration`)
+reads from it which class registers where and in which module it lives, so that a model's module loads only when
+it is used. It is the same source, not a copy: `tests/test_registry.py` checks that this index equals the imported
+registry, row by row.
 """
 
 from __future__ import annotations
@@ -13,45 +15,103 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MODELS = Path(__file__).resolve().parent / "models"
+ROW_FILE = "architecture.py"  # the file of a model folder that declares its registry row
+
+
+@dataclass(frozen=True)
+class ClassRef:
+    """A class named in a row, by its module and name (importable without importing anything else of the row)."""
+
+    module: str
+    name: str
+
+
+@dataclass(frozen=True)
+class IndexHead:
+    """A head as its row names it: its class, its Auto class (`None`: none fits) and its input kind's name."""
+
+    model_class: ClassRef
+    auto_class: str | None
+    inputs: str
 
 
 @dataclass(frozen=True)
 class IndexRow:
-    """What `hf-attn list` prints of one architecture: its name, display name, paper year and reference (as
-    `Paper.reference`), and its heads' class names."""
+    """One row: its name, display name, paper year and reference (as `Paper.reference`), tokenizer kind, config
+    class, base model class and heads."""
 
     name: str
     display_name: str
     year: int
     reference: str
-    heads: tuple[str, ...]
+    tokenizer: str
+    config_class: ClassRef
+    base_model_class: ClassRef
+    heads: tuple[IndexHead, ...]
 
 
 def _keywords(call: ast.Call) -> dict[str, ast.expr]:
     return {keyword.arg: keyword.value for keyword in call.keywords if keyword.arg}
 
 
-def _row(source: Path) -> IndexRow | None:
-    """The row declared in `source` (an `ARCHITECTURE = Architecture(...)` assignment), or None."""
-    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"), filename=str(source))):
+def _imported_names(tree: ast.Module, package: str) -> dict[str, str]:
+    """Each name the row file imports -> the absolute module it comes from."""
+    names = {}
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            module = f"{package}.{base}".rstrip(".") if node.level == 1 else base
+            for alias in node.names:
+                names[alias.asname or alias.name] = module
+    return names
+
+
+def _literal_or_source(node: ast.expr) -> str:
+    """A kind named by its name (a string literal), or by an object: its source text."""
+    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ast.unparse(node)
+
+
+def _head(call: ast.Call, ref) -> IndexHead:
+    """A `Head(model_class, auto_class, inputs, ...)` call, positional or by keyword."""
+    arguments = dict(zip(("model_class", "auto_class", "inputs"), call.args, strict=False)) | _keywords(call)
+    return IndexHead(
+        model_class=ref(arguments["model_class"]),
+        auto_class=ast.literal_eval(arguments["auto_class"]),
+        inputs=_literal_or_source(arguments["inputs"]),
+    )
+
+
+def read_row(source: Path, package: str) -> IndexRow | None:
+    """The row declared in `source` (an `ARCHITECTURE = Architecture(...)` assignment) of the module package
+    `package` (e.g. `hf_attn.models.han`), or None."""
+    tree = ast.parse(source.read_text(encoding="utf-8"), filename=str(source))
+    imported = _imported_names(tree, package)
+
+    def ref(node: ast.expr) -> ClassRef:
+        name = node.id  # type: ignore[attr-defined]
+        return ClassRef(imported.get(name, f"{package}.{source.stem}"), name)
+
+    for node in ast.walk(tree):
         if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Architecture"):
             continue
         fields = _keywords(node)
         paper = _keywords(fields["paper"])  # type: ignore[arg-type]
         arxiv = ast.literal_eval(paper["arxiv"])
         link = ast.literal_eval(paper["link"]) if "link" in paper else None
-        heads = tuple(head.args[0].id for head in fields["heads"].elts)  # type: ignore[attr-defined]
         return IndexRow(
             name=ast.literal_eval(fields["name"]),
             display_name=ast.literal_eval(fields["display_name"]),
             year=ast.literal_eval(paper["year"]),
             reference=f"arXiv:{arxiv}" if arxiv else str(link),
-            heads=heads,
+            tokenizer=ast.literal_eval(fields["tokenizer"]),
+            config_class=ref(fields["config_class"]),
+            base_model_class=ref(fields["base_model_class"]),
+            heads=tuple(_head(head, ref) for head in fields["heads"].elts),  # type: ignore[attr-defined]
         )
     return None
 
 
-def read_index() -> list[IndexRow]:
+def read_index(models_dir: Path = MODELS, package: str = "hf_attn.models") -> list[IndexRow]:
     """Every architecture's row, sorted by name."""
-    rows = [_row(path) for path in sorted(MODELS.glob("*/__init__.py"))]
+    rows = [read_row(path, f"{package}.{path.parent.name}") for path in sorted(models_dir.glob(f"*/{ROW_FILE}"))]
     return sorted((row for row in rows if row is not None), key=lambda row: row.name)

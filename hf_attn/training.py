@@ -52,9 +52,7 @@ from .data.task_data import TaskData
 from .data.word_vectors import initialise_embeddings
 from .hub import push_model_dir
 from .options import (
-    DATACLASSES,
     HfAttnArguments,
-    HfAttnTrainingArguments,
     build_config,
     keyword_options,
     noam_arguments,
@@ -67,8 +65,12 @@ from .registry import Architecture, Head, get_architecture
 from .tasks import TASK_SHAPES, TaskShape, encode_split, score_evidence_attention, token_accuracy_at
 from .tokenization.concepts import ConceptSource
 from .tokenization.kinds import train_tokenizer
+from .training_arguments import HfAttnTrainingArguments
 from .utils.paths import check_local_path
 from .utils.saving import last_complete_checkpoint, refuse_overwrite, staged_save
+
+# `hf-attn train`'s two dataclasses.
+DATACLASSES = (HfAttnArguments, HfAttnTrainingArguments)
 
 __all__ = [
     "DATACLASSES",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import io
 import re
 import subprocess
@@ -221,9 +222,47 @@ def test_list_help_and_version_import_neither_torch_nor_transformers():
         assert any(word in result.stdout for word in ("lin_self_attentive", "train", "hf-attn 0."))
 
 
+@pytest.mark.parametrize(
+    "command", ["train", "evaluate", "predict", "recipes", "demo", "card", "push", "verify", "visualize"]
+)
+def test_every_command_answers_help_without_torch(command):
+    """`hf-attn COMMAND --help` loads no torch and no transformers model or training code: it answers at once.
+    `train --help` lists hf_attn's options and the training options whose defaults hf_attn changes, and points to
+    `--help-all` for the rest."""
+    code = (
+        f"import sys; sys.argv = ['hf-attn', {command!r}, '--help']\n"
+        "from hf_attn.cli import main\n"
+        "try:\n    main()\nexcept SystemExit as exit:\n    assert exit.code in (0, None), exit.code\n"
+        "heavy = {'torch', 'datasets', 'transformers.modeling_utils', 'transformers.training_args'}\n"
+        "assert not heavy & set(sys.modules), sorted(heavy & set(sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: hf-attn " + command), result.stdout[:200]
+    if command == "train":
+        assert "--learning_rate" in result.stdout and "--help-all" in result.stdout
+        assert "--gradient_accumulation_steps" not in result.stdout.split("Every other option")[0]
+
+
+def test_train_help_all_lists_every_training_argument(capsys):
+    from transformers import Seq2SeqTrainingArguments
+
+    with pytest.raises(SystemExit) as exit:
+        main(["train", "--help-all"])
+    assert exit.value.code == 0
+    shown = capsys.readouterr().out
+    for item in dataclasses.fields(Seq2SeqTrainingArguments):
+        if item.init:
+            assert f"--{item.name}" in shown, item.name
+
+
 def test_the_light_listing_is_the_registry():
-    """The index `hf-attn list` reads without importing equals the imported registry, row by row."""
-    from hf_attn.registry_index import read_index
+    """The index `hf-attn list` and Auto registration read without importing equals the imported registry, row by
+    row: classes (by module and name), Auto classes, input kinds and tokenizer kinds."""
+    from hf_attn.registry_index import ClassRef, read_index
+
+    def ref(cls: type) -> ClassRef:
+        return ClassRef(cls.__module__, cls.__name__)
 
     rows = {row.name: row for row in read_index()}
     assert rows.keys() == ARCHITECTURES.keys()
@@ -231,7 +270,14 @@ def test_the_light_listing_is_the_registry():
         row = rows[name]
         assert row.display_name == architecture.display_name
         assert (row.year, row.reference) == (architecture.paper.year, architecture.paper.reference)
-        assert row.heads == tuple(head.model_class.__name__ for head in architecture.heads)
+        assert row.tokenizer == architecture.tokenizer
+        assert (row.config_class, row.base_model_class) == (
+            ref(architecture.config_class),
+            ref(architecture.base_model_class),
+        )
+        assert [(head.model_class, head.auto_class, head.inputs) for head in row.heads] == [
+            (ref(head.model_class), head.auto_class, head.inputs.name) for head in architecture.heads
+        ]
 
 
 def test_console_script_is_installed():
@@ -437,8 +483,9 @@ def test_ctrl_c_during_training_names_the_checkpoint_to_resume_from(tmp_path, ca
     [
         (lambda: torch.empty(2**40), "out of memory .*--per_device_train_batch_size"),  # 4 TiB: refused at once
         (lambda: __import__("safetensors.torch").torch.load(b"not safetensors"), "a weights file does not load"),
+        (lambda: __import__("yaml").safe_load("sizes: [1, 2"), r"yaml: ParserError: .*expected ',' or ']'"),
     ],
-    ids=["memory", "safetensors"],
+    ids=["memory", "safetensors", "third-party"],
 )
 def test_errors_a_user_causes_below_the_command_are_one_line(raised, message):
     """Memory exhausted by the sizes asked for, and safetensors' own error for a file that does not parse (raised
@@ -452,3 +499,23 @@ def test_errors_a_user_causes_below_the_command_are_one_line(raised, message):
     assert "\n" not in line and line.startswith("hf-attn train: ") and re.search(message, line), line
     with pytest.raises(ZeroDivisionError):
         run_command(lambda argv: 1 / 0, ["train"])
+
+
+def test_a_folder_whose_config_sizes_were_edited_is_one_line(tmp_path):
+    """transformers refuses weights that do not fit the config's sizes with a RuntimeError: the user edited
+    config.json, and the line says so."""
+    import json
+
+    from transformers import AutoModelForSequenceClassification
+
+    from hf_attn.registry import get_architecture
+    from hf_attn.utils.errors import run_command
+
+    row = get_architecture("lin_self_attentive")
+    row.heads[0].model_class(row.config_class(**row.tiny_config)).save_pretrained(tmp_path)
+    config = json.loads((tmp_path / "config.json").read_text())
+    config["hidden_size"] *= 2
+    (tmp_path / "config.json").write_text(json.dumps(config))
+    with pytest.raises(SystemExit) as exit_info:
+        run_command(lambda argv: AutoModelForSequenceClassification.from_pretrained(tmp_path), ["predict"])
+    assert str(exit_info.value.code).startswith("hf-attn predict: the weights do not fit the sizes of the config")

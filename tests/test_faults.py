@@ -204,7 +204,7 @@ SAVER = textwrap.dedent(
     """
     import os, signal, sys, time
     import torch
-    from hf_attn.models.lin_self_attentive import LinSelfAttentiveConfig, LinSelfAttentiveForSequenceClassification
+    from hf_attn import LinSelfAttentiveConfig, LinSelfAttentiveForSequenceClassification
 
     folder = sys.argv[1]
     config = LinSelfAttentiveConfig(vocab_size=100_000, embedding_size=256, hidden_size=8, attention_hidden_size=8,
@@ -234,7 +234,7 @@ SAVER = textwrap.dedent(
 
 
 def fingerprint_of(folder) -> float:
-    from hf_attn.models.lin_self_attentive import LinSelfAttentiveForSequenceClassification
+    from hf_attn.models.lin_self_attentive.modeling_lin_self_attentive import LinSelfAttentiveForSequenceClassification
 
     model = LinSelfAttentiveForSequenceClassification.from_pretrained(folder)
     return float(model.get_input_embeddings().weight[:64].detach().double().sum())

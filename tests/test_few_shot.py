@@ -200,7 +200,7 @@ def test_hapn_learns_classes_it_never_saw_and_its_word_attention_finds_their_wor
 @pytest.mark.xdist_group("hapn_run")
 def test_predict_and_the_pipeline_name_the_held_out_labels(hapn_run):
     _, output = hapn_run
-    from hf_attn.models.hapn import HapnForFewShotClassification
+    from hf_attn.models.hapn.modeling_hapn import HapnForFewShotClassification
 
     model = HapnForFewShotClassification.from_pretrained(output).eval()
     tokenizer = AutoTokenizer.from_pretrained(output)

@@ -5,17 +5,20 @@ lower layer up.
 The layers, lowest first (a module may import its own layer and those below; CONTRIBUTING.md says what each holds):
 
     primitives    hf_attn.layers, hf_attn.utils
-    model code    a model folder's configuration / modeling files (everything in it but `__init__` and views)
+    model code    a model folder's configuration / modeling files (everything in it but its row and views)
     tokenization  hf_attn.tokenization
     data          hf_attn.data (the input and label kinds among it), hf_attn.evaluation, hf_attn.pipelines, the
                   attention views (figure, views, each folder's visualization_<name>.py), a folder's kinds.py
-    registry      hf_attn.registry and the folders' rows (hf_attn.models.<name>, their `__init__`), and
-                  hf_attn.registry_index (the rows read from their source, for `hf-attn list`)
+    registry      hf_attn.registry and the folders' rows (hf_attn.models.<name>.architecture), hf_attn.registry_index
+                  (the rows read from their source, for `hf-attn list` and Auto registration) and
+                  hf_attn.auto_registration (registering as transformers loads its Auto classes)
     tasks         hf_attn.tasks (task shapes, one Trainer per shape), hf_attn.label_tree_training,
-                  hf_attn.options, hf_attn.recipes, hf_attn.visualization (visualize: a model's row and view)
+                  hf_attn.options, hf_attn.arguments, hf_attn.training_arguments, hf_attn.recipes,
+                  hf_attn.visualization (visualize: a model's row and view)
     cards and hub hf_attn.cards, hf_attn.hub, hf_attn.conversion
-    entry points  hf_attn (the package: registers everything), hf_attn.training (the run: data to a saved,
-                  carded, pushed folder), hf_attn.inference, hf_attn.cli, hf_attn.demo, conversion/, benchmarks/
+    entry points  hf_attn (the package: its public names; installs the registration), hf_attn.training (the
+                  run: data to a saved, carded, pushed folder), hf_attn.inference, hf_attn.cli, hf_attn.demo,
+                  conversion/, benchmarks/
 
 A module the table does not place fails the test: a new module takes its place on purpose.
 """
@@ -46,13 +49,24 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "hf_attn.models.*.visualization_*",
         ),
     ),
-    ("registry", ("hf_attn.registry", "hf_attn.registry_index", "hf_attn.models", "hf_attn.models.*")),
+    (
+        "registry",
+        (
+            "hf_attn.registry",
+            "hf_attn.registry_index",
+            "hf_attn.auto_registration",
+            "hf_attn.models",
+            "hf_attn.models.*",
+        ),
+    ),
     (
         "tasks",
         (
             "hf_attn.tasks",
             "hf_attn.label_tree_training",
             "hf_attn.options",
+            "hf_attn.arguments",
+            "hf_attn.training_arguments",
             "hf_attn.recipes",
             "hf_attn.visualization",
             "hf_attn.visualization.pictures",
@@ -78,6 +92,7 @@ _PLACED_FIRST = {
     "hf_attn.models.*.kinds": "data",  # a folder's own input or label kind
     "hf_attn.data.shapes": "tasks",  # the deprecated alias of hf_attn.tasks
     "hf_attn.models.*": "registry",
+    "hf_attn.models.*.architecture": "registry",  # a folder's row
 }
 
 

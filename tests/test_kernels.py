@@ -13,7 +13,8 @@ import torch
 import hf_attn
 from hf_attn.models.elmo import fused_lstm
 from hf_attn.models.elmo.modeling_elmo import ElmoLstmLayer
-from hf_attn.models.lstmn import LstmnForCausalLM, LstmnForPairClassification, fast_recurrence, triton_steps
+from hf_attn.models.lstmn import fast_recurrence, triton_steps
+from hf_attn.models.lstmn.modeling_lstmn import LstmnForCausalLM, LstmnForPairClassification
 from tests.helpers import tiny_config
 
 pytest.importorskip("triton")

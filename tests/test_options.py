@@ -7,8 +7,9 @@ import pytest
 from transformers import HfArgumentParser
 
 import hf_attn.options as options_module
-from hf_attn.options import HfAttnArguments, HfAttnTrainingArguments, noam_arguments, parse_arguments, resolve_options
+from hf_attn.options import HfAttnArguments, noam_arguments, parse_arguments, resolve_options
 from hf_attn.recipes import load_recipe
+from hf_attn.training_arguments import HfAttnTrainingArguments
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hf_attn.registry import TOKENIZER_CLASSES
+from hf_attn.registry import TOKENIZER_KINDS
 from hf_attn.tokenization.elmo import PAD_CHARACTER  # the largest character id, before the +1 shift
 from tests import helpers
 from tests.helpers import (
@@ -116,7 +116,7 @@ def encode(architecture, head, tokenizer, texts: list[str]) -> dict[str, torch.T
     return inputs
 
 
-@pytest.mark.parametrize("kind", sorted(TOKENIZER_CLASSES))
+@pytest.mark.parametrize("kind", sorted(TOKENIZER_KINDS))
 @given(texts=TEXTS)
 def test_tokenizers_take_any_string(kind, texts):
     tokenizer = corpus_tokenizer(kind)
@@ -150,7 +150,7 @@ def test_any_string_reaches_the_model_through_its_tokenizer(architecture, head, 
     assert logits.shape[0] == len(texts) and torch.isfinite(logits).all()
 
 
-@pytest.mark.parametrize("kind", sorted(TOKENIZER_CLASSES))
+@pytest.mark.parametrize("kind", sorted(TOKENIZER_KINDS))
 def test_a_100k_character_text_is_tokenized(kind):
     tokenizer = corpus_tokenizer(kind)
     for text in ("x" * 100_000, "groß " * 20_000, "\ud800" * 100_000):

@@ -16,7 +16,7 @@ import pytest
 from hf_attn.registry import ARCHITECTURES, discover_architectures
 from tests.helpers import REPO_ROOT
 
-MEAN_POOL_INIT = '''
+MEAN_POOL_ROW = '''
 """A throwaway architecture: embeddings, a weighted mean over the tokens, a linear classifier."""
 
 from hf_attn.registry import Architecture, Head, Paper
@@ -204,7 +204,7 @@ print("card OK")
 
 def test_every_folder_declares_its_own_row():
     models = REPO_ROOT / "hf_attn" / "models"
-    folders = sorted(path.name for path in models.iterdir() if (path / "__init__.py").is_file())
+    folders = sorted(path.name for path in models.iterdir() if (path / "architecture.py").is_file())
     assert sorted(ARCHITECTURES) == folders
     registry_text = (REPO_ROOT / "hf_attn" / "registry.py").read_text()
     assert not any(f"models.{name}" in registry_text for name in folders)  # no row, no import in the registry
@@ -223,10 +223,11 @@ def _package(tmp_path: Path, name: str, files: dict[str, str]) -> tuple[str, Pat
 @pytest.mark.parametrize(
     ("files", "message"),
     [
-        ({"__init__.py": "", "configuration_x.py": "", "modeling_x.py": ""}, "ARCHITECTURE"),
-        ({"__init__.py": "ARCHITECTURE = None\n", "modeling_x.py": ""}, "configuration_x.py"),
-        ({"__init__.py": "ARCHITECTURE = None\n", "configuration_x.py": ""}, "modeling_x.py"),
-        ({"__init__.py": "ARCHITECTURE = 1\n", "configuration_x.py": "", "modeling_x.py": ""}, "Architecture"),
+        ({"__init__.py": "", "configuration_x.py": "", "modeling_x.py": ""}, "architecture.py"),
+        ({"architecture.py": "", "configuration_x.py": "", "modeling_x.py": ""}, "ARCHITECTURE"),
+        ({"architecture.py": "ARCHITECTURE = None\n", "modeling_x.py": ""}, "configuration_x.py"),
+        ({"architecture.py": "ARCHITECTURE = None\n", "configuration_x.py": ""}, "modeling_x.py"),
+        ({"architecture.py": "ARCHITECTURE = 1\n", "configuration_x.py": "", "modeling_x.py": ""}, "Architecture"),
     ],
 )
 def test_a_folder_missing_a_piece_fails_naming_it(tmp_path, monkeypatch, files, message):
@@ -237,8 +238,9 @@ def test_a_folder_missing_a_piece_fails_naming_it(tmp_path, monkeypatch, files, 
 
 
 def test_a_row_without_its_card_template_fails_naming_it(tmp_path, monkeypatch):
-    files = {"__init__.py": MEAN_POOL_INIT, "configuration_mean_pool.py": MEAN_POOL_CONFIG,
-             "modeling_mean_pool.py": MEAN_POOL_MODELING, "kinds.py": MEAN_POOL_KINDS}  # fmt: skip
+    files = {"__init__.py": '"""Mean pooling."""\n', "architecture.py": MEAN_POOL_ROW,
+             "configuration_mean_pool.py": MEAN_POOL_CONFIG, "modeling_mean_pool.py": MEAN_POOL_MODELING,
+             "kinds.py": MEAN_POOL_KINDS}  # fmt: skip
     package_name, package = _package(tmp_path, "mean_pool", files)
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(ValueError, match=r"model_cards/mean_pool\.md"):
@@ -287,8 +289,9 @@ def test_a_new_architecture_touches_only_its_folder_card_and_tests(tmp_path):
     original = _files(copy)
     folder = copy / "hf_attn" / "models" / "mean_pool"
     folder.mkdir()
-    files = {"__init__.py": MEAN_POOL_INIT, "configuration_mean_pool.py": MEAN_POOL_CONFIG,
-             "modeling_mean_pool.py": MEAN_POOL_MODELING, "kinds.py": MEAN_POOL_KINDS}  # fmt: skip
+    files = {"__init__.py": '"""Mean pooling."""\n', "architecture.py": MEAN_POOL_ROW,
+             "configuration_mean_pool.py": MEAN_POOL_CONFIG, "modeling_mean_pool.py": MEAN_POOL_MODELING,
+             "kinds.py": MEAN_POOL_KINDS}  # fmt: skip
     for name, text in files.items():
         (folder / name).write_text(textwrap.dedent(text).lstrip())
     (copy / "model_cards" / "mean_pool.md").write_text(MEAN_POOL_CARD)

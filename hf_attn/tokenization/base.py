@@ -41,6 +41,10 @@ class HfAttnTokenizerFast(PreTrainedTokenizerFast):
     """`PreTrainedTokenizerFast` that takes any Python string (lone surrogates become U+FFFD) and pads tensors to at
     least one position (an empty text is one all-padding row)."""
 
+    # Saved with its code and `auto_map` (users without hf_attn load it with trust_remote_code=True): what
+    # `register_for_auto_class("AutoTokenizer")` would set, on the class itself, as every hf_attn tokenizer is one.
+    _auto_class = "AutoTokenizer"
+
     def _encode_plus(self, text: Any, text_pair: Any = None, *args: Any, **kwargs: Any) -> BatchEncoding:
         encoding = super()._encode_plus(
             replace_lone_surrogates(text), replace_lone_surrogates(text_pair), *args, **kwargs

@@ -92,6 +92,10 @@ class ElmoCharacterTokenizerFast(PreTrainedTokenizerFast):
     it supplies `token_ids`, `convert_tokens_to_ids`, `len(tokenizer)` and the save format.
     """
 
+    # Saved with its code and `auto_map` (users without hf_attn load it with trust_remote_code=True): what
+    # `register_for_auto_class("AutoTokenizer")` would set, on the class itself, as every hf_attn tokenizer is one.
+    _auto_class = "AutoTokenizer"
+
     model_input_names = ["input_ids", "attention_mask"]  # noqa: RUF012 (transformers declares it so)
 
     # No `__init__` of our own: transformers 5 loads `tokenizer.json` as-is only for classes without one.

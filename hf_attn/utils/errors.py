@@ -6,7 +6,10 @@ field's validation error), a missing or unreadable file or folder (`OSError`), a
 file and line (`hf_attn.data.files`). `run_command` ends the command on one of these with one line,
 `hf-attn COMMAND: what is wrong (--debug shows the traceback)`, and exit status 1; Ctrl-C with
 `hf-attn COMMAND: interrupted` and status 130. Memory the sizes asked for exhausted and a weights file that does not
-parse are a user's too (`user_error`). Anything else is a bug of ours and keeps its traceback; `--debug` keeps it
+parse are a user's too (`user_error`), as are the weights of a folder whose config.json was edited to other sizes,
+and every exception of a library's own class (datasets, huggingface_hub, tokenizers, yaml, ...: the library met the
+user's file, folder, network or option), named with its library. What remains, a Python exception raised under
+hf_attn's code (a `RuntimeError`, a `KeyError`, ...), is a bug of ours and keeps its traceback; `--debug` keeps it
 for the mistakes too.
 """
 
@@ -82,6 +85,21 @@ def user_error(error: BaseException) -> str | None:
         )
     if name == "SafetensorError":  # safetensors' own error: a weights file cut short or not safetensors
         return f"a weights file does not load: {one_line(error)}"
+    if isinstance(error, RuntimeError) and "ignore_mismatched_sizes" in str(error):  # transformers' loading
+        return (
+            "the weights do not fit the sizes of the config.json beside them (was it edited? transformers' report "
+            "above lists each weight)"
+        )
     if isinstance(error, USER_ERRORS):
         return one_line(error)
+    library = _library(error)
+    if library is not None:
+        return f"{library}: {name}: {one_line(error)}"
     return None
+
+
+def _library(error: BaseException) -> str | None:
+    """The distribution-level package that defines the exception's class, when it is neither Python's nor hf_attn's
+    (a third party's own error class: it reports what it met, e.g. a data file it cannot build a dataset from)."""
+    package = type(error).__module__.split(".")[0]
+    return None if package in ("builtins", "hf_attn", "__main__") else package

@@ -63,11 +63,14 @@ class SafetensorsLoadingMixin:
         try:  # hf_attn installed: the folder's code from its single sources, the weights' integrity records, and
             # a staged save (every file written aside, then moved in with the weights last: a kill leaves the
             # earlier save or the new one, hf_attn.utils.saving)
+            from hf_attn.utils.auto_classes import mark_for_auto_class
             from hf_attn.utils.integrity import remove_legacy_manifest, write_records
             from hf_attn.utils.remote_code import write_remote_code
             from hf_attn.utils.saving import staged_save
         except ImportError:  # loaded as remote code: transformers has copied the folder's files as they are
             write_records = write_remote_code = staged_save = remove_legacy_manifest = None
+        else:  # the saved config carries `auto_map` (trust_remote_code users), however the model was built
+            mark_for_auto_class(self)
         if staged_save is None or not kwargs.get("is_main_process", True):
             super().save_pretrained(save_directory, *args, **kwargs)
         else:

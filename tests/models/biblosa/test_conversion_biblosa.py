@@ -237,7 +237,7 @@ def test_sc_model_reproduces_the_original(fixture):
 
 
 def test_auto_block_length_is_the_originals_for_every_width(fixture):
-    from hf_attn.models.biblosa import original_block_length
+    from hf_attn.models.biblosa.modeling_biblosa import original_block_length
 
     table = fixture["expected"]["auto_block_len_table"].tolist()
     assert [original_block_length(n) for n in range(1, len(table) + 1)] == table
@@ -245,7 +245,7 @@ def test_auto_block_length_is_the_originals_for_every_width(fixture):
 
 
 def test_training_rule_block_length():
-    from hf_attn.models.biblosa import block_length_for_lengths
+    from hf_attn.models.biblosa.modeling_biblosa import block_length_for_lengths
 
     lengths = [10, 14, 20, 8, 12]
     mean, std = float(np.mean(lengths)), float(np.std(lengths))

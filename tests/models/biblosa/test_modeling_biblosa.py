@@ -6,9 +6,14 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hf_attn.models.biblosa import BiBlosaConfig, BiBlosaForSequenceClassification, BiBlosaModel
 from hf_attn.models.biblosa.block_attention import CHUNK_ELEMENTS, direction_mask, multi_dimensional_attention
-from hf_attn.models.biblosa.modeling_biblosa import BiBlosaDirection, split_into_blocks
+from hf_attn.models.biblosa.configuration_biblosa import BiBlosaConfig
+from hf_attn.models.biblosa.modeling_biblosa import (
+    BiBlosaDirection,
+    BiBlosaForSequenceClassification,
+    BiBlosaModel,
+    split_into_blocks,
+)
 from tests.helpers import load_benchmark
 
 TINY = {"vocab_size": 30, "embedding_size": 4, "hidden_size": 3, "block_length": 3, "classifier_hidden_size": 5,

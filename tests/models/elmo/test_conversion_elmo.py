@@ -15,7 +15,8 @@ import torch
 from transformers import AutoModel, AutoTokenizer
 
 import hf_attn
-from hf_attn.models.elmo import ElmoConfig, remove_sentence_boundaries
+from hf_attn.models.elmo.configuration_elmo import ElmoConfig
+from hf_attn.models.elmo.modeling_elmo import remove_sentence_boundaries
 from tests.helpers import REPO_ROOT, fixture_dir
 
 SCRIPT = REPO_ROOT / "conversion" / "convert_elmo_original_to_hf.py"

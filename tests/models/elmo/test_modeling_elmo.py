@@ -9,15 +9,15 @@ from transformers import AutoModelForTokenClassification
 
 import hf_attn
 from hf_attn.layers.sequences import reverse_padded
-from hf_attn.models.elmo import (
-    ElmoConfig,
+from hf_attn.models.elmo.configuration_elmo import ElmoConfig
+from hf_attn.models.elmo.modeling_elmo import (
     ElmoForBidirectionalLanguageModeling,
     ElmoForSequenceClassification,
     ElmoForTokenClassification,
+    ElmoLstmLayer,
     ElmoModel,
     remove_sentence_boundaries,
 )
-from hf_attn.models.elmo.modeling_elmo import ElmoLstmLayer
 from hf_attn.tokenization.elmo import build_elmo_tokenizer
 from tests.helpers import tiny_config
 

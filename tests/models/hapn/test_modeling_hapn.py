@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hf_attn.models.hapn import HapnForFewShotClassification, HapnModel
+from hf_attn.models.hapn.modeling_hapn import HapnForFewShotClassification, HapnModel
 from hf_attn.registry import get_architecture
 from tests.helpers import make_inputs, tiny_config
 

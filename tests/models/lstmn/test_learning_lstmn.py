@@ -11,7 +11,8 @@ from torch import nn
 from transformers import Trainer, TrainingArguments
 
 from hf_attn.data import PaddingCollator, cue_word_sentiment, long_range_cue, tokenize_dataset
-from hf_attn.models.lstmn import LstmnConfig, LstmnForCausalLM, LstmnForSequenceClassification
+from hf_attn.models.lstmn.configuration_lstmn import LstmnConfig
+from hf_attn.models.lstmn.modeling_lstmn import LstmnForCausalLM, LstmnForSequenceClassification
 from hf_attn.tokenization import train_word_level_tokenizer
 from hf_attn.training import train
 

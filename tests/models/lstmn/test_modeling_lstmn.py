@@ -11,14 +11,14 @@ from transformers import AutoModelForCausalLM, pipeline
 
 import hf_attn
 from hf_attn.layers.generation_cache import output_cache
-from hf_attn.models.lstmn import (
-    LstmnConfig,
+from hf_attn.models.lstmn.configuration_lstmn import LstmnConfig
+from hf_attn.models.lstmn.modeling_lstmn import (
     LstmnForCausalLM,
     LstmnForPairClassification,
     LstmnForSequenceClassification,
+    LstmnLayer,
     LstmnModel,
 )
-from hf_attn.models.lstmn.modeling_lstmn import LstmnLayer
 from hf_attn.tokenization import build_word_level_tokenizer
 from tests.helpers import tiny_config
 

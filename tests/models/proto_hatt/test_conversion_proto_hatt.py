@@ -12,8 +12,8 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file
 
-from hf_attn.models.proto_hatt import (
-    ProtoHattConfig,
+from hf_attn.models.proto_hatt.configuration_proto_hatt import ProtoHattConfig
+from hf_attn.models.proto_hatt.modeling_proto_hatt import (
     ProtoHattForFewShotClassification,
     ProtoHattProtoNetForFewShotClassification,
 )

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hf_attn.models.proto_hatt import (
-    ProtoHattConfig,
+from hf_attn.models.proto_hatt.configuration_proto_hatt import ProtoHattConfig
+from hf_attn.models.proto_hatt.modeling_proto_hatt import (
     ProtoHattForFewShotClassification,
     ProtoHattModel,
     ProtoHattProtoNetForFewShotClassification,

@@ -11,7 +11,8 @@ import torch
 from transformers import AutoTokenizer, pipeline
 
 import hf_attn  # noqa: F401 (registers the architecture)
-from hf_attn.models.stcka import StckaConfig, StckaForSequenceClassification, StckaModel
+from hf_attn.models.stcka.configuration_stcka import StckaConfig
+from hf_attn.models.stcka.modeling_stcka import StckaForSequenceClassification, StckaModel
 from hf_attn.tokenization import ConceptSource, ConceptTokenizerFast, train_concept_tokenizer
 
 TINY = {"vocab_size": 20, "concept_vocab_size": 12, "embedding_size": 6, "char_feature_size": 0, "hidden_size": 4,

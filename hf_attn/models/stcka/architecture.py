@@ -1,0 +1,68 @@
+"""The registry row of STCKA (`hf_attn.registry.Architecture`)."""
+
+from hf_attn.data import knowledge  # noqa: F401 (registers the concept_topics task)
+from hf_attn.registry import Architecture, Head, Paper
+
+from .configuration_stcka import StckaConfig
+from .modeling_stcka import StckaForSequenceClassification, StckaModel, StckaPreTrainedModel
+from .visualization_stcka import stcka_view
+
+ARCHITECTURE = Architecture(
+    name="stcka",
+    display_name="STCKA (Short-Text Classification with Knowledge-Powered Attention)",
+    config_class=StckaConfig,
+    base_model_class=StckaModel,
+    heads=(
+        Head(
+            StckaForSequenceClassification,
+            "AutoModelForSequenceClassification",
+            "sentence_concepts",
+            "text-classification",
+            attention_fields=("concept_attentions", "cst_attentions", "ccs_attentions", "self_attentions"),
+        ),
+    ),
+    paper=Paper(
+        title="Deep Short Text Classification with Knowledge Powered Attention",
+        authors="Jindong Chen, Yizhou Hu, Jingping Liu, Yanghua Xiao, Haiyun Jiang",
+        year=2019,
+        venue="AAAI",
+        arxiv="1902.08050",
+        bibtex=(
+            "@inproceedings{chen2019deep,\n"
+            "  title     = {Deep Short Text Classification with Knowledge Powered Attention},\n"
+            "  author    = {Chen, Jindong and Hu, Yizhou and Liu, Jingping and Xiao, Yanghua and Jiang, Haiyun},\n"
+            "  booktitle = {Proceedings of the AAAI Conference on Artificial Intelligence},\n"
+            "  year      = {2019},\n"
+            "  url       = {https://arxiv.org/abs/1902.08050}\n"
+            "}"
+        ),
+    ),
+    original_code="https://github.com/AIRobotZhang/STCKA",
+    tokenizer="concepts",
+    synthetic_task="concept_topics",
+    # The concept maps are distributions over the concept set; the self-attention reads the text's tokens.
+    attention_fields={
+        "concept_attentions": "concept_attention_mask",
+        "cst_attentions": "concept_attention_mask",
+        "ccs_attentions": "concept_attention_mask",
+        "self_attentions": "attention_mask@attention_mask",
+    },
+    tiny_config={
+        "vocab_size": 50,
+        "concept_vocab_size": 30,
+        "embedding_size": 12,
+        "char_feature_size": 4,
+        "hidden_size": 8,
+        "num_labels": 3,
+    },
+    attention_view=stcka_view,
+    tags=("knowledge", "concepts", "short-text", "self-attention", "bilstm"),
+)
+
+__all__ = [
+    "ARCHITECTURE",
+    "StckaConfig",
+    "StckaForSequenceClassification",
+    "StckaModel",
+    "StckaPreTrainedModel",
+]
