@@ -22,6 +22,7 @@ PUBLIC: dict[str, str] = {
     "get_architecture": "hf_attn.registry",
     "list_models": "hf_attn.registry",
     "register_all": "hf_attn.auto_registration",
+    "visualize": "hf_attn.pictures",
     # AttentionXML
     "AttentionXmlConfig": "hf_attn.models.attention_xml.configuration_attention_xml",
     "AttentionXmlModel": "hf_attn.models.attention_xml.modeling_attention_xml",
@@ -174,4 +175,5 @@ if TYPE_CHECKING:  # what an IDE or a type checker follows
         VaswaniTransformerModel,
     )
     from .models.vaswani_transformer.visualization_vaswani_transformer import bertviz_view
+    from .pictures import visualize
     from .registry import ARCHITECTURES, get_architecture, list_models

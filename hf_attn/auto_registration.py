@@ -10,7 +10,7 @@ loading, what it maps is registered, before any caller can look anything up in i
 |                                              | of an unknown `model_type` (`hf_attn.utils.model_type`)           |
 | `transformers.models.auto.tokenization_auto` | each config's tokenizer class (`AutoTokenizer`)                   |
 | `transformers.models.auto.modeling_auto`     | each model class under its Auto class, imported on first lookup   |
-| `transformers.pipelines`                     | hf_attn's pipelines (`hf_attn.pipelines`)                         |
+| `transformers.pipelines` (and ours)          | hf_attn's pipelines (`hf_attn.pipelines`)                         |
 
 A module loaded before `import hf_attn` registers at once. Which class goes where is read from the registry index
 (the folders' `architecture.py` as source, `hf_attn.registry_index`), so registering imports configs and tokenizers
@@ -39,6 +39,8 @@ CONFIGURATION_AUTO = "transformers.models.auto.configuration_auto"
 TOKENIZATION_AUTO = "transformers.models.auto.tokenization_auto"
 MODELING_AUTO = "transformers.models.auto.modeling_auto"
 PIPELINES = "transformers.pipelines"
+OUR_PIPELINES = "hf_attn.pipelines"  # subclasses transformers' pipelines: either module may load the other
+_EXECUTING: set[str] = set()  # the hooked modules whose code is running now
 
 
 def _load(ref: ClassRef) -> type:
@@ -138,11 +140,15 @@ def few_shot_heads() -> list[type]:
     return [_load(head.model_class) for row in _rows() for head in row.heads if head.inputs == "episodes"]
 
 
-def register_pipelines(pipelines: ModuleType) -> None:
-    """hf_attn's pipelines (`hf-attn-translation`, `hf-attn-few-shot`) and its extensions of transformers' own."""
-    from .pipelines import register_pipelines as register
-
-    register(few_shot_heads)
+def register_pipelines(_: ModuleType) -> None:
+    """hf_attn's pipelines (`hf-attn-translation`, `hf-attn-few-shot`) and its extensions of transformers' own, once
+    both `transformers.pipelines` and `hf_attn.pipelines` have loaded (this runs as each finishes: `import
+    hf_attn.pipelines` loads transformers' first, and then registers as it finishes itself)."""
+    if PIPELINES not in sys.modules or PIPELINES in _EXECUTING:
+        return
+    if OUR_PIPELINES in _EXECUTING:
+        return  # it is loading transformers' pipelines: it registers as it finishes
+    importlib.import_module(OUR_PIPELINES).register_pipelines(few_shot_heads)
 
 
 HOOKS: dict[str, Callable[[ModuleType], None]] = {
@@ -150,6 +156,7 @@ HOOKS: dict[str, Callable[[ModuleType], None]] = {
     TOKENIZATION_AUTO: register_tokenizers,
     MODELING_AUTO: register_models,
     PIPELINES: register_pipelines,
+    OUR_PIPELINES: register_pipelines,
 }
 
 
@@ -163,7 +170,11 @@ class _Registering(importlib.abc.Loader):
         return self.loader.create_module(spec)
 
     def exec_module(self, module: ModuleType) -> None:
-        self.loader.exec_module(module)
+        _EXECUTING.add(module.__name__)
+        try:
+            self.loader.exec_module(module)
+        finally:
+            _EXECUTING.discard(module.__name__)
         module.__loader__ = module.__spec__.loader = self.loader  # the module as if loaded plainly, from now on
         self.hook(module)
 

@@ -19,10 +19,10 @@ from typing import Any
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from transformers import AutoConfig
 
+from .pictures import visualize
 from .registry import Architecture, get_architecture
 from .tasks import load_trained
 from .utils.paths import check_repo_id
-from .visualization import visualize
 
 TRAINING_FILE = "hf_attn_training.json"
 CONVERSION_FILE = "hf_attn_conversion.json"

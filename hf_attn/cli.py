@@ -227,7 +227,7 @@ def _visualize(args: argparse.Namespace) -> None:
         raise ValueError("the text is empty: give the text whose attention to draw.")
     options.update(_view_inputs(args))
     from . import inference
-    from .visualization import visualize
+    from .pictures import visualize
 
     print(f"loading {args.model} ...", file=sys.stderr)
     model, tokenizer, _, _ = inference.load_trained(args.model)

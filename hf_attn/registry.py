@@ -13,161 +13,16 @@ without a circle.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .registry_index import ROW_FILE
+from .registry_row import Architecture, Head, Paper
 
 if TYPE_CHECKING:
-    from transformers import PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerFast
+    from transformers import PreTrainedTokenizerFast
 
-    from .data.kinds import InputKind, LabelKind, MaskSpec
-
-
-@dataclass(frozen=True)
-class Paper:
-    """The paper an architecture implements."""
-
-    title: str
-    authors: str
-    year: int
-    venue: str
-    arxiv: str | None
-    bibtex: str
-    link: str | None = None  # where a paper without an arXiv id lives (e.g. the ACL Anthology)
-
-    @property
-    def url(self) -> str:
-        return f"https://arxiv.org/abs/{self.arxiv}" if self.arxiv else str(self.link)
-
-    @property
-    def reference(self) -> str:
-        """`arXiv:<id>`, or the paper's link."""
-        return f"arXiv:{self.arxiv}" if self.arxiv else self.url
-
-
-@dataclass(frozen=True)
-class Head:
-    """A model class with the transformers Auto class it registers under (`None`: no Auto class fits, e.g. sentence
-    pairs), the inputs it reads (`sentence`: `input_ids` `(B, T)`; `sentence_pair`: those and `pair_input_ids`;
-    `document`: `(B, S, T)` sentences of words; `document_pair`; `characters`: `(B, T, C)` character ids;
-    `seq2seq`: source ids and decoder ids; `sentence_concepts`: words and `concept_input_ids`; `episodes`: below),
-    the forward arguments that make it return its attention maps, the attention fields it must return (keys of its
-    architecture's `attention_fields`; the first is scored against a synthetic task's evidence, `()` for a head
-    without attention, e.g. a baseline), and what its `labels` are: `class` (one class
-    id per example, `(B,)`), `token_class` (a class id per token, `(B, T)`), `token_vocab` (a vocabulary id per
-    token, `(B, T)`: language models, seq2seq targets), `label_sequence` (a target id per step, `(B, T)`, from the
-    config's `target_vocab_size`: labels generated as a sequence), `multi_hot` (`(B, num_labels)` indicators),
-    `label_tree` (the same indicators, for a model trained level by level on a label tree) or `episode` (few-shot:
-    the index of each query's class among its episode's N, `(B, Q)`; inputs `episodes`: queries `(B, Q, T)` and a
-    support set `(B, N, K, T)`)."""
-
-    model_class: type[PreTrainedModel]
-    auto_class: str | None
-    inputs: InputKind | str  # a registered input kind, or its name (`hf_attn.data.kinds`)
-    pipeline_tag: str | None = None
-    attention_kwargs: dict[str, Any] = field(default_factory=dict)
-    labels: LabelKind | str = "class"  # a registered label kind, or its name
-    attention_fields: tuple[str, ...] = ()
-    scores_evidence: bool = True
-    # The row the head belongs to (set by `Architecture`): the masks of its fields, its tokenizer, its view.
-    architecture: Architecture = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
-
-    def __post_init__(self) -> None:
-        from .data.kinds import get_input_kind, get_label_kind
-
-        # The kinds' objects, whichever way the row named them (a kind compares equal to its name).
-        object.__setattr__(self, "inputs", get_input_kind(self.inputs))
-        object.__setattr__(self, "labels", get_label_kind(self.labels))
-
-    @property
-    def has_attention(self) -> bool:
-        return bool(self.attention_fields)
-
-    @property
-    def evidence_field(self) -> str | None:
-        """The attention field scored against a synthetic task's evidence: the first of `attention_fields`; `None`
-        for a head without attention or whose maps are not scored (`scores_evidence=False`: e.g. per-token maps over
-        a sentence's own prefix, which no single evidence position explains)."""
-        return self.attention_fields[0] if self.attention_fields and self.scores_evidence else None
-
-
-@dataclass(frozen=True)
-class Architecture:
-    """One row of the registry.
-
-    Attributes:
-        name: the `model_type`, also the folder name under `hf_attn/models` and `model_cards`.
-        display_name: how people call it.
-        config_class / base_model_class / heads: the classes (the base registers with `AutoModel`).
-        paper / original_code: provenance for cards and docs.
-        tokenizer: the tokenizer kind (`word_level`, `bpe`, `document`, `characters`; see `TOKENIZER_KINDS`).
-        synthetic_task: the task in `hf_attn.data` it learns in tests and the demo.
-        attention_fields: output field -> the input mask over its keys, for every field holding attention
-            distributions (a tensor or a tuple of per-layer tensors; rows sum to 1 over unmasked keys, 0 when no key
-            is unmasked). The mask is named as an input (`attention_mask`: keys are its last axis) or, for keys
-            that are sentences of a document, as `attention_mask/sentences` (a sentence is unmasked when any of
-            its words is). `support_attention_mask/instances`: keys are the support instances of a
-            few-shot episode (`(B, N, K)`; one counts when any of its tokens is unmasked).
-            `attention_mask/causal`: a sequence attending over its own prefix, `(B, T, T)`: row t
-            reads keys 0..t, and a padded token's row is empty. `attention_mask@pair_attention_mask`: rows are the
-            tokens of the second mask (a padded one's row is empty), keys those of the first.
-            `attention_mask/blocks`: block self-attention maps `(B, 2, m, r, r)` over the tokens cut into m blocks
-            of r, direction 0 reading the real tokens of the query's block strictly before it, direction 1
-            strictly after (BiBloSA); `attention_mask/block_summaries`: `(B, 2, m, m)`, likewise over the blocks
-            that hold a real token. The common tests check them; the first one is scored against a synthetic
-            task's evidence.
-        pretraining_head: the class name of a head trained first, as a language model on the task's own texts,
-            whose base model every other head of the architecture then starts from (ELMo's biLM, §3 of its paper);
-            `None`: the task head trains alone. The training pipeline runs the stage; nothing else branches on it.
-        attention_view: the architecture's own attention picture (`hf_attn.visualization.visualize` calls it), a
-            function `(model, head, tokenizer, text, pair, **options) -> (panels, caption)`, kept in the folder's
-            `visualization_<name>.py`; `None`: the maps are drawn from `attention_fields` by the generic view of
-            the head's inputs (a text, a pair, a document, a text and its concepts).
-        tiny_config: keyword arguments of a config small enough for unit tests.
-        license / tags: card metadata.
-        exports: further public objects `import hf_attn` exposes (e.g. a decoding method).
-    """
-
-    name: str
-    display_name: str
-    config_class: type[PreTrainedConfig]
-    base_model_class: type[PreTrainedModel]
-    heads: tuple[Head, ...]
-    paper: Paper
-    original_code: str | None
-    tokenizer: str
-    synthetic_task: str
-    attention_fields: dict[str, str]
-    pretraining_head: str | None = None
-    attention_view: Callable[..., tuple[list[Any], str]] | None = None
-    tiny_config: dict[str, Any] = field(default_factory=dict)
-    license: str = "apache-2.0"
-    tags: tuple[str, ...] = ()
-    exports: tuple[Any, ...] = ()
-
-    # `attention_fields` parsed once (`MaskSpec`): what every reader of the maps' keys uses.
-    attention_masks: dict[str, MaskSpec] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        from .data.kinds import MaskSpec
-
-        for head in self.heads:
-            object.__setattr__(head, "architecture", self)
-        masks = {}
-        for name, spec in self.attention_fields.items():
-            try:
-                masks[name] = MaskSpec.parse(spec)
-            except ValueError as error:
-                raise ValueError(f"{self.name}: attention field {name!r}: {error}") from None
-        object.__setattr__(self, "attention_masks", masks)
-
-    @property
-    def public_objects(self) -> list[Any]:
-        """What `import hf_attn` exposes of this architecture: the config, the base model, the heads, `exports`."""
-        return [self.config_class, self.base_model_class, *(head.model_class for head in self.heads), *self.exports]
+__all__ = ["Architecture", "Head", "Paper", "get_architecture", "list_models", "tokenizer_class"]
 
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"

@@ -102,7 +102,7 @@ def test_the_public_names_are_the_registry_rows():
     """`hf_attn.PUBLIC` (the written-out table) holds every row's config, base model, heads and exports, each
     resolving to the very object of the row, and nothing else but the registry's functions."""
     expected = {obj.__name__: obj for row in ARCHITECTURES.values() for obj in row.public_objects}
-    own = {"ARCHITECTURES", "get_architecture", "list_models", "register_all"}
+    own = {"ARCHITECTURES", "get_architecture", "list_models", "register_all", "visualize"}
     assert set(hf_attn.PUBLIC) == set(expected) | own
     for name, obj in expected.items():
         assert getattr(hf_attn, name) is obj, name

@@ -8,19 +8,26 @@ The layers, lowest first (a module may import its own layer and those below; CON
     model code    a model folder's configuration / modeling files (everything in it but its row and views)
     tokenization  hf_attn.tokenization
     data          hf_attn.data (the input and label kinds among it), hf_attn.evaluation, hf_attn.pipelines, the
-                  attention views (figure, views, each folder's visualization_<name>.py), a folder's kinds.py
-    registry      hf_attn.registry and the folders' rows (hf_attn.models.<name>.architecture), hf_attn.registry_index
+                  attention views (hf_attn.visualization: figure, views; each folder's visualization_<name>.py), a
+                  folder's kinds.py
+    registry      hf_attn.registry, its rows' classes (hf_attn.registry_row), the folders' rows
+                  (hf_attn.models.<name>.architecture), hf_attn.registry_index
                   (the rows read from their source, for `hf-attn list` and Auto registration) and
                   hf_attn.auto_registration (registering as transformers loads its Auto classes)
     tasks         hf_attn.tasks (task shapes, one Trainer per shape), hf_attn.label_tree_training,
                   hf_attn.options, hf_attn.arguments, hf_attn.training_arguments, hf_attn.recipes,
-                  hf_attn.visualization (visualize: a model's row and view)
+                  hf_attn.pictures (visualize: a model's row and view)
     cards and hub hf_attn.cards, hf_attn.hub, hf_attn.conversion
     entry points  hf_attn (the package: its public names; installs the registration), hf_attn.training (the
                   run: data to a saved, carded, pushed folder), hf_attn.inference, hf_attn.cli, hf_attn.demo,
                   conversion/, benchmarks/
 
 A module the table does not place fails the test: a new module takes its place on purpose.
+
+The same checks run on the graph of a real run too (`RUN_TIME_EDGES`): every hf_attn module imported, the registry
+read and everything registered, with each import recorded as it happens, `importlib.import_module` calls (the
+registry's rows, Auto registration's classes) and the packages an import runs (`a.b` for `import a.b.c`, unless the
+importer lives in it) included.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "hf_attn.data.*",
             "hf_attn.evaluation",
             "hf_attn.pipelines",
+            "hf_attn.visualization",
             "hf_attn.visualization.figure",
             "hf_attn.visualization.views",
             "hf_attn.models.*.visualization_*",
@@ -53,6 +61,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "registry",
         (
             "hf_attn.registry",
+            "hf_attn.registry_row",
             "hf_attn.registry_index",
             "hf_attn.auto_registration",
             "hf_attn.models",
@@ -68,8 +77,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "hf_attn.arguments",
             "hf_attn.training_arguments",
             "hf_attn.recipes",
-            "hf_attn.visualization",
-            "hf_attn.visualization.pictures",
+            "hf_attn.pictures",
         ),
     ),
     ("cards and hub", ("hf_attn.cards", "hf_attn.hub", "hf_attn.conversion")),
@@ -121,7 +129,8 @@ def source_modules(root: Path = REPO_ROOT) -> dict[str, Path]:
 
 
 def import_edges(modules: dict[str, Path]) -> dict[str, set[str]]:
-    """module -> the modules of `modules` it imports, from every import statement of its file."""
+    """module -> the modules of `modules` it imports, from every import statement of its file, with the packages
+    those imports run."""
     edges: dict[str, set[str]] = {}
     for module, path in modules.items():
         package = module if path.name == "__init__.py" else module.rpartition(".")[0]
@@ -143,6 +152,13 @@ def import_edges(modules: dict[str, Path]) -> dict[str, set[str]]:
                 while name and name not in modules:
                     name = name.rpartition(".")[0]
                 if name and name != module:
+                    targets.add(name)
+        # An import of `a.b.c` runs the packages `a.b` and `a` first, unless the importer lives in them.
+        ancestors = {module.rsplit(".", cut)[0] for cut in range(module.count(".") + 1)}
+        for name in list(targets):
+            while "." in name:
+                name = name.rpartition(".")[0]
+                if name in modules and name not in ancestors:
                     targets.add(name)
         edges[module] = targets
     return edges
@@ -222,15 +238,86 @@ def test_no_import_runs_from_a_lower_layer_up():
     assert upward_imports(EDGES) == []
 
 
+# Run in a fresh interpreter: records (importer, imported) for every import of an hf_attn module while hf_attn loads
+# every module, reads its registry and registers everything.
+_TRACER = r"""
+import builtins, importlib, importlib.util, json, pkgutil, sys, warnings
+
+edges = set()
+_import, _import_module = builtins.__import__, importlib.import_module
+
+
+def record(importer, name, fromlist=()):
+    if not importer.startswith("hf_attn") or not name.startswith("hf_attn"):
+        return
+    ancestors = {importer.rsplit(".", cut)[0] for cut in range(importer.count(".") + 1)}
+    parts = name.split(".")
+    targets = {".".join(parts[:end]) for end in range(1, len(parts) + 1)}  # the packages the import runs
+    targets |= {f"{name}.{item}" for item in fromlist or () if f"{name}.{item}" in sys.modules}
+    edges.update((importer, target) for target in targets - ancestors)
+
+
+def traced_import(name, globals=None, locals=None, fromlist=(), level=0):
+    module = _import(name, globals, locals, fromlist, level)
+    globals = globals or {}
+    absolute = importlib.util.resolve_name("." * level + name, globals.get("__package__")) if level else name
+    record(globals.get("__name__", ""), absolute, fromlist)
+    return module
+
+
+def traced_import_module(name, package=None):
+    module = _import_module(name, package)
+    record(sys._getframe(1).f_globals.get("__name__", ""), module.__name__)
+    return module
+
+
+builtins.__import__, importlib.import_module = traced_import, traced_import_module
+warnings.simplefilter("ignore")
+import hf_attn
+
+for info in pkgutil.walk_packages(hf_attn.__path__, "hf_attn."):
+    importlib.import_module(info.name)
+hf_attn.register_all()
+hf_attn.ARCHITECTURES
+print(json.dumps(sorted(edges)))
+"""
+
+
+@pytest.fixture(scope="module")
+def run_time_edges() -> dict[str, set[str]]:
+    import json
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, "-c", _TRACER], capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-4000:]
+    edges: dict[str, set[str]] = {}
+    for importer, imported in json.loads(result.stdout.strip().splitlines()[-1]):
+        edges.setdefault(importer, set()).add(imported)
+        edges.setdefault(imported, set())
+    return edges
+
+
+def test_a_real_run_imports_without_a_circle_or_an_upward_import(run_time_edges):
+    """The graph of a real run (module docstring): the registry importing the rows with `importlib` and Auto
+    registration importing each class are counted, as are the packages each import runs."""
+    assert "hf_attn.models.han.architecture" in run_time_edges["hf_attn.registry"]  # the importlib calls are seen
+    assert "hf_attn.models.han" in run_time_edges["hf_attn.registry"]  # and the packages they run
+    assert circles(run_time_edges) == []
+    assert upward_imports(run_time_edges) == []
+
+
 def test_the_graph_reader_sees_function_level_relative_and_type_checking_imports(tmp_path):
-    """The checks above can fail: a function-level upward import and a circle through `TYPE_CHECKING` are found."""
+    """The checks above can fail: a function-level upward import, a circle through `TYPE_CHECKING` and the package
+    an import runs are found."""
     (tmp_path / "hf_attn" / "layers").mkdir(parents=True)
     files = {
         "hf_attn/__init__.py": "",
         "hf_attn/layers/__init__.py": "",
         "hf_attn/layers/masking.py": "def f():\n    from ..cards import write_model_card\n",
         "hf_attn/cards.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from .hub import push\n",
-        "hf_attn/hub.py": "from . import cards\n",
+        "hf_attn/layers/rnn.py": "",
+        "hf_attn/hub.py": "from . import cards\nimport hf_attn.layers.rnn\n",
     }
     for name, text in files.items():
         (tmp_path / name).write_text(text)
@@ -238,6 +325,7 @@ def test_the_graph_reader_sees_function_level_relative_and_type_checking_imports
     (tmp_path / "benchmarks").mkdir()
     edges = import_edges(source_modules(tmp_path))
     assert edges["hf_attn.layers.masking"] == {"hf_attn.cards"}
+    assert edges["hf_attn.hub"] == {"hf_attn.cards", "hf_attn.layers.rnn", "hf_attn.layers"}  # its package runs
     assert circles(edges) == [["hf_attn.cards", "hf_attn.hub"]]
     assert upward_imports(edges) == ["hf_attn.layers.masking (primitives) -> hf_attn.cards (cards and hub)"]
     with pytest.raises(ValueError, match="no layer"):

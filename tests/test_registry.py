@@ -19,7 +19,7 @@ from tests.helpers import REPO_ROOT
 MEAN_POOL_ROW = '''
 """A throwaway architecture: embeddings, a weighted mean over the tokens, a linear classifier."""
 
-from hf_attn.registry import Architecture, Head, Paper
+from hf_attn.registry_row import Architecture, Head, Paper
 
 from . import kinds  # noqa: F401  (registers the weighted_sentence input kind)
 from .configuration_mean_pool import MeanPoolConfig

@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from hf_attn import visualize
 from hf_attn.cli import main
 from hf_attn.inference import load_trained
 from hf_attn.registry import ARCHITECTURES
-from hf_attn.visualization import AttentionFigure, HeatmapPanel, TextPanel, visualize
+from hf_attn.visualization import AttentionFigure, HeatmapPanel, TextPanel
 from hf_attn.visualization.figure import TABLE_CELLS
 from tests.helpers import corpus_tokenizer, tiny_config
 

@@ -1,6 +1,6 @@
-"""The registry row of AttentionXML (`hf_attn.registry.Architecture`)."""
+"""The registry row of AttentionXML (`hf_attn.registry_row.Architecture`)."""
 
-from hf_attn.registry import Architecture, Head, Paper
+from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_attention_xml import AttentionXmlConfig
 from .modeling_attention_xml import (

@@ -1,6 +1,6 @@
-"""The registry row of BI-Attention (attention-based bilingual LSTM) (`hf_attn.registry.Architecture`)."""
+"""The registry row of BI-Attention (attention-based bilingual LSTM) (`hf_attn.registry_row.Architecture`)."""
 
-from hf_attn.registry import Architecture, Head, Paper
+from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_bi_attention import BiAttentionConfig
 from .modeling_bi_attention import BiAttentionForDocumentClassification, BiAttentionModel, BiAttentionPreTrainedModel

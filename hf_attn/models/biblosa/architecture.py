@@ -1,6 +1,6 @@
-"""The registry row of Bi-BloSAN (Bi-Directional Block Self-Attention) (`hf_attn.registry.Architecture`)."""
+"""The registry row of Bi-BloSAN (Bi-Directional Block Self-Attention) (`hf_attn.registry_row.Architecture`)."""
 
-from hf_attn.registry import Architecture, Head, Paper
+from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_biblosa import BiBlosaConfig
 from .modeling_biblosa import (

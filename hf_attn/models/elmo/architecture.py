@@ -1,6 +1,6 @@
-"""The registry row of ELMo (deep contextualized word representations) (`hf_attn.registry.Architecture`)."""
+"""The registry row of ELMo (deep contextualized word representations) (`hf_attn.registry_row.Architecture`)."""
 
-from hf_attn.registry import Architecture, Head, Paper
+from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_elmo import ElmoConfig
 from .modeling_elmo import (

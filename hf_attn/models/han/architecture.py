@@ -1,6 +1,6 @@
-"""The registry row of Hierarchical Attention Network (HAN) (`hf_attn.registry.Architecture`)."""
+"""The registry row of Hierarchical Attention Network (HAN) (`hf_attn.registry_row.Architecture`)."""
 
-from hf_attn.registry import Architecture, Head, Paper
+from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_han import HanConfig
 from .modeling_han import HanForDocumentClassification, HanModel, HanPreTrainedModel

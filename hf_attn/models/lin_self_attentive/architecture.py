@@ -1,6 +1,6 @@
-"""The registry row of Structured Self-Attentive Sentence Embedding (`hf_attn.registry.Architecture`)."""
+"""The registry row of Structured Self-Attentive Sentence Embedding (`hf_attn.registry_row.Architecture`)."""
 
-from hf_attn.registry import Architecture, Head, Paper
+from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_lin_self_attentive import LinSelfAttentiveConfig
 from .modeling_lin_self_attentive import (

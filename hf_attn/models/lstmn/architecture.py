@@ -1,6 +1,6 @@
-"""The registry row of LSTMN (Long Short-Term Memory-Network) (`hf_attn.registry.Architecture`)."""
+"""The registry row of LSTMN (Long Short-Term Memory-Network) (`hf_attn.registry_row.Architecture`)."""
 
-from hf_attn.registry import Architecture, Head, Paper
+from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_lstmn import LstmnConfig
 from .modeling_lstmn import (

@@ -1,7 +1,7 @@
-"""The registry row of Proto-HATT (`hf_attn.registry.Architecture`)."""
+"""The registry row of Proto-HATT (`hf_attn.registry_row.Architecture`)."""
 
 from hf_attn.data import episodes as _episodes  # noqa: F401  (registers the few-shot synthetic tasks)
-from hf_attn.registry import Architecture, Head, Paper
+from hf_attn.registry_row import Architecture, Head, Paper
 from hf_attn.visualization.views import few_shot_view
 
 from .configuration_proto_hatt import ProtoHattConfig

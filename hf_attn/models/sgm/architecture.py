@@ -1,6 +1,6 @@
-"""The registry row of SGM (`hf_attn.registry.Architecture`)."""
+"""The registry row of SGM (`hf_attn.registry_row.Architecture`)."""
 
-from hf_attn.registry import Architecture, Head, Paper
+from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_sgm import SgmConfig
 from .generation_sgm import sgm_original_beam_search

@@ -1,7 +1,7 @@
-"""The registry row of STCKA (`hf_attn.registry.Architecture`)."""
+"""The registry row of STCKA (`hf_attn.registry_row.Architecture`)."""
 
 from hf_attn.data import knowledge  # noqa: F401 (registers the concept_topics task)
-from hf_attn.registry import Architecture, Head, Paper
+from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_stcka import StckaConfig
 from .modeling_stcka import StckaForSequenceClassification, StckaModel, StckaPreTrainedModel

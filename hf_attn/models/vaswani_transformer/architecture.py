@@ -1,6 +1,6 @@
-"""The registry row of Transformer (Attention Is All You Need) (`hf_attn.registry.Architecture`)."""
+"""The registry row of Transformer (Attention Is All You Need) (`hf_attn.registry_row.Architecture`)."""
 
-from hf_attn.registry import Architecture, Head, Paper
+from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_vaswani_transformer import VaswaniTransformerConfig
 from .modeling_vaswani_transformer import (

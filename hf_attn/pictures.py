@@ -13,9 +13,9 @@ from typing import Any
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from ..registry import Architecture, Head, get_architecture
-from .figure import AttentionFigure
-from .views import generic_view
+from .registry import Architecture, Head, get_architecture
+from .visualization.figure import AttentionFigure
+from .visualization.views import generic_view
 
 
 def find_head(model: PreTrainedModel) -> tuple[Architecture, Head]:
