@@ -8,6 +8,7 @@ hf-attn recipes                   the papers' settings `hf-attn train --recipe N
 hf-attn demo                      train, save, reload and inspect Lin et al. (2017) in about a minute
 hf-attn verify DIR                check a saved model folder's weights against their integrity records
 hf-attn visualize MODEL "text" --out F  draw its attention for the text (F: .html or .png)
+hf-attn convert ARCH ...          convert an original implementation's checkpoint (see hf-attn convert ARCH --help)
 
 A mistake the command can tell (a wrong option or value, a missing or unreadable file, a folder that holds no
 model) ends it with one line, `hf-attn COMMAND: what is wrong`, and exit status 1; `--debug` anywhere on the
@@ -251,6 +252,24 @@ def _train(argv: list[str]) -> None:
     training.main(argv)
 
 
+def _convert(argv: list[str]) -> None:
+    """`hf-attn convert ARCH ...`: the converter of the architecture's folder (its row's `converter`), given the rest
+    of the command line."""
+    import importlib
+
+    from .registry_index import read_index
+
+    converters = {row.name: row.converter for row in read_index() if row.converter}
+    usage = f"usage: hf-attn convert ARCH [options]; ARCH is one of {', '.join(sorted(converters))}"
+    if not argv or argv[0] in ("-h", "--help"):
+        print(f"{usage}\n(hf-attn convert ARCH --help: that converter's options)")
+        return
+    if argv[0] not in converters:
+        raise SystemExit(f"hf-attn convert: no converter for {argv[0]!r} ({usage.removeprefix('usage: ')})")
+    module = importlib.import_module(f"hf_attn.models.{argv[0]}.{converters[argv[0]]}")
+    module.main(argv[1:], prog=f"hf-attn convert {argv[0]}")
+
+
 def _quiet() -> bool:
     """Whether progress bars stay off: standard error is not a terminal (a log file, a pipe, a test)."""
     return not sys.stderr.isatty()
@@ -261,6 +280,7 @@ PASSTHROUGH = {
     "train": (_train, "train with Trainer: a synthetic task or --dataset; every TrainingArguments flag"),
     "evaluate": (_evaluate, "score a trained model on a dataset; prints and writes JSON metrics"),
     "predict": (_predict, "a trained model's predictions for texts, with the tokens it attends to"),
+    "convert": (_convert, "convert an original implementation's checkpoint to an hf_attn model folder"),
 }
 
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from .utils.errors import OneLineUsageErrors
 from .utils.saving import refuse_overwrite
 
 
@@ -71,12 +72,30 @@ def conversion_record(original_code: str, script: str | Path, checkpoint: str | 
     the output folder; `details` adds the script's own (layout, training arguments, parity max-diffs, ...)."""
     return {
         "original_code": original_code,
-        "script": f"conversion/{Path(script).name}",
+        "script": _package_path(script),
         "checkpoint": Path(checkpoint).name,
         "sha256": sha256_of(checkpoint),
         "output": str(output),
         **details,
     }
+
+
+class ConverterParser(OneLineUsageErrors, argparse.ArgumentParser):
+    """A converter's command line; a usage error is one line, as every `hf-attn` command's."""
+
+
+def converter_parser(doc: str | None, prog: str | None = None) -> ConverterParser:
+    """A converter's parser: the first line of its module docstring as description, `prog` as its name
+    (`hf-attn convert ARCH` when the CLI runs it; the script's name otherwise)."""
+    return ConverterParser(prog=prog, description=(doc or "").splitlines()[0] if doc else None)
+
+
+def _package_path(script: str | Path) -> str:
+    """`hf_attn/models/<name>/convert_....py` for a converter of the package (where it is wherever hf_attn is
+    installed), else the file's name."""
+    package = Path(__file__).resolve().parent
+    path = Path(script).resolve()
+    return f"hf_attn/{path.relative_to(package).as_posix()}" if path.is_relative_to(package) else path.name
 
 
 def add_output_arguments(parser: argparse.ArgumentParser, help: str = "folder for the converted model") -> None:

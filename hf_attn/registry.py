@@ -72,6 +72,10 @@ def _check_row(name: str, folder: Path, module: Any, cards_dir: Path) -> Archite
             )
     if row.tokenizer not in TOKENIZER_KINDS:
         raise ValueError(f"{where}: unknown tokenizer kind {row.tokenizer!r}; known: {sorted(TOKENIZER_KINDS)}.")
+    if row.converter is not None and not (folder / f"{row.converter}.py").is_file():
+        raise ValueError(
+            f"{where}: its converter {row.converter!r} is not a module of the folder ({row.converter}.py)."
+        )
     if not (cards_dir / f"{name}.md").is_file():
         raise ValueError(f"{where} has no card template: add model_cards/{name}.md.")
     return row

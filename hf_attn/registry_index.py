@@ -38,7 +38,7 @@ class IndexHead:
 @dataclass(frozen=True)
 class IndexRow:
     """One row: its name, display name, paper year and reference (as `Paper.reference`), tokenizer kind, config
-    class, base model class and heads."""
+    class, base model class, heads and converter module."""
 
     name: str
     display_name: str
@@ -48,6 +48,7 @@ class IndexRow:
     config_class: ClassRef
     base_model_class: ClassRef
     heads: tuple[IndexHead, ...]
+    converter: str | None = None  # the folder's converter module (`hf-attn convert`)
 
 
 def _keywords(call: ast.Call) -> dict[str, ast.expr]:
@@ -107,6 +108,7 @@ def read_row(source: Path, package: str) -> IndexRow | None:
             config_class=ref(fields["config_class"]),
             base_model_class=ref(fields["base_model_class"]),
             heads=tuple(_head(head, ref) for head in fields["heads"].elts),  # type: ignore[attr-defined]
+            converter=ast.literal_eval(fields["converter"]) if "converter" in fields else None,
         )
     return None
 

@@ -119,6 +119,8 @@ class Architecture:
         tiny_config: keyword arguments of a config small enough for unit tests.
         license / tags: card metadata.
         exports: further public objects `import hf_attn` exposes (e.g. a decoding method).
+        converter: the folder's module that converts an original implementation's checkpoint (its
+            `main(argv, prog)` is what `hf-attn convert <name> ...` runs); `None`: there is no original to convert.
     """
 
     name: str
@@ -137,6 +139,7 @@ class Architecture:
     license: str = "apache-2.0"
     tags: tuple[str, ...] = ()
     exports: tuple[Any, ...] = ()
+    converter: str | None = None
 
     # `attention_fields` parsed once (`MaskSpec`): what every reader of the maps' keys uses.
     attention_masks: dict[str, MaskSpec] = field(init=False, repr=False, compare=False)

@@ -52,6 +52,12 @@ def _files(folder: Path) -> dict[str, Path]:
 
 # Each mistake: the command line (FILES: the folder of `_files`, OUT: a fresh folder), and what its one line says.
 MISTAKES = {
+    "convert an architecture without a converter": (["convert", "han", "--output", "OUT"], "no converter for 'han'"),
+    "convert without a checkpoint": (["convert", "sgm", "--output", "OUT"], "required: --checkpoint"),
+    "convert a missing checkpoint": (
+        ["convert", "lin_self_attentive", "--checkpoint", "FILES/nope.pt", "--output", "OUT"],
+        r"No such file .*nope\.pt",
+    ),
     "unknown architecture": (["train", "--arch", "hann", "--output_dir", "OUT"], "Unknown architecture 'hann'"),
     "missing label column": (
         ["train", "--dataset", "FILES/ok.csv", "--label_column", "stars", "--output_dir", "OUT"],
@@ -196,8 +202,10 @@ def test_every_mistake_is_one_line_naming_the_command(mistake, tmp_path):
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     line = str(exit_info.value.code)
-    command = argv[0] if argv[0] in ("train", "predict", "evaluate", "card", "push", "verify", "visualize") else ""
-    assert "\n" not in line and line.startswith(f"hf-attn {command}:" if command else "hf-attn:"), line
+    commands = ("train", "predict", "evaluate", "card", "push", "verify", "visualize", "convert")
+    command = argv[0] if argv[0] in commands else ""
+    prefix = rf"hf-attn {command}( \w+)?:" if command else "hf-attn:"  # `hf-attn convert ARCH: ...` names the ARCH
+    assert "\n" not in line and re.match(prefix, line), line
     assert re.search(message, line), line
     assert not (tmp_path / "out").exists()  # refused before anything was written
     if command and "(--debug shows the traceback)" in line:  # an error raised under the command, not a usage error

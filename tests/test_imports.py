@@ -17,7 +17,7 @@ The layers, lowest first (a module may import its own layer and those below; CON
     tasks         hf_attn.tasks (task shapes, one Trainer per shape), hf_attn.label_tree_training,
                   hf_attn.options, hf_attn.arguments, hf_attn.training_arguments, hf_attn.recipes,
                   hf_attn.pictures (visualize: a model's row and view)
-    cards and hub hf_attn.cards, hf_attn.hub, hf_attn.conversion
+    cards and hub hf_attn.cards, hf_attn.hub, hf_attn.conversion and the folders' converters (convert_*.py)
     entry points  hf_attn (the package: its public names; installs the registration), hf_attn.training (the
                   run: data to a saved, carded, pushed folder), hf_attn.inference, hf_attn.cli, hf_attn.demo,
                   conversion/, benchmarks/
@@ -101,6 +101,7 @@ _PLACED_FIRST = {
     "hf_attn.data.shapes": "tasks",  # the deprecated alias of hf_attn.tasks
     "hf_attn.models.*": "registry",
     "hf_attn.models.*.architecture": "registry",  # a folder's row
+    "hf_attn.models.*.convert_*": "cards and hub",  # a folder's converter (with the converters' shared steps)
 }
 
 

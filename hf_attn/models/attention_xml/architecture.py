@@ -79,6 +79,7 @@ ARCHITECTURE = Architecture(
     },
     attention_view=top_labels_view,
     tags=("extreme-multi-label", "label-wise-attention", "label-tree", "bilstm"),
+    converter="convert_attention_xml_original_to_hf",
 )
 
 __all__ = [

@@ -79,6 +79,7 @@ ARCHITECTURE = Architecture(
     },
     tags=("self-attention", "multi-dimensional-attention", "block-self-attention", "sentence-embedding"),
     exports=(block_length_for_lengths, original_block_length),
+    converter="convert_biblosa_original_to_hf",
 )
 
 __all__ = [

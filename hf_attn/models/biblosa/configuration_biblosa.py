@@ -12,7 +12,7 @@ class BiBlosaConfig(PreTrainedConfig):
     r"""
     Configuration for [`BiBlosaModel`] and its heads. Defaults are the paper's SNLI setting (§4.1: 300-d GloVe,
     300 hidden units, elu, keep probability 0.75); the switches at the bottom default to padding-invariant behaviour
-    and are set by `conversion/convert_biblosa_original_to_hf.py` to reproduce the original TensorFlow code.
+    and are set by `convert_biblosa_original_to_hf.py` to reproduce the original TensorFlow code.
 
     Args:
         vocab_size (`int`, *optional*, defaults to 30000):

@@ -77,6 +77,7 @@ ARCHITECTURE = Architecture(
     },
     attention_view=scalar_mix_view,
     tags=("elmo", "bilm", "character-cnn", "contextual-embeddings", "lstm"),
+    converter="convert_elmo_original_to_hf",
 )
 
 __all__ = [

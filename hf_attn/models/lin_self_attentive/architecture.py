@@ -64,6 +64,7 @@ ARCHITECTURE = Architecture(
         "num_labels": 3,
     },
     tags=("self-attention", "sentence-embedding", "bilstm"),
+    converter="convert_lin_self_attentive_original_to_hf",
 )
 
 __all__ = [

@@ -12,7 +12,7 @@ class LinSelfAttentiveConfig(PreTrainedConfig):
     r"""
     Configuration for [`LinSelfAttentiveModel`] and its heads. Defaults are the paper's Yelp setting (§4.2,
     appendix); the original-code switches at the bottom default to the correct behaviour and are set by
-    `conversion/convert_lin_self_attentive_original_to_hf.py` to reproduce the ExplorerFreda PyTorch port.
+    `convert_lin_self_attentive_original_to_hf.py` to reproduce the ExplorerFreda PyTorch port.
 
     Args:
         vocab_size (`int`, *optional*, defaults to 30000):

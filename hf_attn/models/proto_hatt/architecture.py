@@ -74,6 +74,7 @@ ARCHITECTURE = Architecture(
     },
     attention_view=few_shot_view,
     tags=("few-shot", "relation-classification", "prototypical-network", "cnn"),
+    converter="convert_proto_hatt_original_to_hf",
 )
 
 __all__ = [

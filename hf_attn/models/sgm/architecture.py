@@ -74,6 +74,7 @@ ARCHITECTURE = Architecture(
     attention_view=sgm_view,
     tags=("multi-label-classification", "sequence-generation", "global-embedding", "lstm"),
     exports=(sgm_original_beam_search,),
+    converter="convert_sgm_original_to_hf",
 )
 
 __all__ = [

@@ -57,6 +57,7 @@ ARCHITECTURE = Architecture(
     },
     attention_view=stcka_view,
     tags=("knowledge", "concepts", "short-text", "self-attention", "bilstm"),
+    converter="convert_stcka_original_to_hf",
 )
 
 __all__ = [

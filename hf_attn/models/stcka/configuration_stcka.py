@@ -13,7 +13,7 @@ class StckaConfig(PreTrainedConfig):
     r"""
     Configuration for [`StckaModel`] and its head. Defaults are the paper's model (§3; sizes of the most used code,
     AIRobotZhang/STCKA: 300-d embeddings, 64 LSTM units); the switches at the bottom reproduce that unofficial code,
-    which `conversion/convert_stcka_original_to_hf.py` sets.
+    which `convert_stcka_original_to_hf.py` sets.
 
     Args:
         vocab_size (`int`, *optional*, defaults to 30000):

@@ -66,6 +66,7 @@ ARCHITECTURE = Architecture(
     attention_view=transformer_view,
     tags=("transformer", "encoder-decoder", "translation"),
     exports=(bertviz_view,),
+    converter="convert_vaswani_transformer_to_hf",
 )
 
 __all__ = [

@@ -4,7 +4,6 @@ written from the original's code on checkpoints of other sizes and layouts."""
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import json
 import subprocess
@@ -23,9 +22,7 @@ from tests.helpers import REPO_ROOT, fixture_dir
 SCRIPT = REPO_ROOT / "conversion" / "convert_attention_xml_original_to_hf.py"
 ATOL = 1e-5
 
-spec = importlib.util.spec_from_file_location("convert_attention_xml", SCRIPT)
-converter = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(converter)
+from hf_attn.models.attention_xml import convert_attention_xml_original_to_hf as converter  # noqa: E402
 
 
 def original_arguments(network: str = "attention_rnn") -> dict:

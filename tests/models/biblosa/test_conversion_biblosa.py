@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 
 import numpy as np
 import pytest
@@ -20,11 +19,9 @@ from safetensors.numpy import save_file
 from safetensors.torch import load_file
 
 from hf_attn.models.biblosa.block_attention import attention_probabilities, direction_mask, scaled_tanh_scores
+from hf_attn.models.biblosa.convert_biblosa_original_to_hf import convert, main, original_arguments
 from hf_attn.models.biblosa.modeling_biblosa import ACTIVATIONS, resolve_block_length, split_into_blocks
-from tests.helpers import REPO_ROOT, fixture_dir
-
-sys.path.insert(0, str(REPO_ROOT / "conversion"))
-from convert_biblosa_original_to_hf import convert, main, original_arguments
+from tests.helpers import fixture_dir
 
 ATOL = 1e-5
 

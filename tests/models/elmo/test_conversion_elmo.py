@@ -20,8 +20,7 @@ from hf_attn.models.elmo.modeling_elmo import remove_sentence_boundaries
 from tests.helpers import REPO_ROOT, fixture_dir
 
 SCRIPT = REPO_ROOT / "conversion" / "convert_elmo_original_to_hf.py"
-sys.path.insert(0, str(SCRIPT.parent))
-import convert_elmo_original_to_hf as converter  # noqa: E402
+from hf_attn.models.elmo import convert_elmo_original_to_hf as converter  # noqa: E402
 
 # The tests share a session-scoped fixture: one worker runs them all (`--dist loadgroup`) and keeps it, so it is
 # built once even when other tests run between them (a module-scoped one was rebuilt then).

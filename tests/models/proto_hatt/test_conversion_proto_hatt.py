@@ -4,7 +4,6 @@ original's math written out from the fixture README on the original's own key na
 
 from __future__ import annotations
 
-import importlib.util
 import json
 
 import pytest
@@ -23,10 +22,9 @@ SCRIPT = REPO_ROOT / "conversion" / "convert_proto_hatt_original_to_hf.py"
 
 
 def load_script():
-    spec = importlib.util.spec_from_file_location("convert_proto_hatt", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from hf_attn.models.proto_hatt import convert_proto_hatt_original_to_hf
+
+    return convert_proto_hatt_original_to_hf
 
 
 @pytest.fixture(scope="session")

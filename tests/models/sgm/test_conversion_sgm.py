@@ -58,8 +58,7 @@ def test_converted_model_predicts_label_sets_like_the_original_greedy_decoding(t
     (as its `convertToLabels` does), as label names."""
     from safetensors.torch import load_file
 
-    sys.path.insert(0, str(REPO_ROOT / "conversion"))
-    import convert_sgm_original_to_hf as conversion
+    from hf_attn.models.sgm import convert_sgm_original_to_hf as conversion
 
     fixture = fixture_dir("sgm")
     model = conversion.convert(fixture / "original_checkpoint_ge.pt", tmp_path)

@@ -10,17 +10,14 @@ from __future__ import annotations
 
 import json
 import math
-import sys
 
 import pytest
 import torch
 from safetensors.torch import load_file
 from transformers import AutoTokenizer
 
-from tests.helpers import REPO_ROOT, fixture_dir
-
-sys.path.insert(0, str(REPO_ROOT / "conversion"))
-from convert_stcka_original_to_hf import convert, main
+from hf_attn.models.stcka.convert_stcka_original_to_hf import convert, main
+from tests.helpers import fixture_dir
 
 ATOL = 1e-5
 

@@ -3,14 +3,11 @@ decoding settings equal to the source model's."""
 
 from __future__ import annotations
 
-import importlib.util
-
 import pytest
 import torch
 from transformers import GenerationConfig, MarianConfig, MarianMTModel
 
 from hf_attn import VaswaniTransformerForConditionalGeneration
-from tests.helpers import REPO_ROOT
 
 SOURCE = torch.tensor([[5, 6, 7, 8, 3], [9, 10, 3, 0, 0]])
 TARGET = torch.tensor([[2, 11, 12, 13], [2, 14, 15, 0]])
@@ -18,11 +15,9 @@ GENERATION = {"max_new_tokens": 10, "do_sample": False, "bad_words_ids": None, "
 
 
 def load_converter():
-    path = REPO_ROOT / "conversion" / "convert_vaswani_transformer_to_hf.py"
-    spec = importlib.util.spec_from_file_location("convert_vaswani_transformer_to_hf", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    from hf_attn.models.vaswani_transformer import convert_vaswani_transformer_to_hf
+
+    return convert_vaswani_transformer_to_hf
 
 
 def paper_like_marian_config() -> MarianConfig:
