@@ -1,4 +1,4 @@
-"""Proto-HATT conversion: parity with the original code's outputs (`../shared/fixtures/proto_hatt`, K = 3), and the
+"""Proto-HATT conversion: parity with the original code's outputs (`../shared/fixtures/proto_hatt`, its own K), and the
 same conversion on checkpoints of other sizes (even K, K = 1, N = 2, the plain Proto model), checked against the
 original's math written out from the fixture README on the original's own key names."""
 
@@ -234,6 +234,6 @@ def test_predict_on_raw_texts_gives_the_original_scores(script):
     ]
     attention = torch.tensor([[result["instance_attention"][name] for name in result["scores"]] for result in results])
     torch.testing.assert_close(attention, expected["ins_att_score"][0], rtol=0, atol=1e-5)
-    with pytest.raises(ValueError, match=r"`support_labels`: .*tied to K = 3"):
+    with pytest.raises(ValueError, match=rf"`support_labels`: .*tied to K = {shots}"):  # the fixture's own K
         model.predict(support[:-1], labels[:-1], queries, tokenizer, support_entities=support_entities[:-1],
                       query_entities=query_entities)  # fmt: skip
