@@ -136,8 +136,12 @@ def register_models(modeling_auto: ModuleType) -> None:
 
 
 def few_shot_heads() -> list[type]:
-    """The heads whose inputs are few-shot episodes (what `pipeline("hf-attn-few-shot", model=...)` loads)."""
-    return [_load(head.model_class) for row in _rows() for head in row.heads if head.inputs == "episodes"]
+    """The heads whose inputs are few-shot episodes (what `pipeline("hf-attn-few-shot", model=...)` loads; called
+    when it loads one, so the rows load then)."""
+    from .data.kinds import EPISODES
+    from .registry import ARCHITECTURES
+
+    return [head.model_class for row in ARCHITECTURES.values() for head in row.heads if head.inputs is EPISODES]
 
 
 def register_pipelines(_: ModuleType) -> None:

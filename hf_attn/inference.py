@@ -41,7 +41,7 @@ def _evaluation_split(options) -> Dataset:
 
 def _evaluation_data(shape: TaskShape, rows: Dataset, options: Any, config: PreTrainedConfig) -> TaskData:
     """The rows in the canonical form of the model's task shape, labels encoded with the model's own label names."""
-    if shape.name == "few_shot":  # classes are names, new at test time: the same episodes as training's held-out
+    if shape.episodic:  # classes are names, new at test time: the same episodes as training's held-out
         canonical, dropped = canonical_few_shot_rows(rows, "evaluation", options.text_column,
                                                      options.label_column or "label")  # fmt: skip
         data = TaskData(train=canonical, eval=canonical, shape=shape.name, text_column="text", label_column="label",

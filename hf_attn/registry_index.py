@@ -28,11 +28,10 @@ class ClassRef:
 
 @dataclass(frozen=True)
 class IndexHead:
-    """A head as its row names it: its class, its Auto class (`None`: none fits) and its input kind's name."""
+    """A head as its row names it: its class and its Auto class (`None`: none fits)."""
 
     model_class: ClassRef
     auto_class: str | None
-    inputs: str
 
 
 @dataclass(frozen=True)
@@ -67,19 +66,10 @@ def _imported_names(tree: ast.Module, package: str) -> dict[str, str]:
     return names
 
 
-def _literal_or_source(node: ast.expr) -> str:
-    """A kind named by its name (a string literal), or by an object: its source text."""
-    return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else ast.unparse(node)
-
-
 def _head(call: ast.Call, ref) -> IndexHead:
-    """A `Head(model_class, auto_class, inputs, ...)` call, positional or by keyword."""
-    arguments = dict(zip(("model_class", "auto_class", "inputs"), call.args, strict=False)) | _keywords(call)
-    return IndexHead(
-        model_class=ref(arguments["model_class"]),
-        auto_class=ast.literal_eval(arguments["auto_class"]),
-        inputs=_literal_or_source(arguments["inputs"]),
-    )
+    """A `Head(model_class, auto_class, ...)` call, positional or by keyword."""
+    arguments = dict(zip(("model_class", "auto_class"), call.args, strict=False)) | _keywords(call)
+    return IndexHead(model_class=ref(arguments["model_class"]), auto_class=ast.literal_eval(arguments["auto_class"]))
 
 
 def read_row(source: Path, package: str) -> IndexRow | None:

@@ -47,7 +47,27 @@ from transformers import (
 
 from .data.collators import LabelSetCollator, PaddingCollator, labels_by_frequency
 from .data.episodes import CLASS_COLUMN, EpisodeDataset, compute_episode_metrics
-from .data.kinds import FEW_SHOT_PREDICTION, MaskSpec
+from .data.kinds import (
+    CHARACTERS,
+    CLASS,
+    DOCUMENT,
+    DOCUMENT_PAIR,
+    EPISODE,
+    EPISODES,
+    FEW_SHOT_PREDICTION,
+    LABEL_SEQUENCE,
+    LABEL_TREE,
+    MULTI_HOT,
+    SENTENCE,
+    SENTENCE_CONCEPTS,
+    SENTENCE_PAIR,
+    SEQ2SEQ,
+    TOKEN_CLASS,
+    TOKEN_VOCAB,
+    InputKind,
+    LabelKind,
+    MaskSpec,
+)
 from .data.task_data import TASK_LAYOUTS, TaskData, TaskLayout
 from .evaluation import (
     RankingMetrics,
@@ -78,10 +98,12 @@ class TaskShape:
     """One kind of task. Subclasses set the class attributes and override the hooks that differ."""
 
     layout: ClassVar[TaskLayout]  # what its rows hold (`hf_attn.data.task_data`): name, needed columns, label sets
-    label_kinds: ClassVar[tuple[str, ...]]  # the `Head.labels` it trains
+    label_kinds: ClassVar[tuple[LabelKind, ...]]  # the `Head.labels` it trains
     # the `Head.inputs` it feeds
-    input_kinds: ClassVar[tuple[str, ...]] = ("sentence", "document", "characters", "sentence_concepts")
+    input_kinds: ClassVar[tuple[InputKind, ...]] = (SENTENCE, DOCUMENT, CHARACTERS, SENTENCE_CONCEPTS)
     variants: ClassVar[tuple[str, ...]] = ()  # shapes that train other heads on the same data
+    # Few-shot: the data are episodes of classes named at test time (held-out episodes, not a label set).
+    episodic: ClassVar[bool] = False
 
     @property
     def name(self) -> str:
@@ -229,7 +251,7 @@ class Classification(TaskShape):
     """A text (sentence or document) and one class: accuracy, and attention on the evidence where it is known."""
 
     layout = TASK_LAYOUTS["classification"]
-    label_kinds = ("class",)
+    label_kinds = (CLASS,)
 
     @torch.no_grad()
     def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
@@ -256,7 +278,7 @@ class PairClassification(Classification):
     """Two texts (premise and hypothesis; a document and its translation) and one class."""
 
     layout = TASK_LAYOUTS["pair_classification"]
-    input_kinds = ("sentence_pair", "document_pair")
+    input_kinds = (SENTENCE_PAIR, DOCUMENT_PAIR)
 
 
 class MultiLabel(TaskShape):
@@ -266,19 +288,19 @@ class MultiLabel(TaskShape):
     hamming loss, micro/macro-F1 and subset accuracy."""
 
     layout = TASK_LAYOUTS["multi_label"]
-    label_kinds = ("label_sequence", "multi_hot")
+    label_kinds = (LABEL_SEQUENCE, MULTI_HOT)
     variants = ("label_tree",)
-    input_kinds = ("sentence", "document", "seq2seq")  # a label-sequence head reads a text and decodes labels
+    input_kinds = (SENTENCE, DOCUMENT, SEQ2SEQ)  # a label-sequence head reads a text and decodes labels
 
     def generates(self, head):
-        return head.labels == "label_sequence"
+        return head.labels is LABEL_SEQUENCE
 
     def label_names(self, data):
         return labels_by_frequency(data.train[data.label_column])
 
     def encoder(self, data, tokenizer, config, head, max_length=None):
         kwargs = {"truncation": max_length is not None, "max_length": max_length}
-        sequence = head.labels == "label_sequence"
+        sequence = head.labels is LABEL_SEQUENCE
 
         def encode(batch: dict[str, list]) -> dict[str, list]:
             encoded = dict(tokenizer(batch[data.text_column], **kwargs))
@@ -293,7 +315,7 @@ class MultiLabel(TaskShape):
         return encode
 
     def metrics(self, head, config, tokenizer, data=None):
-        if head.labels == "label_sequence":
+        if head.labels is LABEL_SEQUENCE:
             return label_sequence_metrics(config)
         return multi_hot_metrics(self.propensities(config, data))
 
@@ -330,7 +352,7 @@ class MultiLabel(TaskShape):
     @torch.no_grad()
     def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
         inputs = _inputs(head, tokenizer, texts, None, model.device)
-        if head.labels == "label_sequence":
+        if head.labels is LABEL_SEQUENCE:
             return [{"labels": labels} for labels in model.predict_label_sets(**inputs)]
         output = model(**inputs, **head.attention_kwargs)
         attended = top_attended(model, head, inputs, output, tokenizer, top_k)
@@ -353,8 +375,8 @@ class LabelTreeClassification(MultiLabel):
     examples × labels is ever held."""
 
     layout = TASK_LAYOUTS["label_tree"]
-    label_kinds = ("label_tree",)
-    input_kinds = ("sentence",)
+    label_kinds = (LABEL_TREE,)
+    input_kinds = (SENTENCE,)
     variants = ()
 
     def generates(self, head):
@@ -420,8 +442,8 @@ class SequenceToSequence(TaskShape):
     Transformer paper's §6.1), BLEU and exact match."""
 
     layout = TASK_LAYOUTS["seq2seq"]
-    label_kinds = ("token_vocab",)
-    input_kinds = ("seq2seq",)
+    label_kinds = (TOKEN_VOCAB,)
+    input_kinds = (SEQ2SEQ,)
 
     def generates(self, head):
         return True
@@ -471,8 +493,8 @@ class LanguageModeling(TaskShape):
     word forwards and the previous one backwards). Reports held-out perplexity, exp(mean token cross-entropy)."""
 
     layout = TASK_LAYOUTS["language_modeling"]
-    label_kinds = ("token_vocab",)
-    input_kinds = ("sentence", "characters")
+    label_kinds = (TOKEN_VOCAB,)
+    input_kinds = (SENTENCE, CHARACTERS)
 
     def encoder(self, data, tokenizer, config, head, max_length=None):
         kwargs = {"truncation": max_length is not None, "max_length": max_length}
@@ -517,7 +539,7 @@ class TokenClassification(TaskShape):
     (ELMo's `<S>`, `</S>`) gets no tag there (-100)."""
 
     layout = TASK_LAYOUTS["token_classification"]
-    label_kinds = ("token_class",)
+    label_kinds = (TOKEN_CLASS,)
 
     def encoder(self, data, tokenizer, config, head, max_length=None):
         kwargs = {"truncation": max_length is not None, "max_length": max_length}
@@ -561,8 +583,9 @@ class FewShotClassification(TaskShape):
     where the task knows them."""
 
     layout = TASK_LAYOUTS["few_shot"]
-    label_kinds = ("episode",)
-    input_kinds = ("episodes",)
+    label_kinds = (EPISODE,)
+    episodic = True
+    input_kinds = (EPISODES,)
 
     def label_names(self, data):
         return None  # classes are names, new at test time: no label set in the config

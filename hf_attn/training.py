@@ -48,6 +48,7 @@ from .cards import TRAINING_FILE, write_model_card
 from .data import get_synthetic_task
 from .data.episodes import CLASS_COLUMN, prepare_few_shot_data
 from .data.files import load_splits, prepare_task_data
+from .data.kinds import EPISODES, SENTENCE_CONCEPTS
 from .data.task_data import TaskData
 from .data.word_vectors import initialise_embeddings
 from .hub import push_model_dir
@@ -164,7 +165,7 @@ def _synthetic_data(options: HfAttnArguments, architecture: Architecture, seed: 
 
 def _infer_shape(options: HfAttnArguments, architecture: Architecture, train_split: Dataset, label: str | None):
     """The task shape the columns given ask for, among those the architecture has a head for."""
-    if architecture.heads and all(head.inputs == "episodes" for head in architecture.heads):
+    if architecture.heads and all(head.inputs is EPISODES for head in architecture.heads):
         wanted = ["few_shot"]
     elif options.target_column:
         wanted = ["seq2seq"]
@@ -221,7 +222,7 @@ def _read_dataset(options: HfAttnArguments, architecture: Architecture, seed: in
     if label is None and not options.target_column:
         label = next((name for name in ("label", "labels") if name in train_split.column_names), None)
     shape = options.shape or _infer_shape(options, architecture, train_split, label)
-    if shape == "few_shot":
+    if TASK_SHAPES[shape].episodic:
         data = prepare_few_shot_data(
             train_split, held_out, options.text_column, label or "label", options.eval_fraction, seed, source
         )
@@ -292,7 +293,7 @@ def _knowledge(options: HfAttnArguments, architecture: Architecture, data: TaskD
     """A concept tokenizer's knowledge (STCKA): the knowledge base of `--concepts` (or the task's), the texts'
     `--concept_column`, or with `--no_concepts` an empty knowledge base (the paper's ablation without concepts:
     every concept set empty). Errors name the flags."""
-    if architecture.tokenizer != "concepts":
+    if not any(head.inputs is SENTENCE_CONCEPTS for head in architecture.heads):
         if options.no_concepts:
             raise ValueError(f"--no_concepts is an option of concept models (STCKA), not of {architecture.name}.")
         return {}
@@ -580,7 +581,7 @@ def _card_example(data: TaskData, config) -> dict[str, Any] | None:
     rows = data.eval
     if not len(rows) or data.text_column not in rows.column_names or not isinstance(rows[0][data.text_column], str):
         return None
-    if data.shape != "few_shot":
+    if not TASK_SHAPES[data.shape].episodic:
         example = {"text": rows[0][data.text_column]}
         if data.pair_column and isinstance(rows[0].get(data.pair_column), str):
             example["pair"] = rows[0][data.pair_column]

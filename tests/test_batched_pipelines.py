@@ -44,7 +44,7 @@ NOT_SERVED_YET: dict[str, str] = {}
 
 
 def served(head) -> bool:
-    return head.inputs == "episodes" or TASK_AUTO_CLASSES.get(head.pipeline_tag) == head.auto_class
+    return head.inputs.name == "episodes" or TASK_AUTO_CLASSES.get(head.pipeline_tag) == head.auto_class
 
 
 def _close(one, eight) -> None:
@@ -77,7 +77,7 @@ def test_batched_pipeline_equals_one_at_a_time(architecture, head):
         config = tiny_config(architecture, vocab_size=max(len(tokenizer), config.vocab_size))
     model = head.model_class(config).eval()
     texts, options = TEXTS, {}
-    if head.inputs == "episodes":
+    if head.inputs.name == "episodes":
         pipe = pipeline("hf-attn-few-shot", model=model, tokenizer=tokenizer)
         shots = getattr(config, "num_shots", 2)  # a feature attention may be tied to K
         support = {"f": ["the food", "good food", "the food was fine", "great food"][:shots],

@@ -266,7 +266,7 @@ def test_train_help_all_lists_every_training_argument(capsys):
 
 def test_the_light_listing_is_the_registry():
     """The index `hf-attn list` and Auto registration read without importing equals the imported registry, row by
-    row: classes (by module and name), Auto classes, input kinds and tokenizer kinds."""
+    row: classes (by module and name), Auto classes and tokenizer kinds."""
     from hf_attn.registry_index import ClassRef, read_index
 
     def ref(cls: type) -> ClassRef:
@@ -283,8 +283,8 @@ def test_the_light_listing_is_the_registry():
             ref(architecture.config_class),
             ref(architecture.base_model_class),
         )
-        assert [(head.model_class, head.auto_class, head.inputs) for head in row.heads] == [
-            (ref(head.model_class), head.auto_class, head.inputs.name) for head in architecture.heads
+        assert [(head.model_class, head.auto_class) for head in row.heads] == [
+            (ref(head.model_class), head.auto_class) for head in architecture.heads
         ]
 
 

@@ -49,9 +49,9 @@ def dynamic_shapes(head, inputs: dict[str, torch.Tensor]) -> tuple:
     for name, value in inputs.items():
         axes = {0: torch.export.Dim.DYNAMIC}
         if "input_ids" in name or "attention_mask" in name:
-            if head.inputs == "characters" or "char_" in name:  # (B, T, characters): the tokens are axis 1
+            if head.inputs.name == "characters" or "char_" in name:  # (B, T, characters): the tokens are axis 1
                 lengths = [1]
-            elif head.inputs in ("document", "document_pair"):
+            elif head.inputs.name in ("document", "document_pair"):
                 lengths = [1, 2]
             else:
                 lengths = [value.dim() - 1]

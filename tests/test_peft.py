@@ -84,7 +84,7 @@ def test_lora_trains_saves_reloads_and_merges(architecture, head, tmp_path):
 @torch.no_grad()
 @pytest.mark.parametrize(("architecture", "head"), all_heads())
 def test_inputs_embeds_give_the_outputs_of_their_ids(architecture, head):
-    if head.inputs == "episodes":
+    if head.inputs.name == "episodes":
         pytest.skip("a few-shot episode is many texts (support and queries): PEFT has no task type for it")
     if head.auto_class is None:  # pair heads, the label tree
         pytest.skip(f"{head.model_class.__name__} has no Auto class: PEFT never wraps it")
@@ -93,7 +93,7 @@ def test_inputs_embeds_give_the_outputs_of_their_ids(architecture, head):
     model = head.model_class(config).eval()
     inputs = make_inputs(head, config, LENGTHS)
     embedded = {name: value for name, value in inputs.items() if name != "input_ids"}
-    if head.inputs == "characters":  # ELMo's token vectors x_k are what its character CNN makes of each token
+    if head.inputs.name == "characters":  # ELMo's token vectors x_k are what its character CNN makes of each token
         embedded["inputs_embeds"] = model.base_model(**inputs).token_embeddings
     else:
         embedded["inputs_embeds"] = model.get_input_embeddings()(inputs["input_ids"])

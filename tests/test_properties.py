@@ -108,10 +108,10 @@ def corpus_tokenizer(kind: str):
 def encode(architecture, head, tokenizer, texts: list[str]) -> dict[str, torch.Tensor]:
     """The head's inputs for `texts`, as a user builds them with the architecture's tokenizer."""
     inputs = dict(tokenizer(texts, padding=True, return_tensors="pt"))
-    if head.inputs in ("sentence_pair", "document_pair"):
+    if head.inputs.name in ("sentence_pair", "document_pair"):
         pair = tokenizer(texts[::-1], padding=True, return_tensors="pt")
         inputs.update(pair_input_ids=pair["input_ids"], pair_attention_mask=pair["attention_mask"])
-    elif head.inputs == "seq2seq":
+    elif head.inputs.name == "seq2seq":
         inputs["decoder_input_ids"] = torch.full((len(texts), 1), tiny_config(architecture).decoder_start_token_id)
     return inputs
 
@@ -134,7 +134,7 @@ def test_tokenizers_take_any_string(kind, texts):
 def test_any_string_reaches_the_model_through_its_tokenizer(architecture, head, texts):
     model = head.model_class(tiny_config(architecture)).eval()
     tokenizer = corpus_tokenizer(architecture.tokenizer)
-    if head.inputs == "episodes":  # a support set of the same strings, through the user's `predict`
+    if head.inputs.name == "episodes":  # a support set of the same strings, through the user's `predict`
         config = model.config
         shots = [texts[i % len(texts)] for i in range(config.num_ways * config.num_shots)]
         labels = [f"class {i // config.num_shots}" for i in range(len(shots))]
@@ -195,7 +195,7 @@ def test_left_padding_is_refused_or_changes_nothing(architecture, head, lengths,
         return
     expected = model(**inputs).logits
     mask = inputs["attention_mask"].bool()
-    if expected.dim() == 3 and head.inputs not in ("seq2seq", "episodes"):  # a prediction per token: move back
+    if expected.dim() == 3 and head.inputs.name not in ("seq2seq", "episodes"):  # a prediction per token: move back
         source = (torch.arange(mask.size(-1)) + shifts["attention_mask"]) % mask.size(-1)
         moved = moved.gather(1, source[..., None].expand_as(moved))
         expected, moved = expected[mask], moved[mask]

@@ -21,7 +21,7 @@ MEAN_POOL_ROW = '''
 
 from hf_attn.registry_row import Architecture, Head, Paper
 
-from . import kinds  # noqa: F401  (registers the weighted_sentence input kind)
+from .kinds import WEIGHTED_SENTENCE
 from .configuration_mean_pool import MeanPoolConfig
 from .modeling_mean_pool import MeanPoolForSequenceClassification, MeanPoolModel
 
@@ -34,7 +34,7 @@ ARCHITECTURE = Architecture(
         Head(
             MeanPoolForSequenceClassification,
             "AutoModelForSequenceClassification",
-            "weighted_sentence",
+            WEIGHTED_SENTENCE,
             "text-classification",
         ),
     ),
@@ -163,7 +163,7 @@ class WeightedSentence(InputKind):
         return inputs
 
 
-register_input_kind(WeightedSentence())
+WEIGHTED_SENTENCE = register_input_kind(WeightedSentence())
 """
 
 MEAN_POOL_TEST = """

@@ -27,7 +27,7 @@ def test_an_empty_batch_or_a_zero_length_axis_is_refused_naming_input_ids(archit
     no_examples = {name: tensor[:0] for name, tensor in inputs.items()}
     with pytest.raises(ValueError, match=r"`input_ids` is empty"):
         model(**no_examples)
-    axis = 2 if head.inputs == "document" else 1  # documents: no words; everything else: no tokens
+    axis = 2 if head.inputs.name == "document" else 1  # documents: no words; everything else: no tokens
     no_positions = {
         name: tensor.narrow(axis, 0, 0) if name in ("input_ids", "attention_mask") else tensor
         for name, tensor in inputs.items()
@@ -44,7 +44,7 @@ def test_labels_of_the_wrong_batch_size_or_out_of_range_are_refused(architecture
     with pytest.raises(ValueError, match=r"`labels` must have"):
         model(**inputs, labels=labels[:1])
     wrong = labels.clone()
-    if head.labels in ("multi_hot", "label_tree"):
+    if head.labels.name in ("multi_hot", "label_tree"):
         wrong[0, 0] = 2.0
         message = r"`labels` must hold multi-hot values in \[0, 1\]"
     else:

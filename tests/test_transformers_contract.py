@@ -21,7 +21,7 @@ def build(architecture, head):
 @torch.no_grad()
 @pytest.mark.parametrize(("architecture", "head"), all_heads())
 def test_no_mask_means_every_position_is_real_pad_ids_included(architecture, head):
-    if head.inputs == "characters":
+    if head.inputs.name == "characters":
         pytest.skip("ELMo's ids are a token's characters: a position without any character is no token (bilm-tf)")
     model, config = build(architecture, head)
     inputs = make_inputs(head, config, LENGTHS)
@@ -48,7 +48,7 @@ def _left_padded(ids: torch.Tensor, mask: torch.Tensor) -> tuple[torch.Tensor, t
 @torch.no_grad()
 @pytest.mark.parametrize(("architecture", "head"), all_heads())
 def test_left_padding_gives_the_same_outputs_or_is_refused(architecture, head):
-    if head.inputs != "sentence" or head.labels.per_token:
+    if head.inputs.name != "sentence" or head.labels.per_token:
         pytest.skip("one text of token ids with one prediction per text: other inputs have no single padding side")
     model, config = build(architecture, head)
     inputs = make_inputs(head, config, LENGTHS)

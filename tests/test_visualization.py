@@ -49,7 +49,7 @@ def build(architecture, head):
 def view_options(head, model) -> dict:
     """What a head's view needs besides the text: a few-shot support set (K shots of 2 classes, with entity word
     indices for a relation model)."""
-    if head.inputs != "episodes":
+    if head.inputs.name != "episodes":
         return {}
     shots = getattr(model.config, "num_shots", 2)
     rows = [("good", "the food was great"), ("bad", "the service was awful")]
@@ -79,7 +79,7 @@ def check_png(path) -> None:
 @pytest.mark.parametrize(("architecture", "head"), HEADS)
 def test_every_head_is_drawn_as_html_and_png_or_says_why_not(architecture, head, tmp_path):
     model, tokenizer = build(architecture, head)
-    pair = "the food was great" if "pair" in head.inputs else None
+    pair = "the food was great" if head.inputs.pair else None
     if head.model_class.__name__ in NO_PICTURE:
         with pytest.raises(ValueError, match=r"no attention|nothing to draw"):
             visualize(model, tokenizer, TEXTS[0], pair=pair, **view_options(head, model))

@@ -319,13 +319,12 @@ def prepare_task_data(
     if needs_label and label_column is None:
         raise ValueError(f"A {shape} task needs --label-column.")
     if "pair_column" in layout.needs and pair_column is None:
-        option = "--target-column" if shape == "seq2seq" else "--text-pair-column"
-        raise ValueError(f"A {shape} task needs {option}.")
+        raise ValueError(f"A {shape} task needs {layout.pair_option}.")
     splits = {"train": train, "held-out": held_out}
     for split_name in splits:
         for option, name in (
             ("--text-column", text_column),
-            ("--target-column" if shape == "seq2seq" else "--text-pair-column", pair_column),
+            (layout.pair_option, pair_column),
             ("--label-column", label_column if needs_label else None),
         ):
             splits[split_name] = _column(splits[split_name], name, option, named[split_name])
@@ -359,7 +358,7 @@ def prepare_task_data(
         if _is_empty(row[text_column]):
             return "empty text"
         if pair_column is not None and _is_empty(row[pair_column]):
-            return "empty " + ("target" if shape == "seq2seq" else "second text")
+            return f"empty {layout.pair_is}"
         if needs_label:
             value = row[label_column]
             if value is None or (classes and value in NO_LABEL) or (classes and ids and int(value) < 0):

@@ -20,10 +20,11 @@ by name, that the rest of hf_attn asks instead of comparing names.
       attention_mask/blocks             BiBloSA's intra-block maps (B, 2, m, r, r)
       attention_mask/block_summaries    BiBloSA's inter-block maps (B, 2, m, m)
 
-A kind is the string of its name (`head.inputs == "sentence_pair"`, `"pair" in head.inputs`), so code written
-against the names keeps working. A new kind is a subclass registered from its own module
-(`register_input_kind(MyKind())`, imported by the model folder's `__init__`); nothing else changes
-(tests/test_registry.py adds one from a temporary folder).
+A kind is an object, one per class (`SENTENCE`, `DOCUMENT`, `EPISODES`, ... `CLASS`, `LABEL_SEQUENCE`, ...): code
+asks it (`head.inputs.pair`) or compares it to another kind (`head.labels is LABEL_SEQUENCE`), never its name to a
+string. A name is looked up once, where a string gives it (`get_input_kind`). A new kind is a subclass registered
+from its own module (`MY_KIND = register_input_kind(MyKind())`, imported by the model folder's `architecture.py`,
+whose row names it); nothing else changes (tests/test_registry.py adds one from a temporary folder).
 
 Shape legend: B examples, T tokens, S sentences, C characters per word, Q queries, N classes, K shots.
 """
@@ -155,20 +156,19 @@ def output_vocab_size(config: PreTrainedConfig) -> int:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-class InputKind(str):
+class InputKind:
     """What a head reads (module docstring). Subclasses set `name` and override what differs from one text of
-    token ids (`input_ids`, `attention_mask` `(B, T)`). A kind is the string of its name, so code that reads
-    `head.inputs` as a name keeps working."""
+    token ids (`input_ids`, `attention_mask` `(B, T)`)."""
 
     name: ClassVar[str]
     pair: ClassVar[bool] = False  # reads a second text (`pair_input_ids`, `pair_attention_mask`)
     viewable: ClassVar[bool] = True  # the generic attention view draws its maps over the text's tokens
 
-    def __new__(cls) -> InputKind:
-        return super().__new__(cls, cls.name)
-
     def __repr__(self) -> str:
         return f"<input kind {self.name}>"
+
+    def __str__(self) -> str:  # messages name the kind
+        return self.name
 
     def mask_of(self, name: str) -> str | None:
         """The mask whose positions input `name` has (`None`: none, e.g. entity positions)."""
@@ -287,7 +287,7 @@ class Characters(InputKind):
         return {"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"]}
 
 
-class SequenceToSequence(InputKind):
+class SourceAndTarget(InputKind):
     """A source text and a target read by a decoder: `input_ids` `(B, T)` and `decoder_input_ids` `(B, T')` (the
     labels, shifted, in training)."""
 
@@ -388,18 +388,17 @@ class Episodes(InputKind):
 # ---------------------------------------------------------------------------------------------------------------
 
 
-class LabelKind(str):
-    """What a head's `labels` are (module docstring). Subclasses set `name` and the example labels and logits. A
-    kind is the string of its name."""
+class LabelKind:
+    """What a head's `labels` are (module docstring). Subclasses set `name` and the example labels and logits."""
 
     name: ClassVar[str]
     per_token: ClassVar[bool] = False  # a label per token (-100 at padding): token losses, scored per token
 
-    def __new__(cls) -> LabelKind:
-        return super().__new__(cls, cls.name)
-
     def __repr__(self) -> str:
         return f"<label kind {self.name}>"
+
+    def __str__(self) -> str:  # messages name the kind
+        return self.name
 
     def example_labels(
         self, config: PreTrainedConfig, inputs: dict[str, torch.Tensor], input_kind: InputKind,
@@ -527,9 +526,19 @@ def get_label_kind(kind: str | LabelKind) -> LabelKind:
     return _get(LABEL_KINDS, kind, "label")
 
 
-for _kind in (Sentence(), SentencePair(), Document(), DocumentPair(), Characters(), SequenceToSequence(),
-              SentenceConcepts(), Episodes()):  # fmt: skip
-    register_input_kind(_kind)
-for _labels in (ClassLabels(), MultiHot(), LabelTreeLabels(), TokenClass(), TokenVocabulary(), LabelSequence(),
-                EpisodeLabels()):  # fmt: skip
-    register_label_kind(_labels)
+SENTENCE = register_input_kind(Sentence())
+SENTENCE_PAIR = register_input_kind(SentencePair())
+DOCUMENT = register_input_kind(Document())
+DOCUMENT_PAIR = register_input_kind(DocumentPair())
+CHARACTERS = register_input_kind(Characters())
+SEQ2SEQ = register_input_kind(SourceAndTarget())
+SENTENCE_CONCEPTS = register_input_kind(SentenceConcepts())
+EPISODES = register_input_kind(Episodes())
+
+CLASS = register_label_kind(ClassLabels())
+MULTI_HOT = register_label_kind(MultiHot())
+LABEL_TREE = register_label_kind(LabelTreeLabels())
+TOKEN_CLASS = register_label_kind(TokenClass())
+TOKEN_VOCAB = register_label_kind(TokenVocabulary())
+LABEL_SEQUENCE = register_label_kind(LabelSequence())
+EPISODE = register_label_kind(EpisodeLabels())

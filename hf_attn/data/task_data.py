@@ -40,6 +40,8 @@ class TaskLayout:
     needs: tuple[str, ...] = ("label_column",)
     label_sets: bool = False
     label_format: str = "class"
+    pair_option: str = "--text-pair-column"  # the option naming the second text's column
+    pair_is: str = "second text"  # what the second text is, in messages
 
     @property
     def has_labels(self) -> bool:
@@ -54,7 +56,9 @@ TASK_LAYOUTS: dict[str, TaskLayout] = {
         TaskLayout("pair_classification", needs=("label_column", "pair_column")),
         TaskLayout("multi_label", label_sets=True, label_format="label_set"),
         TaskLayout("label_tree", label_sets=True, label_format="label_set"),
-        TaskLayout("seq2seq", needs=("pair_column",), label_format="none"),
+        TaskLayout(
+            "seq2seq", needs=("pair_column",), label_format="none", pair_option="--target-column", pair_is="target"
+        ),
         TaskLayout("language_modeling", needs=(), label_format="none"),
         TaskLayout("token_classification", label_format="tags"),
         TaskLayout("few_shot", label_format="episode_class"),

@@ -29,7 +29,7 @@ from typing import Any
 import torch
 from transformers import GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase
 
-from ..data.kinds import INPUT_KINDS, MaskSpec, get_input_kind
+from ..data.kinds import CLASS, INPUT_KINDS, SENTENCE, MaskSpec
 from ..tokenization.concepts import ids_to_tokens
 from .figure import HeatmapPanel, TextPanel
 
@@ -39,7 +39,7 @@ MAX_TOKENS = 512
 def encode(head, tokenizer: PreTrainedTokenizerBase, text: str, pair: str | None) -> dict[str, torch.Tensor]:
     """The model's inputs for one text (and its pair, for pair heads; `head` None: a head of one text), as the head's
     input kind encodes texts, refusing texts too long to draw."""
-    kind = get_input_kind("sentence") if head is None else head.inputs
+    kind = SENTENCE if head is None else head.inputs
     inputs = kind.encode(tokenizer, [text], None if pair is None or not kind.pair else [pair])
     for name, ids in inputs.items():
         if name.endswith("input_ids") and ids.shape[-1] > MAX_TOKENS:
@@ -148,7 +148,7 @@ def generic_view(model: PreTrainedModel, head, tokenizer, text: str, pair: str |
     inputs = encode(head, tokenizer, text, pair)
     output = model(**{name: tensor.to(model.device) for name, tensor in inputs.items()}, **head.attention_kwargs)
     caption = "weights as the model computes them"
-    if head.labels == "class":
+    if head.labels is CLASS:
         caption = f"{prediction_caption(model, output.logits)}; {caption}"
     return maps_panels(model, head, tokenizer, inputs, output), caption
 

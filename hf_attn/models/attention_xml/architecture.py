@@ -1,5 +1,6 @@
 """The registry row of AttentionXML (`hf_attn.registry_row.Architecture`)."""
 
+from hf_attn.data.kinds import LABEL_TREE, MULTI_HOT, SENTENCE
 from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_attention_xml import AttentionXmlConfig
@@ -20,9 +21,9 @@ ARCHITECTURE = Architecture(
         Head(
             AttentionXmlForSequenceClassification,
             "AutoModelForSequenceClassification",
-            "sentence",
+            SENTENCE,
             "text-classification",
-            labels="multi_hot",
+            labels=MULTI_HOT,
             attention_fields=("label_attentions",),
             # One map per label over the whole text: a label's evidence words are scored by the label's own row,
             # which the task shape's evidence column (one position per example) cannot name.
@@ -31,9 +32,9 @@ ARCHITECTURE = Architecture(
         Head(
             AttentionXmlForLabelTree,
             None,  # `AutoModelForSequenceClassification` is the flat model's; load with this class or `hf-attn`
-            "sentence",
+            SENTENCE,
             "text-classification",
-            labels="label_tree",
+            labels=LABEL_TREE,
             attention_fields=("label_attentions",),  # the last level's, for the candidates it scored
             scores_evidence=False,
         ),

@@ -5,6 +5,7 @@ path probability with the label tree), best first, one row each, the score in th
 
 from __future__ import annotations
 
+from hf_attn.data.kinds import LABEL_TREE
 from hf_attn.visualization.figure import HeatmapPanel
 from hf_attn.visualization.views import encode, real_tokens
 
@@ -18,7 +19,7 @@ def top_labels_view(
     inputs = {name: tensor.to(model.device) for name, tensor in encode(head, tokenizer, text, None).items()}
     tokens = real_tokens(tokenizer, {name: tensor.cpu() for name, tensor in inputs.items()}, "attention_mask")
     names = model.config.id2label
-    if head.labels == "label_tree":  # the beam's last level scored `candidates`; their maps are its rows
+    if head.labels is LABEL_TREE:  # the beam's last level scored `candidates`; their maps are its rows
         output = model(**inputs, top_k=top_k)
         labels, scores = output.top_labels[0].tolist(), output.top_scores[0].float().tolist()
         candidates = output.candidates[0].tolist()

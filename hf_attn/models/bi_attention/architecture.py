@@ -1,5 +1,6 @@
 """The registry row of BI-Attention (attention-based bilingual LSTM) (`hf_attn.registry_row.Architecture`)."""
 
+from hf_attn.data.kinds import DOCUMENT_PAIR
 from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_bi_attention import BiAttentionConfig
@@ -14,7 +15,7 @@ ARCHITECTURE = Architecture(
         Head(
             BiAttentionForDocumentClassification,
             "AutoModelForSequenceClassification",
-            "document_pair",
+            DOCUMENT_PAIR,
             "text-classification",
             attention_fields=(
                 "pair_sentence_attentions",

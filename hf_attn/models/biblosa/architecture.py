@@ -1,5 +1,6 @@
 """The registry row of Bi-BloSAN (Bi-Directional Block Self-Attention) (`hf_attn.registry_row.Architecture`)."""
 
+from hf_attn.data.kinds import SENTENCE, SENTENCE_PAIR
 from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_biblosa import BiBlosaConfig
@@ -23,7 +24,7 @@ ARCHITECTURE = Architecture(
         Head(
             BiBlosaForSequenceClassification,
             "AutoModelForSequenceClassification",
-            "sentence",
+            SENTENCE,
             "text-classification",
             attention_kwargs={"output_attentions": True},  # the inter-block maps, quadratic in m, only when asked
             attention_fields=_SENTENCE_FIELDS,
@@ -31,7 +32,7 @@ ARCHITECTURE = Architecture(
         Head(
             BiBlosaForPairClassification,
             None,
-            "sentence_pair",
+            SENTENCE_PAIR,
             "text-classification",
             attention_kwargs={"output_attentions": True},
             attention_fields=_SENTENCE_FIELDS + tuple(f"pair_{field}" for field in _SENTENCE_FIELDS),

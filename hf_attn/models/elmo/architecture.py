@@ -1,5 +1,6 @@
 """The registry row of ELMo (deep contextualized word representations) (`hf_attn.registry_row.Architecture`)."""
 
+from hf_attn.data.kinds import CHARACTERS, TOKEN_CLASS, TOKEN_VOCAB
 from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_elmo import ElmoConfig
@@ -23,17 +24,17 @@ ARCHITECTURE = Architecture(
         Head(
             ElmoForTokenClassification,
             "AutoModelForTokenClassification",
-            "characters",
+            CHARACTERS,
             "token-classification",
-            labels="token_class",
+            labels=TOKEN_CLASS,
         ),
         Head(
             ElmoForSequenceClassification,
             "AutoModelForSequenceClassification",
-            "characters",
+            CHARACTERS,
             "text-classification",
         ),
-        Head(ElmoForBidirectionalLanguageModeling, "AutoModelForPreTraining", "characters", labels="token_vocab"),
+        Head(ElmoForBidirectionalLanguageModeling, "AutoModelForPreTraining", CHARACTERS, labels=TOKEN_VOCAB),
     ),
     paper=Paper(
         title="Deep contextualized word representations",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import torch
 
+from hf_attn.data.kinds import CLASS
 from hf_attn.tokenization.elmo import BOS_TOKEN, EOS_TOKEN
 from hf_attn.visualization.figure import HeatmapPanel
 from hf_attn.visualization.views import encode, prediction_caption
@@ -26,7 +27,7 @@ def scalar_mix_view(model, head, tokenizer, text: str, pair: str | None = None) 
     panel = HeatmapPanel(title, [weights.tolist()], [f"s (γ = {gamma:.3f})"], layers)
     inputs = {name: tensor.to(model.device) for name, tensor in encode(head, tokenizer, text, None).items()}
     logits = model(**inputs).logits
-    if head.labels == "class":
+    if head.labels is CLASS:
         return [panel], prediction_caption(model, logits)
     words = tokenizer.sentence_tokens(text)
     tags = [model.config.id2label.get(int(index), str(int(index))) for index in logits[0].argmax(-1).tolist()]

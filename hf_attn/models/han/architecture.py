@@ -1,5 +1,6 @@
 """The registry row of Hierarchical Attention Network (HAN) (`hf_attn.registry_row.Architecture`)."""
 
+from hf_attn.data.kinds import DOCUMENT
 from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_han import HanConfig
@@ -14,7 +15,7 @@ ARCHITECTURE = Architecture(
         Head(
             HanForDocumentClassification,
             "AutoModelForSequenceClassification",
-            "document",
+            DOCUMENT,
             "text-classification",
             attention_fields=("sentence_attentions", "word_attentions"),
         ),

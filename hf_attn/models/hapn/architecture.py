@@ -1,6 +1,7 @@
 """The registry row of HAPN (`hf_attn.registry_row.Architecture`)."""
 
 from hf_attn.data import episodes as _episodes  # noqa: F401  (registers the few-shot synthetic tasks)
+from hf_attn.data.kinds import EPISODE, EPISODES
 from hf_attn.registry_row import Architecture, Head, Paper
 from hf_attn.visualization.views import few_shot_view
 
@@ -16,9 +17,9 @@ ARCHITECTURE = Architecture(
         Head(
             HapnForFewShotClassification,
             None,  # transformers has no few-shot Auto class: load with this class, or pipeline("hf-attn-few-shot")
-            "episodes",
+            EPISODES,
             "text-classification",
-            labels="episode",
+            labels=EPISODE,
             attention_fields=("word_attentions", "support_word_attentions", "instance_attentions"),
         ),
     ),

@@ -1,5 +1,6 @@
 """The registry row of Structured Self-Attentive Sentence Embedding (`hf_attn.registry_row.Architecture`)."""
 
+from hf_attn.data.kinds import SENTENCE, SENTENCE_PAIR
 from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_lin_self_attentive import LinSelfAttentiveConfig
@@ -19,14 +20,14 @@ ARCHITECTURE = Architecture(
         Head(
             LinSelfAttentiveForSequenceClassification,
             "AutoModelForSequenceClassification",
-            "sentence",
+            SENTENCE,
             "text-classification",
             attention_fields=("hop_attentions",),
         ),
         Head(
             LinSelfAttentiveForPairClassification,
             None,
-            "sentence_pair",
+            SENTENCE_PAIR,
             "text-classification",
             attention_fields=("hop_attentions", "pair_hop_attentions"),
         ),

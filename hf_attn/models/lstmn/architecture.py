@@ -1,5 +1,6 @@
 """The registry row of LSTMN (Long Short-Term Memory-Network) (`hf_attn.registry_row.Architecture`)."""
 
+from hf_attn.data.kinds import SENTENCE, SENTENCE_PAIR, TOKEN_VOCAB
 from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_lstmn import LstmnConfig
@@ -22,7 +23,7 @@ ARCHITECTURE = Architecture(
         Head(
             LstmnForSequenceClassification,
             "AutoModelForSequenceClassification",
-            "sentence",
+            SENTENCE,
             "text-classification",
             attention_kwargs={"output_attentions": True},
             attention_fields=("intra_attentions",),
@@ -31,7 +32,7 @@ ARCHITECTURE = Architecture(
         Head(
             LstmnForPairClassification,
             None,
-            "sentence_pair",
+            SENTENCE_PAIR,
             "text-classification",
             attention_kwargs={"output_attentions": True},
             attention_fields=("inter_attentions", "intra_attentions", "pair_intra_attentions"),
@@ -39,9 +40,9 @@ ARCHITECTURE = Architecture(
         Head(
             LstmnForCausalLM,
             "AutoModelForCausalLM",
-            "sentence",
+            SENTENCE,
             "text-generation",
-            labels="token_vocab",
+            labels=TOKEN_VOCAB,
             attention_kwargs={"output_attentions": True},
             attention_fields=("intra_attentions",),
             scores_evidence=False,

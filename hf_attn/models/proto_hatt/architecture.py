@@ -1,6 +1,7 @@
 """The registry row of Proto-HATT (`hf_attn.registry_row.Architecture`)."""
 
 from hf_attn.data import episodes as _episodes  # noqa: F401  (registers the few-shot synthetic tasks)
+from hf_attn.data.kinds import EPISODE, EPISODES
 from hf_attn.registry_row import Architecture, Head, Paper
 from hf_attn.visualization.views import few_shot_view
 
@@ -21,18 +22,18 @@ ARCHITECTURE = Architecture(
         Head(
             ProtoHattForFewShotClassification,
             None,  # transformers has no few-shot Auto class: load with this class, or pipeline("hf-attn-few-shot")
-            "episodes",
+            EPISODES,
             "text-classification",
-            labels="episode",
+            labels=EPISODE,
             attention_fields=("instance_attentions",),
             scores_evidence=False,  # a distribution over support instances, not over a text's words
         ),
         Head(
             ProtoHattProtoNetForFewShotClassification,
             None,
-            "episodes",
+            EPISODES,
             "text-classification",
-            labels="episode",
+            labels=EPISODE,
         ),
     ),
     paper=Paper(

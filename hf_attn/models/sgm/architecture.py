@@ -1,5 +1,6 @@
 """The registry row of SGM (`hf_attn.registry_row.Architecture`)."""
 
+from hf_attn.data.kinds import LABEL_SEQUENCE, MULTI_HOT, SENTENCE, SEQ2SEQ
 from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_sgm import SgmConfig
@@ -24,17 +25,17 @@ ARCHITECTURE = Architecture(
         Head(
             SgmForMultiLabelGeneration,
             "AutoModelForSeq2SeqLM",
-            "seq2seq",
+            SEQ2SEQ,
             "text-classification",
-            labels="label_sequence",
+            labels=LABEL_SEQUENCE,
             attention_fields=("cross_attentions",),
         ),
         Head(
             SgmForMultiLabelClassification,
             "AutoModelForSequenceClassification",
-            "sentence",
+            SENTENCE,
             "text-classification",
-            labels="multi_hot",
+            labels=MULTI_HOT,
         ),
     ),
     paper=Paper(

@@ -1,6 +1,7 @@
 """The registry row of STCKA (`hf_attn.registry_row.Architecture`)."""
 
 from hf_attn.data import knowledge  # noqa: F401 (registers the concept_topics task)
+from hf_attn.data.kinds import SENTENCE_CONCEPTS
 from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_stcka import StckaConfig
@@ -16,7 +17,7 @@ ARCHITECTURE = Architecture(
         Head(
             StckaForSequenceClassification,
             "AutoModelForSequenceClassification",
-            "sentence_concepts",
+            SENTENCE_CONCEPTS,
             "text-classification",
             attention_fields=("concept_attentions", "cst_attentions", "ccs_attentions", "self_attentions"),
         ),

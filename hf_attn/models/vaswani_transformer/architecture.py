@@ -1,5 +1,6 @@
 """The registry row of Transformer (Attention Is All You Need) (`hf_attn.registry_row.Architecture`)."""
 
+from hf_attn.data.kinds import SEQ2SEQ, TOKEN_VOCAB
 from hf_attn.registry_row import Architecture, Head, Paper
 
 from .configuration_vaswani_transformer import VaswaniTransformerConfig
@@ -19,10 +20,10 @@ ARCHITECTURE = Architecture(
         Head(
             VaswaniTransformerForConditionalGeneration,
             "AutoModelForSeq2SeqLM",
-            "seq2seq",
+            SEQ2SEQ,
             "translation",
             attention_kwargs={"output_attentions": True},
-            labels="token_vocab",
+            labels=TOKEN_VOCAB,
             attention_fields=("cross_attentions", "encoder_attentions", "decoder_attentions"),
         ),
     ),
