@@ -72,7 +72,8 @@ def register_tokenizers(tokenization_auto: ModuleType) -> None:
     configuration_auto = importlib.import_module(CONFIGURATION_AUTO)
     for row in _rows():
         config_class = configuration_auto.CONFIG_MAPPING[row.name]
-        tokenizer = tokenizer_class(row.tokenizer)  # marked for AutoTokenizer by its class (`_auto_class`)
+        kind = _load(row.tokenizer) if isinstance(row.tokenizer, ClassRef) else row.tokenizer
+        tokenizer = tokenizer_class(kind)  # marked for AutoTokenizer by its class (`_auto_class`)
         tokenization_auto.AutoTokenizer.register(config_class, tokenizer_class=tokenizer, exist_ok=True)
 
 

@@ -28,21 +28,12 @@ __all__ = ["Architecture", "Head", "Paper", "get_architecture", "list_models", "
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 CARDS_DIR = Path(__file__).resolve().parent / "model_cards"
 
-# Tokenizer kind -> the module and name of the class `AutoTokenizer` gives for an architecture's folders (imported
-# when registered: `tokenizer_class`).
-TOKENIZER_KINDS: dict[str, tuple[str, str]] = {
-    "word_level": ("hf_attn.tokenization.base", "HfAttnTokenizerFast"),
-    "bpe": ("hf_attn.tokenization.base", "HfAttnTokenizerFast"),
-    "document": ("hf_attn.tokenization.document", "DocumentTokenizerFast"),
-    "characters": ("hf_attn.tokenization.elmo", "ElmoCharacterTokenizerFast"),
-    "concepts": ("hf_attn.tokenization.concepts", "ConceptTokenizerFast"),
-}
 
+def tokenizer_class(kind: Any) -> type[PreTrainedTokenizerFast]:
+    """The tokenizer class `AutoTokenizer` gives for a tokenizer kind (or its name)."""
+    from .tokenization.kinds import get_tokenizer_kind
 
-def tokenizer_class(kind: str) -> type[PreTrainedTokenizerFast]:
-    """The tokenizer class of a tokenizer kind (`TOKENIZER_KINDS`)."""
-    module, name = TOKENIZER_KINDS[kind]
-    return getattr(importlib.import_module(module), name)
+    return get_tokenizer_kind(kind).tokenizer_class
 
 
 def _check_row(name: str, folder: Path, module: Any, cards_dir: Path) -> Architecture:
@@ -70,8 +61,6 @@ def _check_row(name: str, folder: Path, module: Any, cards_dir: Path) -> Archite
             raise ValueError(
                 f"{where}: {head.model_class.__name__}'s fields {unknown} have no mask in attention_fields."
             )
-    if row.tokenizer not in TOKENIZER_KINDS:
-        raise ValueError(f"{where}: unknown tokenizer kind {row.tokenizer!r}; known: {sorted(TOKENIZER_KINDS)}.")
     if row.converter is not None and not (folder / f"{row.converter}.py").is_file():
         raise ValueError(
             f"{where}: its converter {row.converter!r} is not a module of the folder ({row.converter}.py)."

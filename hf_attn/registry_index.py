@@ -43,7 +43,7 @@ class IndexRow:
     display_name: str
     year: int
     reference: str
-    tokenizer: str
+    tokenizer: ClassRef | str  # the kind's object (by its module and name), or its name
     config_class: ClassRef
     base_model_class: ClassRef
     heads: tuple[IndexHead, ...]
@@ -94,7 +94,9 @@ def read_row(source: Path, package: str) -> IndexRow | None:
             display_name=ast.literal_eval(fields["display_name"]),
             year=ast.literal_eval(paper["year"]),
             reference=f"arXiv:{arxiv}" if arxiv else str(link),
-            tokenizer=ast.literal_eval(fields["tokenizer"]),
+            tokenizer=ast.literal_eval(fields["tokenizer"])
+            if isinstance(fields["tokenizer"], ast.Constant)
+            else ref(fields["tokenizer"]),
             config_class=ref(fields["config_class"]),
             base_model_class=ref(fields["base_model_class"]),
             heads=tuple(_head(head, ref) for head in fields["heads"].elts),  # type: ignore[attr-defined]

@@ -12,6 +12,7 @@ if TYPE_CHECKING:
     from transformers import PreTrainedConfig, PreTrainedModel
 
     from .data.kinds import InputKind, LabelKind, MaskSpec
+    from .tokenization.kinds import TokenizerKind
 
 __all__ = ["Architecture", "Head", "Paper"]
 
@@ -93,7 +94,8 @@ class Architecture:
         display_name: how people call it.
         config_class / base_model_class / heads: the classes (the base registers with `AutoModel`).
         paper / original_code: provenance for cards and docs.
-        tokenizer: the tokenizer kind (`word_level`, `bpe`, `document`, `characters`; see `TOKENIZER_KINDS`).
+        tokenizer: the tokenizer kind (`hf_attn.tokenization.kinds`: `WORD_LEVEL_TOKENIZER`, `DOCUMENT_TOKENIZER`,
+            `BPE_TOKENIZER`, `CHARACTER_TOKENIZER`, `CONCEPT_TOKENIZER`), or its name.
         synthetic_task: the task in `hf_attn.data` it learns in tests and the demo.
         attention_fields: output field -> the input mask over its keys, for every field holding attention
             distributions (a tensor or a tuple of per-layer tensors; rows sum to 1 over unmasked keys, 0 when no key
@@ -130,7 +132,7 @@ class Architecture:
     heads: tuple[Head, ...]
     paper: Paper
     original_code: str | None
-    tokenizer: str
+    tokenizer: TokenizerKind | str
     synthetic_task: str
     attention_fields: dict[str, str]
     pretraining_head: str | None = None
@@ -146,7 +148,12 @@ class Architecture:
 
     def __post_init__(self) -> None:
         from .data.kinds import MaskSpec
+        from .tokenization.kinds import get_tokenizer_kind
 
+        try:  # the kind's object, whichever way the row named it
+            object.__setattr__(self, "tokenizer", get_tokenizer_kind(self.tokenizer))
+        except ValueError as error:
+            raise ValueError(f"hf_attn/models/{self.name}: {error}") from None
         for head in self.heads:
             object.__setattr__(head, "architecture", self)
         masks = {}

@@ -134,8 +134,8 @@ def select_example(inputs: dict[str, torch.Tensor], index: int, head: Head | Non
 
 
 @functools.cache
-def corpus_tokenizer(kind: str, corpus: tuple[str, ...], concepts: tuple[tuple[str, str, float], ...] = ()):
-    """A tokenizer of `kind` (each kind the registry names) trained on `corpus`, a concept tokenizer linking the
+def corpus_tokenizer(kind, corpus: tuple[str, ...], concepts: tuple[tuple[str, str, float], ...] = ()):
+    """A tokenizer of `kind` (a tokenizer kind or its name) trained on `corpus`, a concept tokenizer linking the
     `(entity, concept, score)` triples; the vocabularies of a tiny corpus fit the tiny configs."""
     from hf_attn.tokenization import (
         ConceptSource,
@@ -158,4 +158,4 @@ def corpus_tokenizer(kind: str, corpus: tuple[str, ...], concepts: tuple[tuple[s
         "document": lambda: train_document_tokenizer(list(corpus)),
         "characters": build_elmo_tokenizer,
     }
-    return builders[kind]()
+    return builders[str(kind)]()

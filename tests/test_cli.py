@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import importlib
 import io
 import re
 import subprocess
@@ -278,7 +279,8 @@ def test_the_light_listing_is_the_registry():
         row = rows[name]
         assert row.display_name == architecture.display_name
         assert (row.year, row.reference) == (architecture.paper.year, architecture.paper.reference)
-        assert row.tokenizer == architecture.tokenizer
+        tokenizer = getattr(importlib.import_module(row.tokenizer.module), row.tokenizer.name)
+        assert tokenizer is architecture.tokenizer
         assert (row.config_class, row.base_model_class) == (
             ref(architecture.config_class),
             ref(architecture.base_model_class),

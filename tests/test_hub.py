@@ -410,7 +410,7 @@ ROUND_TRIP_PUSH = """
                 "characters": build_elmo_tokenizer,
                 "concepts": lambda: train_concept_tokenizer(  # the knowledge base travels with the tokenizer
                     texts, concept_source=ConceptSource({"food": [("meal", 1.0)], "room": [("place", 0.9)]})),
-            }[architecture.tokenizer]()
+            }[architecture.tokenizer.name]()
             model.push_to_hub(job["repo"])
             tokenizer.push_to_hub(job["repo"])
             local = Path("local") / job["repo"]

@@ -17,8 +17,8 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hf_attn.registry import TOKENIZER_KINDS
 from hf_attn.tokenization.elmo import PAD_CHARACTER  # the largest character id, before the +1 shift
+from hf_attn.tokenization.kinds import TOKENIZER_KINDS
 from tests import helpers
 from tests.helpers import (
     all_heads,
@@ -133,7 +133,7 @@ def test_tokenizers_take_any_string(kind, texts):
 @given(texts=TEXTS)
 def test_any_string_reaches_the_model_through_its_tokenizer(architecture, head, texts):
     model = head.model_class(tiny_config(architecture)).eval()
-    tokenizer = corpus_tokenizer(architecture.tokenizer)
+    tokenizer = corpus_tokenizer(architecture.tokenizer.name)
     if head.inputs.name == "episodes":  # a support set of the same strings, through the user's `predict`
         config = model.config
         shots = [texts[i % len(texts)] for i in range(config.num_ways * config.num_shots)]
@@ -146,7 +146,7 @@ def test_any_string_reaches_the_model_through_its_tokenizer(architecture, head, 
         assert all(np.isfinite(list(result["scores"].values())).all() for result in results)
         return
     with torch.no_grad():
-        logits = model(**encode(architecture, head, corpus_tokenizer(architecture.tokenizer), texts)).logits
+        logits = model(**encode(architecture, head, corpus_tokenizer(architecture.tokenizer.name), texts)).logits
     assert logits.shape[0] == len(texts) and torch.isfinite(logits).all()
 
 

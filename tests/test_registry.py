@@ -20,6 +20,7 @@ MEAN_POOL_ROW = '''
 """A throwaway architecture: embeddings, a weighted mean over the tokens, a linear classifier."""
 
 from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
 from .kinds import WEIGHTED_SENTENCE
 from .configuration_mean_pool import MeanPoolConfig
@@ -41,7 +42,7 @@ ARCHITECTURE = Architecture(
     paper=Paper(title="Mean pooling", authors="Nobody", year=2026, venue="Tests", arxiv=None, bibtex="@misc{mean}",
                 link="https://example.org"),
     original_code=None,
-    tokenizer="word_level",
+    tokenizer=WORD_LEVEL_TOKENIZER,
     synthetic_task="cue_sentiment",
     attention_fields={},
     tiny_config={"vocab_size": 50, "hidden_size": 8, "num_labels": 3},

@@ -38,10 +38,12 @@ HEADS = [
 
 def build(architecture, head):
     """A tiny untrained head and a tokenizer trained on the texts it draws (its words are real tokens)."""
-    tokenizer = corpus_tokenizer(architecture.tokenizer, (*TEXTS, "la comida era buena"), (("food", "meal", 1.0),))
+    tokenizer = corpus_tokenizer(
+        architecture.tokenizer.name, (*TEXTS, "la comida era buena"), (("food", "meal", 1.0),)
+    )
     torch.manual_seed(0)
     config = tiny_config(architecture)
-    if architecture.tokenizer != "characters":
+    if architecture.tokenizer.name != "characters":
         config = tiny_config(architecture, vocab_size=max(len(tokenizer), config.vocab_size))
     return head.model_class(config).eval(), tokenizer
 

@@ -28,7 +28,7 @@ from datasets import Sequence as SequenceFeature
 from datasets import utils as datasets_utils
 
 from ..utils.paths import check_local_path
-from .task_data import TaskData, get_task_layout
+from .task_data import LabelFormat, TaskData, get_task_layout
 
 FILE_FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet", ".txt": "text"}
 # Label values that mean "no label" (SNLI: -1 in the Hub dataset, "-" as gold_label in the original jsonl).
@@ -313,8 +313,8 @@ def prepare_task_data(
     named = dict(zip(("train", "held-out"), split_names, strict=True))
     layout = get_task_layout(shape)
     multi = layout.label_sets
-    tags = layout.label_format == "tags"
-    classes = layout.label_format == "class"
+    tags = layout.label_format is LabelFormat.TAGS
+    classes = layout.label_format is LabelFormat.CLASS
     needs_label = layout.has_labels
     if needs_label and label_column is None:
         raise ValueError(f"A {shape} task needs --label-column.")

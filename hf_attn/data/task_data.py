@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # datasets loads in a second: imported where rows become a Dataset, not at `import hf_attn`
@@ -23,6 +24,16 @@ def dataset_from_rows(rows: dict[str, list]) -> Dataset:
     return Dataset.from_dict(rows)
 
 
+class LabelFormat(Enum):
+    """How a label column is read from a file (a head's labels are its `LabelKind`)."""
+
+    CLASS = "a class name or id"
+    LABEL_SET = "label names"
+    TAGS = "a tag per word"
+    EPISODE_CLASS = "a class name, new classes at test time"
+    NONE = "no label column"
+
+
 @dataclass(frozen=True)
 class TaskLayout:
     """What the rows of one task shape hold.
@@ -31,15 +42,13 @@ class TaskLayout:
         name: the shape's name (`classification`, `multi_label`, ...).
         needs: the `TaskData` columns the shape cannot work without (`label_column`, `pair_column`).
         label_sets: each example has a set of labels (a list of names), not one class.
-        label_format: how a label column is read from a file (a head's labels are its `LabelKind`): `class` (a class
-            name or id), `label_set` (names), `tags` (a tag per word), `episode_class` (a class name, new classes at
-            test time) or `none` (no label column).
+        label_format: how a label column is read from a file (`LabelFormat`).
     """
 
     name: str
     needs: tuple[str, ...] = ("label_column",)
     label_sets: bool = False
-    label_format: str = "class"
+    label_format: LabelFormat = LabelFormat.CLASS
     pair_option: str = "--text-pair-column"  # the option naming the second text's column
     pair_is: str = "second text"  # what the second text is, in messages
 
@@ -54,14 +63,18 @@ TASK_LAYOUTS: dict[str, TaskLayout] = {
     for layout in (
         TaskLayout("classification"),
         TaskLayout("pair_classification", needs=("label_column", "pair_column")),
-        TaskLayout("multi_label", label_sets=True, label_format="label_set"),
-        TaskLayout("label_tree", label_sets=True, label_format="label_set"),
+        TaskLayout("multi_label", label_sets=True, label_format=LabelFormat.LABEL_SET),
+        TaskLayout("label_tree", label_sets=True, label_format=LabelFormat.LABEL_SET),
         TaskLayout(
-            "seq2seq", needs=("pair_column",), label_format="none", pair_option="--target-column", pair_is="target"
+            "seq2seq",
+            needs=("pair_column",),
+            label_format=LabelFormat.NONE,
+            pair_option="--target-column",
+            pair_is="target",
         ),
-        TaskLayout("language_modeling", needs=(), label_format="none"),
-        TaskLayout("token_classification", label_format="tags"),
-        TaskLayout("few_shot", label_format="episode_class"),
+        TaskLayout("language_modeling", needs=(), label_format=LabelFormat.NONE),
+        TaskLayout("token_classification", label_format=LabelFormat.TAGS),
+        TaskLayout("few_shot", label_format=LabelFormat.EPISODE_CLASS),
     )
 }
 

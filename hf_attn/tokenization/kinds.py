@@ -1,35 +1,131 @@
-"""A vocabulary trained on a corpus for each tokenizer kind of the registry (`Architecture.tokenizer`).
+"""The tokenizer kinds of the registry (`Architecture.tokenizer`): each one object that says which class
+`AutoTokenizer` gives for an architecture's folders and how a vocabulary is trained on a corpus.
 
-kind        trained by                     default vocabulary   min. frequency   lower-cased
-word_level  `train_word_level_tokenizer`   30,000               1                yes (as the papers did)
-document    `train_document_tokenizer`     30,000               1                yes
-bpe         `train_bpe_tokenizer`          8,000                2                no (the Transformer's BPE)
-characters  `train_elmo_tokenizer`         every word           1                no (ELMo reads characters)
-concepts    `train_concept_tokenizer`      30,000 (+ concepts)  1                yes (STCKA: words and concept sets)
+name        object                  trained by                     vocabulary           min. frequency  lower-cased
+word_level  `WORD_LEVEL_TOKENIZER`  `train_word_level_tokenizer`   30,000               1               yes (papers)
+document    `DOCUMENT_TOKENIZER`    `train_document_tokenizer`     30,000               1               yes
+bpe         `BPE_TOKENIZER`         `train_bpe_tokenizer`          8,000                2               no (BPE)
+characters  `CHARACTER_TOKENIZER`   `train_elmo_tokenizer`         every word           1               no (ELMo)
+concepts    `CONCEPT_TOKENIZER`     `train_concept_tokenizer`      30,000 (+ concepts)  1               yes (STCKA)
+
+A row names its kind by object; a name is looked up once, where a string gives it (`get_tokenizer_kind`). A new
+kind is a `TokenizerKind` registered from its own module (`register_tokenizer_kind`), imported by the folder's
+`architecture.py`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from transformers import PreTrainedTokenizerBase
 
+from .base import HfAttnTokenizerFast
 from .bpe import train_bpe_tokenizer
-from .concepts import ConceptSource
-from .elmo import train_elmo_tokenizer
+from .concepts import ConceptSource, ConceptTokenizerFast
+from .document import DocumentTokenizerFast
+from .elmo import ElmoCharacterTokenizerFast, train_elmo_tokenizer
 from .word_level import train_concept_tokenizer, train_document_tokenizer, train_word_level_tokenizer
 
-_DEFAULTS = {
-    "word_level": (30000, 1, True),
-    "document": (30000, 1, True),
-    "bpe": (8000, 2, False),
-    "characters": (None, 1, False),
-    "concepts": (30000, 1, True),
-}
+
+@dataclass(frozen=True, eq=False)
+class TokenizerKind:
+    """A kind of vocabulary: `tokenizer_class` (what `AutoTokenizer` gives for the architecture's config) and
+    `trainer(texts, vocab_size, min_frequency, lowercase, **knowledge)` with its defaults; `knowledge` (a
+    `concept_source` or the texts' `concept_sets`) only reaches a kind that `reads_knowledge`."""
+
+    name: str
+    tokenizer_class: type[PreTrainedTokenizerBase]
+    trainer: Callable[..., PreTrainedTokenizerBase]
+    vocab_size: int | None
+    min_frequency: int
+    lowercase: bool
+    reads_knowledge: bool = False
+
+    def __str__(self) -> str:  # messages and cards name the kind
+        return self.name
+
+    def train(
+        self,
+        texts: Iterable[str],
+        vocab_size: int | None = None,
+        min_frequency: int | None = None,
+        lowercase: bool | None = None,
+        **knowledge: Any,
+    ) -> PreTrainedTokenizerBase:
+        """A tokenizer of this kind trained on `texts`; `None` options take the kind's defaults (table above)."""
+        return self.trainer(
+            list(texts),
+            vocab_size or self.vocab_size,
+            self.min_frequency if min_frequency is None else min_frequency,
+            self.lowercase if lowercase is None else lowercase,
+            **(knowledge if self.reads_knowledge else {}),
+        )
+
+
+def _words(train: Callable[..., PreTrainedTokenizerBase]) -> Callable[..., PreTrainedTokenizerBase]:
+    """A word vocabulary's trainer in `TokenizerKind.trainer`'s form."""
+
+    def trainer(texts: list[str], vocab_size: int, min_frequency: int, lowercase: bool) -> PreTrainedTokenizerBase:
+        return train(texts, vocab_size=vocab_size, min_frequency=min_frequency, lowercase=lowercase)
+
+    return trainer
+
+
+def _characters(
+    texts: list[str], vocab_size: int | None, min_frequency: int, lowercase: bool
+) -> ElmoCharacterTokenizerFast:
+    if lowercase:
+        raise ValueError("ELMo's character vocabulary is case-sensitive: --lowercase does not apply.")
+    return train_elmo_tokenizer(texts, vocab_size=vocab_size, min_frequency=min_frequency)
+
+
+def _concepts(
+    texts: list[str], vocab_size: int, min_frequency: int, lowercase: bool,
+    concept_source: ConceptSource | None = None, concept_sets: Sequence[str | Sequence[str]] | None = None,
+) -> ConceptTokenizerFast:  # fmt: skip
+    return train_concept_tokenizer(
+        texts, concept_source, concept_sets, vocab_size=vocab_size, min_frequency=min_frequency, lowercase=lowercase
+    )
+
+
+TOKENIZER_KINDS: dict[str, TokenizerKind] = {}
+
+
+def register_tokenizer_kind(kind: TokenizerKind) -> TokenizerKind:
+    """Registers `kind` under its name (again: replaced); returns it."""
+    TOKENIZER_KINDS[kind.name] = kind
+    return kind
+
+
+def get_tokenizer_kind(kind: str | TokenizerKind) -> TokenizerKind:
+    """The registered tokenizer kind of that name (or that kind); a ValueError names the registered ones."""
+    name = kind if isinstance(kind, str) else getattr(kind, "name", None)
+    if name not in TOKENIZER_KINDS:
+        raise ValueError(f"Unknown tokenizer kind {kind!r}; known: {', '.join(TOKENIZER_KINDS)}.")
+    return TOKENIZER_KINDS[name]
+
+
+WORD_LEVEL_TOKENIZER = register_tokenizer_kind(
+    TokenizerKind("word_level", HfAttnTokenizerFast, _words(train_word_level_tokenizer), 30000, 1, True)
+)
+DOCUMENT_TOKENIZER = register_tokenizer_kind(
+    TokenizerKind("document", DocumentTokenizerFast, _words(train_document_tokenizer), 30000, 1, True)
+)
+BPE_TOKENIZER = register_tokenizer_kind(
+    TokenizerKind("bpe", HfAttnTokenizerFast, _words(train_bpe_tokenizer), 8000, 2, False)
+)
+CHARACTER_TOKENIZER = register_tokenizer_kind(
+    TokenizerKind("characters", ElmoCharacterTokenizerFast, _characters, None, 1, False)
+)
+CONCEPT_TOKENIZER = register_tokenizer_kind(
+    TokenizerKind("concepts", ConceptTokenizerFast, _concepts, 30000, 1, True, reads_knowledge=True)
+)
 
 
 def train_tokenizer(
-    kind: str,
+    kind: str | TokenizerKind,
     texts: Iterable[str],
     vocab_size: int | None = None,
     min_frequency: int | None = None,
@@ -37,23 +133,7 @@ def train_tokenizer(
     concept_source: ConceptSource | None = None,
     concept_sets: Sequence[str | Sequence[str]] | None = None,
 ) -> PreTrainedTokenizerBase:
-    """A tokenizer of `kind` trained on `texts`; `None` options take the kind's defaults (table above). `concepts`
-    needs a knowledge base (`concept_source`) or the texts' `concept_sets`."""
-    if kind not in _DEFAULTS:
-        raise ValueError(f"Unknown tokenizer kind {kind!r}; known: {', '.join(_DEFAULTS)}.")
-    default_size, default_frequency, default_lowercase = _DEFAULTS[kind]
-    size = vocab_size or default_size
-    frequency = default_frequency if min_frequency is None else min_frequency
-    lower = default_lowercase if lowercase is None else lowercase
-    if kind == "concepts":
-        return train_concept_tokenizer(
-            list(texts), concept_source, concept_sets, vocab_size=size, min_frequency=frequency, lowercase=lower
-        )
-    if kind == "characters":
-        if lower:
-            raise ValueError("ELMo's character vocabulary is case-sensitive: --lowercase does not apply.")
-        return train_elmo_tokenizer(texts, vocab_size=size, min_frequency=frequency)
-    train = {"word_level": train_word_level_tokenizer, "document": train_document_tokenizer}.get(
-        kind, train_bpe_tokenizer
-    )
-    return train(texts, vocab_size=size, min_frequency=frequency, lowercase=lower)
+    """A tokenizer of `kind` trained on `texts` (`TokenizerKind.train`); `concepts` needs a knowledge base
+    (`concept_source`) or the texts' `concept_sets`."""
+    knowledge = {"concept_source": concept_source, "concept_sets": concept_sets}
+    return get_tokenizer_kind(kind).train(texts, vocab_size, min_frequency, lowercase, **knowledge)

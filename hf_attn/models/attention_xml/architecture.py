@@ -2,13 +2,13 @@
 
 from hf_attn.data.kinds import LABEL_TREE, MULTI_HOT, SENTENCE
 from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
 from .configuration_attention_xml import AttentionXmlConfig
 from .modeling_attention_xml import (
     AttentionXmlForLabelTree,
     AttentionXmlForSequenceClassification,
     AttentionXmlModel,
-    AttentionXmlPreTrainedModel,
 )
 from .visualization_attention_xml import top_labels_view
 
@@ -61,7 +61,7 @@ ARCHITECTURE = Architecture(
         ),
     ),
     original_code="https://github.com/yourh/AttentionXML",
-    tokenizer="word_level",
+    tokenizer=WORD_LEVEL_TOKENIZER,
     synthetic_task="label_topics",
     attention_fields={"label_attentions": "attention_mask"},
     tiny_config={
@@ -82,12 +82,3 @@ ARCHITECTURE = Architecture(
     tags=("extreme-multi-label", "label-wise-attention", "label-tree", "bilstm"),
     converter="convert_attention_xml_original_to_hf",
 )
-
-__all__ = [
-    "ARCHITECTURE",
-    "AttentionXmlConfig",
-    "AttentionXmlForLabelTree",
-    "AttentionXmlForSequenceClassification",
-    "AttentionXmlModel",
-    "AttentionXmlPreTrainedModel",
-]

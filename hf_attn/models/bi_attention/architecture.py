@@ -2,9 +2,10 @@
 
 from hf_attn.data.kinds import DOCUMENT_PAIR
 from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.tokenization.kinds import DOCUMENT_TOKENIZER
 
 from .configuration_bi_attention import BiAttentionConfig
-from .modeling_bi_attention import BiAttentionForDocumentClassification, BiAttentionModel, BiAttentionPreTrainedModel
+from .modeling_bi_attention import BiAttentionForDocumentClassification, BiAttentionModel
 
 ARCHITECTURE = Architecture(
     name="bi_attention",
@@ -45,7 +46,7 @@ ARCHITECTURE = Architecture(
         ),
     ),
     original_code=None,
-    tokenizer="document",
+    tokenizer=DOCUMENT_TOKENIZER,
     synthetic_task="bilingual_documents",
     # The second view first: on the task's held-out split only it carries the evidence sentence.
     attention_fields={
@@ -65,11 +66,3 @@ ARCHITECTURE = Architecture(
     },
     tags=("hierarchical-attention", "cross-lingual", "semi-supervised", "lstm"),
 )
-
-__all__ = [
-    "ARCHITECTURE",
-    "BiAttentionConfig",
-    "BiAttentionForDocumentClassification",
-    "BiAttentionModel",
-    "BiAttentionPreTrainedModel",
-]

@@ -2,13 +2,13 @@
 
 from hf_attn.data.kinds import SENTENCE, SENTENCE_PAIR
 from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
 from .configuration_biblosa import BiBlosaConfig
 from .modeling_biblosa import (
     BiBlosaForPairClassification,
     BiBlosaForSequenceClassification,
     BiBlosaModel,
-    BiBlosaPreTrainedModel,
     block_length_for_lengths,
     original_block_length,
 )
@@ -55,7 +55,7 @@ ARCHITECTURE = Architecture(
         ),
     ),
     original_code="https://github.com/taoshen58/BiBloSA",
-    tokenizer="word_level",
+    tokenizer=WORD_LEVEL_TOKENIZER,
     synthetic_task="cue_sentiment",
     # Block maps (B, 2, m, r, r): keys are the real tokens of the query's block strictly before it (forward, [:, 0])
     # or after it (backward, [:, 1]); inter-block maps (B, 2, m, m): the blocks holding a real token, likewise.
@@ -82,14 +82,3 @@ ARCHITECTURE = Architecture(
     exports=(block_length_for_lengths, original_block_length),
     converter="convert_biblosa_original_to_hf",
 )
-
-__all__ = [
-    "ARCHITECTURE",
-    "BiBlosaConfig",
-    "BiBlosaForPairClassification",
-    "BiBlosaForSequenceClassification",
-    "BiBlosaModel",
-    "BiBlosaPreTrainedModel",
-    "block_length_for_lengths",
-    "original_block_length",
-]

@@ -2,6 +2,7 @@
 
 from hf_attn.data.kinds import CHARACTERS, TOKEN_CLASS, TOKEN_VOCAB
 from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.tokenization.kinds import CHARACTER_TOKENIZER
 
 from .configuration_elmo import ElmoConfig
 from .modeling_elmo import (
@@ -9,9 +10,6 @@ from .modeling_elmo import (
     ElmoForSequenceClassification,
     ElmoForTokenClassification,
     ElmoModel,
-    ElmoPreTrainedModel,
-    ElmoScalarMix,
-    remove_sentence_boundaries,
 )
 from .visualization_elmo import scalar_mix_view
 
@@ -57,7 +55,7 @@ ARCHITECTURE = Architecture(
         ),
     ),
     original_code="https://github.com/allenai/bilm-tf",
-    tokenizer="characters",
+    tokenizer=CHARACTER_TOKENIZER,
     synthetic_task="ambiguous_tagging",
     attention_fields={},  # ELMo has no attention; its scalar mix weighs layers, not tokens
     pretraining_head="ElmoForBidirectionalLanguageModeling",  # the biLM learns the texts first (§3)
@@ -80,15 +78,3 @@ ARCHITECTURE = Architecture(
     tags=("elmo", "bilm", "character-cnn", "contextual-embeddings", "lstm"),
     converter="convert_elmo_original_to_hf",
 )
-
-__all__ = [
-    "ARCHITECTURE",
-    "ElmoConfig",
-    "ElmoForBidirectionalLanguageModeling",
-    "ElmoForSequenceClassification",
-    "ElmoForTokenClassification",
-    "ElmoModel",
-    "ElmoPreTrainedModel",
-    "ElmoScalarMix",
-    "remove_sentence_boundaries",
-]

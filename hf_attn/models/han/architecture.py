@@ -2,9 +2,10 @@
 
 from hf_attn.data.kinds import DOCUMENT
 from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.tokenization.kinds import DOCUMENT_TOKENIZER
 
 from .configuration_han import HanConfig
-from .modeling_han import HanForDocumentClassification, HanModel, HanPreTrainedModel
+from .modeling_han import HanForDocumentClassification, HanModel
 
 ARCHITECTURE = Architecture(
     name="han",
@@ -41,7 +42,7 @@ ARCHITECTURE = Architecture(
         ),
     ),
     original_code=None,
-    tokenizer="document",
+    tokenizer=DOCUMENT_TOKENIZER,
     synthetic_task="evidence_documents",
     attention_fields={
         "sentence_attentions": "attention_mask/sentences",
@@ -59,5 +60,3 @@ ARCHITECTURE = Architecture(
     },
     tags=("hierarchical-attention", "document-classification", "gru"),
 )
-
-__all__ = ["ARCHITECTURE", "HanConfig", "HanForDocumentClassification", "HanModel", "HanPreTrainedModel"]

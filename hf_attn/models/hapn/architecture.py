@@ -3,10 +3,11 @@
 from hf_attn.data import episodes as _episodes  # noqa: F401  (registers the few-shot synthetic tasks)
 from hf_attn.data.kinds import EPISODE, EPISODES
 from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 from hf_attn.visualization.views import few_shot_view
 
 from .configuration_hapn import HapnConfig
-from .modeling_hapn import HapnForFewShotClassification, HapnModel, HapnPreTrainedModel
+from .modeling_hapn import HapnForFewShotClassification, HapnModel
 
 ARCHITECTURE = Architecture(
     name="hapn",
@@ -44,7 +45,7 @@ ARCHITECTURE = Architecture(
         ),
     ),
     original_code=None,
-    tokenizer="word_level",
+    tokenizer=WORD_LEVEL_TOKENIZER,
     synthetic_task="few_shot_topics",
     attention_fields={
         "word_attentions": "attention_mask",
@@ -66,5 +67,3 @@ ARCHITECTURE = Architecture(
     attention_view=few_shot_view,
     tags=("few-shot", "text-classification", "prototypical-network", "hierarchical-attention", "cnn"),
 )
-
-__all__ = ["ARCHITECTURE", "HapnConfig", "HapnForFewShotClassification", "HapnModel", "HapnPreTrainedModel"]

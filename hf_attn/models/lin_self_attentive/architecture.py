@@ -2,13 +2,13 @@
 
 from hf_attn.data.kinds import SENTENCE, SENTENCE_PAIR
 from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
 from .configuration_lin_self_attentive import LinSelfAttentiveConfig
 from .modeling_lin_self_attentive import (
     LinSelfAttentiveForPairClassification,
     LinSelfAttentiveForSequenceClassification,
     LinSelfAttentiveModel,
-    LinSelfAttentivePreTrainedModel,
 )
 
 ARCHITECTURE = Architecture(
@@ -50,7 +50,7 @@ ARCHITECTURE = Architecture(
         ),
     ),
     original_code="https://github.com/ExplorerFreda/Structured-Self-Attentive-Sentence-Embedding",
-    tokenizer="word_level",
+    tokenizer=WORD_LEVEL_TOKENIZER,
     synthetic_task="cue_sentiment",
     attention_fields={"hop_attentions": "attention_mask", "pair_hop_attentions": "pair_attention_mask"},
     tiny_config={
@@ -67,12 +67,3 @@ ARCHITECTURE = Architecture(
     tags=("self-attention", "sentence-embedding", "bilstm"),
     converter="convert_lin_self_attentive_original_to_hf",
 )
-
-__all__ = [
-    "ARCHITECTURE",
-    "LinSelfAttentiveConfig",
-    "LinSelfAttentiveForPairClassification",
-    "LinSelfAttentiveForSequenceClassification",
-    "LinSelfAttentiveModel",
-    "LinSelfAttentivePreTrainedModel",
-]

@@ -2,16 +2,14 @@
 
 from hf_attn.data.kinds import SENTENCE, SENTENCE_PAIR, TOKEN_VOCAB
 from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
 from .configuration_lstmn import LstmnConfig
 from .modeling_lstmn import (
-    LstmnCache,
     LstmnForCausalLM,
     LstmnForPairClassification,
     LstmnForSequenceClassification,
-    LstmnLayer,
     LstmnModel,
-    LstmnPreTrainedModel,
 )
 
 ARCHITECTURE = Architecture(
@@ -67,7 +65,7 @@ ARCHITECTURE = Architecture(
         ),
     ),
     original_code="https://github.com/cheng6076/SNLI-attention",
-    tokenizer="word_level",
+    tokenizer=WORD_LEVEL_TOKENIZER,
     synthetic_task="long_range_cue",
     # Inter-attention first: on a pair task its rows (hypothesis tokens) are scored against the premise's
     # evidence.
@@ -89,15 +87,3 @@ ARCHITECTURE = Architecture(
     },
     tags=("lstmn", "intra-attention", "memory-network", "lstm", "language-modeling"),
 )
-
-__all__ = [
-    "ARCHITECTURE",
-    "LstmnCache",
-    "LstmnConfig",
-    "LstmnForCausalLM",
-    "LstmnForPairClassification",
-    "LstmnForSequenceClassification",
-    "LstmnLayer",
-    "LstmnModel",
-    "LstmnPreTrainedModel",
-]

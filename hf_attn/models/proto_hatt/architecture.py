@@ -3,13 +3,13 @@
 from hf_attn.data import episodes as _episodes  # noqa: F401  (registers the few-shot synthetic tasks)
 from hf_attn.data.kinds import EPISODE, EPISODES
 from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 from hf_attn.visualization.views import few_shot_view
 
 from .configuration_proto_hatt import ProtoHattConfig
 from .modeling_proto_hatt import (
     ProtoHattForFewShotClassification,
     ProtoHattModel,
-    ProtoHattPreTrainedModel,
     ProtoHattProtoNetForFewShotClassification,
 )
 
@@ -57,7 +57,7 @@ ARCHITECTURE = Architecture(
         ),
     ),
     original_code="https://github.com/thunlp/HATT-Proto",
-    tokenizer="word_level",
+    tokenizer=WORD_LEVEL_TOKENIZER,
     synthetic_task="few_shot_relations",
     attention_fields={"instance_attentions": "support_attention_mask/instances"},
     tiny_config={
@@ -77,12 +77,3 @@ ARCHITECTURE = Architecture(
     tags=("few-shot", "relation-classification", "prototypical-network", "cnn"),
     converter="convert_proto_hatt_original_to_hf",
 )
-
-__all__ = [
-    "ARCHITECTURE",
-    "ProtoHattConfig",
-    "ProtoHattForFewShotClassification",
-    "ProtoHattModel",
-    "ProtoHattPreTrainedModel",
-    "ProtoHattProtoNetForFewShotClassification",
-]

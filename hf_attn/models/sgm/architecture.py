@@ -2,17 +2,14 @@
 
 from hf_attn.data.kinds import LABEL_SEQUENCE, MULTI_HOT, SENTENCE, SEQ2SEQ
 from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
 from .configuration_sgm import SgmConfig
 from .generation_sgm import sgm_original_beam_search
 from .modeling_sgm import (
-    RepeatedLabelLogitsProcessor,
-    SgmCache,
     SgmForMultiLabelClassification,
     SgmForMultiLabelGeneration,
     SgmModel,
-    SgmPreTrainedModel,
-    label_ids_of_sequence,
 )
 from .visualization_sgm import sgm_view
 
@@ -57,7 +54,7 @@ ARCHITECTURE = Architecture(
         ),
     ),
     original_code="https://github.com/lancopku/SGM",
-    tokenizer="word_level",
+    tokenizer=WORD_LEVEL_TOKENIZER,
     synthetic_task="label_topics",
     attention_fields={"cross_attentions": "attention_mask"},
     tiny_config={
@@ -77,16 +74,3 @@ ARCHITECTURE = Architecture(
     exports=(sgm_original_beam_search,),
     converter="convert_sgm_original_to_hf",
 )
-
-__all__ = [
-    "ARCHITECTURE",
-    "RepeatedLabelLogitsProcessor",
-    "SgmCache",
-    "SgmConfig",
-    "SgmForMultiLabelClassification",
-    "SgmForMultiLabelGeneration",
-    "SgmModel",
-    "SgmPreTrainedModel",
-    "label_ids_of_sequence",
-    "sgm_original_beam_search",
-]

@@ -3,9 +3,10 @@
 from hf_attn.data import knowledge  # noqa: F401 (registers the concept_topics task)
 from hf_attn.data.kinds import SENTENCE_CONCEPTS
 from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.tokenization.kinds import CONCEPT_TOKENIZER
 
 from .configuration_stcka import StckaConfig
-from .modeling_stcka import StckaForSequenceClassification, StckaModel, StckaPreTrainedModel
+from .modeling_stcka import StckaForSequenceClassification, StckaModel
 from .visualization_stcka import stcka_view
 
 ARCHITECTURE = Architecture(
@@ -39,7 +40,7 @@ ARCHITECTURE = Architecture(
         ),
     ),
     original_code="https://github.com/AIRobotZhang/STCKA",
-    tokenizer="concepts",
+    tokenizer=CONCEPT_TOKENIZER,
     synthetic_task="concept_topics",
     # The concept maps are distributions over the concept set; the self-attention reads the text's tokens.
     attention_fields={
@@ -60,11 +61,3 @@ ARCHITECTURE = Architecture(
     tags=("knowledge", "concepts", "short-text", "self-attention", "bilstm"),
     converter="convert_stcka_original_to_hf",
 )
-
-__all__ = [
-    "ARCHITECTURE",
-    "StckaConfig",
-    "StckaForSequenceClassification",
-    "StckaModel",
-    "StckaPreTrainedModel",
-]

@@ -2,12 +2,12 @@
 
 from hf_attn.data.kinds import SEQ2SEQ, TOKEN_VOCAB
 from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.tokenization.kinds import BPE_TOKENIZER
 
 from .configuration_vaswani_transformer import VaswaniTransformerConfig
 from .modeling_vaswani_transformer import (
     VaswaniTransformerForConditionalGeneration,
     VaswaniTransformerModel,
-    VaswaniTransformerPreTrainedModel,
 )
 from .visualization_vaswani_transformer import bertviz_view, transformer_view
 
@@ -46,7 +46,7 @@ ARCHITECTURE = Architecture(
         ),
     ),
     original_code="https://github.com/tensorflow/tensor2tensor",
-    tokenizer="bpe",
+    tokenizer=BPE_TOKENIZER,
     synthetic_task="translation",
     attention_fields={
         "encoder_attentions": "attention_mask",
@@ -69,12 +69,3 @@ ARCHITECTURE = Architecture(
     exports=(bertviz_view,),
     converter="convert_vaswani_transformer_to_hf",
 )
-
-__all__ = [
-    "ARCHITECTURE",
-    "VaswaniTransformerConfig",
-    "VaswaniTransformerForConditionalGeneration",
-    "VaswaniTransformerModel",
-    "VaswaniTransformerPreTrainedModel",
-    "bertviz_view",
-]
