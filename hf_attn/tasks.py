@@ -1,7 +1,6 @@
 """Task shapes: what a kind of task does to its data, its model and its metrics, once for every architecture.
 
-(Formerly `hf_attn.data.shapes`, which remains a deprecated alias; the data side of a shape, `TaskData` and its
-layout, is in `hf_attn.data.task_data`.)
+(The data side of a shape, `TaskData` and its layout, is in `hf_attn.data.task_data`.)
 
 The training pipeline (`hf_attn.training`) knows no task: it asks the shape for the heads that fit, the texts a
 vocabulary is trained on, the config fields the labels set, the encoding of a batch, the collator, the metrics

@@ -98,7 +98,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 _PLACED_FIRST = {
     "hf_attn.models.*.visualization_*": "data",
     "hf_attn.models.*.kinds": "data",  # a folder's own input or label kind
-    "hf_attn.data.shapes": "tasks",  # the deprecated alias of hf_attn.tasks
     "hf_attn.models.*": "registry",
     "hf_attn.models.*.architecture": "registry",  # a folder's row
     "hf_attn.models.*.convert_*": "cards and hub",  # a folder's converter (with the converters' shared steps)
@@ -331,16 +330,3 @@ def test_the_graph_reader_sees_function_level_relative_and_type_checking_imports
     assert upward_imports(edges) == ["hf_attn.layers.masking (primitives) -> hf_attn.cards (cards and hub)"]
     with pytest.raises(ValueError, match="no layer"):
         layer_of("hf_attn.somewhere_new")
-
-
-def test_the_moved_task_shapes_keep_their_old_import_path_with_a_warning():
-    """`hf_attn.data.shapes` (now `hf_attn.tasks`) still imports, warning that it is deprecated."""
-    import importlib
-    import sys
-
-    import hf_attn.tasks
-
-    sys.modules.pop("hf_attn.data.shapes", None)
-    with pytest.warns(DeprecationWarning, match="hf_attn.tasks"):
-        shapes = importlib.import_module("hf_attn.data.shapes")
-    assert shapes.TASK_SHAPES is hf_attn.tasks.TASK_SHAPES and shapes.TaskData is hf_attn.tasks.TaskData

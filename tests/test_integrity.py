@@ -1,11 +1,9 @@
-"""Weights are checked before use: a flipped byte in a saved file (against the record in its own safetensors header),
-in a folder saved with the legacy `checksums.json`, or in a Hub-cache blob (against the hash it is named after) is
-refused with an error naming the file; a damaged header names it too. A file another tool rewrote without a record
-loads."""
+"""Weights are checked before use: a flipped byte in a saved file (against the record in its own safetensors header)
+or in a Hub-cache blob (against the hash it is named after) is refused with an error naming the file; a damaged
+header names it too. A file another tool rewrote without a record loads."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 
@@ -16,7 +14,7 @@ from safetensors.torch import load_file, save_file
 
 from hf_attn.cli import main
 from hf_attn.registry import get_architecture
-from hf_attn.utils.integrity import MANIFEST_NAME, RECORD_KEY, git_blob_sha1, sha256_of_file, verify_folder
+from hf_attn.utils.integrity import RECORD_KEY, git_blob_sha1, sha256_of_file, verify_folder
 from tests.helpers import make_inputs, tiny_config
 
 
@@ -47,7 +45,6 @@ def _metadata(path) -> dict:
 
 def test_the_record_travels_inside_the_weights_and_from_pretrained_checks_it(tmp_path):
     model_class, model, folder = _saved(tmp_path)
-    assert not (folder / MANIFEST_NAME).exists()  # no side file to go stale
     weights = folder / "model.safetensors"
     metadata = _metadata(weights)
     assert metadata["format"] == "pt" and len(metadata[RECORD_KEY]) == 64  # transformers' own metadata is kept
@@ -72,21 +69,6 @@ def test_a_file_rewritten_by_another_tool_loads(tmp_path):
     reloaded = model_class.from_pretrained(folder)
     name = next(iter(tensors))
     torch.testing.assert_close(reloaded.state_dict()[name], tensors[name])
-
-
-def test_folders_saved_with_the_legacy_manifest_still_load_and_are_checked(tmp_path):
-    model_class, _, folder = _saved(tmp_path)
-    weights = folder / "model.safetensors"
-    save_file(load_file(weights), weights, metadata={"format": "pt"})  # as saved before the record: no record
-    manifest = {"algorithm": "sha256", "files": {"model.safetensors": sha256_of_file(weights)}}
-    (folder / MANIFEST_NAME).write_text(json.dumps(manifest))
-    assert verify_folder(folder) == ["model.safetensors"]
-    model_class.from_pretrained(folder)
-    _flip_a_tensor_byte(weights)
-    with pytest.raises(OSError, match=r"model\.safetensors does not match its sha256 in checksums\.json"):
-        model_class.from_pretrained(folder)
-    _saved(tmp_path)  # saving again records the file and drops the stale manifest
-    assert not (folder / MANIFEST_NAME).exists() and verify_folder(folder) == ["model.safetensors"]
 
 
 def test_a_damaged_header_is_reported_with_the_file_name(tmp_path):

@@ -11,8 +11,7 @@ Two checks, both before `from_pretrained` reads a tensor (called by the loading 
   of the file's tensor table (names, dtypes, shapes, offsets) and tensor bytes, everything but the metadata itself.
   The record travels with the file (copied, uploaded, downloaded), and `from_pretrained` checks every file that
   carries one; `hf-attn verify DIR` does the same on demand. A file written by another tool (a PEFT merge,
-  quantisation, transformers' own tests) has no record and loads as transformers loads it. Folders saved before
-  the record existed carry a `checksums.json` (sha256 per file); it is still checked for files without a record.
+  quantisation, transformers' own tests) has no record and loads as transformers loads it.
 
 Cost: one sha256 pass over the weights, about 0.15 s per 100 MB on one core of the CI machine, at save and at load
 (`tests/test_integrity.py -s` prints it).
@@ -29,7 +28,6 @@ import tempfile
 from pathlib import Path
 
 RECORD_KEY = "hf_attn.sha256"  # the safetensors metadata key of the integrity record
-MANIFEST_NAME = "checksums.json"  # the side manifest of folders saved before the record (read, never written)
 WEIGHT_SUFFIXES = (".safetensors", ".safetensors.index.json")
 
 
@@ -148,8 +146,7 @@ def write_record(path: str | os.PathLike) -> str:
 
 
 def write_records(folder: str | os.PathLike) -> list[str]:
-    """Records every safetensors file of a saved folder (`write_record`) and removes a stale `checksums.json` left
-    by an earlier save; returns the file names recorded."""
+    """Records every safetensors file of a saved folder (`write_record`); returns the file names recorded."""
     folder = Path(folder)
     names = []
     paths = [path for path in weight_files(folder) if path.name.endswith(".safetensors")]
@@ -158,7 +155,6 @@ def write_records(folder: str | os.PathLike) -> list[str]:
     for path in paths:
         write_record(path)
         names.append(path.name)
-    remove_legacy_manifest(folder)
     return names
 
 
@@ -172,11 +168,6 @@ def check_loads(path: str | os.PathLike) -> None:
             pass
     except (SafetensorError, OSError) as error:
         raise OSError(f"{path} does not load ({' '.join(str(error).split())}): it was not recorded.") from None
-
-
-def remove_legacy_manifest(folder: str | os.PathLike) -> None:
-    """Removes the `checksums.json` of a folder saved before the record existed (its files are recorded now)."""
-    (Path(folder) / MANIFEST_NAME).unlink(missing_ok=True)
 
 
 def verify_file(path: str | os.PathLike) -> bool:
@@ -196,45 +187,16 @@ def verify_file(path: str | os.PathLike) -> bool:
     return True
 
 
-def _legacy_manifest(folder: Path) -> dict[str, str]:
-    manifest = folder / MANIFEST_NAME
-    if not manifest.is_file():
-        return {}
-    try:
-        return dict(json.loads(manifest.read_text())["files"])
-    except (ValueError, KeyError, TypeError) as error:
-        raise OSError(f"{manifest} is not a valid checksum manifest: {error}") from error
-
-
 def verify_folder(folder: str | os.PathLike, require_record: bool = False) -> list[str]:
-    """Checks a saved model folder's weight files; returns the names checked.
-
-    A safetensors file with a record is checked against it (`verify_file`); one without is checked against the
-    folder's legacy `checksums.json` when that lists it, and passes unchecked otherwise. Raises `OSError` naming the
-    first file that does not match, that the manifest lists but is missing, or (with `require_record`) naming the
-    folder when nothing in it could be checked.
-    """
+    """Checks a saved model folder's weight files against their records (`verify_file`); returns the names
+    checked. A file without a record passes unchecked. Raises `OSError` naming the first file that does not match,
+    or (with `require_record`) naming the folder when nothing in it could be checked."""
     folder = Path(folder)
-    listed = _legacy_manifest(folder)
-    checked = []
-    for path in weight_files(folder):
-        if path.name.endswith(".safetensors") and verify_file(path):
-            checked.append(path.name)
-        elif path.name in listed:
-            if sha256_of_file(path) != listed[path.name]:
-                raise OSError(
-                    f"{path} does not match its sha256 in {MANIFEST_NAME}: the file is corrupted or was changed "
-                    f"after saving. Restore it, or if you changed it on purpose, save the model again (or delete "
-                    f"{folder / MANIFEST_NAME})."
-                )
-            checked.append(path.name)
-    missing = sorted(name for name in listed if not (folder / name).is_file())
-    if missing:
-        raise OSError(f"{folder / missing[0]} is listed in {MANIFEST_NAME} but missing.")
+    checked = [path.name for path in weight_files(folder) if path.name.endswith(".safetensors") and verify_file(path)]
     if require_record and not checked:
         raise OSError(
-            f"{folder}: no weight file carries an integrity record ({RECORD_KEY}) or is listed in a {MANIFEST_NAME}: "
-            "it was not saved by hf_attn, nothing to verify."
+            f"{folder}: no weight file carries an integrity record ({RECORD_KEY}): it was not saved by hf_attn, "
+            "nothing to verify."
         )
     return sorted(checked)
 

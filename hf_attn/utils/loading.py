@@ -64,11 +64,11 @@ class SafetensorsLoadingMixin:
             # a staged save (every file written aside, then moved in with the weights last: a kill leaves the
             # earlier save or the new one, hf_attn.utils.saving)
             from hf_attn.utils.auto_classes import mark_for_auto_class
-            from hf_attn.utils.integrity import remove_legacy_manifest, write_records
+            from hf_attn.utils.integrity import write_records
             from hf_attn.utils.remote_code import write_remote_code
             from hf_attn.utils.saving import staged_save
         except ImportError:  # loaded as remote code: transformers has copied the folder's files as they are
-            write_records = write_remote_code = staged_save = remove_legacy_manifest = None
+            write_records = write_remote_code = staged_save = None
         else:  # the saved config carries `auto_map` (trust_remote_code users), however the model was built
             mark_for_auto_class(self)
         if staged_save is None or not kwargs.get("is_main_process", True):
@@ -80,7 +80,6 @@ class SafetensorsLoadingMixin:
                 # `get_class_from_dynamic_module("modeling_<name>.<Class>", folder)`).
                 write_remote_code(staging, [type(self), type(self.config)])
                 write_records(staging)
-            remove_legacy_manifest(save_directory)  # an earlier save's checksums.json: the records replace it
         if push_to_hub and kwargs.get("is_main_process", True):  # the folder as written, not serialised again
             from huggingface_hub import HfApi
 
