@@ -10,10 +10,11 @@ STAMP  := $(VENV)/.installed
 OLDEST_VENV         ?= .venv-oldest
 OLDEST_TRANSFORMERS := 5.18.0
 OLDEST_TORCH        := 2.13.0
-# The registry-driven tests: every head of every architecture, under transformers' contract and other people's code.
+# The registry-driven tests: every head of every architecture, under transformers' contract and other people's code,
+# and the Auto registration that reads transformers' mappings as they load.
 REGISTRY_TESTS := tests/test_common.py tests/test_transformers_contract.py tests/test_gradient_checkpointing.py \
 	tests/test_peft.py tests/test_batched_pipelines.py tests/test_export.py tests/test_remote_code.py \
-	tests/test_transformers_common.py
+	tests/test_transformers_common.py tests/test_auto_registration.py
 
 .PHONY: install browser demo test test-oldest test-slow test-gpu lint format clean
 
