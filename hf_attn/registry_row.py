@@ -69,7 +69,7 @@ class Head:
     def __post_init__(self) -> None:
         from .data.kinds import get_input_kind, get_label_kind
 
-        # The kinds' objects, whichever way the row named them (a kind compares equal to its name).
+        # The kinds' objects, whichever way the row named them (by object, or by name: looked up here, once).
         object.__setattr__(self, "inputs", get_input_kind(self.inputs))
         object.__setattr__(self, "labels", get_label_kind(self.labels))
 
