@@ -8,6 +8,7 @@ its module when first asked for, so that `hf-attn --help` and `hf-attn list` ans
 
 from __future__ import annotations
 
+import functools
 import importlib
 from typing import TYPE_CHECKING, Any
 
@@ -100,6 +101,7 @@ def __getattr__(name: str) -> Any:
     return value
 
 
+@functools.cache
 def _row_classes() -> dict[str, str]:
     """The classes every registry row names (config, base model, heads) -> their modules, read from the rows'
     source: an architecture whose folder was added after `PUBLIC` was written is reachable too."""

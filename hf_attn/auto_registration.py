@@ -67,13 +67,13 @@ def register_configs(configuration_auto: ModuleType) -> None:
 
 def register_tokenizers(tokenization_auto: ModuleType) -> None:
     """`AutoTokenizer` gives each architecture's tokenizer class for its config."""
-    from .registry import tokenizer_class
+    from .tokenization.kinds import get_tokenizer_kind
 
     configuration_auto = importlib.import_module(CONFIGURATION_AUTO)
     for row in _rows():
         config_class = configuration_auto.CONFIG_MAPPING[row.name]
-        kind = _load(row.tokenizer) if isinstance(row.tokenizer, ClassRef) else row.tokenizer
-        tokenizer = tokenizer_class(kind)  # marked for AutoTokenizer by its class (`_auto_class`)
+        kind = get_tokenizer_kind(_load(row.tokenizer) if isinstance(row.tokenizer, ClassRef) else row.tokenizer)
+        tokenizer = kind.tokenizer_class  # marked for AutoTokenizer by its class (`_auto_class`)
         tokenization_auto.AutoTokenizer.register(config_class, tokenizer_class=tokenizer, exist_ok=True)
 
 

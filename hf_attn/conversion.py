@@ -87,7 +87,7 @@ class ConverterParser(OneLineUsageErrors, argparse.ArgumentParser):
 def converter_parser(doc: str | None, prog: str | None = None) -> ConverterParser:
     """A converter's parser: the first line of its module docstring as description, `prog` as its name
     (`hf-attn convert ARCH` when the CLI runs it; the script's name otherwise)."""
-    return ConverterParser(prog=prog, description=(doc or "").splitlines()[0] if doc else None)
+    return ConverterParser(prog=prog, description=doc.splitlines()[0] if doc else None)
 
 
 def _package_path(script: str | Path) -> str:

@@ -27,6 +27,7 @@ from .registry import get_architecture
 from .training_arguments import HfAttnTrainingArguments
 
 __all__ = [
+    "DATACLASSES",
     "HfAttnArguments",
     "HfAttnTrainingArguments",
     "HfAttnTrainingDefaults",
@@ -115,15 +116,14 @@ def parse_overrides(pairs: Sequence[str] | dict[str, Any] | None) -> dict[str, A
     return overrides
 
 
-def dataclass_types() -> tuple[type, type]:
-    """`hf-attn train`'s two dataclasses: hf_attn's options and transformers' with hf_attn's defaults."""
-    return HfAttnArguments, HfAttnTrainingArguments
+# `hf-attn train`'s two dataclasses: hf_attn's options and transformers' with hf_attn's defaults.
+DATACLASSES = (HfAttnArguments, HfAttnTrainingArguments)
 
 
 def _aliases() -> dict[str, str]:
     """Keyword spellings `train()` accepts for a field: its CLI aliases without dashes (`epochs`, `batch_size`)."""
     names = {}
-    for dataclass_type in dataclass_types():
+    for dataclass_type in DATACLASSES:
         for item in fields(dataclass_type):
             for alias in item.metadata.get("aliases", ()):
                 names[alias.lstrip("-").replace("-", "_")] = item.name
@@ -131,7 +131,7 @@ def _aliases() -> dict[str, str]:
 
 
 def _known_options() -> set[str]:
-    return {item.name for dataclass_type in dataclass_types() for item in fields(dataclass_type) if item.init}
+    return {item.name for dataclass_type in DATACLASSES for item in fields(dataclass_type) if item.init}
 
 
 def _recipe_options(recipe: Recipe) -> dict[str, Any]:
@@ -253,7 +253,7 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
 
 def print_full_help() -> None:
     """`hf-attn train --help-all`: hf_attn's options and every option of transformers' `Seq2SeqTrainingArguments`."""
-    one_line_parser(dataclass_types(), prog="hf-attn train").print_help()
+    one_line_parser(DATACLASSES, prog="hf-attn train").print_help()
 
 
 def parse_arguments(argv: Sequence[str] | None = None) -> tuple[HfAttnArguments, HfAttnTrainingArguments]:
@@ -263,7 +263,7 @@ def parse_arguments(argv: Sequence[str] | None = None) -> tuple[HfAttnArguments,
     if HELP_FLAGS & set(argv):
         print_full_help() if HELP_ALL in argv else print_train_help()
         raise SystemExit(0)
-    parser = one_line_parser(dataclass_types(), prog="hf-attn train")
+    parser = one_line_parser(DATACLASSES, prog="hf-attn train")
     for action in parser._actions:
         if action.dest != "help":
             action.default = argparse.SUPPRESS

@@ -14,26 +14,16 @@ from __future__ import annotations
 
 import importlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .registry_index import ROW_FILE
 from .registry_row import Architecture, Head, Paper
 
-if TYPE_CHECKING:
-    from transformers import PreTrainedTokenizerFast
-
-__all__ = ["Architecture", "Head", "Paper", "get_architecture", "list_models", "tokenizer_class"]
+__all__ = ["Architecture", "Head", "Paper", "get_architecture", "list_models"]
 
 
 MODELS_DIR = Path(__file__).resolve().parent / "models"
 CARDS_DIR = Path(__file__).resolve().parent / "model_cards"
-
-
-def tokenizer_class(kind: Any) -> type[PreTrainedTokenizerFast]:
-    """The tokenizer class `AutoTokenizer` gives for a tokenizer kind (or its name)."""
-    from .tokenization.kinds import get_tokenizer_kind
-
-    return get_tokenizer_kind(kind).tokenizer_class
 
 
 def _check_row(name: str, folder: Path, module: Any, cards_dir: Path) -> Architecture:

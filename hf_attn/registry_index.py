@@ -59,8 +59,8 @@ def _imported_names(tree: ast.Module, package: str) -> dict[str, str]:
     names = {}
     for node in tree.body:
         if isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            module = f"{package}.{base}".rstrip(".") if node.level == 1 else base
+            anchor = package.rsplit(".", node.level - 1)[0] if node.level else ""  # `from ..x`: one package up
+            module = ".".join(part for part in (anchor, node.module or "") if part)
             for alias in node.names:
                 names[alias.asname or alias.name] = module
     return names

@@ -53,6 +53,7 @@ from .data.task_data import TaskData
 from .data.word_vectors import initialise_embeddings
 from .hub import push_model_dir
 from .options import (
+    DATACLASSES,
     HfAttnArguments,
     build_config,
     keyword_options,
@@ -69,9 +70,6 @@ from .tokenization.kinds import train_tokenizer
 from .training_arguments import HfAttnTrainingArguments
 from .utils.paths import check_local_path
 from .utils.saving import last_complete_checkpoint, refuse_overwrite, staged_save
-
-# `hf-attn train`'s two dataclasses.
-DATACLASSES = (HfAttnArguments, HfAttnTrainingArguments)
 
 __all__ = [
     "DATACLASSES",

@@ -4,6 +4,7 @@ installed in a fresh virtual environment (where `conversion/` does not exist).""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -56,7 +57,7 @@ def test_convert_mistakes_are_one_line(argv, message):
     with pytest.raises(SystemExit) as exit_info:
         main(argv)
     assert "\n" not in str(exit_info.value.code)
-    assert __import__("re").search(message, str(exit_info.value.code)), exit_info.value.code
+    assert re.search(message, str(exit_info.value.code)), exit_info.value.code
 
 
 def test_a_wheel_converts_a_fixture_in_a_fresh_environment(tmp_path):
