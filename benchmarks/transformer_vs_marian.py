@@ -22,23 +22,13 @@ marian_peak_gib=<q> peak_vs_marian=<p/q>` (time ratios: Marian's time / hf_attn'
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import tempfile
-from pathlib import Path
 
 import torch
 from timing import device_name, peak_memory, reset_peak_memory, time_alternating, time_call  # benchmarks/timing.py
 from transformers import MarianConfig, MarianMTModel
 
-ROOT = Path(__file__).resolve().parents[1]
-
-
-def load_converter():
-    path = ROOT / "conversion" / "convert_vaswani_transformer_to_hf.py"
-    spec = importlib.util.spec_from_file_location("convert_vaswani_transformer_to_hf", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from hf_attn.models.vaswani_transformer.convert_vaswani_transformer_to_hf import convert
 
 
 def paired_models(vocab_size: int, layers: int, d_model: int, heads: int, ffn: int):
@@ -53,7 +43,7 @@ def paired_models(vocab_size: int, layers: int, d_model: int, heads: int, ffn: i
     marian = MarianMTModel(config)
     with tempfile.TemporaryDirectory() as source, tempfile.TemporaryDirectory() as target:
         marian.save_pretrained(source)
-        ours = load_converter().convert("marian", source, target)
+        ours = convert("marian", source, target)
     ours.config.label_smoothing = 0.0  # Marian's loss has none: time the same loss
     return marian, ours
 

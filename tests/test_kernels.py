@@ -26,6 +26,9 @@ pytestmark = [
     ),
 ]
 
+# On a CUDA device (`make test-gpu`) the kernels run there; elsewhere on CPU tensors, in Triton's interpreter.
+DEVICE = torch.device("cuda" if torch.cuda.is_available() and os.environ.get("TRITON_INTERPRET") != "1" else "cpu")
+
 TOLERANCE = {torch.float32: {"rtol": 1e-5, "atol": 1e-5}, torch.bfloat16: {"rtol": 2e-2, "atol": 2e-2}}
 
 
@@ -36,11 +39,12 @@ def lstmn_step_inputs(dtype: torch.dtype, deep: bool, seed: int = 0) -> dict:
     batch, slots, capacity, attention, hidden = 3, 37, 45, 70, 20
 
     def draw(*shape: int) -> torch.Tensor:
-        return torch.randn(*shape, generator=generator).to(dtype)
+        return torch.randn(*shape, generator=generator).to(DEVICE, dtype)
 
     valid = torch.rand(batch, capacity, generator=generator) > 0.4
     valid[:, 0] = True
     valid[2] = False
+    valid = valid.to(DEVICE)
     return {
         "keys": draw(batch, capacity, attention)[:, :slots],
         "values": draw(batch, capacity, 2 * hidden)[:, :slots],
@@ -81,7 +85,7 @@ def test_lstmn_attention_kernels_match_the_pytorch_step(dtype):
     assert not weights[2].any() and not read[2].any()  # no readable slot: zeros, not NaN
     assert (weights[~x["valid"]] == 0).all()
 
-    grad_keys = torch.randn(x["keys"].shape).to(dtype)
+    grad_keys = torch.randn(x["keys"].shape).to(DEVICE, dtype)
     expected_grad_keys = grad_keys.float().clone()
     backward = triton_steps.attend_backward(
         x["keys"], x["values"], x["query"], x["score"], weights, x["grad_read"], grad_keys
@@ -115,8 +119,12 @@ def test_lstmn_cell_kernels_match_the_pytorch_step(dtype, deep):
 
 @pytest.fixture
 def lstmn_kernels_on_cpu(monkeypatch):
-    """The LSTMN's recurrence runs its Triton step functions on CPU tensors (in the interpreter)."""
+    """The LSTMN's recurrence runs its Triton step functions on CPU tensors too (in the interpreter)."""
     monkeypatch.setattr(fast_recurrence, "TRITON_ON_CPU", True)
+
+
+def on_device(values: dict) -> dict:
+    return {name: value.to(DEVICE) for name, value in values.items()}
 
 
 @pytest.mark.parametrize("fusion", ["none", "shallow", "deep"])
@@ -126,7 +134,7 @@ def test_lstmn_layer_on_the_kernels_matches_the_reference_loop(lstmn_kernels_on_
     an all-padding row."""
     torch.manual_seed(0)
     config = tiny_config(hf_attn.ARCHITECTURES["lstmn"], hidden_dropout_prob=0.0, fusion=fusion)
-    model = LstmnForPairClassification(config).train()
+    model = LstmnForPairClassification(config).to(DEVICE).train()
     premise = torch.randint(1, 40, (4, 6))
     hypothesis = torch.randint(1, 40, (4, 5))
     premise_mask = (torch.arange(6)[None] < torch.tensor([6, 3, 1, 0])[:, None]).long()
@@ -137,7 +145,7 @@ def test_lstmn_layer_on_the_kernels_matches_the_reference_loop(lstmn_kernels_on_
     for implementation in ("fast", "reference"):
         model.config.recurrence_implementation = implementation
         model.zero_grad()
-        output = model(**inputs, labels=torch.tensor([0, 1, 2, 1]), output_attentions=True)
+        output = model(**on_device(inputs), labels=torch.tensor([0, 1, 2, 1], device=DEVICE), output_attentions=True)
         output.loss.backward()
         results[implementation] = (output, {name: p.grad.clone() for name, p in model.named_parameters()})
     (fast, fast_grads), (reference, reference_grads) = results["fast"], results["reference"]
@@ -153,10 +161,10 @@ def test_lstmn_generation_on_the_kernels_matches_the_pytorch_steps(lstmn_kernels
     """The tape cache's continuation (`run_recurrence` from a state) on the kernels: greedy generation as on the
     PyTorch step functions."""
     torch.manual_seed(0)
-    model = LstmnForCausalLM(tiny_config(hf_attn.ARCHITECTURES["lstmn"], hidden_dropout_prob=0.0)).eval()
-    prompt = torch.randint(1, 40, (2, 4))
+    model = LstmnForCausalLM(tiny_config(hf_attn.ARCHITECTURES["lstmn"], hidden_dropout_prob=0.0)).to(DEVICE).eval()
+    prompt = torch.randint(1, 40, (2, 4)).to(DEVICE)
     fused = model.generate(prompt, max_new_tokens=4, do_sample=False, pad_token_id=0)
-    monkeypatch.setattr(fast_recurrence, "TRITON_ON_CPU", False)
+    monkeypatch.setattr(fast_recurrence, "triton_applies", lambda tensor: False)
     plain = model.generate(prompt, max_new_tokens=4, do_sample=False, pad_token_id=0)
     assert torch.equal(fused, plain)
 
@@ -172,9 +180,10 @@ def elmo_layer(projection: bool, seed: int = 0) -> ElmoLstmLayer:
     return layer
 
 
-def elmo_run(layer: ElmoLstmLayer, implementation: str, autocast: bool = False, device: str = "cpu"):
+def elmo_run(layer: ElmoLstmLayer, implementation: str, autocast: bool = False, device: torch.device = DEVICE):
     """m and c of every step, and the gradients of the inputs, the initial state and the weights, for one
     loss over the outputs (the layer on `device`)."""
+    layer.to(device)
     generator = torch.Generator().manual_seed(1)
     batch, steps = 3, 7
 
@@ -201,7 +210,7 @@ def elmo_run(layer: ElmoLstmLayer, implementation: str, autocast: bool = False, 
 def test_elmo_fused_lstm_matches_the_readable_cell(monkeypatch, projection, kernels):
     """The fused recurrence (hand-written backward; Triton cells or their PyTorch twins) against `_step` under
     autograd: outputs, cells and every gradient (inputs, initial state, weights), fp32, with both clips binding."""
-    monkeypatch.setattr(fused_lstm, "RUN_ON_CPU", kernels)
+    monkeypatch.setattr(fused_lstm, "use_triton", lambda tensor: kernels)
     layer = elmo_layer(projection)
     reference = elmo_run(layer, "reference")
     clipped = reference[1].abs() >= 0.8 - 1e-6
@@ -213,7 +222,7 @@ def test_elmo_fused_lstm_matches_the_readable_cell(monkeypatch, projection, kern
 @pytest.mark.parametrize("kernels", [False, True], ids=["pytorch-cells", "triton-cells"])
 def test_elmo_fused_lstm_under_bf16_autocast_matches_the_readable_cell(monkeypatch, kernels):
     """Under bf16 autocast both compute in bfloat16; they agree to bf16's precision, gradients included."""
-    monkeypatch.setattr(fused_lstm, "RUN_ON_CPU", kernels)
+    monkeypatch.setattr(fused_lstm, "use_triton", lambda tensor: kernels)
     layer = elmo_layer(projection=True)
     reference = elmo_run(layer, "reference", autocast=True)
     for ours, theirs in zip(elmo_run(layer, "fused", autocast=True), reference, strict=True):
