@@ -66,7 +66,7 @@ class NnLstmBiLm(nn.Module):
 
 def character_batch(batch: int, tokens: int, config: ElmoConfig, seed: int = 0) -> dict[str, torch.Tensor]:
     """`batch` sentences of `tokens` random lower-case words (3–10 letters) as character ids, with boundaries."""
-    from hf_attn.tokenization.elmo import build_elmo_tokenizer
+    from hf_attn.models.elmo.tokenization_elmo import build_elmo_tokenizer
 
     generator = torch.Generator().manual_seed(seed)
     lengths = torch.randint(3, 11, (batch, tokens), generator=generator).tolist()

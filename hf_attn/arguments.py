@@ -14,20 +14,22 @@ from typing import Any, Literal
 from transformers import HfArgumentParser  # light: `import transformers` loads its parts when they are used
 
 from .recipes import Recipe
+from .registry_row import ArchitectureArguments, option_help
 from .utils.errors import OneLineUsageErrors
 
 __all__ = [
     "HELP_ALL",
     "HELP_FLAGS",
+    "ArchitectureArguments",
     "HfAttnArguments",
     "HfAttnTrainingDefaults",
+    "architecture_arguments",
     "one_line_parser",
+    "option_help",
     "print_train_help",
 ]
 
-
-def _help(text: str, *aliases: str, **metadata: Any) -> dict[str, Any]:
-    return {"help": text, **({"aliases": list(aliases)} if aliases else {}), **metadata}
+_help = option_help
 
 
 @dataclass
@@ -65,7 +67,7 @@ class HfAttnArguments:
     eval_fraction: float = field(
         default=0.1, metadata=_help("held out from training when the dataset has no held-out split")
     )
-    shape: str | None = field(  # one of `hf_attn.tasks.TASK_SHAPES`, checked by `resolve_options`
+    shape: str | None = field(  # one of `hf_attn.task_registry.TASK_SHAPES`, checked by `resolve_options`
         default=None, metadata=_help("the task shape (default: from the columns given and the architecture)")
     )
     text_column: str = field(default="text", metadata=_help("the text (the source text, for seq2seq)"))
@@ -79,20 +81,6 @@ class HfAttnArguments:
         default=0.0,
         metadata=_help("few-shot: the share of support instances replaced by other classes' (noisy FewRel)"),
     )
-    # Knowledge (STCKA): each text's concept set.
-    concepts: str | None = field(
-        default=None,
-        metadata=_help("an isA knowledge base (entity<TAB>concept<TAB>score lines, or JSON) to link concepts"),
-    )
-    concept_column: str | None = field(
-        default=None, metadata=_help("the column holding each text's concepts (a list, or space-separated)")
-    )
-    no_concepts: bool = field(
-        default=False,
-        metadata=_help("STCKA without concepts (the paper's ablation): every text's concept set is empty"),
-    )
-    max_concepts: int | None = field(default=None, metadata=_help("keep a text's best-scored concepts only"))
-    min_concept_score: float = field(default=0.0, metadata=_help("drop concepts scored below this"))
     # The vocabulary.
     tokenizer: str | None = field(
         default=None, metadata=_help("a saved tokenizer (folder or Hub id) instead of one trained on the data")
@@ -123,6 +111,10 @@ class HfAttnArguments:
     loaded_recipe: Recipe | None = field(default=None, init=False, repr=False, compare=False)
     # The options the recipe set and the user did not type (messages about them say whose they are).
     from_recipe: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
+    # The architecture's own options (`Architecture.arguments`), read by `resolve_options` (not an option: no flag).
+    architecture_arguments: ArchitectureArguments = field(
+        default_factory=ArchitectureArguments, init=False, repr=False, compare=False
+    )
 
 
 @dataclass
@@ -160,10 +152,26 @@ HELP_ALL = "--help-all"
 HELP_FLAGS = {"-h", "--help", HELP_ALL}
 
 
+def architecture_arguments() -> dict[str, type[ArchitectureArguments]]:
+    """Each architecture's own options class (`Architecture.arguments`), by architecture name, found through the
+    registry's index (`hf_attn.registry_index`: the rows as source) and imported alone: what `--help` lists."""
+    import importlib
+
+    from .registry_index import read_index
+
+    classes = {}
+    for row in read_index():
+        if row.arguments is not None:
+            classes[row.name] = getattr(importlib.import_module(row.arguments.module), row.arguments.name)
+    return classes
+
+
 def print_train_help() -> None:
-    """`hf-attn train --help`: hf_attn's options and the training options whose defaults it changes, at once (no
-    training code loaded). `--help-all` lists transformers' options as well (`hf_attn.options.print_full_help`)."""
-    parser = one_line_parser((HfAttnArguments, HfAttnTrainingDefaults), prog="hf-attn train")
+    """`hf-attn train --help`: hf_attn's options, the training options whose defaults it changes and each
+    architecture's own, at once (no training code loaded). `--help-all` lists transformers' options as well
+    (`hf_attn.options.print_full_help`)."""
+    own = tuple(architecture_arguments().values())
+    parser = one_line_parser((HfAttnArguments, HfAttnTrainingDefaults, *own), prog="hf-attn train")
     parser.epilog = (
         "Every other option of transformers' Seq2SeqTrainingArguments is accepted too, with transformers' defaults "
         "(--output_dir, --gradient_accumulation_steps, --eval_strategy, --bf16, --push_to_hub, --report_to, ...): "

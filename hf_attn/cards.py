@@ -21,7 +21,7 @@ from transformers import AutoConfig
 
 from .pictures import visualize
 from .registry import Architecture, get_architecture
-from .tasks import load_trained
+from .task_registry import load_trained
 from .utils.paths import check_repo_id
 
 TRAINING_FILE = "hf_attn_training.json"

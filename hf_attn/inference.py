@@ -17,7 +17,8 @@ from transformers import PreTrainedConfig
 from .data.episodes import canonical_few_shot_rows
 from .data.files import load_splits, prepare_task_data
 from .data.task_data import TaskData
-from .tasks import TaskShape, encode_split, load_trained
+from .task_registry import load_trained
+from .tasks import TaskShape, encode_split
 from .training_arguments import HfAttnTrainingArguments
 
 __all__ = ["evaluate", "load_trained", "predict"]
@@ -53,7 +54,7 @@ def _evaluation_data(shape: TaskShape, rows: Dataset, options: Any, config: PreT
         label = next((name for name in ("label", "labels") if name in rows.column_names), "label")
     known = list(config.id2label.values()) if shape.has_labels else None
     return prepare_task_data(
-        rows, rows, shape.name, text_column=options.text_column,
+        rows, rows, shape.layout, text_column=options.text_column,
         pair_column=options.target_column or options.text_pair_column,
         label_column=label if known else None, label_separator=options.label_separator, labels=known,
         split_names=("evaluation", "evaluation"),

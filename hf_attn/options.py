@@ -21,7 +21,16 @@ from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
 
-from .arguments import HELP_ALL, HELP_FLAGS, HfAttnArguments, HfAttnTrainingDefaults, one_line_parser, print_train_help
+from .arguments import (
+    HELP_ALL,
+    HELP_FLAGS,
+    ArchitectureArguments,
+    HfAttnArguments,
+    HfAttnTrainingDefaults,
+    architecture_arguments,
+    one_line_parser,
+    print_train_help,
+)
 from .recipes import Recipe, load_recipe
 from .registry import get_architecture
 from .training_arguments import HfAttnTrainingArguments
@@ -116,14 +125,21 @@ def parse_overrides(pairs: Sequence[str] | dict[str, Any] | None) -> dict[str, A
     return overrides
 
 
-# `hf-attn train`'s two dataclasses: hf_attn's options and transformers' with hf_attn's defaults.
+# `hf-attn train`'s two dataclasses: hf_attn's options and transformers' with hf_attn's defaults (the architectures'
+# own follow them: `train_dataclasses`).
 DATACLASSES = (HfAttnArguments, HfAttnTrainingArguments)
+
+
+def train_dataclasses() -> tuple[type, ...]:
+    """Every dataclass of `hf-attn train`'s options: `DATACLASSES`, then each architecture's own
+    (`Architecture.arguments`, e.g. STCKA's knowledge base)."""
+    return (*DATACLASSES, *architecture_arguments().values())
 
 
 def _aliases() -> dict[str, str]:
     """Keyword spellings `train()` accepts for a field: its CLI aliases without dashes (`epochs`, `batch_size`)."""
     names = {}
-    for dataclass_type in DATACLASSES:
+    for dataclass_type in train_dataclasses():
         for item in fields(dataclass_type):
             for alias in item.metadata.get("aliases", ()):
                 names[alias.lstrip("-").replace("-", "_")] = item.name
@@ -131,7 +147,7 @@ def _aliases() -> dict[str, str]:
 
 
 def _known_options() -> set[str]:
-    return {item.name for dataclass_type in DATACLASSES for item in fields(dataclass_type) if item.init}
+    return {item.name for dataclass_type in train_dataclasses() for item in fields(dataclass_type) if item.init}
 
 
 def _recipe_options(recipe: Recipe) -> dict[str, Any]:
@@ -190,7 +206,7 @@ def check_ranges(merged: dict[str, Any], given: dict[str, Any], recipe: str | No
 
 def check_shape(shape: str | None, where: str) -> None:
     """Refuses a `--shape` that names no task shape, listing those there are."""
-    from .tasks import TASK_SHAPES
+    from .task_registry import TASK_SHAPES
 
     if shape is not None and shape not in TASK_SHAPES:
         raise ValueError(f"--shape {shape} ({where}): not a task shape; the shapes are {', '.join(TASK_SHAPES)}.")
@@ -241,7 +257,10 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
     options = HfAttnArguments(**{key: value for key, value in merged.items() if key in own})
     options.loaded_recipe = recipe
     options.from_recipe = tuple(sorted(set(recipe.arguments) - set(given))) if recipe else ()
-    args = HfAttnTrainingArguments(**{key: value for key, value in merged.items() if key not in own})
+    options.architecture_arguments, architectures_own = _architecture_arguments(options.arch, merged)
+    args = HfAttnTrainingArguments(
+        **{key: value for key, value in merged.items() if key not in own and key not in architectures_own}
+    )
     check_reporters(args.report_to)
     if args.max_steps == 0:  # transformers reads max_steps ≤ 0 as "use the epochs": 0 would silently train them
         raise ValueError(
@@ -251,9 +270,28 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
     return options, args
 
 
+def _architecture_arguments(arch: str, merged: dict[str, Any]) -> tuple[ArchitectureArguments, set[str]]:
+    """The architecture's own options (`Architecture.arguments`) from `merged`, and the names of every architecture's
+    own options. An option of another architecture is refused, naming it and whose it is (it would do nothing)."""
+    owners: dict[str, list[str]] = {}
+    classes = architecture_arguments()
+    for name, dataclass_type in classes.items():
+        for item in fields(dataclass_type):
+            if item.init:
+                owners.setdefault(item.name, []).append(name)
+    for key in merged:
+        if key in owners and arch not in owners[key]:
+            whose = " or ".join(f"--arch {name}" for name in owners[key])
+            raise ValueError(f"--{key} is an option of {whose}, not of --arch {arch}.")
+    if arch not in classes:
+        return ArchitectureArguments(), set(owners)
+    own = {item.name for item in fields(classes[arch]) if item.init}
+    return classes[arch](**{key: value for key, value in merged.items() if key in own}), set(owners)
+
+
 def print_full_help() -> None:
     """`hf-attn train --help-all`: hf_attn's options and every option of transformers' `Seq2SeqTrainingArguments`."""
-    one_line_parser(DATACLASSES, prog="hf-attn train").print_help()
+    one_line_parser(train_dataclasses(), prog="hf-attn train").print_help()
 
 
 def parse_arguments(argv: Sequence[str] | None = None) -> tuple[HfAttnArguments, HfAttnTrainingArguments]:
@@ -263,7 +301,7 @@ def parse_arguments(argv: Sequence[str] | None = None) -> tuple[HfAttnArguments,
     if HELP_FLAGS & set(argv):
         print_full_help() if HELP_ALL in argv else print_train_help()
         raise SystemExit(0)
-    parser = one_line_parser(DATACLASSES, prog="hf-attn train")
+    parser = one_line_parser(train_dataclasses(), prog="hf-attn train")
     for action in parser._actions:
         if action.dest != "help":
             action.default = argparse.SUPPRESS

@@ -37,7 +37,7 @@ class IndexHead:
 @dataclass(frozen=True)
 class IndexRow:
     """One row: its name, display name, paper year and reference (as `Paper.reference`), tokenizer kind, config
-    class, base model class, heads and converter module."""
+    class, base model class, heads, converter module and own options class."""
 
     name: str
     display_name: str
@@ -48,6 +48,7 @@ class IndexRow:
     base_model_class: ClassRef
     heads: tuple[IndexHead, ...]
     converter: str | None = None  # the folder's converter module (`hf-attn convert`)
+    arguments: ClassRef | None = None  # the architecture's own `hf-attn train` options (`--help` lists them)
 
 
 def _keywords(call: ast.Call) -> dict[str, ast.expr]:
@@ -101,6 +102,7 @@ def read_row(source: Path, package: str) -> IndexRow | None:
             base_model_class=ref(fields["base_model_class"]),
             heads=tuple(_head(head, ref) for head in fields["heads"].elts),  # type: ignore[attr-defined]
             converter=ast.literal_eval(fields["converter"]) if "converter" in fields else None,
+            arguments=ref(fields["arguments"]) if "arguments" in fields else None,
         )
     return None
 

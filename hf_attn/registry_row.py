@@ -14,7 +14,31 @@ if TYPE_CHECKING:
     from .data.kinds import InputKind, LabelKind, MaskSpec
     from .tokenization.kinds import TokenizerKind
 
-__all__ = ["Architecture", "Head", "Paper"]
+__all__ = ["Architecture", "ArchitectureArguments", "Head", "Paper", "option_help"]
+
+
+def option_help(text: str, *aliases: str, **metadata: Any) -> dict[str, Any]:
+    """A `field(metadata=...)` of an option: its help line and further spellings (`"--lr"`)."""
+    return {"help": text, **({"aliases": list(aliases)} if aliases else {}), **metadata}
+
+
+@dataclass
+class ArchitectureArguments:
+    """The `hf-attn train` options an architecture adds of its own (`Architecture.arguments`: a subclass in its
+    folder, a plain dataclass that loads without torch, listed by `--help` under `_argument_group_name`). The training
+    pipeline asks it two things, which an architecture without options answers with nothing:
+
+    - `columns()`: the data's columns its tokenizer reads beside the text, keyword of the tokenizer's call -> column
+      (kept by the loader, checked to exist, passed to every tokenizer call);
+    - `tokenizer_knowledge(architecture, data)`: what its tokenizer kind's trainer reads beyond the texts
+      (`TokenizerKind.reads_knowledge`), from these options and the data.
+    """
+
+    def columns(self) -> dict[str, str]:
+        return {}
+
+    def tokenizer_knowledge(self, architecture: Any, data: Any) -> dict[str, Any]:
+        return {}
 
 
 @dataclass(frozen=True)
@@ -95,7 +119,8 @@ class Architecture:
         config_class / base_model_class / heads: the classes (the base registers with `AutoModel`).
         paper / original_code: provenance for cards and docs.
         tokenizer: the tokenizer kind (`hf_attn.tokenization.kinds`: `WORD_LEVEL_TOKENIZER`, `DOCUMENT_TOKENIZER`,
-            `BPE_TOKENIZER`, `CHARACTER_TOKENIZER`, `CONCEPT_TOKENIZER`), or its name.
+            `BPE_TOKENIZER`; a folder's own in its `kinds.py`: ELMo's `CHARACTER_TOKENIZER`, STCKA's
+            `CONCEPT_TOKENIZER`), or its name.
         synthetic_task: the task in `hf_attn.data` it learns in tests and the demo.
         attention_fields: output field -> the input mask over its keys, for every field holding attention
             distributions (a tensor or a tuple of per-layer tensors; rows sum to 1 over unmasked keys, 0 when no key
@@ -123,6 +148,12 @@ class Architecture:
         exports: further public objects `import hf_attn` exposes (e.g. a decoding method).
         converter: the folder's module that converts an original implementation's checkpoint (its
             `main(argv, prog)` is what `hf-attn convert <name> ...` runs); `None`: there is no original to convert.
+        arguments: the architecture's own `hf-attn train` options, a subclass of
+            `hf_attn.arguments.ArchitectureArguments` in a module of the folder that loads without torch (STCKA's
+            knowledge base and concept column); `None`: none.
+        tasks: the folder's module that registers task shapes of its own (`hf_attn.tasks.register_task_shape`),
+            imported when the training pipeline first asks for the shapes (AttentionXML's label-tree training);
+            `None`: its heads train on the shared shapes.
     """
 
     name: str
@@ -142,6 +173,8 @@ class Architecture:
     tags: tuple[str, ...] = ()
     exports: tuple[Any, ...] = ()
     converter: str | None = None
+    arguments: type | None = None
+    tasks: str | None = None
 
     # `attention_fields` parsed once (`MaskSpec`): what every reader of the maps' keys uses.
     attention_masks: dict[str, MaskSpec] = field(init=False, repr=False, compare=False)

@@ -34,8 +34,6 @@ import numpy as np
 import torch
 from datasets import Dataset
 from transformers import (
-    AutoConfig,
-    AutoTokenizer,
     PreTrainedConfig,
     PreTrainedModel,
     PreTrainedTokenizerBase,
@@ -44,32 +42,26 @@ from transformers import (
     TrainerCallback,
 )
 
-from .data.collators import LabelSetCollator, PaddingCollator, labels_by_frequency
+from .data.collators import PaddingCollator, labels_by_frequency
 from .data.episodes import CLASS_COLUMN, EpisodeDataset, compute_episode_metrics
 from .data.kinds import (
-    CHARACTERS,
     CLASS,
-    DOCUMENT,
-    DOCUMENT_PAIR,
     EPISODE,
-    EPISODES,
     FEW_SHOT_PREDICTION,
     LABEL_SEQUENCE,
-    LABEL_TREE,
     MULTI_HOT,
-    SENTENCE,
-    SENTENCE_CONCEPTS,
-    SENTENCE_PAIR,
-    SEQ2SEQ,
     TOKEN_CLASS,
     TOKEN_VOCAB,
+    Document,
+    Episodes,
     InputKind,
     LabelKind,
     MaskSpec,
+    Sentence,
+    SourceAndTarget,
 )
 from .data.task_data import TASK_LAYOUTS, TaskData, TaskLayout
 from .evaluation import (
-    RankingMetrics,
     accuracy_metric,
     evidence_attention_scores,
     jain_propensities,
@@ -79,9 +71,20 @@ from .evaluation import (
     translation_metrics,
 )
 from .layers.few_shot import entity_token_positions
-from .registry import Architecture, Head, get_architecture
-from .tokenization.concepts import ConceptTokenizerFast, ids_to_tokens
-from .tokenization.elmo import ElmoCharacterTokenizerFast
+from .registry import Architecture, Head
+from .tokenization.bpe import ids_to_tokens
+
+
+def vocabulary_fields(tokenizer: PreTrainedTokenizerBase) -> dict[str, Any]:
+    """The config fields a vocabulary sets: the tokenizer's own `config_fields()` where it has one (ELMo's
+    characters: no padding id; STCKA: its concept vocabulary too), else its size and padding id."""
+    own = getattr(tokenizer, "config_fields", None)
+    if own is not None:
+        return own()
+    fields = {"vocab_size": len(tokenizer)}
+    if tokenizer.pad_token_id is not None:
+        fields["pad_token_id"] = tokenizer.pad_token_id
+    return fields
 
 
 def _label_fields(labels: list[str]) -> dict[str, Any]:
@@ -98,9 +101,12 @@ class TaskShape:
 
     layout: ClassVar[TaskLayout]  # what its rows hold (`hf_attn.data.task_data`): name, needed columns, label sets
     label_kinds: ClassVar[tuple[LabelKind, ...]]  # the `Head.labels` it trains
-    # the `Head.inputs` it feeds
-    input_kinds: ClassVar[tuple[InputKind, ...]] = (SENTENCE, DOCUMENT, CHARACTERS, SENTENCE_CONCEPTS)
+    # The `Head.inputs` it feeds, by class: a kind of a model folder's own that subclasses one (ELMo's characters,
+    # STCKA's text with its concepts: each a `Sentence`) is fed as that one. `pairs`: the kinds that read two texts.
+    input_kinds: ClassVar[tuple[type[InputKind], ...]] = (Sentence, Document)
+    pairs: ClassVar[bool] = False
     variants: ClassVar[tuple[str, ...]] = ()  # shapes that train other heads on the same data
+    variant_of: ClassVar[str | None] = None  # a model folder's shape: the shared shape whose data it trains on
     # Few-shot: the data are episodes of classes named at test time (held-out episodes, not a label set).
     episodic: ClassVar[bool] = False
 
@@ -124,7 +130,11 @@ class TaskShape:
         return self.layout.has_labels
 
     def accepts(self, head: Head) -> bool:
-        return head.labels in self.label_kinds and head.inputs in self.input_kinds
+        return (
+            head.labels in self.label_kinds
+            and isinstance(head.inputs, self.input_kinds)
+            and (head.inputs.pair == self.pairs)
+        )
 
     def generates(self, head: Head) -> bool:
         """Whether `head` is scored on `generate()`'s outputs (`Seq2SeqTrainer(predict_with_generate=True)`)."""
@@ -147,13 +157,7 @@ class TaskShape:
         self, tokenizer: PreTrainedTokenizerBase, labels: list[str] | None, data: TaskData | None = None
     ) -> dict[str, Any]:
         """Config keywords set by the vocabulary and the labels (and what the metrics need of the training data)."""
-        fields = {"vocab_size": len(tokenizer)}
-        if tokenizer.pad_token_id is not None and not isinstance(tokenizer, ElmoCharacterTokenizerFast):
-            fields["pad_token_id"] = tokenizer.pad_token_id
-        if isinstance(tokenizer, ConceptTokenizerFast):  # STCKA: the concept vocabulary too
-            fields["concept_vocab_size"] = len(tokenizer.concept_vocab)
-            fields["concept_pad_token_id"] = tokenizer.concept_pad_token_id
-        return {**fields, **(_label_fields(labels) if labels else {})}
+        return {**vocabulary_fields(tokenizer), **(_label_fields(labels) if labels else {})}
 
     def encoder(
         self, data: TaskData, tokenizer: PreTrainedTokenizerBase, config: PreTrainedConfig, head: Head,
@@ -163,8 +167,8 @@ class TaskShape:
         kwargs = {"truncation": max_length is not None, "max_length": max_length}
 
         def encode(batch: dict[str, list]) -> dict[str, list]:
-            # STCKA: each text's concepts from the data's column, not linked by the tokenizer's knowledge base
-            given = {"concepts": batch[data.concept_column]} if data.concept_column is not None else {}
+            # what the tokenizer reads beside the text (STCKA: each text's concepts, not linked by its knowledge base)
+            given = {keyword: batch[column] for keyword, column in data.tokenizer_columns.items()}
             encoded = dict(tokenizer(batch[data.text_column], **kwargs, **given))
             if data.pair_column is not None:
                 pair = tokenizer(batch[data.pair_column], **kwargs)
@@ -254,7 +258,7 @@ class Classification(TaskShape):
 
     @torch.no_grad()
     def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
-        inputs = _inputs(head, tokenizer, texts, pairs, model.device)
+        inputs = model_inputs(head, tokenizer, texts, pairs, model.device)
         output = model(**inputs, **head.attention_kwargs)  # the maps `top_attended` reads
         probabilities = output.logits.float().softmax(dim=-1)
         attended = top_attended(model, head, inputs, output, tokenizer, top_k)
@@ -277,7 +281,7 @@ class PairClassification(Classification):
     """Two texts (premise and hypothesis; a document and its translation) and one class."""
 
     layout = TASK_LAYOUTS["pair_classification"]
-    input_kinds = (SENTENCE_PAIR, DOCUMENT_PAIR)
+    pairs = True
 
 
 class MultiLabel(TaskShape):
@@ -288,8 +292,7 @@ class MultiLabel(TaskShape):
 
     layout = TASK_LAYOUTS["multi_label"]
     label_kinds = (LABEL_SEQUENCE, MULTI_HOT)
-    variants = ("label_tree",)
-    input_kinds = (SENTENCE, DOCUMENT, SEQ2SEQ)  # a label-sequence head reads a text and decodes labels
+    input_kinds = (Sentence, Document, SourceAndTarget)  # a label-sequence head reads a text and decodes labels
 
     def generates(self, head):
         return head.labels is LABEL_SEQUENCE
@@ -350,7 +353,7 @@ class MultiLabel(TaskShape):
 
     @torch.no_grad()
     def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
-        inputs = _inputs(head, tokenizer, texts, None, model.device)
+        inputs = model_inputs(head, tokenizer, texts, None, model.device)
         if head.labels is LABEL_SEQUENCE:
             return [{"labels": labels} for labels in model.predict_label_sets(**inputs)]
         output = model(**inputs, **head.attention_kwargs)
@@ -364,85 +367,13 @@ class MultiLabel(TaskShape):
         return f"held-out micro-F1 {metrics['micro_f1']:.4f}, hamming loss {metrics['hamming_loss']:.4f}"
 
 
-class LabelTreeClassification(MultiLabel):
-    """Extreme multi-label classification with a probabilistic label tree (AttentionXML, You et al. 2019, §2.2–2.3).
-    The data are those of `multi_label` (a text and its label names, labels ordered by training frequency); the
-    model is built on a tree made from the training data (TF-IDF label representations, balanced 2-means, K-ary
-    compression: `hf_attn.data.label_tree`) and trained level by level, top-down, one `Trainer` per level
-    (`hf_attn.label_tree_training`). Rows keep label id lists (`LabelSetCollator` makes the multi-hot batch), and
-    the held-out P@k / nDCG@k / PSP@k are computed batch by batch (`batch_eval_metrics`): nothing of size
-    examples × labels is ever held."""
-
-    layout = TASK_LAYOUTS["label_tree"]
-    label_kinds = (LABEL_TREE,)
-    input_kinds = (SENTENCE,)
-    variants = ()
-
-    def generates(self, head):
-        return False
-
-    def encoder(self, data, tokenizer, config, head, max_length=None):
-        longest = max_length or getattr(config, "max_text_length", None)  # AttentionXML truncates to 500 tokens
-        kwargs = {"truncation": longest is not None, "max_length": longest}
-
-        def encode(batch: dict[str, list]) -> dict[str, list]:
-            encoded = dict(tokenizer(batch[data.text_column], **kwargs))
-            encoded["labels"] = [sorted(config.label2id[name] for name in names) for names in batch[data.label_column]]
-            return encoded
-
-        return encode
-
-    def collator(self, tokenizer, config, head):
-        return LabelSetCollator(tokenizer.pad_token_id or 0, config.num_labels)
-
-    def metrics(self, head, config, tokenizer, data=None):
-        return RankingMetrics(propensities=self.propensities(config, data))
-
-    def prepare(self, model, args, eval_split, num_beams):
-        args.batch_eval_metrics = True  # `RankingMetrics` ranks each batch and forgets it
-
-    def build_model(self, head, config, data, args):
-        # Imported here: the label tree's TF-IDF and k-means (scikit-learn) load only when a tree is trained.
-        from .label_tree_training import build_tree_for, tree_model
-
-        texts = data.train[data.text_column]
-        label_sets = [[config.label2id[name] for name in names] for names in data.train[data.label_column]]
-        return tree_model(config, build_tree_for(texts, label_sets, config, seed=args.seed))
-
-    def fit(self, args, model, head, tokenizer, data, train_split, eval_split, callbacks, resume):
-        from .label_tree_training import train_levels  # scikit-learn, as in build_model
-
-        if isinstance(resume, str):
-            raise ValueError(
-                "A label tree trains one level after the other, each with its checkpoints in output_dir/level_<d>: "
-                "resume with `--resume_from_checkpoint true`, not a checkpoint path."
-            )
-        steps = train_levels(model, train_split, train_split["labels"], args, callbacks, resume=bool(resume))
-        trainer = self.trainer(args, model, head, tokenizer, data, None, eval_split, callbacks)  # evaluates the beam
-        trainer.state.global_step = steps  # the levels' steps, for the record
-        return trainer, self.evaluate(trainer)
-
-    @torch.no_grad()
-    def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
-        inputs = _inputs(head, tokenizer, texts, None, model.device)
-        output = model(**inputs, top_k=top_k)
-        names = model.config.id2label
-        return [
-            {"labels": [{"label": names[int(i)], "score": float(p)} for i, p in zip(ids, scores, strict=True)]}
-            for ids, scores in zip(output.top_labels, output.top_scores, strict=True)
-        ]
-
-    def headline(self, metrics):
-        return f"held-out P@1 {metrics['precision_at_1']:.4f}, P@5 {metrics.get('precision_at_5', float('nan')):.4f}"
-
-
 class SequenceToSequence(TaskShape):
     """A source text and a target text (one shared vocabulary): `Seq2SeqTrainer` with beam search (4, α = 0.6, the
     Transformer paper's §6.1), BLEU and exact match."""
 
     layout = TASK_LAYOUTS["seq2seq"]
     label_kinds = (TOKEN_VOCAB,)
-    input_kinds = (SEQ2SEQ,)
+    input_kinds = (SourceAndTarget,)
 
     def generates(self, head):
         return True
@@ -479,7 +410,7 @@ class SequenceToSequence(TaskShape):
 
     @torch.no_grad()
     def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
-        inputs = _inputs(head, tokenizer, texts, None, model.device)
+        inputs = model_inputs(head, tokenizer, texts, None, model.device)
         generated = model.generate(**inputs)
         return [{"translation": text} for text in tokenizer.batch_decode(generated, skip_special_tokens=True)]
 
@@ -493,11 +424,11 @@ class LanguageModeling(TaskShape):
 
     layout = TASK_LAYOUTS["language_modeling"]
     label_kinds = (TOKEN_VOCAB,)
-    input_kinds = (SENTENCE, CHARACTERS)
+    input_kinds = (Sentence,)  # one position per word (ELMo's characters too): a document is no language
 
     def encoder(self, data, tokenizer, config, head, max_length=None):
         kwargs = {"truncation": max_length is not None, "max_length": max_length}
-        characters = isinstance(tokenizer, ElmoCharacterTokenizerFast)
+        characters = getattr(tokenizer, "reads_characters", False)
 
         def encode(batch: dict[str, list]) -> dict[str, list]:
             if characters:  # the targets are word ids, the inputs characters
@@ -525,7 +456,7 @@ class LanguageModeling(TaskShape):
             return super().predict(model, tokenizer, head, texts, pairs, top_k)
         results = []
         for text in texts:  # one at a time: generation continues each text from its own last token
-            inputs = _inputs(head, tokenizer, [text], None, model.device)
+            inputs = model_inputs(head, tokenizer, [text], None, model.device)
             generated = model.generate(**inputs, max_new_tokens=20, do_sample=False)
             continuation = generated[0, inputs["input_ids"].shape[1] :]
             results.append({"continuation": tokenizer.decode(continuation, skip_special_tokens=True)})
@@ -542,7 +473,7 @@ class TokenClassification(TaskShape):
 
     def encoder(self, data, tokenizer, config, head, max_length=None):
         kwargs = {"truncation": max_length is not None, "max_length": max_length}
-        markers = isinstance(tokenizer, ElmoCharacterTokenizerFast)
+        markers = getattr(tokenizer, "sentence_markers", False)
 
         def encode(batch: dict[str, list]) -> dict[str, list]:
             encoded = dict(tokenizer(batch[data.text_column], **kwargs))
@@ -554,9 +485,9 @@ class TokenClassification(TaskShape):
 
     @torch.no_grad()
     def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
-        inputs = _inputs(head, tokenizer, texts, None, model.device)
+        inputs = model_inputs(head, tokenizer, texts, None, model.device)
         predicted = model(**inputs).logits.argmax(dim=-1)
-        offset = 1 if isinstance(tokenizer, ElmoCharacterTokenizerFast) else 0  # after <S>
+        offset = 1 if getattr(tokenizer, "sentence_markers", False) else 0  # after <S>
         results = []
         for row, text in enumerate(texts):
             words = text.split()
@@ -584,7 +515,7 @@ class FewShotClassification(TaskShape):
     layout = TASK_LAYOUTS["few_shot"]
     label_kinds = (EPISODE,)
     episodic = True
-    input_kinds = (EPISODES,)
+    input_kinds = (Episodes,)
 
     def label_names(self, data):
         return None  # classes are names, new at test time: no label set in the config
@@ -704,29 +635,9 @@ def word_attention_on_evidence(model: PreTrainedModel, episodes: Any, evidence: 
     }
 
 
-TASK_SHAPES: dict[str, TaskShape] = {
-    shape.name: shape
-    for shape in (
-        Classification(),
-        PairClassification(),
-        MultiLabel(),
-        LabelTreeClassification(),
-        SequenceToSequence(),
-        LanguageModeling(),
-        TokenClassification(),
-        FewShotClassification(),
-    )
-}
-
-
-def get_task_shape(name: str) -> TaskShape:
-    """The task shape `name`, with a clear error for unknown names."""
-    if name not in TASK_SHAPES:
-        raise ValueError(f"Unknown task shape {name!r}; known: {', '.join(TASK_SHAPES)}.")
-    return TASK_SHAPES[name]
-
-
-def _inputs(head: Head, tokenizer, texts: list[str], pairs: list[str] | None, device) -> dict[str, torch.Tensor]:
+def model_inputs(
+    head: Head, tokenizer: Any, texts: list[str], pairs: list[str] | None, device: Any
+) -> dict[str, torch.Tensor]:
     """The head's input kind's padded batch of `texts` (and their `pairs`), on `device`."""
     return {name: tensor.to(device) for name, tensor in head.inputs.encode(tokenizer, texts, pairs).items()}
 
@@ -825,27 +736,3 @@ def token_accuracy_at(model: PreTrainedModel, dataset: Dataset, position_column:
 def encode_split(split: Dataset, encode: Callable[[dict[str, list]], dict[str, list]], keep: Sequence[str] = ()):
     """`split` encoded by a shape's `encoder` (batched `map`), its other columns dropped except `keep`."""
     return split.map(encode, batched=True, remove_columns=[name for name in split.column_names if name not in keep])
-
-
-def shape_of(head: Head) -> TaskShape:
-    """The task shape that trains `head` (the first that accepts it)."""
-    return next(shape for shape in TASK_SHAPES.values() if shape.accepts(head))
-
-
-def load_trained(model_path: str) -> tuple[PreTrainedModel, Any, Head, TaskShape]:
-    """The model saved at `model_path` (its head's class), its tokenizer, the head's registry entry and its shape."""
-    from .utils.paths import check_local_path
-
-    check_local_path(str(model_path), "MODEL")
-    config = AutoConfig.from_pretrained(model_path)
-    architecture = get_architecture(config.model_type)
-    class_name = (config.architectures or [None])[0]
-    head = next((head for head in architecture.heads if head.model_class.__name__ == class_name), None)
-    if head is None:
-        raise ValueError(f"{model_path}: {class_name or 'the base model'} is not a task head of {architecture.name}.")
-    try:
-        tokenizer = AutoTokenizer.from_pretrained(model_path)
-    except (OSError, ValueError) as error:
-        raise ValueError(f"{model_path} has no tokenizer (save one with the model): {error}") from error
-    model = head.model_class.from_pretrained(model_path).eval()
-    return model, tokenizer, head, shape_of(head)

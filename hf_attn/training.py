@@ -19,6 +19,7 @@ trained here) the main process builds the tokenizer the others load; the Trainer
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 import math
@@ -48,7 +49,7 @@ from .cards import TRAINING_FILE, write_model_card
 from .data import get_synthetic_task
 from .data.episodes import CLASS_COLUMN, prepare_few_shot_data
 from .data.files import load_splits, prepare_task_data
-from .data.kinds import EPISODES, SENTENCE_CONCEPTS
+from .data.kinds import EPISODES
 from .data.task_data import TaskData
 from .data.word_vectors import initialise_embeddings
 from .hub import push_model_dir
@@ -64,8 +65,8 @@ from .options import (
 )
 from .recipes import load_recipe
 from .registry import Architecture, Head, get_architecture
-from .tasks import TASK_SHAPES, TaskShape, encode_split, score_evidence_attention, token_accuracy_at
-from .tokenization.concepts import ConceptSource
+from .task_registry import TASK_SHAPES
+from .tasks import TaskShape, encode_split, score_evidence_attention, token_accuracy_at
 from .tokenization.kinds import train_tokenizer
 from .training_arguments import HfAttnTrainingArguments
 from .utils.paths import check_local_path
@@ -152,7 +153,7 @@ def _synthetic_data(options: HfAttnArguments, architecture: Architecture, seed: 
         label_column=synthetic.label_column if TASK_SHAPES[synthetic.shape].has_labels else None,
         labels=list(synthetic.labels) or None,
         evidence_column=synthetic.evidence_column,
-        knowledge_base=synthetic.knowledge_base,
+        resources=dict(synthetic.resources),
         source={
             "type": f"hf_attn/{name}",
             "name": f"{name} (synthetic, hf_attn.data)",
@@ -226,26 +227,27 @@ def _read_dataset(options: HfAttnArguments, architecture: Architecture, seed: in
         )
         data.notes = notes
         return data
-    keep = [options.concept_column] if options.concept_column is not None else []
-    for name in keep:
+    own = options.architecture_arguments
+    columns = own.columns()  # what the tokenizer reads beside the text (STCKA: each text's concepts)
+    for name in columns.values():
+        option = next(item.name for item in dataclasses.fields(own) if getattr(own, item.name) == name)
         for split_name, split in (("train", train_split), ("held-out", held_out)):
             if split is not None and name not in split.column_names:
                 raise ValueError(
-                    f"--concept-column {name!r} is not a column of the {split_name} split "
-                    f"({', '.join(split.column_names)})."
+                    f"--{option} {name!r} is not a column of the {split_name} split ({', '.join(split.column_names)})."
                 )
     data = prepare_task_data(
         train_split,
         held_out,
-        shape,
+        TASK_SHAPES[shape].layout,
         text_column=options.text_column,
         pair_column=options.target_column or options.text_pair_column,
         label_column=label if TASK_SHAPES[shape].has_labels else None,
         label_separator=options.label_separator,
         source=source,
-        keep_columns=keep,
+        keep_columns=list(columns.values()),
     )
-    data.concept_column = options.concept_column
+    data.tokenizer_columns = columns
     data.notes = notes
     return data
 
@@ -285,35 +287,6 @@ def _resume_point(resume: str | bool | None, folder: str, started: bool = True) 
             )
         return checkpoint
     return resume or None
-
-
-def _knowledge(options: HfAttnArguments, architecture: Architecture, data: TaskData) -> dict[str, Any]:
-    """A concept tokenizer's knowledge (STCKA): the knowledge base of `--concepts` (or the task's), the texts'
-    `--concept_column`, or with `--no_concepts` an empty knowledge base (the paper's ablation without concepts:
-    every concept set empty). Errors name the flags."""
-    if not any(head.inputs is SENTENCE_CONCEPTS for head in architecture.heads):
-        if options.no_concepts:
-            raise ValueError(f"--no_concepts is an option of concept models (STCKA), not of {architecture.name}.")
-        return {}
-    if options.no_concepts:
-        if options.concepts or options.concept_column:
-            raise ValueError("--no_concepts trains without concepts: drop --concepts and --concept_column.")
-        data.knowledge_base, data.concept_column = None, None
-        return {"concept_source": ConceptSource({}), "concept_sets": None}
-    data.knowledge_base = options.concepts or data.knowledge_base
-    if not data.knowledge_base and not data.concept_column:
-        raise ValueError(
-            f"{architecture.display_name} reads each text's concepts: pass --concepts FILE (an isA knowledge base, "
-            "entity<TAB>concept<TAB>score lines or JSON), --concept_column COLUMN (each text's concepts), or "
-            "--no_concepts (the paper's ablation without concepts)."
-        )
-    source = None
-    if data.knowledge_base:
-        source = ConceptSource.from_file(data.knowledge_base, options.max_concepts, options.min_concept_score)
-    return {
-        "concept_source": source,
-        "concept_sets": data.train[data.concept_column] if data.concept_column else None,
-    }
 
 
 def _shared_tokenizer(args: HfAttnTrainingArguments, source: str | None, build) -> PreTrainedTokenizerBase:
@@ -470,7 +443,8 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
     args.push_to_hub = False  # hf_attn pushes the finished folder itself: no pickled arguments, no checkpoints
     args.predict_with_generate = shape.generates(head)
 
-    knowledge = _knowledge(options, architecture, data)
+    # What the tokenizer kind's trainer reads beyond the texts, from the architecture's own options (STCKA: concepts).
+    knowledge = options.architecture_arguments.tokenizer_knowledge(architecture, data)
     tokenizer = _shared_tokenizer(
         args,
         options.tokenizer,

@@ -136,26 +136,22 @@ def select_example(inputs: dict[str, torch.Tensor], index: int, head: Head | Non
 @functools.cache
 def corpus_tokenizer(kind, corpus: tuple[str, ...], concepts: tuple[tuple[str, str, float], ...] = ()):
     """A tokenizer of `kind` (a tokenizer kind or its name) trained on `corpus`, a concept tokenizer linking the
-    `(entity, concept, score)` triples; the vocabularies of a tiny corpus fit the tiny configs."""
-    from hf_attn.tokenization import (
-        ConceptSource,
-        build_elmo_tokenizer,
-        train_bpe_tokenizer,
-        train_concept_tokenizer,
-        train_document_tokenizer,
-        train_word_level_tokenizer,
-    )
+    `(entity, concept, score)` triples; the vocabularies of a tiny corpus fit the tiny configs. A kind without a
+    setting here (a new folder's) trains with its own defaults on the corpus."""
+    from hf_attn.tokenization.kinds import get_tokenizer_kind
 
-    knowledge: dict[str, list[tuple[str, float]]] = {}
-    for entity, concept, score in concepts:
-        knowledge.setdefault(entity, []).append((concept, score))
-    builders = {
-        "concepts": lambda: train_concept_tokenizer(
-            list(corpus), concept_source=ConceptSource(knowledge), max_word_length=8
-        ),
-        "word_level": lambda: train_word_level_tokenizer(list(corpus)),
-        "bpe": lambda: train_bpe_tokenizer(list(corpus), vocab_size=40, min_frequency=1),
-        "document": lambda: train_document_tokenizer(list(corpus)),
-        "characters": build_elmo_tokenizer,
-    }
-    return builders[str(kind)]()
+    kind = get_tokenizer_kind(str(kind))
+    if kind.name == "concepts":
+        from hf_attn.models.stcka.kinds import train_concept_tokenizer
+        from hf_attn.models.stcka.tokenization_stcka import ConceptSource
+
+        knowledge: dict[str, list[tuple[str, float]]] = {}
+        for entity, concept, score in concepts:
+            knowledge.setdefault(entity, []).append((concept, score))
+        return train_concept_tokenizer(list(corpus), concept_source=ConceptSource(knowledge), max_word_length=8)
+    if kind.name == "characters":
+        from hf_attn.models.elmo.tokenization_elmo import build_elmo_tokenizer
+
+        return build_elmo_tokenizer()
+    settings = {"bpe": {"vocab_size": 40}}.get(kind.name, {})
+    return kind.train(list(corpus), min_frequency=1, **settings)

@@ -174,15 +174,15 @@ def test_ambiguous_tagging_needs_context_and_tags_every_word():
 
 
 def test_held_out_labels_the_training_split_never_has_are_left_out_and_counted():
-    """An extreme task's long tail: a held-out text may carry labels no training text has. No model can predict
-    them, so its label set keeps the known ones (an empty set if none), and the record counts the rest."""
+    """An extreme multi-label task's long tail: a held-out text may carry labels no training text has. No model can
+    predict them, so its label set keeps the known ones (an empty set if none), and the record counts the rest."""
     from datasets import Dataset
 
     from hf_attn.data.files import prepare_task_data
 
     train = Dataset.from_dict({"text": ["a b", "c d"], "labels": [["x"], ["y", "x"]]})
     held_out = Dataset.from_dict({"text": ["a d", "b c"], "labels": [["x", "rare"], ["rarer"]]})
-    data = prepare_task_data(train, held_out, "label_tree", label_column="labels")
+    data = prepare_task_data(train, held_out, "multi_label", label_column="labels")
     assert data.eval["label"] == [["x"], []]
     assert data.dropped == {"held-out": {"labels not in the training split": 2}}
     assert data.labels == ["x", "y"]  # by training frequency

@@ -13,8 +13,8 @@ import textwrap
 import pytest
 import torch
 
+from hf_attn.models.stcka.tokenization_stcka import ConceptSource
 from hf_attn.registry import get_architecture
-from hf_attn.tokenization.concepts import ConceptSource
 from hf_attn.utils.saving import STAGING_PREFIX, last_complete_checkpoint
 from tests.helpers import make_inputs, make_labels, tiny_config
 

@@ -1,6 +1,6 @@
 """Few-shot training end to end: the synthetic task, N-way K-shot episodes (fixed held-out episodes, new training
-episodes each epoch, support noise), the FewRel file format through `hf-attn train`, learning on held-out classes,
-`model.predict` with label names, the `hf-attn-few-shot` pipeline, and HAPN's word attention on the class words."""
+episodes each epoch, support noise), the FewRel file format through `hf-attn train` and `hf-attn evaluate`. Each
+architecture's learning on held-out classes is in its own folder (tests/models/hapn, tests/models/proto_hatt)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,7 @@ import json
 
 import numpy as np
 import pytest
-import torch
 from datasets import Dataset
-from transformers import AutoTokenizer, pipeline
 
 from hf_attn.data.episodes import (
     CLASS_COLUMN,
@@ -171,81 +169,3 @@ def test_hf_attn_evaluate_scores_a_few_shot_model_on_the_episodes_training_score
     assert evaluated["episodes"] == 30
     for name in ("accuracy", "accuracy_ci95"):
         assert abs(evaluated[name] - reported[name]) < 1e-6, (name, evaluated[name], reported[name])
-
-
-# Learning on held-out classes, and the user's side: predict, the pipeline --------------------------------------
-
-
-@pytest.fixture(scope="session")
-def hapn_run(tmp_path_factory):
-    output = tmp_path_factory.mktemp("hapn")
-    result = train(
-        arch="hapn", output_dir=str(output), num_train=1280, num_eval=480, num_train_epochs=1,
-        per_device_train_batch_size=4, learning_rate=3e-3, config=SMALL, eval_episodes=100, disable_tqdm=True,
-        report_to="none", logging_steps=1000,
-    )  # fmt: skip
-    return result, output
-
-
-@pytest.mark.xdist_group("hapn_run")
-def test_hapn_learns_classes_it_never_saw_and_its_word_attention_finds_their_words(hapn_run):
-    result, _ = hapn_run
-    metrics = result.metrics
-    assert metrics["accuracy"] >= 0.75, metrics  # chance: 0.2
-    assert metrics["accuracy_ci95"] < 0.05
-    assert metrics["evidence_mass"] > 1.3 * metrics["evidence_mass_uniform"], metrics
-    assert metrics["hit_rate"] > metrics["evidence_mass_uniform"], metrics
-
-
-@pytest.mark.xdist_group("hapn_run")
-def test_predict_and_the_pipeline_name_the_held_out_labels(hapn_run):
-    _, output = hapn_run
-    from hf_attn.models.hapn.modeling_hapn import HapnForFewShotClassification
-
-    model = HapnForFewShotClassification.from_pretrained(output).eval()
-    tokenizer = AutoTokenizer.from_pretrained(output)
-    rows = few_shot_classes(16 * 12, seed=7, split="eval")
-    names = {f"class {64 + i}": f"topic {chr(ord('A') + i)}" for i in range(16)}  # label names the user chooses
-    chosen = [f"class {64 + i}" for i in (0, 3, 5, 9, 12)]
-    support_texts, support_labels, queries, truth = [], [], [], []
-    counts: dict[str, int] = {}
-    for text, label in zip(rows["text"], rows["label"], strict=True):
-        if label not in chosen:
-            continue
-        counts[label] = counts.get(label, 0) + 1
-        if counts[label] <= 4:  # K = 4: not the training K
-            support_texts.append(text)
-            support_labels.append(names[label])
-        else:
-            queries.append(text)
-            truth.append(names[label])
-    predicted = model.predict(support_texts, support_labels, queries, tokenizer)
-    accuracy = np.mean([p == t for p, t in zip(predicted, truth, strict=True)])
-    assert accuracy >= 0.75, accuracy
-    detailed = model.predict(support_texts, support_labels, queries[:2], tokenizer, output_attentions=True)
-    assert set(detailed[0]["scores"]) == set(support_labels)
-    assert len(detailed[0]["instance_attention"][support_labels[0]]) == 4
-    assert [token for token, _ in detailed[0]["word_attention"]] == queries[0].split()
-
-    classifier = pipeline("hf-attn-few-shot", model=str(output))
-    answer = classifier(queries[0], support_texts=support_texts, support_labels=support_labels)
-    assert answer["label"] == predicted[0] and answer["score"] == pytest.approx(max(answer["scores"].values()))
-    many = classifier(queries[:3], support_texts=support_texts, support_labels=support_labels)
-    assert [item["label"] for item in many] == predicted[:3]
-    with pytest.raises(ValueError, match="at least 2 distinct labels"):
-        model.predict(support_texts[:2], ["same", "same"], queries[:1], tokenizer)
-    with pytest.raises(ValueError, match="one label per support text"):
-        model.predict(support_texts, support_labels[:-1], queries[:1], tokenizer)
-    with pytest.raises(ValueError, match="needs `support_texts=` and `support_labels=`"):
-        classifier(queries[0])
-
-
-def test_proto_hatt_learns_relations_on_held_out_classes(tmp_path):
-    torch.manual_seed(0)
-    result = train(
-        arch="proto_hatt", output_dir=str(tmp_path), num_train=1280, num_eval=480, num_train_epochs=1,
-        per_device_train_batch_size=4, learning_rate=3e-3, config=[*SMALL, "feature_attention_channels=[8,16]"],
-        eval_episodes=100, disable_tqdm=True, report_to="none", logging_steps=1000, save=False,
-    )  # fmt: skip
-    # Relations put a distractor (another class's word) outside the entity pair: chance is 0.2.
-    assert result.metrics["accuracy"] >= 0.6, result.metrics

@@ -389,8 +389,10 @@ ROUND_TRIP_PUSH = """
     import hf_attn
     from safetensors.torch import load_file
     from hf_attn.cards import render_model_card
-    from hf_attn.tokenization import (ConceptSource, build_elmo_tokenizer, train_bpe_tokenizer,
-                                      train_concept_tokenizer, train_document_tokenizer, train_word_level_tokenizer)
+    from hf_attn.models.elmo.tokenization_elmo import build_elmo_tokenizer
+    from hf_attn.models.stcka.kinds import train_concept_tokenizer
+    from hf_attn.models.stcka.tokenization_stcka import ConceptSource
+    from hf_attn.tokenization import train_bpe_tokenizer, train_document_tokenizer, train_word_level_tokenizer
     texts = ["the food was good . the room was clean .", "the service was bad ."]
     results = {}
     for job in ARGS["jobs"]:

@@ -17,7 +17,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from hf_attn.tokenization.elmo import PAD_CHARACTER  # the largest character id, before the +1 shift
+from hf_attn.models.elmo.tokenization_elmo import PAD_CHARACTER  # the largest character id, before the +1 shift
 from hf_attn.tokenization.kinds import TOKENIZER_KINDS
 from tests import helpers
 from tests.helpers import (

@@ -3,6 +3,7 @@ a message naming it, and a new architecture needs nothing outside its folder, it
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shutil
@@ -20,9 +21,9 @@ MEAN_POOL_ROW = '''
 """A throwaway architecture: embeddings, a weighted mean over the tokens, a linear classifier."""
 
 from hf_attn.registry_row import Architecture, Head, Paper
-from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
-from .kinds import WEIGHTED_SENTENCE
+from . import synthetic_mean_pool  # noqa: F401 (registers the weighted_cues task)
+from .kinds import MEAN_POOL_TOKENIZER, WEIGHTED_SENTENCE
 from .configuration_mean_pool import MeanPoolConfig
 from .modeling_mean_pool import MeanPoolForSequenceClassification, MeanPoolModel
 
@@ -42,10 +43,12 @@ ARCHITECTURE = Architecture(
     paper=Paper(title="Mean pooling", authors="Nobody", year=2026, venue="Tests", arxiv=None, bibtex="@misc{mean}",
                 link="https://example.org"),
     original_code=None,
-    tokenizer=WORD_LEVEL_TOKENIZER,
-    synthetic_task="cue_sentiment",
+    tokenizer=MEAN_POOL_TOKENIZER,
+    synthetic_task="weighted_cues",
     attention_fields={},
     tiny_config={"vocab_size": 50, "hidden_size": 8, "num_labels": 3},
+    converter="convert_mean_pool_original_to_hf",
+    tasks="tasks_mean_pool",
 )
 '''
 
@@ -125,12 +128,17 @@ class MeanPoolForSequenceClassification(MeanPoolPreTrainedModel):
 """
 
 MEAN_POOL_KINDS = """
-\"\"\"The throwaway architecture's own input kind: a text whose tokens carry weights, `token_weights` (B, T).\"\"\"
+\"\"\"The throwaway architecture's own kinds: a text whose tokens carry weights, `token_weights` (B, T), and its own
+vocabulary (`MeanPoolTokenizerFast`).\"\"\"
 
 import torch
 
 from hf_attn.data.collators import PaddingCollator
 from hf_attn.data.kinds import InputKind, register_input_kind
+from hf_attn.tokenization.kinds import TokenizerKind, register_tokenizer_kind
+from hf_attn.tokenization.word_level import PAD_TOKEN, UNK_TOKEN, train_word_level_tokenizer, wrap_tokenizer
+
+from .tokenization_mean_pool import MeanPoolTokenizerFast
 
 
 class WeightedSentence(InputKind):
@@ -164,7 +172,91 @@ class WeightedSentence(InputKind):
         return inputs
 
 
+def train(texts, vocab_size, min_frequency, lowercase):
+    words = train_word_level_tokenizer(texts, vocab_size=vocab_size, min_frequency=min_frequency, lowercase=lowercase)
+    return wrap_tokenizer(words.backend_tokenizer, PAD_TOKEN, UNK_TOKEN, words.model_max_length,
+                          tokenizer_class=MeanPoolTokenizerFast)
+
+
 WEIGHTED_SENTENCE = register_input_kind(WeightedSentence())
+MEAN_POOL_TOKENIZER = register_tokenizer_kind(TokenizerKind("mean_pool_words", MeanPoolTokenizerFast, train, 1000, 1,
+                                                            True))
+"""
+
+MEAN_POOL_TOKENIZATION = """
+\"\"\"The throwaway architecture's tokenizer: words, with every token's weight 1 (`token_weights`).\"\"\"
+
+from hf_attn.tokenization.base import HfAttnTokenizerFast
+
+
+class MeanPoolTokenizerFast(HfAttnTokenizerFast):
+    def config_fields(self):
+        return {"vocab_size": len(self), "pad_token_id": self.pad_token_id}
+"""
+
+MEAN_POOL_SYNTHETIC = """
+\"\"\"The throwaway architecture's synthetic task: the cue-word sentiment texts, trained on its own task shape.\"\"\"
+
+from hf_attn.data.synthetic import CUE_SENTIMENT_LABELS, SyntheticTask, cue_word_sentiment, register_synthetic_task
+
+register_synthetic_task("weighted_cues", SyntheticTask(cue_word_sentiment, CUE_SENTIMENT_LABELS,
+                                                       "weighted_classification", "text", None, "cue_index"))
+"""
+
+MEAN_POOL_TASKS = """
+\"\"\"The throwaway architecture's task shape: classification of texts whose tokens weigh 1 each.\"\"\"
+
+from hf_attn.data.task_data import TaskLayout
+from hf_attn.tasks import Classification
+
+from .kinds import WeightedSentence
+
+
+class WeightedClassification(Classification):
+    layout = TaskLayout("weighted_classification")
+    input_kinds = (WeightedSentence,)
+
+    def encoder(self, data, tokenizer, config, head, max_length=None):
+        encode_texts = super().encoder(data, tokenizer, config, head, max_length)
+
+        def encode(batch):
+            encoded = encode_texts(batch)
+            encoded["token_weights"] = [[1.0] * len(ids) for ids in encoded["input_ids"]]
+            return encoded
+
+        return encode
+
+
+TASK_SHAPES = (WeightedClassification(),)
+"""
+
+MEAN_POOL_CONVERTER = """
+\"\"\"Converts the throwaway architecture's "original" checkpoint (a `.pt` dict: `embed` (V, H), `out.weight`,
+`out.bias`).\"\"\"
+
+import torch
+
+from hf_attn.conversion import add_output_arguments, check_output, converter_parser
+
+from .configuration_mean_pool import MeanPoolConfig
+from .modeling_mean_pool import MeanPoolForSequenceClassification
+
+
+def main(argv=None, prog=None):
+    parser = converter_parser(__doc__, prog)
+    parser.add_argument("--checkpoint", required=True)
+    add_output_arguments(parser)
+    args = parser.parse_args(argv)
+    check_output(args)
+    original = torch.load(args.checkpoint, map_location="cpu", weights_only=True)
+    vocab_size, hidden_size = original["embed"].shape
+    config = MeanPoolConfig(vocab_size=vocab_size, hidden_size=hidden_size, num_labels=original["out.bias"].numel())
+    model = MeanPoolForSequenceClassification(config)
+    weights = {"mean_pool.embeddings.weight": original["embed"], "classifier.weight": original["out.weight"],
+               "classifier.bias": original["out.bias"]}
+    model.load_state_dict(weights)
+    model.save_pretrained(args.output)
+    print(f"converted {args.checkpoint} -> {args.output}")
 """
 
 MEAN_POOL_TEST = """
@@ -182,6 +274,56 @@ def test_the_text_vector_is_the_weighted_mean_of_its_embeddings():
     expected = (model.embeddings(inputs["input_ids"]) * weights[..., None]).sum(1) / weights.sum(1, keepdim=True)
     torch.testing.assert_close(model(**inputs).last_hidden_state, expected)
 """
+
+MEAN_POOL_LEARNING_TEST = """
+from transformers import AutoTokenizer
+
+from hf_attn.training import train
+
+
+def test_it_learns_the_cues_on_its_own_task_shape_and_tokenizer(tmp_path):
+    result = train(tmp_path, arch="mean_pool", num_train=400, num_eval=100, epochs=5, learning_rate=5e-2,
+                   disable_tqdm=True, logging_steps=10**9)
+    assert result.metrics["accuracy"] >= 0.9, result.metrics
+    assert type(AutoTokenizer.from_pretrained(tmp_path)).__name__ == "MeanPoolTokenizerFast"
+"""
+
+MEAN_POOL_CONVERSION_TEST = """
+import torch
+from transformers import AutoModelForSequenceClassification
+
+from hf_attn.cli import main
+
+
+def test_hf_attn_convert_runs_its_converter(tmp_path):
+    original = {"embed": torch.randn(30, 4), "out.weight": torch.randn(2, 4), "out.bias": torch.randn(2)}
+    torch.save(original, tmp_path / "original.pt")
+    main(["convert", "mean_pool", "--checkpoint", str(tmp_path / "original.pt"), "--output", str(tmp_path / "out")])
+    model = AutoModelForSequenceClassification.from_pretrained(tmp_path / "out")
+    torch.testing.assert_close(model.mean_pool.embeddings.weight, original["embed"])
+    torch.testing.assert_close(model.classifier.bias, original["out.bias"])
+"""
+
+MEAN_POOL_FILES = {
+    "__init__.py": '"""Mean pooling."""\n',
+    "architecture.py": MEAN_POOL_ROW,
+    "configuration_mean_pool.py": MEAN_POOL_CONFIG,
+    "modeling_mean_pool.py": MEAN_POOL_MODELING,
+    "kinds.py": MEAN_POOL_KINDS,
+    "tokenization_mean_pool.py": MEAN_POOL_TOKENIZATION,
+    "synthetic_mean_pool.py": MEAN_POOL_SYNTHETIC,
+    "tasks_mean_pool.py": MEAN_POOL_TASKS,
+    "convert_mean_pool_original_to_hf.py": MEAN_POOL_CONVERTER,
+}
+MEAN_POOL_TESTS = {
+    "__init__.py": "",
+    "test_modeling_mean_pool.py": MEAN_POOL_TEST,
+    "test_learning_mean_pool.py": MEAN_POOL_LEARNING_TEST,
+    "test_conversion_mean_pool.py": MEAN_POOL_CONVERSION_TEST,
+}
+# What it brings beyond the files every architecture adds: the CONTRIBUTING.md lines it answers.
+MEAN_POOL_BRINGS = {"a new input, label or tokenizer kind", "a new tokenizer", "a synthetic task of its own",
+                    "a new task shape", "an original checkpoint format"}  # fmt: skip
 
 MEAN_POOL_CARD = """---
 {{ card_data }}
@@ -239,10 +381,7 @@ def test_a_folder_missing_a_piece_fails_naming_it(tmp_path, monkeypatch, files, 
 
 
 def test_a_row_without_its_card_template_fails_naming_it(tmp_path, monkeypatch):
-    files = {"__init__.py": '"""Mean pooling."""\n', "architecture.py": MEAN_POOL_ROW,
-             "configuration_mean_pool.py": MEAN_POOL_CONFIG, "modeling_mean_pool.py": MEAN_POOL_MODELING,
-             "kinds.py": MEAN_POOL_KINDS}  # fmt: skip
-    package_name, package = _package(tmp_path, "mean_pool", files)
+    package_name, package = _package(tmp_path, "mean_pool", MEAN_POOL_FILES)
     monkeypatch.syspath_prepend(str(tmp_path))
     with pytest.raises(ValueError, match=r"model_cards/mean_pool\.md"):
         discover_architectures(f"{package_name}.models", package / "models", tmp_path / "cards")
@@ -266,21 +405,50 @@ def _files(root: Path) -> dict[str, bytes]:
     }
 
 
-def contributing_file_list(name: str) -> set[str]:
-    """The files CONTRIBUTING.md says a new architecture (with a new input kind) adds, for `name`."""
+def contributing_lines() -> list[tuple[str, str]]:
+    """CONTRIBUTING.md's list of the files an architecture adds: `(path pattern, when)`, `when` being `always` or
+    what the file brings (a new tokenizer, a task shape, ...)."""
     text = (REPO_ROOT / "CONTRIBUTING.md").read_text()
     block = text.split("<!-- new-architecture-files -->")[1].split("<!-- /new-architecture-files -->")[0]
-    return {
-        line.split()[1].strip("`").replace("<name>", name) for line in block.splitlines() if line.startswith("- `")
-    }
+    return re.findall(r"^- `([^`]+)` \(([^)]+)\)", block, flags=re.MULTILINE)
+
+
+def contributing_file_list(name: str, brings: set[str]) -> set[str]:
+    """The files CONTRIBUTING.md says an architecture `name` adds when it brings `brings` (besides the files every
+    one adds)."""
+    return {path.replace("<name>", name) for path, when in contributing_lines() if when == "always" or when in brings}
+
+
+def test_the_contributing_list_names_every_file_of_every_architecture():
+    """Exact for every kind of architecture: each file in a model folder, and in its tests' folder, matches a line
+    of the list (`<name>` the folder's name; `<part>`, `<topic>`: any name), and each file every architecture adds is
+    there."""
+    patterns = [path for path, _ in contributing_lines()]
+    always = [path for path, when in contributing_lines() if when == "always"]
+    for name in ARCHITECTURES:
+        card = REPO_ROOT / "model_cards" / f"{name}.md"
+        files = [path.relative_to(REPO_ROOT).as_posix() for root in ("hf_attn/models", "tests/models")
+                 for path in (REPO_ROOT / root / name).rglob("*") if path.is_file() and "__pycache__" not in path.parts
+                 and path.suffix != ".pyc"]  # fmt: skip
+        files += [card.relative_to(REPO_ROOT).as_posix()] if card.is_file() else []
+        for pattern in always:
+            assert pattern.replace("<name>", name) in files, (name, pattern)
+        for file in files:
+            matches = [pattern for pattern in patterns if fnmatch.fnmatchcase(file, _glob(pattern, name))]
+            assert matches, f"{file}: no line of CONTRIBUTING.md's file list names it"
+
+
+def _glob(pattern: str, name: str) -> str:
+    return re.sub(r"<(part|topic)>", "*", pattern.replace("<name>", name))
 
 
 def test_a_new_architecture_touches_only_its_folder_card_and_tests(tmp_path):
-    """A copy of the project gains a mean-pooling architecture with an input kind of its own (token weights): its
-    model folder (with `kinds.py`), its card template and its tests, nothing else, the files CONTRIBUTING.md lists.
-    It registers, the common tests pass for it (forward, contract, padding, save/load, Trainer with its kind's
-    collator, remote code without hf_attn), its own test passes, the import graph stays one-way, and its card
-    renders."""
+    """A copy of the project gains a mean-pooling architecture that brings its own input kind (token weights),
+    tokenizer (and tokenizer kind), task shape, synthetic task and converter: its model folder, its card template and
+    its tests, nothing else, the files CONTRIBUTING.md lists for what it brings. It registers from its folder alone:
+    the common tests pass for it (forward, contract, padding, save/load, Trainer with its kind's collator, remote
+    code without hf_attn), its own tests pass (it learns through `train()` on its task shape with its tokenizer, and
+    `hf-attn convert mean_pool` runs its converter), the import graph stays one-way, and its card renders."""
     copy = tmp_path / "project"
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis")
     for folder in ("hf_attn", "model_cards", "tests", "conversion", "benchmarks"):
@@ -288,17 +456,12 @@ def test_a_new_architecture_touches_only_its_folder_card_and_tests(tmp_path):
     for name in ("pyproject.toml", "LICENSE"):
         shutil.copy(REPO_ROOT / name, copy / name)
     original = _files(copy)
-    folder = copy / "hf_attn" / "models" / "mean_pool"
-    folder.mkdir()
-    files = {"__init__.py": '"""Mean pooling."""\n', "architecture.py": MEAN_POOL_ROW,
-             "configuration_mean_pool.py": MEAN_POOL_CONFIG, "modeling_mean_pool.py": MEAN_POOL_MODELING,
-             "kinds.py": MEAN_POOL_KINDS}  # fmt: skip
-    for name, text in files.items():
-        (folder / name).write_text(textwrap.dedent(text).lstrip())
+    for folder, files in ((copy / "hf_attn" / "models" / "mean_pool", MEAN_POOL_FILES),
+                          (copy / "tests" / "models" / "mean_pool", MEAN_POOL_TESTS)):  # fmt: skip
+        folder.mkdir()
+        for name, text in files.items():
+            (folder / name).write_text(textwrap.dedent(text).lstrip())
     (copy / "model_cards" / "mean_pool.md").write_text(MEAN_POOL_CARD)
-    (copy / "tests" / "models" / "mean_pool").mkdir()
-    (copy / "tests" / "models" / "mean_pool" / "__init__.py").write_text("")
-    (copy / "tests" / "models" / "mean_pool" / "test_modeling_mean_pool.py").write_text(MEAN_POOL_TEST.lstrip())
     env = {**os.environ, "PYTHONPATH": str(copy)}
 
     def run(*command: str) -> str:
@@ -317,7 +480,8 @@ def test_a_new_architecture_touches_only_its_folder_card_and_tests(tmp_path):
               "tests/test_imports.py", "tests/test_conventions.py")  # fmt: skip
     assert " passed" in out and "failed" not in out, out
     changed = {path for path, content in _files(copy).items() if original.get(path) != content}
-    assert changed == contributing_file_list("mean_pool"), changed ^ contributing_file_list("mean_pool")
+    expected = contributing_file_list("mean_pool", MEAN_POOL_BRINGS)
+    assert changed == expected, changed ^ expected
     (tmp_path / "card").mkdir()
     result = subprocess.run([sys.executable, "-c", CARD_CHECK], cwd=tmp_path / "card", env=env, capture_output=True,
                             text=True, timeout=300, check=False)  # fmt: skip

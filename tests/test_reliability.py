@@ -89,7 +89,7 @@ def test_an_all_padding_source_row_does_not_depend_on_the_padding_width():
 
 
 def test_elmo_tokenizer_pads_a_batch_of_empty_sentences_to_full_character_width():
-    from hf_attn.tokenization.elmo import build_elmo_tokenizer
+    from hf_attn.models.elmo.tokenization_elmo import build_elmo_tokenizer
 
     architecture = get_architecture("elmo")
     model, config = build(architecture, architecture.heads[1])

@@ -137,7 +137,7 @@ def test_tokenizers_load_without_hf_attn_through_remote_code(build, module, text
 
 def test_elmo_characters_follow_bilm_tf():
     """BOW 258, UTF-8 bytes, EOW 259, padding 260, all +1; <S> = (258, 256, 259), </S> = (258, 257, 259)."""
-    from hf_attn.tokenization.elmo import build_elmo_tokenizer, token_to_character_ids
+    from hf_attn.models.elmo.tokenization_elmo import build_elmo_tokenizer, token_to_character_ids
 
     tokenizer = build_elmo_tokenizer()
     encoded = tokenizer("Déjà vu", return_tensors="pt")
@@ -156,7 +156,7 @@ def test_elmo_characters_follow_bilm_tf():
 
 
 def test_elmo_tokenizer_pads_batches_splits_on_whitespace_and_truncates():
-    from hf_attn.tokenization.elmo import build_elmo_tokenizer
+    from hf_attn.models.elmo.tokenization_elmo import build_elmo_tokenizer
 
     tokenizer = build_elmo_tokenizer(max_tokens=5)
     batch = tokenizer(["a  b\tc d e f", "g", ""], return_tensors="pt")
@@ -174,7 +174,11 @@ def test_elmo_tokenizer_pads_batches_splits_on_whitespace_and_truncates():
 
 def test_elmo_tokenizer_word_ids_and_auto_tokenizer_round_trip(tmp_path):
     import hf_attn  # noqa: F401  (registers the tokenizer class)
-    from hf_attn.tokenization.elmo import ElmoCharacterTokenizerFast, build_elmo_tokenizer, train_elmo_tokenizer
+    from hf_attn.models.elmo.tokenization_elmo import (
+        ElmoCharacterTokenizerFast,
+        build_elmo_tokenizer,
+        train_elmo_tokenizer,
+    )
 
     tokenizer = train_elmo_tokenizer(["the cat sat", "the dog sat down"], max_tokens=12)
     assert tokenizer.convert_ids_to_tokens([0, 1, 2, 3, 4]) == ["<S>", "</S>", "<UNK>", "the", "sat"]
@@ -193,11 +197,11 @@ def test_elmo_tokenizer_word_ids_and_auto_tokenizer_round_trip(tmp_path):
 
 def test_elmo_tokenizer_loads_without_hf_attn_through_remote_code(tmp_path):
     import hf_attn  # noqa: F401  (marks the class for register_for_auto_class)
-    from hf_attn.tokenization.elmo import build_elmo_tokenizer
+    from hf_attn.models.elmo.tokenization_elmo import build_elmo_tokenizer
 
     tokenizer = build_elmo_tokenizer(["the", "cat"])
     tokenizer.save_pretrained(tmp_path / "tokenizer")
-    assert (tmp_path / "tokenizer" / "elmo.py").is_file()
+    assert (tmp_path / "tokenizer" / "tokenization_elmo.py").is_file()
     script = BLOCK_HF_ATTN + textwrap.dedent(
         f"""
         from transformers import AutoTokenizer
@@ -218,8 +222,7 @@ def test_elmo_tokenizer_loads_without_hf_attn_through_remote_code(tmp_path):
 def test_pictures_show_words_not_bpe_markers():
     """BPE pieces carry `</w>` at a word's end; what a picture shows has none: the marker goes, and a piece that a
     further piece continues ends in a hyphen (`readable_tokens`, used by every attention view)."""
-    from hf_attn.tokenization.bpe import readable_tokens, train_bpe_tokenizer
-    from hf_attn.tokenization.concepts import ids_to_tokens
+    from hf_attn.tokenization.bpe import ids_to_tokens, readable_tokens, train_bpe_tokenizer
 
     tokenizer = train_bpe_tokenizer(["transformers transform the transformed text"] * 20, vocab_size=40)
     ids = tokenizer("transformers transform")["input_ids"]

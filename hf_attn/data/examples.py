@@ -93,18 +93,7 @@ def write_example_files(folder: str | Path, num_rows: int = 600, seed: int = 0) 
     ):
         (xmc / f"{split}_texts.txt").write_text("\n".join(part["text"]) + "\n")
         (xmc / f"{split}_labels.txt").write_text("\n".join(" ".join(labels) for labels in part["labels"]) + "\n")
-    _write_snippets(folder / "snippets", num_rows, seed)
+    from hf_attn.models.stcka.synthetic_stcka import write_snippets  # STCKA's layout, written by its folder
+
+    write_snippets(folder / "snippets", num_rows, seed)
     return folder
-
-
-def _write_snippets(folder: Path, num_rows: int, seed: int) -> None:
-    from ..tokenization.concepts import ConceptSource
-    from .knowledge import CONCEPT_TOPICS_KNOWLEDGE_BASE, CONCEPT_TOPICS_LABELS, concept_topics
-
-    folder.mkdir(parents=True, exist_ok=True)
-    source = ConceptSource.from_file(CONCEPT_TOPICS_KNOWLEDGE_BASE)
-    for split, rows in (("train", concept_topics(2 * num_rows, seed=seed)),
-                        ("test", concept_topics(num_rows // 2, seed=seed + 1, held_out=True))):  # fmt: skip
-        lines = [f"{row['text']}\t{' '.join(source.concepts(row['text'])) or 'none'}\t"
-                 f"{CONCEPT_TOPICS_LABELS[row['label']]}" for row in rows]  # fmt: skip
-        (folder / f"{split}.tsv").write_text("\n".join(lines) + "\n")

@@ -28,7 +28,7 @@ from datasets import Sequence as SequenceFeature
 from datasets import utils as datasets_utils
 
 from ..utils.paths import check_local_path
-from .task_data import LabelFormat, TaskData, get_task_layout
+from .task_data import LabelFormat, TaskData, TaskLayout, get_task_layout
 
 FILE_FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet", ".txt": "text"}
 # Label values that mean "no label" (SNLI: -1 in the Hub dataset, "-" as gold_label in the original jsonl).
@@ -296,7 +296,7 @@ def _label_items(value: Any, multi: bool, separator: str | None, column: str) ->
 def prepare_task_data(
     train: Dataset,
     held_out: Dataset,
-    shape: str,
+    shape: str | TaskLayout,
     text_column: str = "text",
     pair_column: str | None = None,
     label_column: str | None = None,
@@ -307,11 +307,14 @@ def prepare_task_data(
     split_names: tuple[str, str] = ("train", "held-out"),
 ) -> TaskData:
     """Checks the columns, drops (and counts) unusable rows, encodes labels; returns canonical `TaskData`.
+    `shape`: the task shape's name, or its layout (a model folder's shape: `TaskShape.layout`).
     `labels`: the label names to encode with (a trained model's `id2label`) instead of the training split's.
-    `keep_columns`: further columns kept as they are, under their names (STCKA's concept column).
+    `keep_columns`: further columns kept as they are, under their names (`ArchitectureArguments.columns`: STCKA's
+    concept column).
     `split_names`: what messages call the two splits (`hf-attn evaluate` reads one file: "evaluation")."""
     named = dict(zip(("train", "held-out"), split_names, strict=True))
-    layout = get_task_layout(shape)
+    layout = shape if isinstance(shape, TaskLayout) else get_task_layout(shape)
+    shape = layout.name
     multi = layout.label_sets
     tags = layout.label_format is LabelFormat.TAGS
     classes = layout.label_format is LabelFormat.CLASS

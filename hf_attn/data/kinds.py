@@ -38,7 +38,6 @@ from typing import Any, ClassVar
 import torch
 from transformers import PreTrainedConfig, PreTrainedTokenizerBase
 
-from ..tokenization.elmo import build_elmo_tokenizer
 from .collators import PaddingCollator, Seq2SeqCollator
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -228,7 +227,7 @@ class Sentence(InputKind):
     name = "sentence"
 
 
-class SentencePair(InputKind):
+class SentencePair(Sentence):
     """Two texts (premise and hypothesis): `input_ids` and `pair_input_ids`, each `(B, T)`, padded apart."""
 
     name = "sentence_pair"
@@ -265,28 +264,6 @@ class DocumentPair(Document):
         return inputs
 
 
-class Characters(InputKind):
-    """The characters of each word, `(B, T, C)` byte ids (ELMo's tokenizer: `<S>` and `</S>` around a text)."""
-
-    name = "characters"
-    viewable = False
-
-    def collator(self, config):
-        return PaddingCollator(0)  # character ids pad with 0 whatever the word vocabulary's padding id
-
-    def example_inputs(self, config, lengths, generator, pair_lengths=None):
-        """`n` random words (1–8 random letters each) between `<S>` and `</S>`, as the tokenizer builds them; a
-        length of 0 is an all-padding row (no boundaries either)."""
-        tokenizer = build_elmo_tokenizer(max_characters_per_token=config.max_characters_per_token)
-        sentences = []
-        for n in lengths:
-            sizes = torch.randint(1, 9, (n,), generator=generator).tolist()
-            sentences.append([bytes(torch.randint(97, 123, (size,), generator=generator).tolist()).decode()
-                              for size in sizes])  # fmt: skip
-        encoded = tokenizer(sentences, is_split_into_words=True, return_tensors="pt")
-        return {"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"]}
-
-
 class SourceAndTarget(InputKind):
     """A source text and a target read by a decoder: `input_ids` `(B, T)` and `decoder_input_ids` `(B, T')` (the
     labels, shifted, in training)."""
@@ -305,27 +282,6 @@ class SourceAndTarget(InputKind):
 
     def label_mask(self, inputs):
         return inputs["decoder_attention_mask"]
-
-
-class SentenceConcepts(InputKind):
-    """A text and its concept set (STCKA): `input_ids` `(B, T)` and `concept_input_ids` `(B, M)`, with the characters
-    of each word and concept (`char_input_ids` `(B, T, C)`, `concept_char_input_ids`) when the model reads them."""
-
-    name = "sentence_concepts"
-
-    def example_inputs(self, config, lengths, generator, pair_lengths=None):
-        """Concept sets of varied sizes, some empty; each word's and concept's characters 1–4 bytes."""
-        inputs = super().example_inputs(config, lengths, generator)
-        concept_ids, concept_mask = token_ids(config, [(2 * n) % 5 for n in lengths], generator,
-                                              config.concept_vocab_size)  # fmt: skip
-        inputs.update(concept_input_ids=concept_ids, concept_attention_mask=concept_mask)
-        if getattr(config, "char_feature_size", 0):
-            for prefix, mask in (("", inputs["attention_mask"]), ("concept_", concept_mask)):
-                sizes = torch.randint(1, 5, mask.shape, generator=generator) * mask
-                char_mask = (torch.arange(4)[None, None, :] < sizes[..., None]).long()
-                char_ids = torch.randint(1, 257, char_mask.shape, generator=generator) * char_mask
-                inputs.update({f"{prefix}char_input_ids": char_ids, f"{prefix}char_attention_mask": char_mask})
-        return inputs
 
 
 FEW_SHOT_PREDICTION = (
@@ -433,12 +389,6 @@ class MultiHot(ClassLabels):
         return torch.randint(0, 2, (inputs["input_ids"].size(0), config.num_labels), generator=generator).float()
 
 
-class LabelTreeLabels(MultiHot):
-    """The indicators of `multi_hot`, for a model trained level by level on a label tree (AttentionXML)."""
-
-    name = "label_tree"
-
-
 class TokenClass(LabelKind):
     """A class id per token, `(B, T)`, -100 at padding; logits `(B, T, num_labels)`."""
 
@@ -530,14 +480,11 @@ SENTENCE = register_input_kind(Sentence())
 SENTENCE_PAIR = register_input_kind(SentencePair())
 DOCUMENT = register_input_kind(Document())
 DOCUMENT_PAIR = register_input_kind(DocumentPair())
-CHARACTERS = register_input_kind(Characters())
 SEQ2SEQ = register_input_kind(SourceAndTarget())
-SENTENCE_CONCEPTS = register_input_kind(SentenceConcepts())
 EPISODES = register_input_kind(Episodes())
 
 CLASS = register_label_kind(ClassLabels())
 MULTI_HOT = register_label_kind(MultiHot())
-LABEL_TREE = register_label_kind(LabelTreeLabels())
 TOKEN_CLASS = register_label_kind(TokenClass())
 TOKEN_VOCAB = register_label_kind(TokenVocabulary())
 LABEL_SEQUENCE = register_label_kind(LabelSequence())

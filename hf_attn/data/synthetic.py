@@ -27,7 +27,7 @@ from __future__ import annotations
 import itertools
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .task_data import dataset_from_rows
@@ -552,8 +552,8 @@ class SyntheticTask:
         held_out_kwargs: generator options of the held-out split, when it is drawn differently from the training
             split (a separate generator call with another seed); `None`: one call, split in two.
         label_column: the labels (a class id per example, or per word for tagging tasks).
-        knowledge_base: an isA knowledge base file (`entity<TAB>concept<TAB>score`) that the task's texts link their
-            concepts from (STCKA's `concept_topics`); `None`: none.
+        resources: files the task ships for a model's tokenizer, by the name its architecture's options read them
+            under (STCKA's `concept_topics`: `knowledge_base`, the isA knowledge base its texts' concepts link from).
     """
 
     generator: Callable[..., Dataset]
@@ -564,7 +564,7 @@ class SyntheticTask:
     evidence_column: str | None = None
     held_out_kwargs: dict | None = None
     label_column: str = "label"
-    knowledge_base: str | None = None
+    resources: dict[str, str] = field(default_factory=dict)
 
     def splits(self, num_train: int, num_eval: int, seed: int = 0, **kwargs) -> tuple[Dataset, Dataset]:
         """The training and held-out splits: one generator call cut in two, or, for a task whose held-out split is

@@ -64,7 +64,6 @@ TASK_LAYOUTS: dict[str, TaskLayout] = {
         TaskLayout("classification"),
         TaskLayout("pair_classification", needs=("label_column", "pair_column")),
         TaskLayout("multi_label", label_sets=True, label_format=LabelFormat.LABEL_SET),
-        TaskLayout("label_tree", label_sets=True, label_format=LabelFormat.LABEL_SET),
         TaskLayout(
             "seq2seq",
             needs=("pair_column",),
@@ -102,8 +101,9 @@ class TaskData:
         dropped: per split, the rows the loader dropped and why (`{"train": {"empty text": 3}}`), for the record.
         episodes: the settings of a few-shot task's episodes beyond the model's N, K, Q: `eval_episodes` (the
             fixed held-out episodes) and `noise_rate` (the share of support instances replaced by other classes').
-        concept_column: each text's concepts (a list, or space-separated), for a concept tokenizer (STCKA).
-        knowledge_base: an isA knowledge base file that links each text's concepts (STCKA), when no column has them.
+        tokenizer_columns: further columns the tokenizer reads beside each text, keyword of its call -> column
+            (STCKA's concept column: `{"concepts": ...}`; `ArchitectureArguments.columns`).
+        resources: files the task ships for the tokenizer, by name (a synthetic task's; STCKA's `knowledge_base`).
     """
 
     train: Dataset
@@ -117,9 +117,9 @@ class TaskData:
     source: dict[str, str] = field(default_factory=dict)
     dropped: dict[str, dict[str, int]] = field(default_factory=dict)
     episodes: dict[str, Any] = field(default_factory=dict)
-    concept_column: str | None = None
+    tokenizer_columns: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # status lines, printed once the data has passed every check
-    knowledge_base: str | None = None
+    resources: dict[str, str] = field(default_factory=dict)
 
     def texts(self, split: Dataset | None = None) -> Iterator[str]:
         """Every text of `split` (default: train), pairs and targets included: what a vocabulary is trained on."""

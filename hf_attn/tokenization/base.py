@@ -11,7 +11,8 @@ the plain one has none.
 
 The file is self-contained (it imports only transformers), is registered with `AutoTokenizer` by `import hf_attn`,
 and is copied next to a saved model for `trust_remote_code` users; `PreTrainedTokenizerFast.from_pretrained` also
-reads a saved folder's `tokenizer.json` without any code.
+reads a saved folder's `tokenizer.json` without any code. A tokenizer that lives in a model folder and imports
+hf_attn's shared tokenizer modules (ELMo's, STCKA's) saves them beside itself (`SavesItsCode`).
 """
 
 from __future__ import annotations
@@ -37,7 +38,24 @@ def replace_lone_surrogates(text: Any) -> Any:
     return text
 
 
-class HfAttnTokenizerFast(PreTrainedTokenizerFast):
+class SavesItsCode:
+    """A tokenizer whose `save_pretrained` writes the hf_attn modules its own module imports next to it, imports
+    rewritten to the written files (`hf_attn.utils.remote_code`, as a model's save does): transformers copies a
+    tokenizer's module and its relative imports only, and a model folder's tokenizer imports shared modules of hf_attn
+    by their absolute names. Saved from the written copy itself (hf_attn absent), the flat files are already there."""
+
+    def save_pretrained(self, save_directory: Any, *args: Any, **kwargs: Any) -> tuple[str, ...]:
+        files = super().save_pretrained(save_directory, *args, **kwargs)  # type: ignore[misc]
+        if getattr(self, "_auto_class", None) is not None:
+            try:
+                from hf_attn.utils.remote_code import write_remote_code
+            except ImportError:  # running from a saved folder's copy: its files are flat already
+                return files
+            write_remote_code(save_directory, [type(self)])
+        return files
+
+
+class HfAttnTokenizerFast(SavesItsCode, PreTrainedTokenizerFast):
     """`PreTrainedTokenizerFast` that takes any Python string (lone surrogates become U+FFFD) and pads tensors to at
     least one position (an empty text is one all-padding row)."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
@@ -35,6 +36,17 @@ def readable_tokens(tokens: Sequence[str], special: Iterable[str] = ()) -> list[
         else:
             readable.append(f"{token}-")
     return readable
+
+
+def ids_to_tokens(tokenizer: Any, input_name: str, ids: Sequence[int]) -> list[str]:
+    """The tokens of an input's ids as a picture or a printout shows them: the tokenizer's own `tokens_of(input_name,
+    ids)` where it has one and it answers (STCKA's concept vocabulary for `concept_input_ids`), else its words (BPE
+    pieces without their `</w>` markers: `readable_tokens`)."""
+    own = getattr(tokenizer, "tokens_of", None)
+    tokens = own(input_name, ids) if own is not None else None
+    if tokens is not None:
+        return tokens
+    return readable_tokens(tokenizer.convert_ids_to_tokens(list(ids)), tokenizer.all_special_tokens)
 
 
 def train_bpe_tokenizer(

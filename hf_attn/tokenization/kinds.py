@@ -5,17 +5,18 @@ name        object                  trained by                     vocabulary   
 word_level  `WORD_LEVEL_TOKENIZER`  `train_word_level_tokenizer`   30,000               1               yes (papers)
 document    `DOCUMENT_TOKENIZER`    `train_document_tokenizer`     30,000               1               yes
 bpe         `BPE_TOKENIZER`         `train_bpe_tokenizer`          8,000                2               no (BPE)
-characters  `CHARACTER_TOKENIZER`   `train_elmo_tokenizer`         every word           1               no (ELMo)
-concepts    `CONCEPT_TOKENIZER`     `train_concept_tokenizer`      30,000 (+ concepts)  1               yes (STCKA)
 
-A row names its kind by object; a name is looked up once, where a string gives it (`get_tokenizer_kind`). A new
-kind is a `TokenizerKind` registered from its own module (`register_tokenizer_kind`), imported by the folder's
-`architecture.py`.
+A model folder brings its own in its `kinds.py` (ELMo's `characters`, `CHARACTER_TOKENIZER`: bilm-tf's character
+mapping; STCKA's `concepts`, `CONCEPT_TOKENIZER`: words and a concept vocabulary from a knowledge base). A row names
+its kind by object; a name is looked up once, where a string gives it (`get_tokenizer_kind`). A new kind is a
+`TokenizerKind` registered from its own module (`register_tokenizer_kind`), imported by the folder's
+`architecture.py`. What a task shape asks of a tokenizer beyond its ids, the tokenizer answers itself
+(`config_fields()`, `tokens_of()`, `reads_characters`, `sentence_markers`: `hf_attn.tasks`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,10 +24,8 @@ from transformers import PreTrainedTokenizerBase
 
 from .base import HfAttnTokenizerFast
 from .bpe import train_bpe_tokenizer
-from .concepts import ConceptSource, ConceptTokenizerFast
 from .document import DocumentTokenizerFast
-from .elmo import ElmoCharacterTokenizerFast, train_elmo_tokenizer
-from .word_level import train_concept_tokenizer, train_document_tokenizer, train_word_level_tokenizer
+from .word_level import train_document_tokenizer, train_word_level_tokenizer
 
 
 @dataclass(frozen=True, eq=False)
@@ -73,23 +72,6 @@ def _words(train: Callable[..., PreTrainedTokenizerBase]) -> Callable[..., PreTr
     return trainer
 
 
-def _characters(
-    texts: list[str], vocab_size: int | None, min_frequency: int, lowercase: bool
-) -> ElmoCharacterTokenizerFast:
-    if lowercase:
-        raise ValueError("ELMo's character vocabulary is case-sensitive: --lowercase does not apply.")
-    return train_elmo_tokenizer(texts, vocab_size=vocab_size, min_frequency=min_frequency)
-
-
-def _concepts(
-    texts: list[str], vocab_size: int, min_frequency: int, lowercase: bool,
-    concept_source: ConceptSource | None = None, concept_sets: Sequence[str | Sequence[str]] | None = None,
-) -> ConceptTokenizerFast:  # fmt: skip
-    return train_concept_tokenizer(
-        texts, concept_source, concept_sets, vocab_size=vocab_size, min_frequency=min_frequency, lowercase=lowercase
-    )
-
-
 TOKENIZER_KINDS: dict[str, TokenizerKind] = {}
 
 
@@ -116,12 +98,6 @@ DOCUMENT_TOKENIZER = register_tokenizer_kind(
 BPE_TOKENIZER = register_tokenizer_kind(
     TokenizerKind("bpe", HfAttnTokenizerFast, _words(train_bpe_tokenizer), 8000, 2, False)
 )
-CHARACTER_TOKENIZER = register_tokenizer_kind(
-    TokenizerKind("characters", ElmoCharacterTokenizerFast, _characters, None, 1, False)
-)
-CONCEPT_TOKENIZER = register_tokenizer_kind(
-    TokenizerKind("concepts", ConceptTokenizerFast, _concepts, 30000, 1, True, reads_knowledge=True)
-)
 
 
 def train_tokenizer(
@@ -130,10 +106,8 @@ def train_tokenizer(
     vocab_size: int | None = None,
     min_frequency: int | None = None,
     lowercase: bool | None = None,
-    concept_source: ConceptSource | None = None,
-    concept_sets: Sequence[str | Sequence[str]] | None = None,
+    **knowledge: Any,
 ) -> PreTrainedTokenizerBase:
-    """A tokenizer of `kind` trained on `texts` (`TokenizerKind.train`); `concepts` needs a knowledge base
-    (`concept_source`) or the texts' `concept_sets`."""
-    knowledge = {"concept_source": concept_source, "concept_sets": concept_sets}
+    """A tokenizer of `kind` trained on `texts` (`TokenizerKind.train`), with what a kind that `reads_knowledge`
+    needs beyond them (STCKA's `concepts`: a knowledge base, `concept_source`, or the texts' `concept_sets`)."""
     return get_tokenizer_kind(kind).train(texts, vocab_size, min_frequency, lowercase, **knowledge)

@@ -14,7 +14,6 @@ from tokenizers import Tokenizer, models, normalizers, pre_tokenizers, trainers
 from transformers import PreTrainedTokenizerFast
 
 from .base import HfAttnTokenizerFast
-from .concepts import ConceptSource, ConceptTokenizerFast, concept_vocabulary
 from .document import DocumentTokenizerFast
 
 PAD_TOKEN = "[PAD]"
@@ -37,7 +36,7 @@ def _word_level_pipeline(model: models.WordLevel, lowercase: bool, pre_tokenized
     return tokenizer
 
 
-def _wrap(
+def wrap_tokenizer(
     tokenizer: Tokenizer,
     pad_token: str,
     unk_token: str | None,
@@ -45,6 +44,8 @@ def _wrap(
     tokenizer_class: type[PreTrainedTokenizerFast] = HfAttnTokenizerFast,
     **kwargs: Any,
 ) -> HfAttnTokenizerFast:
+    """A `tokenizers.Tokenizer` as `tokenizer_class` (right padding, word ids and mask as inputs), with further
+    options (`kwargs`, kept in `init_kwargs`) of a subclass (STCKA's concept vocabulary, a document's sizes)."""
     return tokenizer_class(
         tokenizer_object=tokenizer,
         pad_token=pad_token,
@@ -83,7 +84,7 @@ def train_word_level_tokenizer(
         vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=[pad_token, unk_token]
     )
     tokenizer.train_from_iterator(texts, trainer=trainer)
-    return _wrap(tokenizer, pad_token, unk_token, model_max_length)
+    return wrap_tokenizer(tokenizer, pad_token, unk_token, model_max_length)
 
 
 def build_word_level_tokenizer(
@@ -105,7 +106,7 @@ def build_word_level_tokenizer(
         if token is not None and token not in vocab:
             raise ValueError(f"{role} {token!r} is not in the vocabulary.")
     tokenizer = _word_level_pipeline(models.WordLevel(vocab=vocab, unk_token=unk_token), lowercase, pre_tokenized)
-    return _wrap(tokenizer, pad_token, unk_token, model_max_length)
+    return wrap_tokenizer(tokenizer, pad_token, unk_token, model_max_length)
 
 
 def train_document_tokenizer(
@@ -121,7 +122,7 @@ def train_document_tokenizer(
     words = train_word_level_tokenizer(
         documents, vocab_size=vocab_size, min_frequency=min_frequency, lowercase=lowercase
     )
-    return _wrap(
+    return wrap_tokenizer(
         words.backend_tokenizer,
         PAD_TOKEN,
         UNK_TOKEN,
@@ -130,60 +131,3 @@ def train_document_tokenizer(
         max_sentences=max_sentences,
         max_words_per_sentence=max_words_per_sentence,
     )
-
-
-def train_concept_tokenizer(
-    texts: Sequence[str],
-    concept_source: ConceptSource | None = None,
-    concept_sets: Sequence[str | Sequence[str]] | None = None,
-    vocab_size: int = 30000,
-    min_frequency: int = 1,
-    lowercase: bool = True,
-    concept_min_frequency: int = 1,
-    max_word_length: int | None = 20,
-) -> ConceptTokenizerFast:
-    """STCKA's tokenizer: a word-level vocabulary trained on ``texts`` (as `train_word_level_tokenizer`) and a
-    concept vocabulary of the concepts of their concept sets (``concept_sets``, e.g. a dataset's concept column, or
-    linked by ``concept_source``), `[PAD]` 0, `[UNK]` 1, then by decreasing frequency. The source travels with the
-    tokenizer: texts passed later get their concepts from it. ``max_word_length``: the characters kept per word and
-    concept for the model's character features (`None`: no character ids)."""
-    if concept_source is None and concept_sets is None:
-        raise ValueError("A concept tokenizer needs a knowledge base (concept_source) or the texts' concept_sets.")
-    words = train_word_level_tokenizer(texts, vocab_size=vocab_size, min_frequency=min_frequency, lowercase=lowercase)
-    tokenizer = _wrap(
-        words.backend_tokenizer, PAD_TOKEN, UNK_TOKEN, words.model_max_length, tokenizer_class=ConceptTokenizerFast,
-        knowledge_base=concept_source.to_dict() if concept_source is not None else None,
-        max_word_length=max_word_length,
-    )  # fmt: skip
-    sets = tokenizer.concept_sets(list(texts), concept_sets)
-    concept_lowercase = concept_source.lowercase if concept_source is not None else True
-    tokenizer.init_kwargs["concept_vocab"] = concept_vocabulary(sets, concept_min_frequency, concept_lowercase)
-    tokenizer.model_input_names = list(ConceptTokenizerFast.model_input_names)
-    return tokenizer
-
-
-def build_concept_tokenizer(
-    vocabulary: Sequence[str],
-    concept_vocabulary: Sequence[str],
-    concept_source: ConceptSource | None = None,
-    pad_token: str = PAD_TOKEN,
-    unk_token: str = UNK_TOKEN,
-    lowercase: bool = True,
-    pre_tokenized: bool = False,
-    max_word_length: int | None = None,
-) -> ConceptTokenizerFast:
-    """A `ConceptTokenizerFast` over fixed vocabularies (e.g. an original checkpoint's): word ``i`` and concept ``j``
-    get ids ``i`` and ``j``; both vocabularies use ``pad_token`` and ``unk_token``; ``max_word_length`` as in
-    `train_concept_tokenizer`."""
-    words = build_word_level_tokenizer(vocabulary, pad_token, unk_token, lowercase, pre_tokenized=pre_tokenized)
-    for role, token in (("pad_token", pad_token), ("unk_token", unk_token)):
-        if token not in concept_vocabulary:
-            raise ValueError(f"{role} {token!r} is not in the concept vocabulary.")
-    tokenizer = _wrap(
-        words.backend_tokenizer, pad_token, unk_token, words.model_max_length, tokenizer_class=ConceptTokenizerFast,
-        knowledge_base=concept_source.to_dict() if concept_source is not None else None,
-        concept_vocab=list(concept_vocabulary), concept_pad=pad_token, concept_unk=unk_token,
-        max_word_length=max_word_length,
-    )  # fmt: skip
-    tokenizer.model_input_names = list(ConceptTokenizerFast.model_input_names)
-    return tokenizer

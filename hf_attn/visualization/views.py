@@ -30,7 +30,7 @@ import torch
 from transformers import GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase
 
 from ..data.kinds import CLASS, INPUT_KINDS, SENTENCE, MaskSpec
-from ..tokenization.concepts import ids_to_tokens
+from ..tokenization.bpe import ids_to_tokens
 from .figure import HeatmapPanel, TextPanel
 
 MAX_TOKENS = 512

@@ -1,10 +1,11 @@
 """The registry row of AttentionXML (`hf_attn.registry_row.Architecture`)."""
 
-from hf_attn.data.kinds import LABEL_TREE, MULTI_HOT, SENTENCE
+from hf_attn.data.kinds import MULTI_HOT, SENTENCE
 from hf_attn.registry_row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
 from .configuration_attention_xml import AttentionXmlConfig
+from .kinds import LABEL_TREE
 from .modeling_attention_xml import (
     AttentionXmlForLabelTree,
     AttentionXmlForSequenceClassification,
@@ -81,4 +82,5 @@ ARCHITECTURE = Architecture(
     attention_view=top_labels_view,
     tags=("extreme-multi-label", "label-wise-attention", "label-tree", "bilstm"),
     converter="convert_attention_xml_original_to_hf",
+    tasks="tasks_attention_xml",
 )

@@ -345,7 +345,7 @@ class AttentionXmlForLabelTree(AttentionXmlPreTrainedModel):
     The tree lives in `config.tree_level_sizes` / `tree_max_children` and in the `children_<d>` buffers (the
     children of each node of level d, padded with the next level's padding candidate), saved with the weights.
     A config without a tree gets one grouping labels by id (`contiguous_tree`) until `set_tree` gives the real one;
-    `hf_attn.label_tree_training` builds the tree from the training data (§2.2) and trains the levels one after
+    `training_attention_xml.py` builds the tree from the training data (§2.2) and trains the levels one after
     the other, as the paper does. `labels` give the loss of all levels at once (see `forward`).
     """
 

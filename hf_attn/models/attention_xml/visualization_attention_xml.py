@@ -5,9 +5,10 @@ path probability with the label tree), best first, one row each, the score in th
 
 from __future__ import annotations
 
-from hf_attn.data.kinds import LABEL_TREE
 from hf_attn.visualization.figure import HeatmapPanel
 from hf_attn.visualization.views import encode, real_tokens
+
+from .kinds import LABEL_TREE
 
 
 def top_labels_view(

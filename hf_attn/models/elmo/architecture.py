@@ -1,10 +1,10 @@
 """The registry row of ELMo (deep contextualized word representations) (`hf_attn.registry_row.Architecture`)."""
 
-from hf_attn.data.kinds import CHARACTERS, TOKEN_CLASS, TOKEN_VOCAB
+from hf_attn.data.kinds import TOKEN_CLASS, TOKEN_VOCAB
 from hf_attn.registry_row import Architecture, Head, Paper
-from hf_attn.tokenization.kinds import CHARACTER_TOKENIZER
 
 from .configuration_elmo import ElmoConfig
+from .kinds import CHARACTER_TOKENIZER, CHARACTERS
 from .modeling_elmo import (
     ElmoForBidirectionalLanguageModeling,
     ElmoForSequenceClassification,

@@ -47,7 +47,7 @@ from hf_attn.conversion import (
 )
 from hf_attn.models.elmo.configuration_elmo import ElmoConfig
 from hf_attn.models.elmo.modeling_elmo import ElmoModel
-from hf_attn.tokenization.elmo import build_elmo_tokenizer, read_bilm_tf_vocabulary
+from hf_attn.models.elmo.tokenization_elmo import build_elmo_tokenizer, read_bilm_tf_vocabulary
 
 ORIGINAL_CODE = "https://github.com/allenai/bilm-tf"
 RNN_CELL = r"RNN_([01])/RNN/MultiRNNCell/Cell(\d+)/LSTMCell/"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from hf_attn.data.kinds import CLASS
-from hf_attn.tokenization.elmo import BOS_TOKEN, EOS_TOKEN
+from hf_attn.models.elmo.tokenization_elmo import BOS_TOKEN, EOS_TOKEN
 from hf_attn.visualization.figure import HeatmapPanel
 from hf_attn.visualization.views import encode, prediction_caption
 

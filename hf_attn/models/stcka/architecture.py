@@ -1,11 +1,11 @@
 """The registry row of STCKA (`hf_attn.registry_row.Architecture`)."""
 
-from hf_attn.data import knowledge  # noqa: F401 (registers the concept_topics task)
-from hf_attn.data.kinds import SENTENCE_CONCEPTS
 from hf_attn.registry_row import Architecture, Head, Paper
-from hf_attn.tokenization.kinds import CONCEPT_TOKENIZER
 
+from . import synthetic_stcka  # noqa: F401 (registers the concept_topics task)
+from .arguments_stcka import StckaArguments
 from .configuration_stcka import StckaConfig
+from .kinds import CONCEPT_TOKENIZER, SENTENCE_CONCEPTS
 from .modeling_stcka import StckaForSequenceClassification, StckaModel
 from .visualization_stcka import stcka_view
 
@@ -60,4 +60,5 @@ ARCHITECTURE = Architecture(
     attention_view=stcka_view,
     tags=("knowledge", "concepts", "short-text", "self-attention", "bilstm"),
     converter="convert_stcka_original_to_hf",
+    arguments=StckaArguments,
 )

@@ -49,8 +49,9 @@ from hf_attn.conversion import (
     rename_state_dict,
 )
 from hf_attn.models.stcka.configuration_stcka import StckaConfig
+from hf_attn.models.stcka.kinds import build_concept_tokenizer
 from hf_attn.models.stcka.modeling_stcka import StckaForSequenceClassification
-from hf_attn.tokenization import ConceptSource, build_concept_tokenizer
+from hf_attn.models.stcka.tokenization_stcka import ConceptSource
 
 ORIGINAL_CODE = "https://github.com/AIRobotZhang/STCKA"
 KEY_MAPPING: list[tuple[str, str | None]] = [

@@ -13,7 +13,7 @@ from transformers import TrainingArguments
 
 from hf_attn import AttentionXmlConfig, AttentionXmlForLabelTree
 from hf_attn.data import xmc_documents
-from hf_attn.label_tree_training import evaluate_label_tree, train_label_tree, tree_of
+from hf_attn.models.attention_xml.training_attention_xml import evaluate_label_tree, train_label_tree, tree_of
 from hf_attn.tokenization import train_word_level_tokenizer
 
 NUM_LABELS, NUM_TRAIN, NUM_EVAL = 64, 1200, 200
@@ -82,7 +82,7 @@ def test_train_label_tree_from_python_matches_a_given_tree(tmp_path):
     config = AttentionXmlConfig(vocab_size=len(tokenizer), embedding_size=8, hidden_size=8, linear_sizes=[8],
                                 num_labels=16, tree_cluster_size=2, tree_children=2, tree_height=2,
                                 tree_top_candidates=2)  # fmt: skip
-    from hf_attn.label_tree_training import build_tree_for
+    from hf_attn.models.attention_xml.training_attention_xml import build_tree_for
 
     tree = build_tree_for(texts, label_sets, config)
     args = TrainingArguments(output_dir=str(tmp_path / "run"), num_train_epochs=1, per_device_train_batch_size=32,

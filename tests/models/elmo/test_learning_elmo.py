@@ -12,7 +12,7 @@ from transformers import AutoModelForTokenClassification, AutoTokenizer, Trainer
 
 from hf_attn import ElmoConfig, ElmoForTokenClassification
 from hf_attn.data import TAGS, PaddingCollator, ambiguous_word_tagging
-from hf_attn.tokenization import train_elmo_tokenizer
+from hf_attn.models.elmo.tokenization_elmo import train_elmo_tokenizer
 from hf_attn.training import token_accuracy_at, train
 
 CONFIG = {"character_embedding_size": 8, "filters": [[1, 16], [2, 16], [3, 32]], "projection_dim": 32,

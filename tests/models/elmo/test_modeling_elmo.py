@@ -18,7 +18,7 @@ from hf_attn.models.elmo.modeling_elmo import (
     ElmoModel,
     remove_sentence_boundaries,
 )
-from hf_attn.tokenization.elmo import build_elmo_tokenizer
+from hf_attn.models.elmo.tokenization_elmo import build_elmo_tokenizer
 from tests.helpers import tiny_config
 
 ARCHITECTURE = hf_attn.ARCHITECTURES["elmo"]

@@ -39,8 +39,12 @@ def test_knowledge_decides_for_unseen_entities(tmp_path, seed):
 def test_own_data_with_a_concept_column_or_a_knowledge_base(tmp_path):
     """The unofficial code's files: `text<TAB>concepts<TAB>label` lines, the concepts space-separated (`none` when no
     entity was found), through `--dataset` with `--concept_column`; the same texts with `--concepts KB` instead."""
-    from hf_attn.data.knowledge import CONCEPT_TOPICS_KNOWLEDGE_BASE, CONCEPT_TOPICS_LABELS, concept_topics
-    from hf_attn.tokenization import ConceptSource
+    from hf_attn.models.stcka.synthetic_stcka import (
+        CONCEPT_TOPICS_KNOWLEDGE_BASE,
+        CONCEPT_TOPICS_LABELS,
+        concept_topics,
+    )
+    from hf_attn.models.stcka.tokenization_stcka import ConceptSource
 
     source = ConceptSource.from_file(CONCEPT_TOPICS_KNOWLEDGE_BASE)
     for name, rows in (("train", concept_topics(1200, seed=5)), ("test", concept_topics(300, seed=6, held_out=True))):
@@ -52,5 +56,5 @@ def test_own_data_with_a_concept_column_or_a_knowledge_base(tmp_path):
     column = run(tmp_path / "column", 0, **common, concept_column="concepts")
     linked = run(tmp_path / "linked", 0, **common, concepts=str(CONCEPT_TOPICS_KNOWLEDGE_BASE))
     assert column["accuracy"] >= 0.9 and linked["accuracy"] >= 0.9, (column, linked)
-    with pytest.raises(ValueError, match="--concept-column 'nope'"):
+    with pytest.raises(ValueError, match="--concept_column 'nope' is not a column"):
         run(tmp_path / "bad", 0, **common, concept_column="nope")

@@ -12,8 +12,9 @@ from transformers import AutoTokenizer, pipeline
 
 import hf_attn  # noqa: F401 (registers the architecture)
 from hf_attn.models.stcka.configuration_stcka import StckaConfig
+from hf_attn.models.stcka.kinds import train_concept_tokenizer
 from hf_attn.models.stcka.modeling_stcka import StckaForSequenceClassification, StckaModel
-from hf_attn.tokenization import ConceptSource, ConceptTokenizerFast, train_concept_tokenizer
+from hf_attn.models.stcka.tokenization_stcka import ConceptSource, ConceptTokenizerFast
 
 TINY = {"vocab_size": 20, "concept_vocab_size": 12, "embedding_size": 6, "char_feature_size": 0, "hidden_size": 4,
         "num_labels": 3}  # fmt: skip

@@ -22,8 +22,10 @@ tokenizer built with a vocabulary (bilm-tf's `vocab.txt`: one token a line, with
 `token_ids` `(B, T)` too when called with `return_token_ids=True` — the targets of
 `ElmoForBidirectionalLanguageModeling` (padded with -100, so they are usable as `labels` directly).
 
-The file is self-contained (it imports only torch, tokenizers and transformers), is registered with
-`AutoTokenizer` by `import hf_attn`, and is copied next to a saved model for `trust_remote_code` users.
+The file imports only torch, tokenizers, transformers and one padding helper of hf_attn's; it is registered with
+`AutoTokenizer` through the folder's row (its tokenizer kind, `kinds.py`), and written next to a saved model for
+`trust_remote_code` users (`hf_attn.utils.remote_code`). What hf_attn's task shapes ask of a tokenizer it answers
+itself: `reads_characters`, `sentence_markers` and `config_fields()`.
 
 Shape legend: B sentences, T tokens (boundary tokens included), C characters per token.
 """
@@ -40,7 +42,8 @@ import torch
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import BatchEncoding, PreTrainedTokenizerFast
 
-from .document import pad_nested
+from hf_attn.tokenization.base import SavesItsCode
+from hf_attn.tokenization.document import pad_nested
 
 # bilm-tf's reserved character ids (before the +1 shift).
 BOS_CHARACTER = 256  # the character of <S>
@@ -81,7 +84,7 @@ def character_ids_to_token(character_ids: Sequence[int]) -> str:
     return bytes(i for i in ids if i < 256).decode("utf-8", "replace")
 
 
-class ElmoCharacterTokenizerFast(PreTrainedTokenizerFast):
+class ElmoCharacterTokenizerFast(SavesItsCode, PreTrainedTokenizerFast):
     """Whitespace tokens -> ELMo character ids `(B, T, C)` and a token mask `(B, T)` (optionally word ids).
 
     Options (kept in `init_kwargs`, saved to `tokenizer_config.json`):
@@ -99,6 +102,17 @@ class ElmoCharacterTokenizerFast(PreTrainedTokenizerFast):
     model_input_names = ["input_ids", "attention_mask"]  # noqa: RUF012 (transformers declares it so)
 
     # No `__init__` of our own: transformers 5 loads `tokenizer.json` as-is only for classes without one.
+
+    # What hf_attn's task shapes ask of a tokenizer (`hf_attn.tasks`): the input ids are characters, and the words'
+    # vocabulary ids (`return_token_ids=True`) are a language model's targets; every sentence is framed by <S> and
+    # </S>, so a word's tag sits one position after its index.
+    reads_characters = True
+    sentence_markers = True
+
+    def config_fields(self) -> dict[str, Any]:
+        """The config fields the vocabulary sets: its size only (the word vocabulary's padding id is not the padding
+        of the character ids the model reads)."""
+        return {"vocab_size": len(self)}
 
     @property
     def max_characters_per_token(self) -> int:

@@ -1,6 +1,6 @@
 """Training AttentionXML's probabilistic label tree level by level with `Trainer` (You et al., NeurIPS 2019, §2.3).
 
-1. The tree: `hf_attn.data.label_tree` (TF-IDF label representations, balanced 2-means, compression to K-ary
+1. The tree: `label_tree.py` (TF-IDF label representations, balanced 2-means, compression to K-ary
    levels), unless one is given.
 2. Level 0 (the root's children): an `AttentionXmlForSequenceClassification` scoring every node; a node's target is 1
    when one of the example's labels lies below it.
@@ -10,8 +10,8 @@
    attention (its label table is new), as the paper prescribes.
 4. The levels are assembled into an `AttentionXmlForLabelTree`, whose forward is the prediction beam.
 
-`hf-attn train --head AttentionXmlForLabelTree` runs the same steps through the `label_tree` task shape
-(`hf_attn.tasks`); `train_label_tree` is the same from Python on texts and label ids.
+`hf-attn train --head AttentionXmlForLabelTree` runs the same steps through the folder's `label_tree` task shape
+(`tasks_attention_xml.py`); `train_label_tree` is the same from Python on texts and label ids.
 """
 
 from __future__ import annotations
@@ -25,12 +25,13 @@ import torch
 from datasets import Dataset
 from transformers import PreTrainedTokenizerBase, Trainer, TrainerCallback, TrainingArguments
 
-from .data.collators import PaddingCollator
-from .data.label_tree import LabelTree, build_label_tree, label_representations
-from .evaluation import RankingMetrics
-from .models.attention_xml.configuration_attention_xml import AttentionXmlConfig
-from .models.attention_xml.modeling_attention_xml import AttentionXmlForLabelTree
-from .utils.saving import last_complete_checkpoint
+from hf_attn.data.collators import PaddingCollator
+from hf_attn.evaluation import RankingMetrics
+from hf_attn.utils.saving import last_complete_checkpoint
+
+from .configuration_attention_xml import AttentionXmlConfig
+from .label_tree import LabelTree, build_label_tree, label_representations
+from .modeling_attention_xml import AttentionXmlForLabelTree
 
 
 def build_tree_for(texts: Sequence[str], label_sets: Sequence[Sequence[int]], config: AttentionXmlConfig,

@@ -7,7 +7,12 @@ import pytest
 from scipy import sparse
 from sklearn.preprocessing import normalize
 
-from hf_attn.data.label_tree import LabelTree, balanced_two_means, build_label_tree, label_representations
+from hf_attn.models.attention_xml.label_tree import (
+    LabelTree,
+    balanced_two_means,
+    build_label_tree,
+    label_representations,
+)
 
 
 def random_representations(num_labels: int, seed: int = 0) -> sparse.csr_matrix:

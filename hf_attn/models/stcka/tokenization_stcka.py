@@ -21,8 +21,10 @@ code's TSV files give them. Built with `max_word_length`, it also returns each w
 word keeps its spelling. Both vocabularies, the source and the option are saved in `tokenizer_config.json`, so
 `AutoTokenizer.from_pretrained` restores them.
 
-The file is self-contained (it imports only transformers and `base.py`), is registered with `AutoTokenizer` by
-`import hf_attn`, and is copied next to a saved model for `trust_remote_code` users.
+The file imports only torch, transformers and two tokenizer modules of hf_attn's; it is registered with
+`AutoTokenizer` through the folder's row (its tokenizer kind, `kinds.py`, which also trains and builds it), and
+written next to a saved model for `trust_remote_code` users (`hf_attn.utils.remote_code`). What hf_attn's task
+shapes and pictures ask of a tokenizer it answers itself: `config_fields()` and `tokens_of()`.
 
 Shape legend: B texts, T words, M concepts, W characters per word.
 """
@@ -40,8 +42,8 @@ from typing import Any, NoReturn
 import torch
 from transformers import BatchEncoding
 
-from .base import HfAttnTokenizerFast, replace_lone_surrogates
-from .document import pad_nested
+from hf_attn.tokenization.base import HfAttnTokenizerFast, replace_lone_surrogates
+from hf_attn.tokenization.document import pad_nested
 
 CONCEPT_PAD = "[PAD]"
 CONCEPT_UNK = "[UNK]"
@@ -272,6 +274,24 @@ class ConceptTokenizerFast(HfAttnTokenizerFast):
     def concept_pad_token_id(self) -> int:
         return self.concept_to_id[self.concept_pad_token]
 
+    def config_fields(self) -> dict[str, Any]:
+        """The config fields the vocabularies set (`hf_attn.tasks.vocabulary_fields`): the words' size and padding id,
+        and the concept vocabulary's."""
+        return {
+            "vocab_size": len(self),
+            "pad_token_id": self.pad_token_id,
+            "concept_vocab_size": len(self.concept_vocab),
+            "concept_pad_token_id": self.concept_pad_token_id,
+        }
+
+    def tokens_of(self, input_name: str, ids: Sequence[int]) -> list[str] | None:
+        """The concepts of `concept_input_ids`' ids (`hf_attn.tokenization.bpe.ids_to_tokens`); `None` for the words,
+        which read as any vocabulary's."""
+        if input_name != "concept_input_ids":
+            return None
+        vocabulary = self.concept_vocab
+        return [vocabulary[index] for index in ids]
+
     def words(self, text: str) -> list[str]:
         """The words of `text` as this tokenizer splits them (its normaliser and pre-tokeniser)."""
         backend = self.backend_tokenizer
@@ -376,16 +396,6 @@ def _span(text: str, span: Any) -> str:
 def _ones_like(rows: list) -> list:
     """A 1 for every leaf of nested lists."""
     return [_ones_like(row) if isinstance(row, list) else 1 for row in rows]
-
-
-def ids_to_tokens(tokenizer: Any, input_name: str, ids: Sequence[int]) -> list[str]:
-    """The tokens of an input's ids: concepts (from the concept vocabulary) for `concept_input_ids`, words else (BPE
-    pieces without their `</w>` markers: `readable_tokens`)."""
-    if input_name == "concept_input_ids" and hasattr(tokenizer, "concept_vocab"):
-        return [tokenizer.concept_vocab[index] for index in ids]
-    from .bpe import readable_tokens
-
-    return readable_tokens(tokenizer.convert_ids_to_tokens(list(ids)), tokenizer.all_special_tokens)
 
 
 def concept_vocabulary(

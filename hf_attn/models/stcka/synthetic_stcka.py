@@ -20,9 +20,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # datasets loads in a second: imported where rows become a Dataset, not at `import hf_attn`
     from datasets import Dataset
 
-from ..tokenization.concepts import ConceptSource
-from .synthetic import SyntheticTask, register_synthetic_task
-from .task_data import dataset_from_rows
+from hf_attn.data.synthetic import SyntheticTask, register_synthetic_task
+from hf_attn.data.task_data import dataset_from_rows
+
+from .tokenization_stcka import ConceptSource
 
 CONCEPT_TOPICS_LABELS = ["business", "sport", "health", "tech"]
 # Two deciding concepts per topic; the label-neutral concepts any entity may also have.
@@ -46,7 +47,7 @@ TEMPLATES = [
 ]  # fmt: skip
 ENTITIES_PER_TOPIC = 400
 HELD_OUT_PER_TOPIC = 100  # the last ones of each topic: never in the training split
-CONCEPT_TOPICS_KNOWLEDGE_BASE = Path(__file__).resolve().parent / "knowledge_bases" / "concept_topics_isa.tsv"
+CONCEPT_TOPICS_KNOWLEDGE_BASE = Path(__file__).resolve().parent / "resources" / "concept_topics_isa.tsv"
 _SYLLABLES = ["ka", "zo", "ri", "vex", "lu", "mor", "ta", "qui", "ben", "sol", "dra", "nix", "pel", "gor", "fi", "wen"]
 
 
@@ -116,6 +117,19 @@ register_synthetic_task(
     "concept_topics",
     SyntheticTask(
         concept_topics, CONCEPT_TOPICS_LABELS, "classification", "text", None, "evidence_concept",
-        held_out_kwargs={"held_out": True}, knowledge_base=str(CONCEPT_TOPICS_KNOWLEDGE_BASE),
+        held_out_kwargs={"held_out": True}, resources={"knowledge_base": str(CONCEPT_TOPICS_KNOWLEDGE_BASE)},
     ),
 )  # fmt: skip
+
+
+def write_snippets(folder: Path, num_rows: int, seed: int) -> None:
+    """The `snippets/` example files of `hf_attn.data.examples.write_example_files`: `train.tsv` and `test.tsv`, no
+    header, `text<TAB>concepts<TAB>label` (the unofficial STCKA code's layout: concepts space-separated, `none` when
+    no entity is known), from `concept_topics` (the test texts name entities the training texts never do)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    source = ConceptSource.from_file(CONCEPT_TOPICS_KNOWLEDGE_BASE)
+    for split, rows in (("train", concept_topics(2 * num_rows, seed=seed)),
+                        ("test", concept_topics(num_rows // 2, seed=seed + 1, held_out=True))):  # fmt: skip
+        lines = [f"{row['text']}\t{' '.join(source.concepts(row['text'])) or 'none'}\t"
+                 f"{CONCEPT_TOPICS_LABELS[row['label']]}" for row in rows]  # fmt: skip
+        (folder / f"{split}.tsv").write_text("\n".join(lines) + "\n")
