@@ -7,13 +7,14 @@ from pathlib import Path
 from huggingface_hub import CommitInfo, HfApi
 
 from .cards import write_model_card
+from .utils.locks import LOCK_NAME
 from .utils.paths import check_repo_id
 from .utils.saving import STAGING_PREFIX
 
 # Never uploaded: pickles, Trainer scratch (checkpoints at any depth: ELMo's biLM stage keeps its own in bilm/) and
-# what a killed save left (its staging folder, removed by the next save).
+# what a killed save left (its staging folder, removed by the next save), and the lock of the run that pushes.
 IGNORE_PATTERNS = ["*.bin", "*.pt", "*.pth", "*.pkl", "*checkpoint-*/*", "runs/*", ".ipynb_checkpoints/*",
-                   f"{STAGING_PREFIX}*/*"]  # fmt: skip
+                   f"{STAGING_PREFIX}*/*", LOCK_NAME]  # fmt: skip
 
 
 def push_model_dir(

@@ -25,7 +25,7 @@ import json
 import math
 import re
 import shutil
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -69,8 +69,9 @@ from .task_registry import TASK_SHAPES
 from .tasks import TaskShape, encode_split, score_evidence_attention, token_accuracy_at
 from .tokenization.kinds import train_tokenizer
 from .training_arguments import HfAttnTrainingArguments
+from .utils.locks import FolderInUseError, folder_lock
 from .utils.paths import check_local_path
-from .utils.saving import last_complete_checkpoint, refuse_overwrite, staged_save
+from .utils.saving import checkpoint_problem, last_complete_checkpoint, refuse_overwrite, staged_save
 
 __all__ = [
     "DATACLASSES",
@@ -273,20 +274,41 @@ def _pick_head(architecture: Architecture, shape: TaskShape, name: str | None) -
     return heads[0]
 
 
-def _resume_point(resume: str | bool | None, folder: str, started: bool = True) -> str | bool | None:
-    """What `Trainer.train(resume_from_checkpoint=...)` gets: the path asked for, or for `True` the last complete
-    checkpoint of `folder` (`last_complete_checkpoint`: one a kill cut short is skipped, where transformers'
-    `get_last_checkpoint` would take it), a `ValueError` naming the folder when there is none. With `started=False`
-    (a later stage of a multi-stage run, which may not have begun when the run stopped) none is no error: nothing."""
-    if resume is True:  # the last checkpoint a save completed (a killed save leaves a checkpoint without its state)
-        checkpoint = last_complete_checkpoint(folder)
+def _resume_point(
+    resume: str | bool | None, folder: str, started: bool = True, report: Callable[[str], None] | None = None
+) -> str | bool | None:
+    """What `Trainer.train(resume_from_checkpoint=...)` gets: the path asked for, refused in one line naming the file
+    when it does not load (`checkpoint_problem`), or for `True` the newest checkpoint of `folder` that loads
+    (`last_complete_checkpoint`: one a kill cut short, or whose weights, optimizer, scheduler or state are damaged,
+    is passed over and named through `report`; transformers' `get_last_checkpoint` would take it), a `ValueError`
+    naming the folder when there is none. With `started=False` (a later stage of a multi-stage run, which may not
+    have begun when the run stopped) none is no error: nothing. Nothing is deleted."""
+    if resume is True:
+        checkpoint = last_complete_checkpoint(folder, report)
         if checkpoint is None and started:
             raise ValueError(
-                f"--resume_from_checkpoint true: {folder} holds no complete checkpoint (checkpoint-N with its "
-                "weights and trainer_state.json) to resume from."
+                f"--resume_from_checkpoint true: {folder} holds no checkpoint (checkpoint-N) that loads to resume "
+                "from."
             )
         return checkpoint
+    if isinstance(resume, str):
+        problem = checkpoint_problem(resume)
+        if problem is not None:
+            raise ValueError(
+                f"--resume_from_checkpoint {resume}: {problem}. Nothing was changed; --resume_from_checkpoint true "
+                "takes the newest checkpoint that loads."
+            )
     return resume or None
+
+
+def _say_on_main(args: HfAttnTrainingArguments) -> Callable[[str], None]:
+    """Prints a line prefixed `[hf-attn]` from the main process only."""
+
+    def say(line: str) -> None:
+        if args.process_index == 0:
+            print(f"[hf-attn] {line}", flush=True)
+
+    return say
 
 
 def _shared_tokenizer(args: HfAttnTrainingArguments, source: str | None, build) -> PreTrainedTokenizerBase:
@@ -345,7 +367,8 @@ def _pretrain(
         callbacks=list(callbacks),
     )
     before = math.exp(trainer.evaluate()["eval_loss"])
-    trainer.train(resume_from_checkpoint=_resume_point(args.resume_from_checkpoint, stage_args.output_dir))
+    resume = _resume_point(args.resume_from_checkpoint, stage_args.output_dir, report=_say_on_main(args))
+    trainer.train(resume_from_checkpoint=resume)
     after = math.exp(trainer.evaluate()["eval_loss"])
     _report(trainer, tokenizer, f"{head.model_class.__name__} held-out perplexity {before:.2f} -> {after:.2f}")
     base = getattr(model, model.base_model_prefix)
@@ -386,10 +409,16 @@ def run(
     `Trainer` -> held-out metrics -> saved folder with its card (and a Hub push)."""
     folder = Path(args.output_dir)
     existed = folder.exists()
+    # One run per output folder: the main process holds its lock from the overwrite check to the last save, and a
+    # second run into it is refused at once (the other processes of a distributed run write nothing there).
+    lock = folder_lock(folder, writer="this run") if args.process_index == 0 else contextlib.nullcontext()
     with _progress_bars(shown=not args.disable_tqdm):
         try:
-            return _run(options, args, callbacks)
+            with lock:
+                return _run(options, args, callbacks)
         except BaseException as error:
+            if isinstance(error, FolderInUseError):
+                raise  # the folder is another run's: nothing of it is this run's to clean up
             if not existed and args.process_index == 0:
                 _remove_if_worthless(folder)
             interrupted = isinstance(error, KeyboardInterrupt) and folder.is_dir()
@@ -483,7 +512,7 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
     elif options.freeze_embeddings:
         raise ValueError("--freeze_embeddings needs --word_vectors (a random embedding would stay random).")
     shape.prepare(model, args, eval_split, options.num_beams)
-    resume = _resume_point(args.resume_from_checkpoint, args.output_dir, started=not staged)
+    resume = _resume_point(args.resume_from_checkpoint, args.output_dir, not staged, _say_on_main(args))
     trainer, task_metrics = shape.fit(args, model, head, tokenizer, data, train_split, eval_split, callbacks, resume)
     metrics.update(task_metrics)
     metrics.update(shape.extra_metrics(model, head, eval_split, data))

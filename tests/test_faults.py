@@ -304,11 +304,16 @@ def test_a_save_over_an_earlier_one_removes_its_stale_shards(tmp_path):
 
 
 def test_resuming_skips_a_checkpoint_whose_save_was_killed(tmp_path):
+    from safetensors.torch import save_file
+
     for step, complete in ((2, True), (4, True), (6, False)):
         checkpoint = tmp_path / f"checkpoint-{step}"
         checkpoint.mkdir()
-        (checkpoint / "model.safetensors").write_bytes(b"")
+        save_file({"weight": torch.zeros(2)}, checkpoint / "model.safetensors")
         if complete:
             (checkpoint / "trainer_state.json").write_text(json.dumps({"global_step": step}))
-    assert last_complete_checkpoint(tmp_path) == str(tmp_path / "checkpoint-4")
+    skipped = []
+    assert last_complete_checkpoint(tmp_path, skipped.append) == str(tmp_path / "checkpoint-4")
+    assert skipped == [f"skipped checkpoint-6: {tmp_path / 'checkpoint-6' / 'trainer_state.json'} is missing (the "
+                       "save did not complete)"]  # fmt: skip
     assert last_complete_checkpoint(tmp_path / "none") is None

@@ -7,6 +7,7 @@ file and line (`hf_attn.data.files`). `run_command` ends the command on one of t
 `hf-attn COMMAND: what is wrong (--debug shows the traceback)`, and exit status 1; Ctrl-C with
 `hf-attn COMMAND: interrupted` and status 130. Memory the sizes asked for exhausted and a weights file that does not
 parse are a user's too (`user_error`), as are the weights of a folder whose config.json was edited to other sizes,
+a write the file system refused (no space, no permission, a vanished folder: `hf_attn.utils.saving.io_fault`),
 and every exception of a library's own class (datasets, huggingface_hub, tokenizers, yaml, ...: the library met the
 user's file, folder, network or option), named with its library. What remains, a Python exception raised under
 hf_attn's code (a `RuntimeError`, a `KeyError`, ...), is a bug of ours and keeps its traceback; `--debug` keeps it
@@ -17,6 +18,8 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+
+from .saving import io_fault
 
 
 class OneLineUsageErrors:
@@ -83,6 +86,14 @@ def user_error(error: BaseException) -> str | None:
             f"out of memory ({one_line(error)[:160]}): lower --per_device_train_batch_size or --max_length, or use "
             "--gradient_accumulation_steps"
         )
+    # A write the file system refused outside a staged save (a checkpoint, say): the fault first, then the OS's words
+    # (a missing or unreadable input file, also an OSError, keeps its own message below).
+    fault = io_fault(error) if isinstance(error, OSError) or name == "SafetensorError" else None
+    if fault in ("no space left on device", "disk quota exceeded", "read-only file system"):
+        return f"{fault}: {one_line(error)}"
+    if isinstance(error, RuntimeError) and "PytorchStreamWriter failed writing file" in str(error):
+        # torch.save (a checkpoint's optimizer state) on a full disk: its message does not give the OS's reason
+        return f"a checkpoint file could not be written (is the disk full?): {one_line(error)}"
     if name == "SafetensorError":  # safetensors' own error: a weights file cut short or not safetensors
         return f"a weights file does not load: {one_line(error)}"
     if isinstance(error, RuntimeError) and "ignore_mismatched_sizes" in str(error):  # transformers' loading

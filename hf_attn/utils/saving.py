@@ -14,18 +14,34 @@ save (weights over transformers' 50 GB default shard size) moves its shards one 
 
 **No silent overwrite.** `holds_model(folder)` says whether a folder holds a saved model (a `config.json` beside
 weights); `refuse_overwrite` turns that into an error naming the flag that allows it, for `hf-attn train` and the
-conversion scripts.
+conversion scripts. A save holds the folder's lock (`hf_attn.utils.locks`) from its staging to its last move: a
+second writer into the same folder at the same time is refused, naming the folder and the holder, instead of the two
+interleaving their files.
+
+**I/O faults named.** A save that fails for lack of space, for permissions or because its folder vanished raises a
+`SaveError` (an `OSError`) that says which, where, and what became of the folder: the earlier model stays (the
+staging folder goes), so its one line says "the earlier model there is intact".
+
+**Checkpoints that load.** `checkpoint_problem` says why a `Trainer` checkpoint cannot be resumed from (a save a kill
+cut short, weights that do not load or do not match their record, an optimizer or scheduler file that is truncated
+or corrupted, a trainer state that does not parse); `last_complete_checkpoint` takes the newest one without a
+problem and names each one it passes over.
 """
 
 from __future__ import annotations
 
+import errno
+import json
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+import zipfile
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+
+from .locks import folder_lock
 
 STAGING_PREFIX = ".hf_attn-saving-"  # the staging folders of saves in progress (or killed)
 WEIGHT_SUFFIXES = (".safetensors", ".safetensors.index.json", ".bin", ".bin.index.json")
@@ -43,21 +59,67 @@ def stale_staging(folder: str | os.PathLike) -> list[Path]:
     return sorted(folder.glob(STAGING_PREFIX + "*")) if folder.is_dir() else []
 
 
+class SaveError(OSError):
+    """A save that the file system refused (no space, no permission, its folder gone), said in one line; `fault`
+    is which."""
+
+    def __init__(self, message: str, fault: str) -> None:
+        super().__init__(message)
+        self.fault = fault
+
+
+# errno -> what a user reads; a library that reports the OS error in its message only (safetensors' Rust I/O) is
+# matched on the OS's own words.
+_IO_FAULTS = {
+    errno.ENOSPC: "no space left on device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "permission denied",
+    errno.EROFS: "read-only file system",
+    errno.ENOENT: "the folder vanished",
+}
+_IO_WORDS = {
+    "No space left on device": errno.ENOSPC,
+    "Disk quota exceeded": errno.EDQUOT,
+    "Permission denied": errno.EACCES,
+    "Read-only file system": errno.EROFS,
+    "No such file or directory": errno.ENOENT,
+}
+
+
+def io_fault(error: BaseException) -> str | None:
+    """What the file system refused, when `error` is a write that failed for lack of space, permissions or a
+    vanished folder (an `OSError` with its errno, or a library's error quoting the OS's message); else `None`."""
+    code = getattr(error, "errno", None) if isinstance(error, OSError) else None
+    if code is None:
+        code = next((number for words, number in _IO_WORDS.items() if words in str(error)), None)
+    return _IO_FAULTS.get(code) if code is not None else None
+
+
 @contextmanager
 def staged_save(folder: str | os.PathLike) -> Iterator[Path]:
-    """Yields a fresh staging folder inside `folder` (created if needed); when the block ends without an error,
-    moves its files into `folder` (`commit_staged`). The staging folder is removed either way, and stale ones of
-    killed saves before it starts."""
+    """Yields a fresh staging folder inside `folder` (created if needed), holding `folder`'s lock; when the block
+    ends without an error, moves its files into `folder` (`commit_staged`). The staging folder is removed either
+    way, and stale ones of killed saves before it starts. A write the file system refuses is a `SaveError` naming
+    the fault and the folder."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    for stale in stale_staging(folder):
-        shutil.rmtree(stale, ignore_errors=True)
-    staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=folder))
-    try:
-        yield staging
-        commit_staged(staging, folder)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    with folder_lock(folder, writer="a save"):
+        earlier = "the earlier model there is intact" if holds_model(folder) else "nothing was saved there"
+        for stale in stale_staging(folder):
+            shutil.rmtree(stale, ignore_errors=True)
+        staging = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=folder))
+        try:
+            yield staging
+            commit_staged(staging, folder)
+        except Exception as error:
+            # a save nested in this one (a model's own staged save into our staging folder) names this folder
+            fault = error.fault if isinstance(error, SaveError) else io_fault(error)
+            if fault is None:
+                raise
+            raise SaveError(f"{fault} while saving to {folder}; {earlier}", fault) from error
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
 
 
 def commit_staged(staging: Path, folder: Path) -> None:
@@ -101,10 +163,55 @@ def refuse_overwrite(folder: str | os.PathLike, allow: str, what: str = "the new
         )
 
 
-def last_complete_checkpoint(folder: str | os.PathLike) -> str | None:
-    """The last `checkpoint-N` of a `Trainer` output folder whose save completed (its weights and
-    `trainer_state.json`, which `Trainer` writes last), or `None`. transformers' `get_last_checkpoint` takes the
-    highest N, even one a kill interrupted."""
+def checkpoint_problem(path: str | os.PathLike) -> str | None:
+    """Why `Trainer` cannot resume from the checkpoint folder `path`, naming the file, or `None` when every part
+    loads: its trainer state (`trainer_state.json`, which `Trainer` writes last: without it the save did not
+    complete) parses, its weights open and match the record in their header (`hf_attn.utils.integrity`), and its
+    optimizer, scheduler and random states (zip archives of `torch.save`) are whole, every member's CRC checked.
+    Nothing is unpickled, and nothing is changed."""
+    from safetensors import SafetensorError, safe_open
+
+    from .integrity import verify_file
+
+    path = Path(path)
+    if not path.is_dir():
+        return f"{path} is not a checkpoint folder"
+    state = path / "trainer_state.json"
+    if not state.is_file():
+        return f"{state} is missing (the save did not complete)"
+    try:
+        json.loads(state.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        return f"{state} does not parse ({' '.join(str(error).split())})"
+    files = sorted(path.iterdir())
+    if not any(is_weight_file(file.name) for file in files):
+        return f"{path} holds no weights file"
+    for file in files:
+        try:
+            if file.name.endswith(".safetensors"):
+                try:
+                    with safe_open(str(file), framework="pt"):
+                        pass
+                except SafetensorError as error:
+                    return f"{file} does not load ({' '.join(str(error).split())})"
+                verify_file(file)  # its bytes against the sha256 in its header, when it has one
+            elif file.suffix in (".pt", ".pth", ".bin") and zipfile.is_zipfile(file):
+                with zipfile.ZipFile(file) as archive:
+                    broken = archive.testzip()
+                if broken is not None:
+                    return f"{file} is corrupted (its member {broken} fails its CRC)"
+            elif file.suffix in (".pt", ".pth") and file.stat().st_size and not zipfile.is_zipfile(file):
+                return f"{file} is truncated or corrupted (not a whole torch.save archive)"
+        except (OSError, zipfile.BadZipFile, EOFError) as error:
+            message = " ".join(str(error).split())
+            return message if str(file) in message else f"{file} does not load ({message})"
+    return None
+
+
+def last_complete_checkpoint(folder: str | os.PathLike, report: Callable[[str], None] | None = None) -> str | None:
+    """The newest `checkpoint-N` of a `Trainer` output folder that can be resumed from (`checkpoint_problem`), or
+    `None`; each newer one passed over is named, with why, through `report` (one line each). transformers'
+    `get_last_checkpoint` takes the highest N, even one a kill interrupted or a disk fault damaged."""
     folder = Path(folder)
     if not folder.is_dir():
         return None
@@ -114,6 +221,9 @@ def last_complete_checkpoint(folder: str | os.PathLike) -> str | None:
         if path.is_dir() and (match := re.fullmatch(r"checkpoint-(\d+)", path.name))
     ]
     for _, path in sorted(numbered, reverse=True):
-        if (path / "trainer_state.json").is_file() and any(is_weight_file(file.name) for file in path.iterdir()):
+        problem = checkpoint_problem(path)
+        if problem is None:
             return str(path)
+        if report is not None:
+            report(f"skipped {path.name}: {problem}")
     return None
