@@ -71,7 +71,13 @@ from .tokenization.kinds import train_tokenizer
 from .training_arguments import HfAttnTrainingArguments
 from .utils.locks import FolderInUseError, folder_lock
 from .utils.paths import check_local_path
-from .utils.saving import checkpoint_problem, last_complete_checkpoint, refuse_overwrite, staged_save
+from .utils.saving import (
+    checkpoint_problem,
+    last_complete_checkpoint,
+    refuse_overwrite,
+    report_on_main,
+    staged_save,
+)
 
 __all__ = [
     "DATACLASSES",
@@ -301,16 +307,6 @@ def _resume_point(
     return resume or None
 
 
-def _say_on_main(args: HfAttnTrainingArguments) -> Callable[[str], None]:
-    """Prints a line prefixed `[hf-attn]` from the main process only."""
-
-    def say(line: str) -> None:
-        if args.process_index == 0:
-            print(f"[hf-attn] {line}", flush=True)
-
-    return say
-
-
 def _shared_tokenizer(args: HfAttnTrainingArguments, source: str | None, build) -> PreTrainedTokenizerBase:
     """The given tokenizer; when resuming, the checkpoint's (a vocabulary trained again could differ: the BPE
     trainer orders tied merges by hash-map order); else one `build` trains. Every process must use the same
@@ -367,7 +363,7 @@ def _pretrain(
         callbacks=list(callbacks),
     )
     before = math.exp(trainer.evaluate()["eval_loss"])
-    resume = _resume_point(args.resume_from_checkpoint, stage_args.output_dir, report=_say_on_main(args))
+    resume = _resume_point(args.resume_from_checkpoint, stage_args.output_dir, report=report_on_main(args))
     trainer.train(resume_from_checkpoint=resume)
     after = math.exp(trainer.evaluate()["eval_loss"])
     _report(trainer, tokenizer, f"{head.model_class.__name__} held-out perplexity {before:.2f} -> {after:.2f}")
@@ -512,7 +508,7 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
     elif options.freeze_embeddings:
         raise ValueError("--freeze_embeddings needs --word_vectors (a random embedding would stay random).")
     shape.prepare(model, args, eval_split, options.num_beams)
-    resume = _resume_point(args.resume_from_checkpoint, args.output_dir, not staged, _say_on_main(args))
+    resume = _resume_point(args.resume_from_checkpoint, args.output_dir, not staged, report_on_main(args))
     trainer, task_metrics = shape.fit(args, model, head, tokenizer, data, train_split, eval_split, callbacks, resume)
     metrics.update(task_metrics)
     metrics.update(shape.extra_metrics(model, head, eval_split, data))

@@ -40,6 +40,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from .locks import folder_lock
 
@@ -206,6 +207,17 @@ def checkpoint_problem(path: str | os.PathLike) -> str | None:
             message = " ".join(str(error).split())
             return message if str(file) in message else f"{file} does not load ({message})"
     return None
+
+
+def report_on_main(args: Any, prefix: str = "") -> Callable[[str], None]:
+    """A `report` for `last_complete_checkpoint`: prints `[hf-attn] <prefix><line>` from a run's main process only
+    (`args.process_index` 0), so a distributed run names each passed-over checkpoint once."""
+
+    def say(line: str) -> None:
+        if args.process_index == 0:
+            print(f"[hf-attn] {prefix}{line}", flush=True)
+
+    return say
 
 
 def last_complete_checkpoint(folder: str | os.PathLike, report: Callable[[str], None] | None = None) -> str | None:

@@ -27,7 +27,7 @@ from transformers import PreTrainedTokenizerBase, Trainer, TrainerCallback, Trai
 
 from hf_attn.data.collators import PaddingCollator
 from hf_attn.evaluation import RankingMetrics
-from hf_attn.utils.saving import last_complete_checkpoint
+from hf_attn.utils.saving import last_complete_checkpoint, report_on_main
 
 from .configuration_attention_xml import AttentionXmlConfig
 from .label_tree import LabelTree, build_label_tree, label_representations
@@ -147,7 +147,7 @@ def train_levels(
         level_args.output_dir = str(Path(args.output_dir) / f"level_{level}")
         checkpoint = None
         if resume and Path(level_args.output_dir).is_dir():
-            checkpoint = last_complete_checkpoint(level_args.output_dir)
+            checkpoint = last_complete_checkpoint(level_args.output_dir, report_on_main(args, f"level {level}: "))
         network.train()
         trainer = Trainer(
             model=network,
