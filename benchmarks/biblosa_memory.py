@@ -24,7 +24,10 @@ sentences of n tokens. A configuration whose estimated stored score tensors exce
 Prints a table (peak MiB and milliseconds per step for each model and length) and, last,
 `RESULT memory_ratio_n1024=<disan peak / biblosa peak> speed_ratio_n1024=<disan time / biblosa time>
 time_vs_sdpa_n1024=<biblosa time / sdpa time> compiled_time_vs_sdpa_n1024=<the same, compiled>
-compiled_memory_ratio_n1024=<disan peak / compiled biblosa peak>` (nan where a model was not run at n = 1024).
+compiled_memory_ratio_n1024=<disan peak / compiled biblosa peak> memory_vs_sdpa_n1024=<biblosa peak / sdpa peak>
+time_vs_sdpa_n4096=... memory_vs_sdpa_n4096=...` (nan where a model was not run at that n). On CUDA the eager
+Bi-BloSAN runs the fused Triton kernels (`hf_attn/models/biblosa/triton_block_attention.py`) when triton is
+installed.
 
     .venv/bin/python benchmarks/biblosa_memory.py [--lengths 64 128 256 512 1024 2048 4096] [--batch 2]
         [--hidden 64] [--repeats 3] [--device cpu] [--memory-limit-gb 8] [--block-length auto]
@@ -243,9 +246,13 @@ def main() -> None:
             return f"{numerator[key] / max(denominator[key], 1e-9):.2f}"
         return "nan"
 
+    long_ours, long_sdpa = (results.get((kind, 4096), {}) for kind in ("biblosa", "sdpa"))
     print(f"RESULT memory_ratio_n1024={ratio(full, ours, 'peak_mb')} speed_ratio_n1024={ratio(full, ours, 'ms')} "
           f"time_vs_sdpa_n1024={ratio(ours, sdpa, 'ms')} compiled_time_vs_sdpa_n1024={ratio(compiled, sdpa, 'ms')} "
-          f"compiled_memory_ratio_n1024={ratio(full, compiled, 'peak_mb')}")  # fmt: skip
+          f"compiled_memory_ratio_n1024={ratio(full, compiled, 'peak_mb')} "
+          f"memory_vs_sdpa_n1024={ratio(ours, sdpa, 'peak_mb')} "
+          f"time_vs_sdpa_n4096={ratio(long_ours, long_sdpa, 'ms')} "
+          f"memory_vs_sdpa_n4096={ratio(long_ours, long_sdpa, 'peak_mb')}")  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One GPU session's checks, prepared on the CPU and run once on the lent machine from the repository root:
-#   bash benchmarks/gpu_session.sh            (REPORT="lstmn elmo rnn" by default; REPORT=all for every figure)
+#   bash benchmarks/gpu_session.sh            (REPORT="lstmn elmo rnn transformer biblosa" by default; REPORT=all for every figure)
 # It prints the card and versions, runs `make test-gpu` and then benchmarks/gpu_report.py, each under a timeout, so
 # that one stuck step cannot eat the other's time. Wheels carried in .whl/ (a newer transformers, say) are installed
 # into /tmp/site first: the GPU machine has no package index.
@@ -25,7 +25,7 @@ print(f"card: {card}; torch {torch.__version__} (CUDA {torch.version.cuda}); tri
 PY
 timeout "${TEST_TIMEOUT:-300}" make test-gpu
 echo "make test-gpu: exit $?"
-REPORT="${REPORT:-lstmn elmo rnn}"
+REPORT="${REPORT:-lstmn elmo rnn transformer biblosa}"
 if [ "$REPORT" = all ]; then only=(); else read -ra only <<<"--only $REPORT"; fi
 timeout "${REPORT_TIMEOUT:-420}" python3 benchmarks/gpu_report.py "${only[@]}" --timeout "${BENCHMARK_TIMEOUT:-180}"
 echo "gpu_report: exit $?"

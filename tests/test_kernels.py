@@ -268,3 +268,89 @@ def test_graphed_loop_captures_a_signature_on_its_second_call_and_never_evicts(m
     size = torch.Size
     assert events == [("capture", size([2])), ("replay", size([2])), ("replay", size([2]))]
     assert len(loop.graphs) == 1
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# BiBloSA's fused block self-attention (`models/biblosa/triton_block_attention.py`)
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def block_attention_run(fused: bool, monkeypatch, dtype, groups, length, features, direction, with_maps, seed=0):
+    """out, maps and every input's gradient of `multi_dimensional_attention` for one loss, on the fused kernels or
+    the chunked PyTorch path, inputs in `dtype`; a padded tail, an all-padding sequence and a one-token one."""
+    from hf_attn.models.biblosa import block_attention
+
+    monkeypatch.setattr(block_attention, "TRITON_ON_CPU", fused)
+    if not fused:
+        monkeypatch.setattr(block_attention, "kernels_apply", lambda tensor, on_cpu=False: False)
+    generator = torch.Generator().manual_seed(seed)
+
+    def leaf(*shape):
+        return torch.randn(*shape, generator=generator).to(DEVICE, dtype).requires_grad_()
+
+    keys, queries, values = (leaf(groups, length, features) for _ in range(3))
+    bias = leaf(features)
+    lengths = torch.tensor([length, max(length - 5, 1), 0, 1][:groups] + [length] * max(0, groups - 4))
+    mask = (torch.arange(length)[None] < lengths[:, None]).to(DEVICE)
+    weights = torch.randn(groups, length, features, generator=generator).to(DEVICE)
+    out, maps = block_attention.multi_dimensional_attention(
+        keys, queries, bias, values, mask, direction, 5.0, with_maps=with_maps
+    )
+    (out.float() * weights).sum().backward()
+    return [out.float(), *([maps] if with_maps else []), keys.grad, queries.grad, bias.grad, values.grad]
+
+
+@pytest.mark.parametrize("direction", ["forward", "backward"])
+@pytest.mark.parametrize(("groups", "length", "features"), [(4, 6, 8), (5, 21, 20), (3, 37, 33)])
+def test_biblosa_fused_attention_matches_the_chunked_path(monkeypatch, direction, groups, length, features):
+    """Outputs, feature-averaged maps and the gradients of keys, queries, bias and values, fp32 to 1e-5, at block
+    lengths and widths no tile divides (one tile and several), with padding, an all-padding and a one-token block."""
+    fused = block_attention_run(True, monkeypatch, torch.float32, groups, length, features, direction, True)
+    reference = block_attention_run(False, monkeypatch, torch.float32, groups, length, features, direction, True)
+    for ours, theirs in zip(fused, reference, strict=True):
+        torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-5)
+    assert not fused[0][2].any() and not fused[1][2].any()  # the all-padding block: 0 out, 0 maps, not NaN
+
+
+def test_biblosa_fused_attention_in_bf16_and_without_maps(monkeypatch):
+    """bf16 inputs (both paths compute in float32 and return bf16): equal to bf16's precision, gradients too."""
+    fused = block_attention_run(True, monkeypatch, torch.bfloat16, 3, 19, 24, "forward", False)
+    reference = block_attention_run(False, monkeypatch, torch.bfloat16, 3, 19, 24, "forward", False)
+    for ours, theirs in zip(fused, reference, strict=True):
+        assert torch.isfinite(ours.float()).all()
+        torch.testing.assert_close(ours.float(), theirs.float(), **TOLERANCE[torch.bfloat16])
+
+
+@pytest.mark.parametrize("block_length", [3, "auto"])
+def test_biblosa_model_on_the_fused_kernels_matches_the_reference(monkeypatch, block_length):
+    """A whole Bi-BloSAN pair classifier (intra- and inter-block attention, both directions, the fusion gate) on the
+    kernels against the chunked path: logits, maps and every parameter's gradient, fixed and automatic r."""
+    from hf_attn.models.biblosa import block_attention
+    from hf_attn.models.biblosa.modeling_biblosa import BiBlosaForPairClassification
+
+    config = tiny_config(hf_attn.ARCHITECTURES["biblosa"], block_length=block_length)
+    torch.manual_seed(0)
+    model = BiBlosaForPairClassification(config).to(DEVICE).train()
+    for module in model.modules():  # no dropout draws to differ between the two runs
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    lengths, pair_lengths = torch.tensor([11, 4, 1, 0]), torch.tensor([7, 11, 2, 5])
+    premise_mask = (torch.arange(11)[None] < lengths[:, None]).long()
+    hypothesis_mask = (torch.arange(11)[None] < pair_lengths[:, None]).long()
+    inputs = {"input_ids": torch.randint(1, 40, (4, 11)) * premise_mask, "attention_mask": premise_mask,
+              "pair_input_ids": torch.randint(1, 40, (4, 11)) * hypothesis_mask,
+              "pair_attention_mask": hypothesis_mask}  # fmt: skip
+    results = []
+    for fused in (True, False):
+        monkeypatch.setattr(block_attention, "TRITON_ON_CPU", fused)
+        if not fused:
+            monkeypatch.setattr(block_attention, "kernels_apply", lambda tensor, on_cpu=False: False)
+        model.zero_grad()
+        output = model(**on_device(inputs), labels=torch.tensor([0, 1, 2, 1], device=DEVICE), output_attentions=True)
+        output.loss.backward()
+        results.append((output, {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}))
+    (fused, fused_grads), (reference, reference_grads) = results
+    torch.testing.assert_close(fused.logits, reference.logits, rtol=1e-5, atol=1e-5)
+    assert fused_grads.keys() == reference_grads.keys()
+    for name, gradient in reference_grads.items():
+        torch.testing.assert_close(fused_grads[name], gradient, rtol=1e-4, atol=1e-5, msg=name)

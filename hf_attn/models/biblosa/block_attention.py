@@ -29,6 +29,12 @@ L · L · H grows as m²: at n = 20,000 and r = 3 one sequence alone is 6,667² 
 sums ∂key and ∂value over the query ranges. The feature-averaged maps P̄ `(G, L, L)` are what stays quadratic in L;
 they are computed only when asked for (`with_maps`).
 
+Fused. On CUDA with triton installed, the same maths run as fused kernels (`triton_block_attention.py`): the scores
+live in registers tile by tile, an online feature-wise softmax in the forward pass, its statistics (max and sum per
+query and feature, O(G·L·H)) kept for the backward pass, which recomputes P tile by tile as the chunks here do.
+This file's chunked path stays the reference: the CPU's, an export's, and the tests' (the kernels run in Triton's
+interpreter there, `TRITON_ON_CPU`).
+
 Shape legend: G sequences (blocks), L positions per sequence (queries i and keys j), H features.
 """
 
@@ -36,10 +42,13 @@ from __future__ import annotations
 
 import torch
 
+from hf_attn.layers.kernels import kernels_apply
 from hf_attn.layers.masking import masked_softmax
 
 # Score elements (G_chunk · L · L · H) one chunk may hold: 2^22 fp32 values are 16 MiB per tensor.
 CHUNK_ELEMENTS = 1 << 22
+# Tests set it to run the fused kernels on CPU tensors (in Triton's interpreter); otherwise they run on CUDA only.
+TRITON_ON_CPU = False
 
 
 def direction_mask(
@@ -165,6 +174,33 @@ class _RecomputedAttention(torch.autograd.Function):
         return grad_keys, grad_queries, grad_bias, grad_values, None, None, None, None
 
 
+class _FusedAttention(torch.autograd.Function):
+    """The attention as fused Triton kernels (`triton_block_attention.py`): the same outputs and gradients as
+    `_RecomputedAttention`, the scores never in global memory."""
+
+    @staticmethod
+    def forward(ctx, keys, queries, bias, values, mask, direction, scale, with_maps):
+        from .triton_block_attention import attention_forward
+
+        inputs = [tensor.contiguous() for tensor in (keys, queries, bias, values)]
+        output, row_max, row_sum, maps = attention_forward(*inputs, mask, direction == "forward", scale, with_maps)
+        ctx.save_for_backward(*inputs, mask, output, row_max, row_sum)
+        ctx.scale, ctx.direction = scale, direction
+        ctx.mark_non_differentiable(maps)
+        return output, maps
+
+    @staticmethod
+    def backward(ctx, grad_output, _grad_maps):
+        from .triton_block_attention import attention_backward
+
+        keys, queries, bias, values, mask, output, row_max, row_sum = ctx.saved_tensors
+        gradients = attention_backward(
+            keys, queries, bias, values, mask, output, row_max, row_sum, grad_output.float(),
+            ctx.direction == "forward", ctx.scale,
+        )  # fmt: skip
+        return (*gradients, None, None, None, None)
+
+
 def multi_dimensional_attention(
     keys: torch.Tensor,
     queries: torch.Tensor,
@@ -202,7 +238,9 @@ def multi_dimensional_attention(
         # A traced forward (torch.export, torch.compile) runs the plain computation: the chunk loop's step count
         # would fix the batch size in the graph.
         chunked = recompute and not torch.compiler.is_compiling()
-        if chunked and torch.is_grad_enabled():
+        if chunked and kernels_apply(values, on_cpu=TRITON_ON_CPU):  # fused kernels (CUDA): same maths, no scores
+            output, maps = _FusedAttention.apply(keys, queries, bias, values, mask, direction, float(scale), with_maps)
+        elif chunked and torch.is_grad_enabled():
             output, maps = _RecomputedAttention.apply(
                 keys, queries, bias, values, mask, direction, float(scale), with_maps
             )

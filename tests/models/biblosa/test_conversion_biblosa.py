@@ -136,6 +136,25 @@ def test_encoder_reproduces_every_intermediate_of_the_original(fixture):
                                atol=ATOL)  # fmt: skip
 
 
+@torch.no_grad()
+def test_the_fused_kernels_reproduce_the_original(fixture, monkeypatch):
+    """The encoder on the fused Triton kernels (in Triton's interpreter here, `triton_block_attention.py`) gives the
+    original's sentence vector too, at the fixture's block length (`"auto"` where the original computes it)."""
+    pytest.importorskip("triton")
+    from hf_attn.models.biblosa import block_attention
+
+    monkeypatch.setattr(block_attention, "TRITON_ON_CPU", True)
+    call = fixture["config"]["encoder"]["call"]
+    model = convert(
+        fixture["checkpoint"], scope=call["scope"], block_length=call["block_len"] or "auto",
+        keep_prob=call["keep_prob"], wd=call["wd"], activation=call["activation_function"],
+    )  # fmt: skip
+    inputs, mask = fixture["inputs"]["encoder.rep_tensor"], fixture["inputs"]["encoder.rep_mask"]
+    output = model(inputs_embeds=inputs, attention_mask=mask)
+    torch.testing.assert_close(output.sentence_embedding, fixture["expected"]["encoder.sentence_vector"], rtol=0,
+                               atol=ATOL)  # fmt: skip
+
+
 def snli_argv(config: dict) -> list[str]:
     return config["snli"]["argv"]
 
