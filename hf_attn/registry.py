@@ -13,11 +13,12 @@ without a circle.
 from __future__ import annotations
 
 import importlib
+from dataclasses import is_dataclass
 from pathlib import Path
 from typing import Any
 
 from .registry_index import ROW_FILE
-from .registry_row import Architecture, Head, Paper
+from .registry_row import Architecture, ArchitectureArguments, Head, Paper
 
 __all__ = ["Architecture", "Head", "Paper", "get_architecture", "list_models"]
 
@@ -54,6 +55,16 @@ def _check_row(name: str, folder: Path, module: Any, cards_dir: Path) -> Archite
     if row.converter is not None and not (folder / f"{row.converter}.py").is_file():
         raise ValueError(
             f"{where}: its converter {row.converter!r} is not a module of the folder ({row.converter}.py)."
+        )
+    if row.tasks is not None and not (folder / f"{row.tasks}.py").is_file():
+        raise ValueError(f"{where}: its task shapes {row.tasks!r} are not a module of the folder ({row.tasks}.py).")
+    if row.arguments is not None and not (
+        isinstance(row.arguments, type)
+        and issubclass(row.arguments, ArchitectureArguments)
+        and is_dataclass(row.arguments)
+    ):
+        raise ValueError(
+            f"{where}: its arguments must be a dataclass subclassing hf_attn.registry_row.ArchitectureArguments."
         )
     if not (cards_dir / f"{name}.md").is_file():
         raise ValueError(f"{where} has no card template: add model_cards/{name}.md.")

@@ -391,6 +391,29 @@ def test_a_row_without_its_card_template_fails_naming_it(tmp_path, monkeypatch):
     assert list(rows) == ["mean_pool"] and rows["mean_pool"].heads[0].evidence_field is None
 
 
+@pytest.mark.parametrize(
+    ("original", "changed", "message"),
+    [
+        ('tasks="tasks_mean_pool",', 'tasks="tasks_elsewhere",', "its task shapes 'tasks_elsewhere' are not a module"),
+        ('tasks="tasks_mean_pool",', 'tasks="tasks_mean_pool", arguments=dict,', "arguments must be a dataclass"),
+    ],
+    ids=["missing-tasks-module", "arguments-not-options"],
+)
+def test_a_row_naming_what_its_folder_lacks_fails_naming_it(tmp_path, monkeypatch, original, changed, message):
+    package = tmp_path / f"pkg_row_{len(message)}"  # a package of its own: rows are imported once per process
+    folder = package / "models" / "mean_pool"
+    folder.mkdir(parents=True)
+    for parent in (package, package / "models"):
+        (parent / "__init__.py").write_text("")
+    for file_name, text in {**MEAN_POOL_FILES, "architecture.py": MEAN_POOL_ROW.replace(original, changed)}.items():
+        (folder / file_name).write_text(textwrap.dedent(text))
+    (tmp_path / "cards").mkdir()
+    (tmp_path / "cards" / "mean_pool.md").write_text(MEAN_POOL_CARD)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(ValueError, match=message):
+        discover_architectures(f"{package.name}.models", package / "models", tmp_path / "cards")
+
+
 def _files(root: Path) -> dict[str, bytes]:
     """Every file under the project folders of `root` (by relative path), caches left out."""
     skipped = {"__pycache__", ".pytest_cache", ".hypothesis"}
