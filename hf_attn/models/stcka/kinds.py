@@ -115,8 +115,8 @@ def _train(
     texts: list[str], vocab_size: int, min_frequency: int, lowercase: bool,
     concept_source: ConceptSource | None = None, concept_sets: Sequence[str | Sequence[str]] | None = None,
 ) -> ConceptTokenizerFast:  # fmt: skip
-    """`TokenizerKind.trainer`: `train_concept_tokenizer` with the knowledge `knowledge_stcka.tokenizer_knowledge` read
-    from `hf-attn train`'s STCKA options."""
+    """`TokenizerKind.trainer`: `train_concept_tokenizer` with the knowledge that `hf-attn train`'s STCKA options read
+    (`arguments_stcka.StckaArguments.tokenizer_knowledge`: a knowledge base, or the texts' concept sets)."""
     return train_concept_tokenizer(
         texts, concept_source, concept_sets, vocab_size=vocab_size, min_frequency=min_frequency, lowercase=lowercase
     )
