@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from transformers import PreTrainedConfig, PreTrainedModel
@@ -14,12 +14,21 @@ if TYPE_CHECKING:
     from .data.kinds import InputKind, LabelKind, MaskSpec
     from .tokenization.kinds import TokenizerKind
 
-__all__ = ["Architecture", "ArchitectureArguments", "Head", "Paper", "option_help"]
+__all__ = ["Architecture", "ArchitectureArguments", "Head", "Paper", "TokenizerColumn", "option_help"]
 
 
 def option_help(text: str, *aliases: str, **metadata: Any) -> dict[str, Any]:
     """A `field(metadata=...)` of an option: its help line and further spellings (`"--lr"`)."""
     return {"help": text, **({"aliases": list(aliases)} if aliases else {}), **metadata}
+
+
+class TokenizerColumn(NamedTuple):
+    """A column of the data that an architecture's tokenizer reads beside each text: the `hf-attn train` option that
+    named it (for messages), the keyword of the tokenizer's call it goes to, and the column."""
+
+    option: str
+    keyword: str
+    column: str
 
 
 @dataclass
@@ -28,14 +37,14 @@ class ArchitectureArguments:
     folder, a plain dataclass that loads without torch, listed by `--help` under `_argument_group_name`). The training
     pipeline asks it two things, which an architecture without options answers with nothing:
 
-    - `columns()`: the data's columns its tokenizer reads beside the text, keyword of the tokenizer's call -> column
-      (kept by the loader, checked to exist, passed to every tokenizer call);
+    - `columns()`: the data's columns its tokenizer reads beside the text (`TokenizerColumn`s: kept by the loader,
+      checked to exist, passed to every tokenizer call);
     - `tokenizer_knowledge(architecture, data)`: what its tokenizer kind's trainer reads beyond the texts
       (`TokenizerKind.reads_knowledge`), from these options and the data.
     """
 
-    def columns(self) -> dict[str, str]:
-        return {}
+    def columns(self) -> list[TokenizerColumn]:
+        return []
 
     def tokenizer_knowledge(self, architecture: Any, data: Any) -> dict[str, Any]:
         return {}

@@ -19,7 +19,6 @@ trained here) the main process builds the tokenizer the others load; the Trainer
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import hashlib
 import json
 import math
@@ -234,10 +233,8 @@ def _read_dataset(options: HfAttnArguments, architecture: Architecture, seed: in
         )
         data.notes = notes
         return data
-    own = options.architecture_arguments
-    columns = own.columns()  # what the tokenizer reads beside the text (STCKA: each text's concepts)
-    for name in columns.values():
-        option = next(item.name for item in dataclasses.fields(own) if getattr(own, item.name) == name)
+    columns = options.architecture_arguments.columns()  # what the tokenizer reads beside the text (STCKA: concepts)
+    for option, _, name in columns:
         for split_name, split in (("train", train_split), ("held-out", held_out)):
             if split is not None and name not in split.column_names:
                 raise ValueError(
@@ -252,9 +249,9 @@ def _read_dataset(options: HfAttnArguments, architecture: Architecture, seed: in
         label_column=label if TASK_SHAPES[shape].has_labels else None,
         label_separator=options.label_separator,
         source=source,
-        keep_columns=list(columns.values()),
+        keep_columns=[column.column for column in columns],
     )
-    data.tokenizer_columns = columns
+    data.tokenizer_columns = {column.keyword: column.column for column in columns}
     data.notes = notes
     return data
 
@@ -307,11 +304,13 @@ def _resume_point(
     return resume or None
 
 
-def _shared_tokenizer(args: HfAttnTrainingArguments, source: str | None, build) -> PreTrainedTokenizerBase:
-    """The given tokenizer; when resuming, the checkpoint's (a vocabulary trained again could differ: the BPE
-    trainer orders tied merges by hash-map order); else one `build` trains. Every process must use the same
-    vocabulary, so in a distributed run the main process builds the tokenizer and the others load its copy."""
-    checkpoint = _resume_point(args.resume_from_checkpoint, args.output_dir, started=False)
+def _shared_tokenizer(
+    args: HfAttnTrainingArguments, checkpoint: str | bool | None, source: str | None, build
+) -> PreTrainedTokenizerBase:
+    """The given tokenizer; when resuming (from `checkpoint`), the checkpoint's (a vocabulary trained again could
+    differ: the BPE trainer orders tied merges by hash-map order); else one `build` trains. Every process must use
+    the same vocabulary, so in a distributed run the main process builds the tokenizer and the others load its
+    copy."""
     if source is None and isinstance(checkpoint, str) and (Path(checkpoint) / "tokenizer_config.json").is_file():
         source = checkpoint
     if isinstance(source, PreTrainedTokenizerBase):
@@ -468,10 +467,13 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
     args.push_to_hub = False  # hf_attn pushes the finished folder itself: no pickled arguments, no checkpoints
     args.predict_with_generate = shape.generates(head)
 
+    # Where the run goes on from, found once, before any work (each checkpoint that does not load is named here).
+    resume = _resume_point(args.resume_from_checkpoint, args.output_dir, not staged, report_on_main(args))
     # What the tokenizer kind's trainer reads beyond the texts, from the architecture's own options (STCKA: concepts).
     knowledge = options.architecture_arguments.tokenizer_knowledge(architecture, data)
     tokenizer = _shared_tokenizer(
         args,
+        resume,
         options.tokenizer,
         lambda: train_tokenizer(
             architecture.tokenizer,
@@ -508,7 +510,6 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
     elif options.freeze_embeddings:
         raise ValueError("--freeze_embeddings needs --word_vectors (a random embedding would stay random).")
     shape.prepare(model, args, eval_split, options.num_beams)
-    resume = _resume_point(args.resume_from_checkpoint, args.output_dir, not staged, report_on_main(args))
     trainer, task_metrics = shape.fit(args, model, head, tokenizer, data, train_split, eval_split, callbacks, resume)
     metrics.update(task_metrics)
     metrics.update(shape.extra_metrics(model, head, eval_split, data))

@@ -68,6 +68,25 @@ def _key_range(first_row, length, FORWARD: tl.constexpr, BLOCK_I: tl.constexpr):
 
 
 @triton.jit
+def _tile(positions, feats, length, features):
+    """The offsets of a (positions × features) tile in one `(L, H)` sequence, and which of them lie inside it."""
+    offsets = positions[:, None] * features + feats[None, :]
+    return offsets, (positions < length)[:, None] & (feats < features)[None, :]
+
+
+@triton.jit
+def _real(mask, group, length, positions):
+    """mask_g at `positions` (a position past L is not real)."""
+    return tl.load(mask + group * length + positions, mask=positions < length, other=0) != 0
+
+
+@triton.jit
+def _inverse(total):
+    """1 / l, and 0 where l = 0 (a query without an allowed key: P = 0, not NaN)."""
+    return tl.where(total > 0, 1.0 / tl.where(total > 0, total, 1.0), 0.0)
+
+
+@triton.jit
 def _forward_kernel(
     keys, queries, bias, values, mask, out, row_max, row_sum, maps,
     length, features, scale, inverse_features,
@@ -77,13 +96,11 @@ def _forward_kernel(
     group, tile_i, tile_h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     rows = tile_i * BLOCK_I + tl.arange(0, BLOCK_I)
     feats = tile_h * BLOCK_H + tl.arange(0, BLOCK_H)
-    row_in, feat_in = rows < length, feats < features
     base = group * length * features
-    tile = rows[:, None] * features + feats[None, :]
-    tile_in = row_in[:, None] & feat_in[None, :]
+    tile, tile_in = _tile(rows, feats, length, features)
     q = tl.load(queries + base + tile, mask=tile_in, other=0.0)
-    b = tl.load(bias + feats, mask=feat_in, other=0.0)
-    row_real = tl.load(mask + group * length + rows, mask=row_in, other=0) != 0
+    b = tl.load(bias + feats, mask=feats < features, other=0.0)
+    row_real = _real(mask, group, length, rows)
 
     m = tl.full((BLOCK_I, BLOCK_H), float("-inf"), tl.float32)
     total = tl.zeros((BLOCK_I, BLOCK_H), tl.float32)
@@ -91,13 +108,10 @@ def _forward_kernel(
     start, stop = _key_range(tile_i * BLOCK_I, length, FORWARD, BLOCK_I)
     for first in range((start // BLOCK_J) * BLOCK_J, stop, BLOCK_J):
         cols = first + tl.arange(0, BLOCK_J)
-        col_in = cols < length
-        key_tile = cols[:, None] * features + feats[None, :]
-        key_in = col_in[:, None] & feat_in[None, :]
+        key_tile, key_in = _tile(cols, feats, length, features)
         k = tl.load(keys + base + key_tile, mask=key_in, other=0.0)
         v = tl.load(values + base + key_tile, mask=key_in, other=0.0)
-        col_real = tl.load(mask + group * length + cols, mask=col_in, other=0) != 0
-        ok = _allowed(rows, cols, row_real, col_real, FORWARD)[:, :, None]
+        ok = _allowed(rows, cols, row_real, _real(mask, group, length, cols), FORWARD)[:, :, None]
         s, _ = _scores(k, q, b, scale)
         s = tl.where(ok, s, float("-inf"))
         m_new = tl.maximum(m, tl.max(s, axis=1))
@@ -108,25 +122,21 @@ def _forward_kernel(
         weighted = weighted * rescale + tl.sum(p * v[None, :, :], axis=1)
         m = m_new
     shift = tl.where(m == float("-inf"), 0.0, m)
-    result = tl.where(total > 0, weighted / tl.where(total > 0, total, 1.0), 0.0)
-    tl.store(out + base + tile, result, mask=tile_in)
+    inverse = _inverse(total)
+    tl.store(out + base + tile, weighted * inverse, mask=tile_in)
     tl.store(row_max + base + tile, shift, mask=tile_in)
     tl.store(row_sum + base + tile, total, mask=tile_in)
 
     if WITH_MAPS:  # P̄_ij: this tile's features' share, (1/H) Σ_k P_ijk
-        inverse = tl.where(total > 0, 1.0 / tl.where(total > 0, total, 1.0), 0.0)
         for first in range((start // BLOCK_J) * BLOCK_J, stop, BLOCK_J):
             cols = first + tl.arange(0, BLOCK_J)
-            col_in = cols < length
-            key_in = col_in[:, None] & feat_in[None, :]
-            k = tl.load(keys + base + cols[:, None] * features + feats[None, :], mask=key_in, other=0.0)
-            col_real = tl.load(mask + group * length + cols, mask=col_in, other=0) != 0
-            ok = _allowed(rows, cols, row_real, col_real, FORWARD)[:, :, None] & feat_in[None, None, :]
-            s, _ = _scores(k, q, b, scale)
-            p = tl.where(ok, tl.exp(s - shift[:, None, :]) * inverse[:, None, :], 0.0)
-            share = tl.sum(p, axis=2) * inverse_features
+            key_tile, key_in = _tile(cols, feats, length, features)
+            k = tl.load(keys + base + key_tile, mask=key_in, other=0.0)
+            ok = _allowed(rows, cols, row_real, _real(mask, group, length, cols), FORWARD)[:, :, None]
+            p, _ = _probabilities(k, q, b, scale, ok & (feats < features)[None, None, :], shift, inverse)
             where = group * length * length + rows[:, None] * length + cols[None, :]
-            tl.atomic_add(maps + where, share, mask=row_in[:, None] & col_in[None, :])
+            tl.atomic_add(maps + where, tl.sum(p, axis=2) * inverse_features,
+                          mask=(rows < length)[:, None] & (cols < length)[None, :])  # fmt: skip
 
 
 @triton.jit
@@ -134,6 +144,17 @@ def _probabilities(k, q, b, scale, ok, shift, inverse):
     """P `(BLOCK_I, BLOCK_J, BLOCK_H)` recomputed from the saved max (`shift`) and 1/sum, with the tanh."""
     s, squashed = _scores(k, q, b, scale)
     return tl.where(ok, tl.exp(s - shift[:, None, :]) * inverse[:, None, :], 0.0), squashed
+
+
+@triton.jit
+def _query_side(queries, out, grad_out, row_max, row_sum, base, tile, tile_in):
+    """A tile of queries with what the backward pass reads of them: query, out, ∂out, the softmax's max and 1/sum."""
+    q = tl.load(queries + base + tile, mask=tile_in, other=0.0)
+    o = tl.load(out + base + tile, mask=tile_in, other=0.0)
+    g = tl.load(grad_out + base + tile, mask=tile_in, other=0.0)
+    shift = tl.load(row_max + base + tile, mask=tile_in, other=0.0)
+    inverse = _inverse(tl.load(row_sum + base + tile, mask=tile_in, other=0.0))
+    return q, o, g, shift, inverse
 
 
 @triton.jit
@@ -145,30 +166,20 @@ def _query_grad_kernel(
     group, tile_i, tile_h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     rows = tile_i * BLOCK_I + tl.arange(0, BLOCK_I)
     feats = tile_h * BLOCK_H + tl.arange(0, BLOCK_H)
-    row_in, feat_in = rows < length, feats < features
     base = group * length * features
-    tile = rows[:, None] * features + feats[None, :]
-    tile_in = row_in[:, None] & feat_in[None, :]
-    q = tl.load(queries + base + tile, mask=tile_in, other=0.0)
-    o = tl.load(out + base + tile, mask=tile_in, other=0.0)
-    g = tl.load(grad_out + base + tile, mask=tile_in, other=0.0)
-    shift = tl.load(row_max + base + tile, mask=tile_in, other=0.0)
-    total = tl.load(row_sum + base + tile, mask=tile_in, other=0.0)
-    inverse = tl.where(total > 0, 1.0 / tl.where(total > 0, total, 1.0), 0.0)
-    b = tl.load(bias + feats, mask=feat_in, other=0.0)
-    row_real = tl.load(mask + group * length + rows, mask=row_in, other=0) != 0
+    tile, tile_in = _tile(rows, feats, length, features)
+    q, o, g, shift, inverse = _query_side(queries, out, grad_out, row_max, row_sum, base, tile, tile_in)
+    b = tl.load(bias + feats, mask=feats < features, other=0.0)
+    row_real = _real(mask, group, length, rows)
 
     grad_q = tl.zeros((BLOCK_I, BLOCK_H), tl.float32)
     start, stop = _key_range(tile_i * BLOCK_I, length, FORWARD, BLOCK_I)
     for first in range((start // BLOCK_J) * BLOCK_J, stop, BLOCK_J):
         cols = first + tl.arange(0, BLOCK_J)
-        col_in = cols < length
-        key_tile = cols[:, None] * features + feats[None, :]
-        key_in = col_in[:, None] & feat_in[None, :]
+        key_tile, key_in = _tile(cols, feats, length, features)
         k = tl.load(keys + base + key_tile, mask=key_in, other=0.0)
         v = tl.load(values + base + key_tile, mask=key_in, other=0.0)
-        col_real = tl.load(mask + group * length + cols, mask=col_in, other=0) != 0
-        ok = _allowed(rows, cols, row_real, col_real, FORWARD)[:, :, None]
+        ok = _allowed(rows, cols, row_real, _real(mask, group, length, cols), FORWARD)[:, :, None]
         p, squashed = _probabilities(k, q, b, scale, ok, shift, inverse)
         grad_s = p * g[:, None, :] * (v[None, :, :] - o[:, None, :])  # ∂s_ij = P ⊙ g_i ⊙ (value_j − out_i)
         grad_q += tl.sum(grad_s * (1.0 - squashed * squashed), axis=1)  # ∂query_i = Σ_j ∂x_ij
@@ -184,14 +195,12 @@ def _key_value_grad_kernel(
     group, tile_j, tile_h = tl.program_id(0), tl.program_id(1), tl.program_id(2)
     cols = tile_j * BLOCK_J + tl.arange(0, BLOCK_J)
     feats = tile_h * BLOCK_H + tl.arange(0, BLOCK_H)
-    col_in, feat_in = cols < length, feats < features
     base = group * length * features
-    key_tile = cols[:, None] * features + feats[None, :]
-    key_in = col_in[:, None] & feat_in[None, :]
+    key_tile, key_in = _tile(cols, feats, length, features)
     k = tl.load(keys + base + key_tile, mask=key_in, other=0.0)
     v = tl.load(values + base + key_tile, mask=key_in, other=0.0)
-    b = tl.load(bias + feats, mask=feat_in, other=0.0)
-    col_real = tl.load(mask + group * length + cols, mask=col_in, other=0) != 0
+    b = tl.load(bias + feats, mask=feats < features, other=0.0)
+    col_real = _real(mask, group, length, cols)
 
     grad_k = tl.zeros((BLOCK_J, BLOCK_H), tl.float32)
     grad_v = tl.zeros((BLOCK_J, BLOCK_H), tl.float32)
@@ -202,17 +211,9 @@ def _key_value_grad_kernel(
         start, stop = 0, tl.minimum(tile_j * BLOCK_J + BLOCK_J, length)
     for first in range((start // BLOCK_I) * BLOCK_I, stop, BLOCK_I):
         rows = first + tl.arange(0, BLOCK_I)
-        row_in = rows < length
-        tile = rows[:, None] * features + feats[None, :]
-        tile_in = row_in[:, None] & feat_in[None, :]
-        q = tl.load(queries + base + tile, mask=tile_in, other=0.0)
-        o = tl.load(out + base + tile, mask=tile_in, other=0.0)
-        g = tl.load(grad_out + base + tile, mask=tile_in, other=0.0)
-        shift = tl.load(row_max + base + tile, mask=tile_in, other=0.0)
-        total = tl.load(row_sum + base + tile, mask=tile_in, other=0.0)
-        inverse = tl.where(total > 0, 1.0 / tl.where(total > 0, total, 1.0), 0.0)
-        row_real = tl.load(mask + group * length + rows, mask=row_in, other=0) != 0
-        ok = _allowed(rows, cols, row_real, col_real, FORWARD)[:, :, None]
+        tile, tile_in = _tile(rows, feats, length, features)
+        q, o, g, shift, inverse = _query_side(queries, out, grad_out, row_max, row_sum, base, tile, tile_in)
+        ok = _allowed(rows, cols, _real(mask, group, length, rows), col_real, FORWARD)[:, :, None]
         p, squashed = _probabilities(k, q, b, scale, ok, shift, inverse)
         weighted = p * g[:, None, :]  # P_ij ⊙ g_i
         grad_v += tl.sum(weighted, axis=0)  # ∂value_j = Σ_i P_ij ⊙ g_i

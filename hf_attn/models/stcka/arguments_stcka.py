@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from hf_attn.registry_row import ArchitectureArguments, option_help
+from hf_attn.registry_row import ArchitectureArguments, TokenizerColumn, option_help
 
 __all__ = ["StckaArguments"]
 
@@ -35,9 +35,11 @@ class StckaArguments(ArchitectureArguments):
     max_concepts: int | None = field(default=None, metadata=option_help("keep a text's best-scored concepts only"))
     min_concept_score: float = field(default=0.0, metadata=option_help("drop concepts scored below this"))
 
-    def columns(self) -> dict[str, str]:
+    def columns(self) -> list[TokenizerColumn]:
         """The concept column, read by the tokenizer's `concepts=` (`ConceptTokenizerFast.__call__`)."""
-        return {"concepts": self.concept_column} if self.concept_column and not self.no_concepts else {}
+        if not self.concept_column or self.no_concepts:
+            return []
+        return [TokenizerColumn("concept_column", "concepts", self.concept_column)]
 
     def tokenizer_knowledge(self, architecture: Any, data: Any) -> dict[str, Any]:
         """The concept tokenizer's knowledge: the knowledge base of `--concepts` (or the task's own,

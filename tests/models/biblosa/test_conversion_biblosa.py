@@ -119,13 +119,19 @@ def encoder_tensors(encoder, inputs: torch.Tensor, mask: torch.Tensor, full: boo
     return tensors
 
 
-@torch.no_grad()
-def test_encoder_reproduces_every_intermediate_of_the_original(fixture):
+def converted_encoder(fixture):
+    """The fixture's encoder converted with the original call's settings (`"auto"` r where the original computes
+    it)."""
     call = fixture["config"]["encoder"]["call"]
-    model = convert(
+    return convert(
         fixture["checkpoint"], scope=call["scope"], block_length=call["block_len"] or "auto",
         keep_prob=call["keep_prob"], wd=call["wd"], activation=call["activation_function"],
     )  # fmt: skip
+
+
+@torch.no_grad()
+def test_encoder_reproduces_every_intermediate_of_the_original(fixture):
+    model = converted_encoder(fixture)
     inputs, mask = fixture["inputs"]["encoder.rep_tensor"], fixture["inputs"]["encoder.rep_mask"]
     tensors = encoder_tensors(model.encoder, inputs, mask, full=True)
     names = {name.removeprefix("encoder.") for name in fixture["expected"] if name.startswith("encoder.")}
@@ -144,11 +150,7 @@ def test_the_fused_kernels_reproduce_the_original(fixture, monkeypatch):
     from hf_attn.models.biblosa import block_attention
 
     monkeypatch.setattr(block_attention, "TRITON_ON_CPU", True)
-    call = fixture["config"]["encoder"]["call"]
-    model = convert(
-        fixture["checkpoint"], scope=call["scope"], block_length=call["block_len"] or "auto",
-        keep_prob=call["keep_prob"], wd=call["wd"], activation=call["activation_function"],
-    )  # fmt: skip
+    model = converted_encoder(fixture)
     inputs, mask = fixture["inputs"]["encoder.rep_tensor"], fixture["inputs"]["encoder.rep_mask"]
     output = model(inputs_embeds=inputs, attention_mask=mask)
     torch.testing.assert_close(output.sentence_embedding, fixture["expected"]["encoder.sentence_vector"], rtol=0,
