@@ -19,7 +19,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
-from .saving import io_fault
+from .saving import WRITE_FAULTS, io_errno, io_fault
 
 
 class OneLineUsageErrors:
@@ -88,9 +88,8 @@ def user_error(error: BaseException) -> str | None:
         )
     # A write the file system refused outside a staged save (a checkpoint, say): the fault first, then the OS's words
     # (a missing or unreadable input file, also an OSError, keeps its own message below).
-    fault = io_fault(error) if isinstance(error, OSError) or name == "SafetensorError" else None
-    if fault in ("no space left on device", "disk quota exceeded", "read-only file system"):
-        return f"{fault}: {one_line(error)}"
+    if (isinstance(error, OSError) or name == "SafetensorError") and io_errno(error) in WRITE_FAULTS:
+        return f"{io_fault(error)}: {one_line(error)}"
     if isinstance(error, RuntimeError) and "PytorchStreamWriter failed writing file" in str(error):
         # torch.save (a checkpoint's optimizer state) on a full disk: its message does not give the OS's reason
         return f"a checkpoint file could not be written (is the disk full?): {one_line(error)}"

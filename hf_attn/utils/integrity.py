@@ -151,7 +151,10 @@ def write_records(folder: str | os.PathLike) -> list[str]:
     names = []
     paths = [path for path in weight_files(folder) if path.name.endswith(".safetensors")]
     for path in paths:  # all checked first: a file that does not load is never recorded as good
-        check_loads(path)
+        try:
+            check_loads(path)
+        except OSError as error:
+            raise OSError(f"{error}: it was not recorded.") from None
     for path in paths:
         write_record(path)
         names.append(path.name)
@@ -167,7 +170,7 @@ def check_loads(path: str | os.PathLike) -> None:
         with safe_open(str(path), framework="pt"):
             pass
     except (SafetensorError, OSError) as error:
-        raise OSError(f"{path} does not load ({' '.join(str(error).split())}): it was not recorded.") from None
+        raise OSError(f"{path} does not load ({' '.join(str(error).split())})") from None
 
 
 def verify_file(path: str | os.PathLike) -> bool:

@@ -70,7 +70,7 @@ class SaveError(OSError):
 
 
 # errno -> what a user reads; a library that reports the OS error in its message only (safetensors' Rust I/O) is
-# matched on the OS's own words.
+# matched on the OS's own words. `WRITE_FAULTS`: those only a write meets (a missing input file is also ENOENT).
 _IO_FAULTS = {
     errno.ENOSPC: "no space left on device",
     errno.EDQUOT: "disk quota exceeded",
@@ -88,13 +88,21 @@ _IO_WORDS = {
 }
 
 
-def io_fault(error: BaseException) -> str | None:
-    """What the file system refused, when `error` is a write that failed for lack of space, permissions or a
-    vanished folder (an `OSError` with its errno, or a library's error quoting the OS's message); else `None`."""
+WRITE_FAULTS = {errno.ENOSPC, errno.EDQUOT, errno.EROFS}
+
+
+def io_errno(error: BaseException) -> int | None:
+    """The OS error behind `error`: an `OSError`'s errno, or the one a library's message quotes; else `None`."""
     code = getattr(error, "errno", None) if isinstance(error, OSError) else None
     if code is None:
         code = next((number for words, number in _IO_WORDS.items() if words in str(error)), None)
-    return _IO_FAULTS.get(code) if code is not None else None
+    return code
+
+
+def io_fault(error: BaseException) -> str | None:
+    """What the file system refused, when `error` is a write that failed for lack of space, permissions or a
+    vanished folder (`io_errno`), in a user's words; else `None`."""
+    return _IO_FAULTS.get(io_errno(error))
 
 
 @contextmanager
@@ -170,9 +178,7 @@ def checkpoint_problem(path: str | os.PathLike) -> str | None:
     complete) parses, its weights open and match the record in their header (`hf_attn.utils.integrity`), and its
     optimizer, scheduler and random states (zip archives of `torch.save`) are whole, every member's CRC checked.
     Nothing is unpickled, and nothing is changed."""
-    from safetensors import SafetensorError, safe_open
-
-    from .integrity import verify_file
+    from .integrity import check_loads, verify_file
 
     path = Path(path)
     if not path.is_dir():
@@ -190,19 +196,15 @@ def checkpoint_problem(path: str | os.PathLike) -> str | None:
     for file in files:
         try:
             if file.name.endswith(".safetensors"):
-                try:
-                    with safe_open(str(file), framework="pt"):
-                        pass
-                except SafetensorError as error:
-                    return f"{file} does not load ({' '.join(str(error).split())})"
+                check_loads(file)  # its header parses and its tensors cover the file
                 verify_file(file)  # its bytes against the sha256 in its header, when it has one
-            elif file.suffix in (".pt", ".pth", ".bin") and zipfile.is_zipfile(file):
+            elif file.suffix in (".pt", ".pth", ".bin"):  # torch.save's zip archives
+                if not zipfile.is_zipfile(file):  # its directory, at the end, is gone: cut short
+                    return f"{file} is truncated or corrupted (not a whole torch.save archive)"
                 with zipfile.ZipFile(file) as archive:
                     broken = archive.testzip()
                 if broken is not None:
                     return f"{file} is corrupted (its member {broken} fails its CRC)"
-            elif file.suffix in (".pt", ".pth") and file.stat().st_size and not zipfile.is_zipfile(file):
-                return f"{file} is truncated or corrupted (not a whole torch.save archive)"
         except (OSError, zipfile.BadZipFile, EOFError) as error:
             message = " ".join(str(error).split())
             return message if str(file) in message else f"{file} does not load ({message})"
