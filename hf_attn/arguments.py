@@ -8,6 +8,7 @@ the full classes (`hf_attn.training_arguments`).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -29,84 +30,87 @@ __all__ = [
     "print_train_help",
 ]
 
-_help = option_help
-
 
 @dataclass
 class HfAttnArguments:
     """hf_attn's options of `hf-attn train` (transformers' own are `HfAttnTrainingArguments`)."""
 
-    arch: str = field(default="lin_self_attentive", metadata=_help("a registered architecture (hf-attn list)"))
-    head: str | None = field(default=None, metadata=_help("the head's class name, when several fit the task"))
+    arch: str = field(default="lin_self_attentive", metadata=option_help("a registered architecture (hf-attn list)"))
+    head: str | None = field(default=None, metadata=option_help("the head's class name, when several fit the task"))
     recipe: str | None = field(
-        default=None, metadata=_help("a paper's setting (hf-attn recipes): its data, sizes and optimiser")
+        default=None, metadata=option_help("a paper's setting (hf-attn recipes): its data, sizes and optimiser")
     )
     # The data: a synthetic task (the default) ...
-    task: str | None = field(default=None, metadata=_help("synthetic task (default: the architecture's)"))
+    task: str | None = field(default=None, metadata=option_help("synthetic task (default: the architecture's)"))
     task_args: list[str] = field(
-        default_factory=list, metadata=_help("synthetic task options KEY=VALUE", "--task-kwargs", "--task_kwargs")
+        default_factory=list,
+        metadata=option_help("synthetic task options KEY=VALUE", "--task-kwargs", "--task_kwargs"),
     )
-    num_train: int = field(default=2000, metadata=_help("synthetic training examples"))
-    num_eval: int = field(default=500, metadata=_help("synthetic held-out examples"))
+    num_train: int = field(default=2000, metadata=option_help("synthetic training examples"))
+    num_eval: int = field(default=500, metadata=option_help("synthetic held-out examples"))
     # ... or yours.
     dataset: str | None = field(
-        default=None, metadata=_help("a Hub dataset id, a folder or a file (.csv .tsv .json .jsonl .parquet .txt)")
+        default=None,
+        metadata=option_help("a Hub dataset id, a folder or a file (.csv .tsv .json .jsonl .parquet .txt)"),
     )
-    dataset_config: str | None = field(default=None, metadata=_help("the Hub dataset's configuration"))
+    dataset_config: str | None = field(default=None, metadata=option_help("the Hub dataset's configuration"))
     dataset_format: str | None = field(
-        default=None, metadata=_help("csv, json, parquet or text, for a file whose extension does not say")
+        default=None, metadata=option_help("csv, json, parquet or text, for a file whose extension does not say")
     )
     column_names: list[str] | None = field(
-        default=None, metadata=_help("column names of a .csv/.tsv without a header row")
+        default=None, metadata=option_help("column names of a .csv/.tsv without a header row")
     )
-    train_split: str = field(default="train", metadata=_help("the training split"))
+    train_split: str = field(default="train", metadata=option_help("the training split"))
     eval_split: str | None = field(
-        default=None, metadata=_help("the held-out split (default: validation, dev, valid or test)")
+        default=None, metadata=option_help("the held-out split (default: validation, dev, valid or test)")
     )
-    eval_dataset: str | None = field(default=None, metadata=_help("a file holding the held-out rows"))
+    eval_dataset: str | None = field(default=None, metadata=option_help("a file holding the held-out rows"))
     eval_fraction: float = field(
-        default=0.1, metadata=_help("held out from training when the dataset has no held-out split")
+        default=0.1, metadata=option_help("held out from training when the dataset has no held-out split")
     )
     shape: str | None = field(  # one of `hf_attn.task_registry.TASK_SHAPES`, checked by `resolve_options`
-        default=None, metadata=_help("the task shape (default: from the columns given and the architecture)")
+        default=None, metadata=option_help("the task shape (default: from the columns given and the architecture)")
     )
-    text_column: str = field(default="text", metadata=_help("the text (the source text, for seq2seq)"))
-    text_pair_column: str | None = field(default=None, metadata=_help("the second text of a pair"))
-    label_column: str | None = field(default=None, metadata=_help("the labels (default: label or labels)"))
-    target_column: str | None = field(default=None, metadata=_help("the target text, for seq2seq"))
-    label_separator: str | None = field(default=None, metadata=_help("splits a string column into a label set"))
-    max_length: int | None = field(default=None, metadata=_help("truncate texts to this many tokens"))
-    eval_episodes: int = field(default=500, metadata=_help("few-shot: the fixed, seeded held-out episodes"))
+    text_column: str = field(default="text", metadata=option_help("the text (the source text, for seq2seq)"))
+    text_pair_column: str | None = field(default=None, metadata=option_help("the second text of a pair"))
+    label_column: str | None = field(default=None, metadata=option_help("the labels (default: label or labels)"))
+    target_column: str | None = field(default=None, metadata=option_help("the target text, for seq2seq"))
+    label_separator: str | None = field(default=None, metadata=option_help("splits a string column into a label set"))
+    max_length: int | None = field(default=None, metadata=option_help("truncate texts to this many tokens"))
+    eval_episodes: int = field(default=500, metadata=option_help("few-shot: the fixed, seeded held-out episodes"))
     support_noise: float = field(
         default=0.0,
-        metadata=_help("few-shot: the share of support instances replaced by other classes' (noisy FewRel)"),
+        metadata=option_help("few-shot: the share of support instances replaced by other classes' (noisy FewRel)"),
     )
     # The vocabulary.
     tokenizer: str | None = field(
-        default=None, metadata=_help("a saved tokenizer (folder or Hub id) instead of one trained on the data")
+        default=None, metadata=option_help("a saved tokenizer (folder or Hub id) instead of one trained on the data")
     )
-    min_frequency: int | None = field(default=None, metadata=_help("rarer words are unknown (default: 1; BPE 2)"))
+    min_frequency: int | None = field(
+        default=None, metadata=option_help("rarer words are unknown (default: 1; BPE 2)")
+    )
     max_vocab_size: int | None = field(
-        default=None, metadata=_help("the largest vocabulary (default: 30000; BPE 8000)")
+        default=None, metadata=option_help("the largest vocabulary (default: 30000; BPE 8000)")
     )
     lowercase: bool | None = field(
-        default=None, metadata=_help("lower-case before building the vocabulary (default: words yes, BPE no)")
+        default=None, metadata=option_help("lower-case before building the vocabulary (default: words yes, BPE no)")
     )
     # The model.
     config: list[str] = field(
-        default_factory=list, metadata=_help("config overrides KEY=VALUE", "--config-overrides", "--config_overrides")
+        default_factory=list,
+        metadata=option_help("config overrides KEY=VALUE", "--config-overrides", "--config_overrides"),
     )
     word_vectors: str | None = field(
-        default=None, metadata=_help("GloVe / word2vec (text or .bin) / fastText .vec vectors for the embedding")
+        default=None, metadata=option_help("GloVe / word2vec (text or .bin) / fastText .vec vectors for the embedding")
     )
-    freeze_embeddings: bool = field(default=False, metadata=_help("keep the word embedding fixed"))
+    freeze_embeddings: bool = field(default=False, metadata=option_help("keep the word embedding fixed"))
     schedule: Literal["linear", "noam"] = field(
-        default="linear", metadata=_help("noam: the Transformer paper's optimiser and warm-up schedule")
+        default="linear", metadata=option_help("noam: the Transformer paper's optimiser and warm-up schedule")
     )
     num_beams: int | None = field(
-        default=None, metadata=_help("beam size of held-out generation (default: 4; multi-label 1)")
+        default=None, metadata=option_help("beam size of held-out generation (default: 4; multi-label 1)")
     )
-    save: bool = field(default=True, metadata=_help("save the model, tokenizer and card to output_dir"))
+    save: bool = field(default=True, metadata=option_help("save the model, tokenizer and card to output_dir"))
     # The recipe named by `recipe`, read once by `resolve_options` (not an option: no flag).
     loaded_recipe: Recipe | None = field(default=None, init=False, repr=False, compare=False)
     # The options the recipe set and the user did not type (messages about them say whose they are).
@@ -124,18 +128,24 @@ class HfAttnTrainingDefaults:
     (`ddp_find_unused_parameters=False`) and, without an accelerator, `use_cpu`. A plain dataclass, so that
     `hf-attn train --help` lists them without loading transformers' training code."""
 
-    learning_rate: float = field(default=1e-3, metadata=_help("the initial learning rate", "--lr"))
-    seed: int = field(default=0, metadata=_help("seeds the data (synthetic tasks, held-out split), weights and order"))
-    num_train_epochs: float = field(default=3.0, metadata=_help("training epochs", "--epochs"))
-    per_device_train_batch_size: int = field(default=32, metadata=_help("batch size per process", "--batch-size"))
-    per_device_eval_batch_size: int = field(default=64, metadata=_help("evaluation batch size per process"))
-    logging_steps: float = field(default=50, metadata=_help("log every N steps"))
-    disable_tqdm: bool | None = field(default=False, metadata=_help("hide the progress bar", "--no-progress"))
-    ddp_find_unused_parameters: bool | None = field(default=False, metadata=_help("see TrainingArguments"))
-    use_cpu: bool | None = field(default=None, metadata=_help("train on CPUs (default: when no accelerator is found)"))
+    learning_rate: float = field(default=1e-3, metadata=option_help("the initial learning rate", "--lr"))
+    seed: int = field(
+        default=0, metadata=option_help("seeds the data (synthetic tasks, held-out split), weights and order")
+    )
+    num_train_epochs: float = field(default=3.0, metadata=option_help("training epochs", "--epochs"))
+    per_device_train_batch_size: int = field(
+        default=32, metadata=option_help("batch size per process", "--batch-size")
+    )
+    per_device_eval_batch_size: int = field(default=64, metadata=option_help("evaluation batch size per process"))
+    logging_steps: float = field(default=50, metadata=option_help("log every N steps"))
+    disable_tqdm: bool | None = field(default=False, metadata=option_help("hide the progress bar", "--no-progress"))
+    ddp_find_unused_parameters: bool | None = field(default=False, metadata=option_help("see TrainingArguments"))
+    use_cpu: bool | None = field(
+        default=None, metadata=option_help("train on CPUs (default: when no accelerator is found)")
+    )
     overwrite_output_dir: bool = field(
         default=False,
-        metadata=_help("replace the trained model already in output_dir (otherwise a run into it is refused)"),
+        metadata=option_help("replace the trained model already in output_dir (otherwise a run into it is refused)"),
     )
 
 
@@ -152,9 +162,11 @@ HELP_ALL = "--help-all"
 HELP_FLAGS = {"-h", "--help", HELP_ALL}
 
 
+@functools.cache
 def architecture_arguments() -> dict[str, type[ArchitectureArguments]]:
     """Each architecture's own options class (`Architecture.arguments`), by architecture name, found through the
-    registry's index (`hf_attn.registry_index`: the rows as source) and imported alone: what `--help` lists."""
+    registry's index (`hf_attn.registry_index`: the rows as source) and imported alone: what `--help` lists. Read
+    once per process (the option parsing asks it several times)."""
     import importlib
 
     from .registry_index import read_index
