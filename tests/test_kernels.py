@@ -275,14 +275,29 @@ def test_graphed_loop_captures_a_signature_on_its_second_call_and_never_evicts(m
 # ---------------------------------------------------------------------------------------------------------------
 
 
+def use_fused_kernels(monkeypatch, fused: bool) -> list[str]:
+    """Routes BiBloSA's block attention to the fused kernels or to the chunked PyTorch path; returns the list that
+    records each kernel forward launched (so a test knows which path ran, not only that two runs agree)."""
+    from hf_attn.models.biblosa import block_attention, triton_block_attention
+
+    monkeypatch.setattr(block_attention, "TRITON_ON_CPU", fused)
+    monkeypatch.setattr(block_attention, "kernels_apply", lambda tensor, on_cpu=False: fused)
+    launched, forward = [], triton_block_attention.attention_forward
+
+    def recorded(*arguments, **keywords):
+        launched.append("forward")
+        return forward(*arguments, **keywords)
+
+    monkeypatch.setattr(triton_block_attention, "attention_forward", recorded)
+    return launched
+
+
 def block_attention_run(fused: bool, monkeypatch, dtype, groups, length, features, direction, with_maps, seed=0):
     """out, maps and every input's gradient of `multi_dimensional_attention` for one loss, on the fused kernels or
     the chunked PyTorch path, inputs in `dtype`; a padded tail, an all-padding sequence and a one-token one."""
     from hf_attn.models.biblosa import block_attention
 
-    monkeypatch.setattr(block_attention, "TRITON_ON_CPU", fused)
-    if not fused:
-        monkeypatch.setattr(block_attention, "kernels_apply", lambda tensor, on_cpu=False: False)
+    launched = use_fused_kernels(monkeypatch, fused)
     generator = torch.Generator().manual_seed(seed)
 
     def leaf(*shape):
@@ -297,6 +312,7 @@ def block_attention_run(fused: bool, monkeypatch, dtype, groups, length, feature
         keys, queries, bias, values, mask, direction, 5.0, with_maps=with_maps
     )
     (out.float() * weights).sum().backward()
+    assert bool(launched) == fused, launched  # the path asked for is the one that ran
     return [out.float(), *([maps] if with_maps else []), keys.grad, queries.grad, bias.grad, values.grad]
 
 
@@ -325,7 +341,6 @@ def test_biblosa_fused_attention_in_bf16_and_without_maps(monkeypatch):
 def test_biblosa_model_on_the_fused_kernels_matches_the_reference(monkeypatch, block_length):
     """A whole Bi-BloSAN pair classifier (intra- and inter-block attention, both directions, the fusion gate) on the
     kernels against the chunked path: logits, maps and every parameter's gradient, fixed and automatic r."""
-    from hf_attn.models.biblosa import block_attention
     from hf_attn.models.biblosa.modeling_biblosa import BiBlosaForPairClassification
 
     config = tiny_config(hf_attn.ARCHITECTURES["biblosa"], block_length=block_length)
@@ -342,15 +357,17 @@ def test_biblosa_model_on_the_fused_kernels_matches_the_reference(monkeypatch, b
               "pair_attention_mask": hypothesis_mask}  # fmt: skip
     results = []
     for fused in (True, False):
-        monkeypatch.setattr(block_attention, "TRITON_ON_CPU", fused)
-        if not fused:
-            monkeypatch.setattr(block_attention, "kernels_apply", lambda tensor, on_cpu=False: False)
+        launched = use_fused_kernels(monkeypatch, fused)
         model.zero_grad()
         output = model(**on_device(inputs), labels=torch.tensor([0, 1, 2, 1], device=DEVICE), output_attentions=True)
         output.loss.backward()
+        # both texts, both directions, inside and between the blocks: 8 launches on the kernels, none off them
+        assert len(launched) == (8 if fused else 0), launched
         results.append((output, {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}))
     (fused, fused_grads), (reference, reference_grads) = results
-    torch.testing.assert_close(fused.logits, reference.logits, rtol=1e-5, atol=1e-5)
+    assert fused.keys() == reference.keys() and "block_attentions" in fused
+    for key in reference:  # loss, logits, sentence vectors and every attention map
+        torch.testing.assert_close(fused[key], reference[key], rtol=1e-5, atol=1e-5, msg=key)
     assert fused_grads.keys() == reference_grads.keys()
     for name, gradient in reference_grads.items():
         torch.testing.assert_close(fused_grads[name], gradient, rtol=1e-4, atol=1e-5, msg=name)
