@@ -77,6 +77,25 @@ class HfAttnArguments:
     target_column: str | None = field(default=None, metadata=option_help("the target text, for seq2seq"))
     label_separator: str | None = field(default=None, metadata=option_help("splits a string column into a label set"))
     max_length: int | None = field(default=None, metadata=option_help("truncate texts to this many tokens"))
+    max_eval_samples: int | None = field(
+        default=None,
+        metadata=option_help(
+            "score at most this many held-out rows, a seeded sample (default: as many as the run trains on, at least "
+            "2000)"
+        ),
+    )
+    preprocessing_num_workers: int | None = field(
+        default=None,
+        metadata=option_help("processes that prepare and encode the data (default: every core from 50000 rows on)"),
+    )
+    streaming: bool = field(
+        default=False,
+        metadata=option_help("read --dataset as a stream, for data larger than memory or disk (needs --max_steps)"),
+    )
+    tokenizer_sample_rows: int = field(
+        default=100_000,
+        metadata=option_help("with --streaming and no --tokenizer: the first rows the vocabulary is trained on"),
+    )
     eval_episodes: int = field(default=500, metadata=option_help("few-shot: the fixed, seeded held-out episodes"))
     support_noise: float = field(
         default=0.0,

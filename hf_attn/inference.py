@@ -76,7 +76,7 @@ def evaluate(model_path: str, options, batch_size: int = 64, output_file: str | 
     if options.dataset is None:
         raise ValueError("hf-attn evaluate needs --dataset (a file, a folder or a Hub id).")
     data = _evaluation_data(shape, _evaluation_split(options), options, model.config)
-    encoded = encode_split(data.eval, shape.encoder(data, tokenizer, model.config, head, options.max_length))
+    encoded, _ = encode_split(data.eval, shape.encoder(data, tokenizer, model.config, head, options.max_length))
     with tempfile.TemporaryDirectory() as scratch:
         args = HfAttnTrainingArguments(
             output_dir=scratch, per_device_eval_batch_size=batch_size, report_to="none",

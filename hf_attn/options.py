@@ -173,6 +173,9 @@ RANGES: dict[str, tuple[float, str]] = {
     "num_beams": (1, "a positive number of beams"),
     "max_vocab_size": (1, "a positive number of words"),
     "min_frequency": (0, "a count of 0 or more"),
+    "max_eval_samples": (1, "a positive number of rows"),
+    "preprocessing_num_workers": (1, "a positive number of processes"),
+    "tokenizer_sample_rows": (1, "a positive number of rows"),
 }
 
 

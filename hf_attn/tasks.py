@@ -42,6 +42,7 @@ from transformers import (
     TrainerCallback,
 )
 
+from .data.cache import cached_map, fingerprint, tokenizer_fingerprint
 from .data.collators import PaddingCollator, labels_by_frequency
 from .data.episodes import CLASS_COLUMN, EpisodeDataset, compute_episode_metrics
 from .data.kinds import (
@@ -733,6 +734,49 @@ def token_accuracy_at(model: PreTrainedModel, dataset: Dataset, position_column:
     return torch.cat(correct).float().mean().item()
 
 
-def encode_split(split: Dataset, encode: Callable[[dict[str, list]], dict[str, list]], keep: Sequence[str] = ()):
-    """`split` encoded by a shape's `encoder` (batched `map`), its other columns dropped except `keep`."""
-    return split.map(encode, batched=True, remove_columns=[name for name in split.column_names if name not in keep])
+def encode_split(
+    split: Dataset,
+    encode: Callable[[dict[str, list]], dict[str, list]],
+    keep: Sequence[str] = (),
+    key: str | None = None,
+    workers: int | None = None,
+) -> tuple[Dataset, bool]:
+    """`split` encoded by a shape's `encoder` (batched `map`, on `workers` processes:
+    `hf_attn.data.cache.map_workers`), its other columns dropped except `keep`, and whether the `datasets` cache held
+    it already. `key`: the encoding's fingerprint (`encoding_key`), without which `datasets` fingerprints the function
+    itself."""
+    remove = [name for name in split.column_names if name not in keep]
+    if key is None:
+        return split.map(encode, batched=True, remove_columns=remove), False
+    return cached_map(split, encode, key, "Encoding", workers, remove_columns=remove)
+
+
+class ConfigReads:
+    """A config that records the fields read from it: what an encoder's output depends on (`encoding_key`)."""
+
+    def __init__(self, config: PreTrainedConfig) -> None:
+        self.config = config
+        self.read: dict[str, Any] = {}
+
+    def __getattr__(self, name: str) -> Any:  # only for names that are not this object's own (config, read)
+        value = getattr(self.config, name)
+        self.read[name] = value
+        return value
+
+
+def encoding_key(
+    split: Dataset, shape: TaskShape, data: TaskData, tokenizer: PreTrainedTokenizerBase, config: PreTrainedConfig,
+    head: Head, max_length: int | None,
+) -> str:  # fmt: skip
+    """The fingerprint of `split` encoded by `shape.encoder`: the split's own, the tokenizer (vocabulary, pipeline and
+    options), the head, the columns, the length limit, the encoder's code and the config fields it reads (found by
+    encoding two rows with a `ConfigReads`): a model of another size reuses the encoding, other labels do not."""
+    reads = ConfigReads(config)
+    probe = shape.encoder(data, tokenizer, reads, head, max_length)
+    probe(split[: min(2, len(split))])
+    columns = (data.text_column, data.pair_column, data.label_column, data.evidence_column, data.tokenizer_columns)
+    return fingerprint(
+        "encoding", split._fingerprint, shape.name, head.model_class.__name__, tokenizer_fingerprint(tokenizer),
+        reads.read, max_length,
+        columns, probe.__code__.co_code,
+    )  # fmt: skip

@@ -28,6 +28,7 @@ from datasets import Sequence as SequenceFeature
 from datasets import utils as datasets_utils
 
 from ..utils.paths import check_local_path
+from .cache import arrow_batches, cached_map, column_values, fingerprint
 from .task_data import LabelFormat, TaskData, TaskLayout, get_task_layout
 
 FILE_FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet", ".txt": "text"}
@@ -267,9 +268,10 @@ def _feature_names(train: Dataset, column: str) -> list[str] | None:
 
 
 def _collect_names(train: Dataset, column: str, multi: bool, separator: str | None) -> list[str]:
-    """The label names of the training split: numbers in numeric order, else names in alphabetical order."""
+    """The label names of the training split: numbers in numeric order, else names in alphabetical order (read a
+    batch at a time: `column_values`)."""
     values = Counter()
-    for value in train[column]:
+    for value in column_values(train, column):
         for item in _label_items(value, multi, separator, column):
             if item not in NO_LABEL:
                 values[item] += 1
@@ -305,13 +307,19 @@ def prepare_task_data(
     labels: list[str] | None = None,
     keep_columns: Sequence[str] = (),
     split_names: tuple[str, str] = ("train", "held-out"),
+    workers: int | None = None,
 ) -> TaskData:
     """Checks the columns, drops (and counts) unusable rows, encodes labels; returns canonical `TaskData`.
     `shape`: the task shape's name, or its layout (a model folder's shape: `TaskShape.layout`).
     `labels`: the label names to encode with (a trained model's `id2label`) instead of the training split's.
     `keep_columns`: further columns kept as they are, under their names (`ArchitectureArguments.columns`: STCKA's
     concept column).
-    `split_names`: what messages call the two splits (`hf-attn evaluate` reads one file: "evaluation")."""
+    `split_names`: what messages call the two splits (`hf-attn evaluate` reads one file: "evaluation").
+    `workers`: processes of the rewriting `map` (`--preprocessing_num_workers`; `hf_attn.data.cache.map_workers`).
+
+    Two passes over each split, both a batch at a time: the first reads, counts what is dropped and checks every
+    label; the second writes the kept rows in canonical form, under a fingerprint of the split and these options,
+    so that a second run over the same file finds them in the `datasets` cache."""
     named = dict(zip(("train", "held-out"), split_names, strict=True))
     layout = shape if isinstance(shape, TaskLayout) else get_task_layout(shape)
     shape = layout.name
@@ -357,56 +365,85 @@ def prepare_task_data(
             )
         return [index[item] for item in items] if tags else index[items[0]]
 
-    def why_dropped(row: dict[str, Any]) -> str | None:
-        if _is_empty(row[text_column]):
+    def why_dropped(text: Any, pair: Any, value: Any) -> str | None:
+        if _is_empty(text):
             return "empty text"
-        if pair_column is not None and _is_empty(row[pair_column]):
+        if pair_column is not None and _is_empty(pair):
             return f"empty {layout.pair_is}"
         if needs_label:
-            value = row[label_column]
             if value is None or (classes and value in NO_LABEL) or (classes and ids and int(value) < 0):
                 return "no label"
-            if tags and len(_label_items(value, True, None, label_column)) != len(_as_text(row[text_column]).split()):
+            if tags and len(_label_items(value, True, None, label_column)) != len(_as_text(text).split()):
                 return "tag count differs from word count"
         return None
 
+    used = [column for column in (text_column, pair_column, label_column if needs_label else None) if column]
+
+    def reasons(batch: dict[str, list]) -> list[str | None]:
+        """Per row of `batch`, why it is dropped, or `None` to keep it."""
+        rows = len(batch[text_column])
+        pairs = batch[pair_column] if pair_column is not None else [None] * rows
+        values = batch[label_column] if needs_label else [None] * rows
+        return [why_dropped(*row) for row in zip(batch[text_column], pairs, values, strict=True)]
+
+    def one_class(value: Any) -> int:  # `encode_label` of a value the first pass has checked, without its checks
+        return index[feature_names[int(value)] if ids else str(value)]
+
     prepared: dict[str, Dataset] = {}
     dropped: dict[str, dict[str, int]] = {}
+    cached = True
     for split_name, split in splits.items():
-        reasons = [why_dropped(row) for row in split.select_columns(
-            [c for c in (text_column, pair_column, label_column if needs_label else None) if c])]  # fmt: skip
-        counts = Counter(reason for reason in reasons if reason is not None)
+        # First pass, read-only, a batch at a time: what is dropped and why, and every kept label checked (a held-out
+        # label training never saw is refused here, naming it, before anything is written).
+        counts, unseen = Counter(), 0
+        for table in arrow_batches(split, used):
+            batch = table.to_pydict()
+            batch_reasons = reasons(batch)
+            counts.update(reason for reason in batch_reasons if reason is not None)
+            if needs_label:
+                for value, reason in zip(batch[label_column], batch_reasons, strict=True):
+                    if reason is None:
+                        encode_label(value, split_name)
+                        if multi:
+                            unseen += sum(
+                                (feature_names[int(i)] if ids else str(i)) not in index
+                                for i in _label_items(value, True, label_separator, label_column)
+                            )
         if counts:
             dropped[split_name] = dict(counts)
             detail = ", ".join(f"{reason}: {count}" for reason, count in counts.items())
             total = f"dropped {sum(counts.values())} of {len(split)} rows"
             print(f"[hf-attn] {named[split_name]} split: {total} ({detail})")
-            split = split.select([row for row, reason in enumerate(reasons) if reason is None])
-        if len(split) == 0:
+        if sum(counts.values()) == len(split):
             raise ValueError(f"The {named[split_name]} split has no usable row ({', '.join(counts)}).")
-        if multi:
-            unseen = sum(
-                item not in index
-                for value in split[label_column]
-                for item in (
-                    feature_names[int(i)] if ids else str(i)
-                    for i in _label_items(value, True, label_separator, label_column)
-                )
-            )
-            if unseen:
-                dropped.setdefault(split_name, {})[f"labels not in {seen}"] = unseen
-                print(f"[hf-attn] {split_name} split: left out {unseen} labels that are not in {seen}")
+        if unseen:
+            dropped.setdefault(split_name, {})[f"labels not in {seen}"] = unseen
+            print(f"[hf-attn] {split_name} split: left out {unseen} labels that are not in {seen}")
 
         def canonical(batch: dict[str, list], split_name: str = split_name) -> dict[str, list]:
+            """The second pass: the kept rows of `batch` in canonical form."""
+            keep = [row for row, reason in enumerate(reasons(batch)) if reason is None]
+            if len(keep) < len(batch[text_column]):
+                batch = {name: [values[row] for row in keep] for name, values in batch.items()}
             rows = {"text": [_as_text(text) for text in batch[text_column]]}
             if pair_column is not None:
                 rows["pair"] = [_as_text(text) for text in batch[pair_column]]
             if needs_label:
-                rows["label"] = [encode_label(value, split_name) for value in batch[label_column]]
+                single = classes and not multi
+                encode = one_class if single else lambda value: encode_label(value, split_name)
+                rows["label"] = [encode(value) for value in batch[label_column]]
             rows.update({name: batch[name] for name in keep_columns})
             return rows
 
-        prepared[split_name] = split.map(canonical, batched=True, remove_columns=split.column_names)
+        key = fingerprint(
+            "canonical", split._fingerprint, shape, text_column, pair_column, label_column if needs_label else None,
+            label_separator, names, feature_names, list(keep_columns),
+        )  # fmt: skip
+        prepared[split_name], reused = cached_map(
+            split, canonical, key, f"Preparing the {named[split_name]} split", workers,
+            remove_columns=split.column_names,
+        )  # fmt: skip
+        cached &= reused
         if needs_label and (classes or tags):
             # `map` keeps an output column's input type when the names agree: string labels would come back as the
             # strings "0", "1", ... of the class ids, which no collator batches.
@@ -423,4 +460,5 @@ def prepare_task_data(
         labels=names,
         source={**(source or {}), "columns": ", ".join(c for c in (text_column, pair_column, label_column) if c)},
         dropped=dropped,
+        from_cache=["prepared rows"] if cached else [],
     )

@@ -120,10 +120,17 @@ class TaskData:
     tokenizer_columns: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # status lines, printed once the data has passed every check
     resources: dict[str, str] = field(default_factory=dict)
+    # The steps whose results came from the `datasets` cache (`hf_attn.data.cache`), for the run's status line.
+    from_cache: list[str] = field(default_factory=list)
 
     def texts(self, split: Dataset | None = None) -> Iterator[str]:
-        """Every text of `split` (default: train), pairs and targets included: what a vocabulary is trained on."""
+        """Every text of `split` (default: train), pairs and targets included: what a vocabulary is trained on, read
+        in Arrow batches (`hf_attn.data.cache.texts_of`), never a row at a time."""
+        from .cache import texts_of
+
+        yield from texts_of(self.train if split is None else split, (self.text_column, self.pair_column))
+
+    def count_texts(self, split: Dataset | None = None) -> int:
+        """How many texts `texts(split)` yields (a progress bar's total)."""
         split = self.train if split is None else split
-        for column in (self.text_column, self.pair_column):
-            if column is not None:
-                yield from split[column]
+        return len(split) * sum(column is not None for column in (self.text_column, self.pair_column))

@@ -71,7 +71,7 @@ def train_bpe_tokenizer(
     tokenizer.decoder = decoders.BPEDecoder(suffix=END_OF_WORD)  # words end where "</w>" was
     trainer = trainers.BpeTrainer(
         vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=SPECIAL_TOKENS,
-        end_of_word_suffix=END_OF_WORD,
+        end_of_word_suffix=END_OF_WORD, show_progress=False,  # progress: the caller's bar over the texts
     )  # fmt: skip
     tokenizer.train_from_iterator(texts, trainer=trainer)
     tokenizer.model = _canonical_model(tokenizer)

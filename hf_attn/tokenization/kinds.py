@@ -41,6 +41,9 @@ class TokenizerKind:
     min_frequency: int
     lowercase: bool
     reads_knowledge: bool = False
+    # The trainer reads its texts once, as they come (the `tokenizers` trainers): a million texts are never held as a
+    # list. A trainer that reads them twice (STCKA's words, then their concepts) gets a list.
+    reads_once: bool = False
 
     def __str__(self) -> str:  # messages and cards name the kind
         return self.name
@@ -55,7 +58,7 @@ class TokenizerKind:
     ) -> PreTrainedTokenizerBase:
         """A tokenizer of this kind trained on `texts`; `None` options take the kind's defaults (table above)."""
         return self.trainer(
-            list(texts),
+            texts if self.reads_once else list(texts),
             vocab_size or self.vocab_size,
             self.min_frequency if min_frequency is None else min_frequency,
             self.lowercase if lowercase is None else lowercase,
@@ -66,7 +69,7 @@ class TokenizerKind:
 def _words(train: Callable[..., PreTrainedTokenizerBase]) -> Callable[..., PreTrainedTokenizerBase]:
     """A word vocabulary's trainer in `TokenizerKind.trainer`'s form."""
 
-    def trainer(texts: list[str], vocab_size: int, min_frequency: int, lowercase: bool) -> PreTrainedTokenizerBase:
+    def trainer(texts: Iterable[str], vocab_size: int, min_frequency: int, lowercase: bool) -> PreTrainedTokenizerBase:
         return train(texts, vocab_size=vocab_size, min_frequency=min_frequency, lowercase=lowercase)
 
     return trainer
@@ -90,13 +93,15 @@ def get_tokenizer_kind(kind: str | TokenizerKind) -> TokenizerKind:
 
 
 WORD_LEVEL_TOKENIZER = register_tokenizer_kind(
-    TokenizerKind("word_level", HfAttnTokenizerFast, _words(train_word_level_tokenizer), 30000, 1, True)
+    TokenizerKind(
+        "word_level", HfAttnTokenizerFast, _words(train_word_level_tokenizer), 30000, 1, True, reads_once=True
+    )
 )
 DOCUMENT_TOKENIZER = register_tokenizer_kind(
-    TokenizerKind("document", DocumentTokenizerFast, _words(train_document_tokenizer), 30000, 1, True)
+    TokenizerKind("document", DocumentTokenizerFast, _words(train_document_tokenizer), 30000, 1, True, reads_once=True)
 )
 BPE_TOKENIZER = register_tokenizer_kind(
-    TokenizerKind("bpe", HfAttnTokenizerFast, _words(train_bpe_tokenizer), 8000, 2, False)
+    TokenizerKind("bpe", HfAttnTokenizerFast, _words(train_bpe_tokenizer), 8000, 2, False, reads_once=True)
 )
 
 

@@ -80,8 +80,8 @@ def train_word_level_tokenizer(
         unk_token: the out-of-vocabulary token (id 1).
     """
     tokenizer = _word_level_pipeline(models.WordLevel(unk_token=unk_token), lowercase)
-    trainer = trainers.WordLevelTrainer(
-        vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=[pad_token, unk_token]
+    trainer = trainers.WordLevelTrainer(  # progress: the caller's bar over the texts (counting is the reading)
+        vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=[pad_token, unk_token], show_progress=False
     )
     tokenizer.train_from_iterator(texts, trainer=trainer)
     return wrap_tokenizer(tokenizer, pad_token, unk_token, model_max_length)

@@ -1,0 +1,165 @@
+"""A split read at the libraries' speed, and read once: Arrow batches instead of rows, and work found again in the
+`datasets` cache on a second run.
+
+- **Batches, never rows.** Indexing a `datasets.Dataset` by row (or iterating one of its columns) decodes each row
+  in Python: about 90 µs a row, 90 s for a million. `arrow_batches` reads the columns a step needs as Arrow record
+  batches (a few ms for 10,000 rows), and `column_values` hands their Python values on one batch at a time, so no
+  step holds a whole split as Python objects.
+- **Work done once.** `cached_map` is `Dataset.map(batched=True)` under a fingerprint of our own (`fingerprint`:
+  the input split's fingerprint and what the step does), so the `datasets` cache finds the result of a second run
+  over the same file with the same options even when the mapped function captures objects `datasets` cannot hash
+  the same way twice (a tokenizer, a config). It says whether it computed or found its result. `cached_tokenizer`
+  keeps a trained vocabulary beside the split's cache files, under the fingerprint of the split and the trainer's
+  options.
+- **Workers.** `map_workers` is `--preprocessing_num_workers` (transformers' examples' name): given, it is used;
+  unset, a split of `PARALLEL_FROM_ROWS` rows or more is mapped on every core (up to `MAX_WORKERS`), a smaller one
+  in this process (starting workers costs more than it saves).
+
+A split held in memory (a synthetic task, `Dataset.from_dict`) has no cache file: it is mapped each time, as
+`datasets` does, and its tokenizer trained each time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+from datasets import Dataset
+from datasets.fingerprint import Hasher
+
+ROWS_PER_BATCH = 10_000
+# Below this many rows a map runs in this process: forking workers and joining their shards costs a second or two.
+PARALLEL_FROM_ROWS = 50_000
+MAX_WORKERS = 8
+# Bumped when a cached step's output changes meaning, so that no run reads a cache an older hf_attn wrote.
+CACHE_VERSION = "hf_attn-data-1"
+
+
+def arrow_batches(split: Dataset, columns: Sequence[str], batch_size: int = ROWS_PER_BATCH) -> Iterator[pa.Table]:
+    """`columns` of `split` as Arrow tables of up to `batch_size` rows, in order (an indices mapping, e.g. a held-out
+    split carved from the training rows, is followed)."""
+    yield from split.select_columns(list(columns)).with_format("arrow").iter(batch_size=batch_size)
+
+
+def column_values(split: Dataset, column: str, batch_size: int = ROWS_PER_BATCH) -> Iterator[Any]:
+    """The Python values of one column of `split`, decoded a batch at a time (`arrow_batches`)."""
+    for batch in arrow_batches(split, [column], batch_size):
+        yield from batch.column(0).to_pylist()
+
+
+def fingerprint(*parts: Any) -> str:
+    """A `datasets` fingerprint of `parts` (and of `CACHE_VERSION`): equal parts give the same one in every process."""
+    return Hasher.hash((CACHE_VERSION, *parts))
+
+
+# What a loaded tokenizer's `init_kwargs` hold beside its options: where it was read from and how, not how it encodes.
+_LOADING_KWARGS = frozenset(
+    {"name_or_path", "is_local", "local_files_only", "auto_map", "vocab_file", "tokenizer_file", "tokenizer_object",
+     "added_tokens_decoder", "backend", "_commit_hash"}
+)  # fmt: skip
+
+
+def tokenizer_fingerprint(tokenizer: Any) -> str:
+    """What a tokenizer's encodings depend on, the same for a tokenizer just trained and for its saved copy loaded
+    again: its class, its `tokenizers` pipeline (vocabulary, normalizer, splitting, special tokens) and its options
+    (`init_kwargs`, less where it was loaded from)."""
+    options = {
+        name: str(getattr(value, "content", value))  # a special token: `AddedToken` once loaded, a string before
+        for name, value in sorted(tokenizer.init_kwargs.items())
+        if name not in _LOADING_KWARGS
+    }
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    return fingerprint(type(tokenizer).__qualname__, backend.to_str() if backend is not None else None, options)
+
+
+def map_workers(rows: int, workers: int | None) -> int | None:
+    """The `num_proc` of a map over `rows` rows: `workers` when given (`--preprocessing_num_workers`), else every core
+    (at most `MAX_WORKERS`) from `PARALLEL_FROM_ROWS` rows on, else none (this process)."""
+    if workers is not None:
+        return workers if workers > 1 else None
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return min(cores, MAX_WORKERS) if rows >= PARALLEL_FROM_ROWS and cores > 1 else None
+
+
+def cached_map(
+    split: Dataset,
+    function: Callable[[dict[str, list]], dict[str, list]],
+    key: str,
+    description: str,
+    workers: int | None = None,
+    **options: Any,
+) -> tuple[Dataset, bool]:
+    """`split.map(function, batched=True, **options)` under the fingerprint `key`, on `map_workers` processes, with
+    a progress bar named `description` (where `datasets` shows bars); returns the mapped split and whether it came
+    from the cache (every file it reads was there before the call)."""
+    started = time.time()
+    mapped = split.map(
+        function,
+        batched=True,
+        new_fingerprint=key,
+        desc=description,
+        num_proc=map_workers(len(split), workers),
+        **options,
+    )
+    files = [Path(item["filename"]) for item in mapped.cache_files]
+    reused = bool(split.cache_files) and bool(files) and all(path.stat().st_mtime < started for path in files)
+    return mapped, reused
+
+
+def cache_folder(split: Dataset) -> Path | None:
+    """The folder of `split`'s cache files (where `datasets` keeps what it maps from it), or `None` for a split held
+    in memory."""
+    return Path(split.cache_files[0]["filename"]).parent if split.cache_files else None
+
+
+def cached_tokenizer(
+    split: Dataset, key: str, build: Callable[[], Any], load: Callable[[Path], Any]
+) -> tuple[Any, bool]:
+    """The tokenizer `build()` trains on `split`, kept beside the split's cache files under `key` (the split's
+    fingerprint and the trainer's options): a second call with the same key `load`s it instead. Returns it and
+    whether it was loaded. A split held in memory is not cached: `build()` each time. The folder is written aside
+    and renamed into place, so a run killed while saving leaves no half-written tokenizer to load."""
+    folder = cache_folder(split)
+    if folder is None:
+        return build(), False
+    saved = folder / "hf_attn_tokenizers" / key
+    if (saved / "tokenizer_config.json").is_file():
+        try:
+            return load(saved), True
+        except (OSError, ValueError):  # damaged: trained again below, and replaced
+            shutil.rmtree(saved, ignore_errors=True)
+    tokenizer = build()
+    saved.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(dir=saved.parent, prefix=".staging-"))
+    try:
+        tokenizer.save_pretrained(staging)
+        with contextlib.suppress(OSError):  # another process saved it first: the same vocabulary, from the same split
+            staging.rename(saved)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return tokenizer, False
+
+
+def sample_rows(split: Dataset, count: int, seed: int) -> Dataset:
+    """`count` rows of `split` drawn without replacement by `seed`, in their order in the split."""
+    import numpy as np
+
+    if count >= len(split):
+        return split
+    chosen = np.sort(np.random.default_rng(seed).choice(len(split), size=count, replace=False))
+    return split.select(chosen)
+
+
+def texts_of(split: Dataset, columns: Iterable[str | None]) -> Iterator[str]:
+    """Every text of the given columns of `split` (`None` columns skipped), a column after the other, decoded a batch
+    at a time: what a vocabulary is trained on."""
+    for column in columns:
+        if column is not None:
+            yield from column_values(split, column)
