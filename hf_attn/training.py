@@ -342,9 +342,14 @@ def _vocabulary(options: HfAttnArguments, architecture: Architecture, data: Task
     knowledge = options.architecture_arguments.tokenizer_knowledge(architecture, data)
     settings = (options.max_vocab_size, options.min_frequency, options.lowercase)
 
+    def counted(bar: Any) -> Iterator[list[str]]:
+        for batch in data.text_batches():
+            bar.update(len(batch))
+            yield batch
+
     def build() -> PreTrainedTokenizerBase:
-        texts = datasets_tqdm(data.texts(), total=data.count_texts(), desc="Vocabulary", unit=" texts")
-        return train_tokenizer(architecture.tokenizer, texts, *settings, **knowledge)
+        with datasets_tqdm(total=data.count_texts(), desc="Vocabulary", unit=" texts") as bar:
+            return train_tokenizer(architecture.tokenizer, counted(bar), *settings, **knowledge)
 
     key = fingerprint(
         "vocabulary", data.train._fingerprint, data.text_column, data.pair_column, str(architecture.tokenizer),

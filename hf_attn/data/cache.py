@@ -40,6 +40,7 @@ PARALLEL_FROM_ROWS = 50_000
 MAX_WORKERS = 8
 # Bumped when a cached step's output changes meaning, so that no run reads a cache an older hf_attn wrote.
 CACHE_VERSION = "hf_attn-data-1"
+TOKENIZERS_PARALLELISM = "TOKENIZERS_PARALLELISM"
 
 
 def arrow_batches(split: Dataset, columns: Sequence[str], batch_size: int = ROWS_PER_BATCH) -> Iterator[pa.Table]:
@@ -100,14 +101,24 @@ def cached_map(
     a progress bar named `description` (where `datasets` shows bars); returns the mapped split and whether it came
     from the cache (every file it reads was there before the call)."""
     started = time.time()
-    mapped = split.map(
-        function,
-        batched=True,
-        new_fingerprint=key,
-        desc=description,
-        num_proc=map_workers(len(split), workers),
-        **options,
-    )
+    parallelism = os.environ.get(TOKENIZERS_PARALLELISM)
+    try:
+        mapped = split.map(
+            function,
+            batched=True,
+            new_fingerprint=key,
+            desc=description,
+            num_proc=map_workers(len(split), workers),
+            **options,
+        )
+    finally:
+        # `datasets` sets TOKENIZERS_PARALLELISM=false for its workers and then swaps `os.environ` back, which leaves
+        # the variable in the process's C environment: every later `tokenizers` call here (a vocabulary trained
+        # after the map) would run on one thread, half as fast on two cores. Put the C environment back as it was.
+        if parallelism is None:
+            os.unsetenv(TOKENIZERS_PARALLELISM)
+        else:
+            os.putenv(TOKENIZERS_PARALLELISM, parallelism)
     files = [Path(item["filename"]) for item in mapped.cache_files]
     reused = bool(split.cache_files) and bool(files) and all(path.stat().st_mtime < started for path in files)
     return mapped, reused
@@ -157,9 +168,10 @@ def sample_rows(split: Dataset, count: int, seed: int) -> Dataset:
     return split.select(chosen)
 
 
-def texts_of(split: Dataset, columns: Iterable[str | None]) -> Iterator[str]:
-    """Every text of the given columns of `split` (`None` columns skipped), a column after the other, decoded a batch
-    at a time: what a vocabulary is trained on."""
+def text_batches(split: Any, columns: Iterable[str | None], batch_size: int = ROWS_PER_BATCH) -> Iterator[list[str]]:
+    """The texts of the given columns of `split` (`None` columns skipped), a column after the other, as lists of up
+    to `batch_size`: what a vocabulary is trained on (the `tokenizers` trainers take batches as they come)."""
     for column in columns:
         if column is not None:
-            yield from column_values(split, column)
+            for batch in arrow_batches(split, [column], batch_size):
+                yield batch.column(0).to_pylist()

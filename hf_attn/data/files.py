@@ -17,9 +17,12 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import dataclasses
+import functools
 import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +31,7 @@ from datasets import Sequence as SequenceFeature
 from datasets import utils as datasets_utils
 
 from ..utils.paths import check_local_path
-from .cache import arrow_batches, cached_map, column_values, fingerprint
+from .cache import cached_map, column_values, fingerprint
 from .task_data import LabelFormat, TaskData, TaskLayout, get_task_layout
 
 FILE_FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet", ".txt": "text"}
@@ -295,6 +298,136 @@ def _label_items(value: Any, multi: bool, separator: str | None, column: str) ->
     return [item.strip() for item in str(value).split(separator) if item.strip()]
 
 
+DROP_COLUMN = "_hf_attn_dropped"  # why a row is dropped (`None`: kept), between the rewriting map and its filter
+UNSEEN_COLUMN = "_hf_attn_unseen"  # per row of a label-set task, how many of its labels are left out
+
+
+@dataclass(frozen=True)
+class RowRules:
+    """What the rows of one task must hold, and how a batch of them becomes canonical (`text`, `pair`, `label` and
+    the kept columns): one object for a split read whole (`prepare_task_data`) and for a stream
+    (`hf_attn.data.streaming`), so both keep and refuse the same rows.
+
+    Attributes:
+        layout: the task shape's rows (`TaskLayout`).
+        text_column / pair_column / label_column: the user's columns (`label_column` is `None` without labels).
+        label_separator: splits a string column into a label set.
+        names: the label names, index = id (`None` without labels).
+        feature_names: the names of a `ClassLabel` column whose values are ids into them, else `None`.
+        keep_columns: further columns kept as they are.
+        seen: where the names come from, in messages ("the training split", "the model's labels").
+        split_names: what messages call the two splits, by "train" and "held-out".
+        drop_unknown: a row whose class is not among `names` is dropped ("unknown label") instead of refused: a
+            stream's labels come from its first rows, and a later one may bring a new class.
+    """
+
+    layout: TaskLayout
+    text_column: str
+    pair_column: str | None
+    label_column: str | None
+    label_separator: str | None
+    names: list[str] | None
+    feature_names: list[str] | None
+    keep_columns: tuple[str, ...] = ()
+    seen: str = "the training split"
+    split_names: tuple[tuple[str, str], ...] = (("train", "train"), ("held-out", "held-out"))
+    drop_unknown: bool = False
+
+    @functools.cached_property
+    def index(self) -> dict[str, int]:
+        return {name: position for position, name in enumerate(self.names or [])}
+
+    @property
+    def multi(self) -> bool:
+        return self.layout.label_sets
+
+    @property
+    def tags(self) -> bool:
+        return self.layout.label_format is LabelFormat.TAGS
+
+    @property
+    def classes(self) -> bool:
+        return self.layout.label_format is LabelFormat.CLASS
+
+    @property
+    def ids(self) -> bool:
+        return self.feature_names is not None
+
+    def named(self, split: str) -> str:
+        return dict(self.split_names)[split]
+
+    def label_names_of(self, value: Any) -> list[str]:
+        """The label names a label value holds (one class, a set, a tag per word), ids of a `ClassLabel` resolved."""
+        items = _label_items(value, self.multi or self.tags, self.label_separator, self.label_column)
+        return [self.feature_names[int(item)] if self.ids else str(item) for item in items]
+
+    def unknown_of(self, value: Any) -> list[str]:
+        """The names of `value` that are not among `names`, sorted."""
+        return sorted({item for item in self.label_names_of(value) if item not in self.index})
+
+    def encode_label(self, value: Any, split: str) -> Any:
+        """A kept row's label as the canonical form has it: a class id, tag ids, or the known names of a set (a
+        held-out label set may name labels that training never has, the long tail of an extreme task: no model can
+        predict them; they are left out, and counted). A class that is not among `names` is refused, naming it."""
+        if self.classes and not self.ids:  # a class by name (or number), the common case: one look-up
+            found = self.index.get(str(value))
+            if found is not None:
+                return found
+        items = self.label_names_of(value)
+        if self.multi:
+            return [item for item in items if item in self.index]
+        unknown = sorted({item for item in items if item not in self.index})
+        if unknown:
+            names = self.names or []
+            raise ValueError(
+                f"label {unknown[0]!r} of the {self.named(split)} split never occurs in {self.seen} "
+                f"(--label-column {self.label_column!r}; known labels: {', '.join(names[:20])}"
+                f"{', ...' if len(names) > 20 else ''})."
+            )
+        return [self.index[item] for item in items] if self.tags else self.index[items[0]]
+
+    def why_dropped(self, text: Any, pair: Any, value: Any) -> str | None:
+        """Why a row is dropped ("empty text", "no label", ...), or `None` to keep it."""
+        if _is_empty(text):
+            return "empty text"
+        if self.pair_column is not None and _is_empty(pair):
+            return f"empty {self.layout.pair_is}"
+        if self.label_column is not None:
+            classes = self.classes
+            if value is None or (classes and value in NO_LABEL) or (classes and self.ids and int(value) < 0):
+                return "no label"
+            if self.tags and len(_label_items(value, True, None, self.label_column)) != len(_as_text(text).split()):
+                return "tag count differs from word count"
+            if self.drop_unknown and not self.multi and self.unknown_of(value):
+                return "unknown label"
+        return None
+
+    def canonical(self, batch: dict[str, list], split: str = "train") -> dict[str, list]:
+        """A batch in canonical form, row for row, with `DROP_COLUMN` saying which rows to drop and why (their label
+        is a placeholder) and, for label sets, `UNSEEN_COLUMN`: the labels each row leaves out."""
+        texts = batch[self.text_column]
+        pairs = batch[self.pair_column] if self.pair_column is not None else [None] * len(texts)
+        values = batch[self.label_column] if self.label_column is not None else [None] * len(texts)
+        reasons = [self.why_dropped(*row) for row in zip(texts, pairs, values, strict=True)]
+        rows: dict[str, list] = {"text": [_as_text(text) for text in texts]}
+        if self.pair_column is not None:
+            rows["pair"] = [_as_text(text) for text in pairs]
+        if self.label_column is not None:
+            empty = [] if self.multi or self.tags else -1  # a dropped row's label, of the column's type
+            pairs_ = zip(values, reasons, strict=True)
+            rows["label"] = [empty if reason else self.encode_label(value, split) for value, reason in pairs_]
+            if self.multi:
+                pairs_ = zip(values, reasons, strict=True)
+                rows[UNSEEN_COLUMN] = [0 if reason else len(self.unknown_of(value)) for value, reason in pairs_]
+        rows.update({name: batch[name] for name in self.keep_columns})
+        rows[DROP_COLUMN] = reasons
+        return rows
+
+    def key(self, split: Dataset) -> str:
+        """The fingerprint of `split` made canonical by these rules."""
+        return fingerprint("canonical", split._fingerprint, dataclasses.asdict(self) | {"layout": self.layout.name})
+
+
 def prepare_task_data(
     train: Dataset,
     held_out: Dataset,
@@ -317,20 +450,70 @@ def prepare_task_data(
     `split_names`: what messages call the two splits (`hf-attn evaluate` reads one file: "evaluation").
     `workers`: processes of the rewriting `map` (`--preprocessing_num_workers`; `hf_attn.data.cache.map_workers`).
 
-    Two passes over each split, both a batch at a time: the first reads, counts what is dropped and checks every
-    label; the second writes the kept rows in canonical form, under a fingerprint of the split and these options,
-    so that a second run over the same file finds them in the `datasets` cache."""
+    One rewriting pass over each split, a batch at a time (`RowRules.canonical`), under a fingerprint of the split
+    and the rules, so that a second run over the same file finds it in the `datasets` cache; the rows it marks are
+    then counted and filtered out."""
+    rules, splits = _rules(train, held_out, shape, text_column, pair_column, label_column, label_separator, labels,
+                           keep_columns, split_names)  # fmt: skip
+    prepared: dict[str, Dataset] = {}
+    dropped: dict[str, dict[str, int]] = {}
+    cached = True
+    for split_name, split in splits.items():
+        canonical = functools.partial(rules.canonical, split=split_name)
+        description = f"Preparing the {rules.named(split_name)} split"
+        rows, reused = cached_map(
+            split, canonical, rules.key(split) + f"-{split_name}", description, workers,
+            remove_columns=split.column_names,
+        )  # fmt: skip
+        cached &= reused
+        counts = Counter(reason for reason in column_values(rows, DROP_COLUMN) if reason is not None)
+        if counts:
+            dropped[split_name] = dict(counts)
+            detail = ", ".join(f"{reason}: {count}" for reason, count in counts.items())
+            total = f"dropped {sum(counts.values())} of {len(split)} rows"
+            print(f"[hf-attn] {rules.named(split_name)} split: {total} ({detail})")
+            if sum(counts.values()) == len(split):
+                raise ValueError(f"The {rules.named(split_name)} split has no usable row ({', '.join(counts)}).")
+            rows = rows.filter(
+                lambda reasons: [reason is None for reason in reasons], input_columns=DROP_COLUMN, batched=True,
+                new_fingerprint=fingerprint("kept", rows._fingerprint),
+            )  # fmt: skip
+        if rules.multi:
+            unseen = sum(column_values(rows, UNSEEN_COLUMN))
+            if unseen:
+                dropped.setdefault(split_name, {})[f"labels not in {rules.seen}"] = unseen
+                print(f"[hf-attn] {split_name} split: left out {unseen} labels that are not in {rules.seen}")
+        rows = rows.remove_columns([name for name in (DROP_COLUMN, UNSEEN_COLUMN) if name in rows.column_names])
+        prepared[split_name] = _typed_labels(rows, rules)
+    return TaskData(
+        train=prepared["train"],
+        eval=prepared["held-out"],
+        shape=rules.layout.name,
+        text_column="text",
+        pair_column="pair" if pair_column is not None else None,
+        label_column="label" if rules.label_column is not None else None,
+        labels=rules.names,
+        source={**(source or {}), "columns": ", ".join(c for c in (text_column, pair_column, label_column) if c)},
+        dropped=dropped,
+        from_cache=["prepared rows"] if cached else [],
+    )
+
+
+def _rules(
+    train: Any, held_out: Any, shape: str | TaskLayout, text_column: str, pair_column: str | None,
+    label_column: str | None, label_separator: str | None, labels: list[str] | None, keep_columns: Sequence[str],
+    split_names: tuple[str, str], drop_unknown: bool = False,
+) -> tuple[RowRules, dict[str, Any]]:  # fmt: skip
+    """The `RowRules` of a task on `train` (a split, or a stream's first rows) and the two splits with their columns
+    checked (a nested column flattened): a missing column, or a task without the columns it needs, is refused
+    naming the option."""
     named = dict(zip(("train", "held-out"), split_names, strict=True))
     layout = shape if isinstance(shape, TaskLayout) else get_task_layout(shape)
-    shape = layout.name
-    multi = layout.label_sets
-    tags = layout.label_format is LabelFormat.TAGS
-    classes = layout.label_format is LabelFormat.CLASS
     needs_label = layout.has_labels
     if needs_label and label_column is None:
-        raise ValueError(f"A {shape} task needs --label-column.")
+        raise ValueError(f"A {layout.name} task needs --label-column.")
     if "pair_column" in layout.needs and pair_column is None:
-        raise ValueError(f"A {shape} task needs {layout.pair_option}.")
+        raise ValueError(f"A {layout.name} task needs {layout.pair_option}.")
     splits = {"train": train, "held-out": held_out}
     for split_name in splits:
         for option, name in (
@@ -341,124 +524,35 @@ def prepare_task_data(
             splits[split_name] = _column(splits[split_name], name, option, named[split_name])
     names: list[str] | None = labels
     feature_names = _feature_names(splits["train"], label_column) if needs_label else None
-    ids = feature_names is not None
     if needs_label and names is None:
-        names = feature_names or _collect_names(splits["train"], label_column, multi or tags, label_separator)
+        tagged = layout.label_sets or layout.label_format is LabelFormat.TAGS
+        names = feature_names or _collect_names(splits["train"], label_column, tagged, label_separator)
         if not names:
             raise ValueError(f"--label-column {label_column!r} of the train split holds no label.")
-    index = {name: position for position, name in enumerate(names or [])}
-    seen = "the training split" if labels is None else "the model's labels"
-
-    def encode_label(value: Any, split_name: str) -> Any:
-        items = _label_items(value, multi or tags, label_separator, label_column)
-        items = [feature_names[int(item)] if ids else str(item) for item in items]
-        unknown = sorted({item for item in items if item not in index})
-        if multi:
-            # A held-out label set may name labels the training split (or the model) never has, the long tail of
-            # an extreme task: no model can predict them; they are left out, and counted below.
-            return [item for item in items if item in index]
-        if unknown:
-            raise ValueError(
-                f"label {unknown[0]!r} of the {named[split_name]} split never occurs in {seen} "
-                f"(--label-column {label_column!r}; known labels: {', '.join(names[:20])}"
-                f"{', ...' if len(names) > 20 else ''})."
-            )
-        return [index[item] for item in items] if tags else index[items[0]]
-
-    def why_dropped(text: Any, pair: Any, value: Any) -> str | None:
-        if _is_empty(text):
-            return "empty text"
-        if pair_column is not None and _is_empty(pair):
-            return f"empty {layout.pair_is}"
-        if needs_label:
-            if value is None or (classes and value in NO_LABEL) or (classes and ids and int(value) < 0):
-                return "no label"
-            if tags and len(_label_items(value, True, None, label_column)) != len(_as_text(text).split()):
-                return "tag count differs from word count"
-        return None
-
-    used = [column for column in (text_column, pair_column, label_column if needs_label else None) if column]
-
-    def reasons(batch: dict[str, list]) -> list[str | None]:
-        """Per row of `batch`, why it is dropped, or `None` to keep it."""
-        rows = len(batch[text_column])
-        pairs = batch[pair_column] if pair_column is not None else [None] * rows
-        values = batch[label_column] if needs_label else [None] * rows
-        return [why_dropped(*row) for row in zip(batch[text_column], pairs, values, strict=True)]
-
-    def one_class(value: Any) -> int:  # `encode_label` of a value the first pass has checked, without its checks
-        return index[feature_names[int(value)] if ids else str(value)]
-
-    prepared: dict[str, Dataset] = {}
-    dropped: dict[str, dict[str, int]] = {}
-    cached = True
-    for split_name, split in splits.items():
-        # First pass, read-only, a batch at a time: what is dropped and why, and every kept label checked (a held-out
-        # label training never saw is refused here, naming it, before anything is written).
-        counts, unseen = Counter(), 0
-        for table in arrow_batches(split, used):
-            batch = table.to_pydict()
-            batch_reasons = reasons(batch)
-            counts.update(reason for reason in batch_reasons if reason is not None)
-            if needs_label:
-                for value, reason in zip(batch[label_column], batch_reasons, strict=True):
-                    if reason is None:
-                        encode_label(value, split_name)
-                        if multi:
-                            unseen += sum(
-                                (feature_names[int(i)] if ids else str(i)) not in index
-                                for i in _label_items(value, True, label_separator, label_column)
-                            )
-        if counts:
-            dropped[split_name] = dict(counts)
-            detail = ", ".join(f"{reason}: {count}" for reason, count in counts.items())
-            total = f"dropped {sum(counts.values())} of {len(split)} rows"
-            print(f"[hf-attn] {named[split_name]} split: {total} ({detail})")
-        if sum(counts.values()) == len(split):
-            raise ValueError(f"The {named[split_name]} split has no usable row ({', '.join(counts)}).")
-        if unseen:
-            dropped.setdefault(split_name, {})[f"labels not in {seen}"] = unseen
-            print(f"[hf-attn] {split_name} split: left out {unseen} labels that are not in {seen}")
-
-        def canonical(batch: dict[str, list], split_name: str = split_name) -> dict[str, list]:
-            """The second pass: the kept rows of `batch` in canonical form."""
-            keep = [row for row, reason in enumerate(reasons(batch)) if reason is None]
-            if len(keep) < len(batch[text_column]):
-                batch = {name: [values[row] for row in keep] for name, values in batch.items()}
-            rows = {"text": [_as_text(text) for text in batch[text_column]]}
-            if pair_column is not None:
-                rows["pair"] = [_as_text(text) for text in batch[pair_column]]
-            if needs_label:
-                single = classes and not multi
-                encode = one_class if single else lambda value: encode_label(value, split_name)
-                rows["label"] = [encode(value) for value in batch[label_column]]
-            rows.update({name: batch[name] for name in keep_columns})
-            return rows
-
-        key = fingerprint(
-            "canonical", split._fingerprint, shape, text_column, pair_column, label_column if needs_label else None,
-            label_separator, names, feature_names, list(keep_columns),
-        )  # fmt: skip
-        prepared[split_name], reused = cached_map(
-            split, canonical, key, f"Preparing the {named[split_name]} split", workers,
-            remove_columns=split.column_names,
-        )  # fmt: skip
-        cached &= reused
-        if needs_label and (classes or tags):
-            # `map` keeps an output column's input type when the names agree: string labels would come back as the
-            # strings "0", "1", ... of the class ids, which no collator batches.
-            label_type = SequenceFeature(Value("int64")) if tags else Value("int64")
-            if prepared[split_name].features["label"] != label_type:
-                prepared[split_name] = prepared[split_name].cast_column("label", label_type)
-    return TaskData(
-        train=prepared["train"],
-        eval=prepared["held-out"],
-        shape=shape,
-        text_column="text",
-        pair_column="pair" if pair_column is not None else None,
-        label_column="label" if needs_label else None,
-        labels=names,
-        source={**(source or {}), "columns": ", ".join(c for c in (text_column, pair_column, label_column) if c)},
-        dropped=dropped,
-        from_cache=["prepared rows"] if cached else [],
+    rules = RowRules(
+        layout=layout,
+        text_column=text_column,
+        pair_column=pair_column,
+        label_column=label_column if needs_label else None,
+        label_separator=label_separator,
+        names=names,
+        feature_names=feature_names,
+        keep_columns=tuple(keep_columns),
+        seen="the training split" if labels is None else "the model's labels",
+        split_names=tuple(named.items()),
+        drop_unknown=drop_unknown,
     )
+    return rules, splits
+
+
+def _typed_labels(rows: Any, rules: RowRules) -> Any:
+    """`rows` with class and tag ids typed as integers: `map` keeps an output column's input type when the names
+    agree, so string labels would come back as the strings "0", "1", ... of the class ids, which no collator
+    batches."""
+    if rules.label_column is None or not (rules.classes or rules.tags):
+        return rows
+    label_type = SequenceFeature(Value("int64")) if rules.tags else Value("int64")
+    features = rows.features
+    if features is not None and features["label"] != label_type:
+        return rows.cast_column("label", label_type)
+    return rows

@@ -124,11 +124,16 @@ class TaskData:
     from_cache: list[str] = field(default_factory=list)
 
     def texts(self, split: Dataset | None = None) -> Iterator[str]:
-        """Every text of `split` (default: train), pairs and targets included: what a vocabulary is trained on, read
-        in Arrow batches (`hf_attn.data.cache.texts_of`), never a row at a time."""
-        from .cache import texts_of
+        """Every text of `split` (default: train), pairs and targets included: what a vocabulary is trained on."""
+        for batch in self.text_batches(split):
+            yield from batch
 
-        yield from texts_of(self.train if split is None else split, (self.text_column, self.pair_column))
+    def text_batches(self, split: Dataset | None = None) -> Iterator[list[str]]:
+        """`texts(split)` as lists read from Arrow batches (`hf_attn.data.cache.text_batches`), never a row at a
+        time."""
+        from .cache import text_batches
+
+        yield from text_batches(self.train if split is None else split, (self.text_column, self.pair_column))
 
     def count_texts(self, split: Dataset | None = None) -> int:
         """How many texts `texts(split)` yields (a progress bar's total)."""

@@ -41,8 +41,8 @@ class TokenizerKind:
     min_frequency: int
     lowercase: bool
     reads_knowledge: bool = False
-    # The trainer reads its texts once, as they come (the `tokenizers` trainers): a million texts are never held as a
-    # list. A trainer that reads them twice (STCKA's words, then their concepts) gets a list.
+    # The trainer reads its texts once, as they come, strings or batches (the `tokenizers` trainers): a million texts
+    # are never held as a list. A trainer that reads them twice (STCKA's words, then their concepts) gets a list.
     reads_once: bool = False
 
     def __str__(self) -> str:  # messages and cards name the kind
@@ -56,9 +56,12 @@ class TokenizerKind:
         lowercase: bool | None = None,
         **knowledge: Any,
     ) -> PreTrainedTokenizerBase:
-        """A tokenizer of this kind trained on `texts`; `None` options take the kind's defaults (table above)."""
+        """A tokenizer of this kind trained on `texts` (strings, or lists of strings: batches as a dataset is read);
+        `None` options take the kind's defaults (table above)."""
+        if not self.reads_once:
+            texts = [text for item in texts for text in ([item] if isinstance(item, str) else item)]
         return self.trainer(
-            texts if self.reads_once else list(texts),
+            texts,
             vocab_size or self.vocab_size,
             self.min_frequency if min_frequency is None else min_frequency,
             self.lowercase if lowercase is None else lowercase,
