@@ -265,6 +265,12 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
         **{key: value for key, value in merged.items() if key not in own and key not in architectures_own}
     )
     check_reporters(args.report_to)
+    if options.streaming and not options.dataset:
+        raise ValueError("--streaming reads --dataset as a stream: give --dataset (a Hub id, a folder or a file).")
+    if options.streaming and args.max_steps <= 0:
+        raise ValueError(
+            "--streaming reads the data as training asks for it, with no length to count epochs by: give --max_steps."
+        )
     if args.max_steps == 0:  # transformers reads max_steps ≤ 0 as "use the epochs": 0 would silently train them
         raise ValueError(
             "--max_steps 0 would train nothing (transformers would train the epochs instead): give a positive number "

@@ -26,13 +26,15 @@ text into what the head reads, so a review CSV trains Lin (words) and HAN (sente
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
 import torch
-from datasets import Dataset
+from datasets import Dataset, IterableDataset
+from torch.utils.data import DataLoader
 from transformers import (
     PreTrainedConfig,
     PreTrainedModel,
@@ -110,6 +112,10 @@ class TaskShape:
     variant_of: ClassVar[str | None] = None  # a model folder's shape: the shared shape whose data it trains on
     # Few-shot: the data are episodes of classes named at test time (held-out episodes, not a label set).
     episodic: ClassVar[bool] = False
+    # Trains on a stream (`--streaming`, `hf_attn.data.streaming`): nothing of it needs the whole training split
+    # ahead. `needs_ahead` says what does, where it cannot.
+    streams: ClassVar[bool] = False
+    needs_ahead: ClassVar[str] = "its statistics"
 
     @property
     def name(self) -> str:
@@ -216,6 +222,8 @@ class TaskShape:
     ) -> Trainer:  # fmt: skip
         """The `Trainer` (a `Seq2SeqTrainer` when scoring generations) with the shape's collator and metrics."""
         trainer_class = Seq2SeqTrainer if getattr(args, "predict_with_generate", False) else Trainer
+        if isinstance(train_split, IterableDataset):
+            trainer_class = stream_shard_trainer(trainer_class)
         return trainer_class(
             model=model,
             args=args,
@@ -251,11 +259,36 @@ class TaskShape:
         raise ValueError(f"{type(model).__name__} has nothing to predict from text; `hf-attn evaluate` scores it.")
 
 
+class StreamShardTrainerMixin:
+    """A `Trainer` whose training stream is already this process's part (`split_dataset_by_node`,
+    `hf_attn.data.streaming`): in a distributed run its batches are loaded as they come. Through `accelerate`, the
+    main process would read every batch and send each process its share (`dispatch_batches`), or the stream would be
+    split again and lose rows."""
+
+    def get_train_dataloader(self) -> DataLoader:
+        if self.args.world_size == 1 or not isinstance(self.train_dataset, IterableDataset):
+            return super().get_train_dataloader()
+        return DataLoader(
+            self.train_dataset,
+            batch_size=self._train_batch_size,
+            collate_fn=self._get_collator_with_removed_columns(self.data_collator, description="training"),
+            num_workers=self.args.dataloader_num_workers,
+            pin_memory=self.args.dataloader_pin_memory,
+        )
+
+
+@functools.cache
+def stream_shard_trainer(trainer_class: type[Trainer]) -> type[Trainer]:
+    """`trainer_class` with `StreamShardTrainerMixin` (one class per trainer class)."""
+    return type(f"StreamShard{trainer_class.__name__}", (StreamShardTrainerMixin, trainer_class), {})
+
+
 class Classification(TaskShape):
     """A text (sentence or document) and one class: accuracy, and attention on the evidence where it is known."""
 
     layout = TASK_LAYOUTS["classification"]
     label_kinds = (CLASS,)
+    streams = True
 
     @torch.no_grad()
     def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
@@ -293,6 +326,7 @@ class MultiLabel(TaskShape):
 
     layout = TASK_LAYOUTS["multi_label"]
     label_kinds = (LABEL_SEQUENCE, MULTI_HOT)
+    needs_ahead = "the labels sorted by their frequency"
     input_kinds = (Sentence, Document, SourceAndTarget)  # a label-sequence head reads a text and decodes labels
 
     def generates(self, head):
@@ -374,6 +408,7 @@ class SequenceToSequence(TaskShape):
 
     layout = TASK_LAYOUTS["seq2seq"]
     label_kinds = (TOKEN_VOCAB,)
+    needs_ahead = "the longest held-out target, for the generation length"
     input_kinds = (SourceAndTarget,)
 
     def generates(self, head):
@@ -425,6 +460,7 @@ class LanguageModeling(TaskShape):
 
     layout = TASK_LAYOUTS["language_modeling"]
     label_kinds = (TOKEN_VOCAB,)
+    streams = True
     input_kinds = (Sentence,)  # one position per word (ELMo's characters too): a document is no language
 
     def encoder(self, data, tokenizer, config, head, max_length=None):
@@ -471,6 +507,7 @@ class TokenClassification(TaskShape):
 
     layout = TASK_LAYOUTS["token_classification"]
     label_kinds = (TOKEN_CLASS,)
+    streams = True
 
     def encoder(self, data, tokenizer, config, head, max_length=None):
         kwargs = {"truncation": max_length is not None, "max_length": max_length}
@@ -515,6 +552,7 @@ class FewShotClassification(TaskShape):
 
     layout = TASK_LAYOUTS["few_shot"]
     label_kinds = (EPISODE,)
+    needs_ahead = "the instances of every class, to draw episodes from"
     episodic = True
     input_kinds = (Episodes,)
 
@@ -745,7 +783,8 @@ def encode_split(
     `hf_attn.data.cache.map_workers`), its other columns dropped except `keep`, and whether the `datasets` cache held
     it already. `key`: the encoding's fingerprint (`encoding_key`), without which `datasets` fingerprints the function
     itself."""
-    remove = [name for name in split.column_names if name not in keep]
+    names = split.column_names if split.column_names is not None else list(next(iter(split.take(1)), {}))  # a stream
+    remove = [name for name in names if name not in keep]
     if key is None:
         return split.map(encode, batched=True, remove_columns=remove), False
     return cached_map(split, encode, key, "Encoding", workers, remove_columns=remove)

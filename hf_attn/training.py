@@ -52,6 +52,7 @@ from .data.cache import cache_folder, cached_tokenizer, column_values, fingerpri
 from .data.episodes import CLASS_COLUMN, prepare_few_shot_data
 from .data.files import load_splits, prepare_task_data
 from .data.kinds import EPISODES
+from .data.streaming import load_stream_splits, prepare_stream
 from .data.task_data import TaskData
 from .data.word_vectors import initialise_embeddings
 from .hub import push_model_dir
@@ -205,11 +206,54 @@ def _whose(error: ValueError, options: HfAttnArguments) -> ValueError:
     return ValueError(f"{message.rstrip('.')} ({given} from recipe {recipe!r}: give your own to override it).")
 
 
-def _dataset_data(options: HfAttnArguments, architecture: Architecture, seed: int) -> TaskData:
+def _dataset_data(options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments) -> TaskData:
     try:
-        return _read_dataset(options, architecture, seed)
+        if options.streaming:
+            return _read_stream(options, architecture, (args.process_index, args.world_size))
+        return _read_dataset(options, architecture, args.seed)
     except ValueError as error:
         raise _whose(error, options) from error
+
+
+def _read_stream(options: HfAttnArguments, architecture: Architecture, process: tuple[int, int]) -> TaskData:
+    """`--streaming`: the dataset read as training asks for it (`hf_attn.data.streaming`), for a task shape that
+    needs no whole split ahead."""
+    train_split, held_out, source = load_stream_splits(
+        options.dataset,
+        options.dataset_config,
+        train_split=options.train_split,
+        eval_split=options.eval_split,
+        eval_dataset=options.eval_dataset,
+        data_format=options.dataset_format,
+        column_names=options.column_names,
+    )
+    first = Dataset.from_list(list(train_split.take(100)), features=train_split.features)
+    label = options.label_column
+    if label is None and not options.target_column:
+        label = next((name for name in ("label", "labels") if name in first.column_names), None)
+    shape = TASK_SHAPES[options.shape or _infer_shape(options, architecture, first, label)]
+    if not shape.streams:
+        raise ValueError(
+            f"--streaming: a {shape.name} task needs its whole training split ahead ({shape.needs_ahead}); train "
+            "without --streaming."
+        )
+    columns = options.architecture_arguments.columns()
+    data = prepare_stream(
+        train_split,
+        held_out,
+        shape.layout,
+        text_column=options.text_column,
+        pair_column=options.target_column or options.text_pair_column,
+        label_column=label if shape.has_labels else None,
+        label_separator=options.label_separator,
+        source=source,
+        keep_columns=[column.column for column in columns],
+        sample_rows=options.tokenizer_sample_rows,
+        eval_rows=options.max_eval_samples or MIN_EVAL_SAMPLES,
+        process=process,
+    )
+    data.tokenizer_columns = {column.keyword: column.column for column in columns}
+    return data
 
 
 def _read_dataset(options: HfAttnArguments, architecture: Architecture, seed: int) -> TaskData:
@@ -351,11 +395,12 @@ def _vocabulary(options: HfAttnArguments, architecture: Architecture, data: Task
         with datasets_tqdm(total=data.count_texts(), desc="Vocabulary", unit=" texts") as bar:
             return train_tokenizer(architecture.tokenizer, counted(bar), *settings, **knowledge)
 
+    rows = data.vocabulary_source
     key = fingerprint(
-        "vocabulary", data.train._fingerprint, data.text_column, data.pair_column, str(architecture.tokenizer),
-        settings, knowledge,
+        "vocabulary", rows._fingerprint, data.text_column, data.pair_column, str(architecture.tokenizer), settings,
+        knowledge,
     )  # fmt: skip
-    tokenizer, cached = cached_tokenizer(data.train, key, build, AutoTokenizer.from_pretrained)
+    tokenizer, cached = cached_tokenizer(rows, key, build, AutoTokenizer.from_pretrained)
     if cached:
         data.from_cache.append("vocabulary")
     return tokenizer
@@ -370,6 +415,11 @@ def _fit_held_out(data: TaskData, options: HfAttnArguments, args: HfAttnTraining
     """Scores a seeded sample of the held-out split when it is larger than `--max_eval_samples`, or, by default,
     than the rows the run trains on (at least `MIN_EVAL_SAMPLES`): a five-step run on a million rows does not score
     100,000. Says so in a status line."""
+    if data.streamed:  # the first rows of the held-out stream (`prepare_stream` held out no more when it chose them)
+        limit = options.max_eval_samples or MIN_EVAL_SAMPLES
+        data.eval = data.eval.take(limit)
+        data.notes.append(f"[hf-attn] held-out: scoring the first {limit} rows of the held-out stream")
+        return
     held_out = len(data.eval)
     if options.max_eval_samples is not None:
         limit, why = options.max_eval_samples, "--max_eval_samples"
@@ -410,7 +460,8 @@ class DataStages:
         """`[hf-attn] data: 900000 training rows, 2000 held-out; reading and preparing 3.1 s, vocabulary 16.0 s,
         encoding 35.2 s` (`(cached)` after a step the `datasets` cache answered)."""
         steps = ", ".join(f"{s.name} {s.seconds:.1f} s{' (cached)' if s.cached else ''}" for s in self.steps)
-        line = f"[hf-attn] data: {len(data.train)} training rows, {len(data.eval)} held-out; {steps}"
+        rows = "streamed" if data.streamed else f"{len(data.train)} training rows, {len(data.eval)} held-out"
+        line = f"[hf-attn] data: {rows}; {steps}"
         folder = cache_folder(data.train)
         if folder is not None and all(step.cached for step in self.steps):
             line += f"; reused from the datasets cache ({folder})"
@@ -537,7 +588,7 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
     overrides = {**(recipe.config if recipe else {}), **parse_overrides(options.config)}
     stages = DataStages()
     with stages.stage("reading and preparing") as step:
-        data = _dataset_data(options, architecture, args.seed) if options.dataset else None
+        data = _dataset_data(options, architecture, args) if options.dataset else None
         data = data or _synthetic_data(options, architecture, args.seed)
         step.cached = "prepared rows" in data.from_cache
     data.episodes = {"eval_episodes": options.eval_episodes, "noise_rate": options.support_noise}
@@ -545,6 +596,11 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
     data.shape = shape.name
     head = _pick_head(architecture, shape, options.head)
     staged = architecture.pretraining_head is not None and head.model_class.__name__ != architecture.pretraining_head
+    if staged and data.streamed:
+        raise ValueError(
+            f"--streaming: {architecture.display_name} trains in two stages (a language model, then the task), each "
+            "over the whole training split; train without --streaming."
+        )
     if staged and isinstance(args.resume_from_checkpoint, str):
         raise ValueError(
             f"{architecture.display_name} trains in two stages, each with its own checkpoints "
@@ -577,7 +633,11 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
         # encoded by each).
         encoded = []
         for split, kept in ((data.train, ()), (data.eval, keep)):
-            key = encoding_key(split, shape, data, tokenizer, config, head, options.max_length)
+            key = (
+                None
+                if data.streamed
+                else encoding_key(split, shape, data, tokenizer, config, head, options.max_length)
+            )
             encoded.append(encode_split(split, encode, kept, key, options.preprocessing_num_workers))
         (train_split, train_cached), (eval_split, eval_cached) = encoded
         step.cached = train_cached and eval_cached
@@ -628,8 +688,8 @@ def _summary(options, args, architecture, data, trainer, metrics, overrides, cov
     else:
         vocabulary = f"{architecture.tokenizer}, trained on the training split ({len(tokenizer)} tokens)"
     settings = {
-        "training examples": len(data.train),
-        "held-out examples": len(data.eval),
+        "training examples": "streamed" if data.streamed else len(data.train),
+        "held-out examples": "streamed" if data.streamed else len(data.eval),
         "dropped rows": data.dropped or None,
         "seed": args.seed,
         "steps": trainer.state.global_step,
@@ -667,7 +727,7 @@ def _card_example(data: TaskData, config) -> dict[str, Any] | None:
     """A held-out example whose attention the card draws (`hf_attn.cards`): the first held-out text (and its pair
     or target); a few-shot model's is a query with a support set of the next held-out texts, `num_ways` classes
     (the query's first) of `num_shots` texts each (with their entities, for a relation model)."""
-    rows = data.eval
+    rows = Dataset.from_list(list(data.eval.take(1))) if data.streamed else data.eval
     if not len(rows) or data.text_column not in rows.column_names or not isinstance(rows[0][data.text_column], str):
         return None
     if not TASK_SHAPES[data.shape].episodic:

@@ -127,7 +127,8 @@ def cached_map(
 def cache_folder(split: Dataset) -> Path | None:
     """The folder of `split`'s cache files (where `datasets` keeps what it maps from it), or `None` for a split held
     in memory."""
-    return Path(split.cache_files[0]["filename"]).parent if split.cache_files else None
+    files = getattr(split, "cache_files", None)  # a stream (`IterableDataset`) has none
+    return Path(files[0]["filename"]).parent if files else None
 
 
 def cached_tokenizer(

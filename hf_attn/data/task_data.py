@@ -122,6 +122,13 @@ class TaskData:
     resources: dict[str, str] = field(default_factory=dict)
     # The steps whose results came from the `datasets` cache (`hf_attn.data.cache`), for the run's status line.
     from_cache: list[str] = field(default_factory=list)
+    # The rows a vocabulary is trained on when not the training split: a stream's first rows (`data.streaming`).
+    vocabulary_rows: Dataset | None = None
+
+    @property
+    def streamed(self) -> bool:
+        """Whether the splits are streams (`datasets.IterableDataset`: read as training asks, no length)."""
+        return not hasattr(self.train, "__len__")
 
     def texts(self, split: Dataset | None = None) -> Iterator[str]:
         """Every text of `split` (default: train), pairs and targets included: what a vocabulary is trained on."""
@@ -133,9 +140,15 @@ class TaskData:
         time."""
         from .cache import text_batches
 
-        yield from text_batches(self.train if split is None else split, (self.text_column, self.pair_column))
+        split = split if split is not None else self.vocabulary_source
+        yield from text_batches(split, (self.text_column, self.pair_column))
+
+    @property
+    def vocabulary_source(self) -> Dataset:
+        """The rows a vocabulary is trained on: `vocabulary_rows` where set, else the training split."""
+        return self.vocabulary_rows if self.vocabulary_rows is not None else self.train
 
     def count_texts(self, split: Dataset | None = None) -> int:
         """How many texts `texts(split)` yields (a progress bar's total)."""
-        split = self.train if split is None else split
+        split = self.vocabulary_source if split is None else split
         return len(split) * sum(column is not None for column in (self.text_column, self.pair_column))

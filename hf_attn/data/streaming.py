@@ -1,0 +1,190 @@
+"""Data larger than memory or disk: a Hub dataset or local files read as a stream (`hf-attn train --streaming`).
+
+`load_stream_splits` opens the training and held-out splits as `datasets.IterableDataset`s: nothing is downloaded
+or converted ahead, rows are read as training asks for them. `prepare_stream` puts them in the canonical form of a
+task shape with the same rules as a split read whole (`hf_attn.data.files.RowRules`), lazily:
+
+- what needs the whole split ahead comes from its first rows instead: the label names (unless a `ClassLabel`
+  feature names them) and the vocabulary are read from the first `sample_rows` training rows
+  (`--tokenizer_sample_rows`), and what they drop is counted and said;
+- rows are dropped as they come, for the same reasons, and also a row whose class the first rows never had
+  ("unknown label": it cannot be a class of the model);
+- without a held-out split or file, the first `eval_rows` training rows are held out (kept in memory), and training
+  reads every row but those;
+- under `accelerate launch`, each process reads its own part of the training stream
+  (`datasets.distributed.split_dataset_by_node`: whole files when their number divides by the processes, else every
+  n-th row); the trainer then loads it as it is (`hf_attn.tasks.StreamShardTrainer`).
+
+A stream has no length: the run needs `--max_steps`, and the task shapes that need a whole split ahead (label
+frequencies, a label tree, episodes) refuse it (`TaskShape.streams`).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from datasets import Dataset, IterableDataset, load_dataset
+from datasets.distributed import split_dataset_by_node
+
+from ..utils.paths import check_local_path
+from .files import DROP_COLUMN, HELD_OUT_SPLITS, UNSEEN_COLUMN, RowRules, _file_format, _rules, _typed_labels
+from .task_data import TaskData, TaskLayout
+
+
+def _open_file(path: Path, data_format: str | None, column_names: Sequence[str] | None) -> IterableDataset:
+    builder, options = _file_format(path, data_format)
+    if column_names:
+        if builder != "csv":
+            raise ValueError("--column-names applies to .csv/.tsv files (their header row is then data).")
+        options["column_names"] = list(column_names)
+    return load_dataset(builder, data_files={"train": str(path)}, split="train", streaming=True, **options)
+
+
+def load_stream_splits(
+    dataset: str,
+    dataset_config: str | None = None,
+    train_split: str = "train",
+    eval_split: str | None = None,
+    eval_dataset: str | None = None,
+    data_format: str | None = None,
+    column_names: Sequence[str] | None = None,
+) -> tuple[IterableDataset, IterableDataset | None, dict[str, str]]:
+    """The training split of `dataset` (a file, a folder or a Hub id) as a stream, its held-out split (`eval_dataset`,
+    else `eval_split`, else the first of validation/dev/valid/test it has, else `None`) and a description of them."""
+    check_local_path(dataset, "--dataset")
+    if eval_dataset is not None:
+        check_local_path(eval_dataset, "--eval-dataset")
+    path = Path(dataset)
+    source = {
+        "type": f"local/{path.name}" if path.exists() else dataset,
+        "name": path.name if path.exists() else dataset,
+    }
+    if path.is_file():
+        splits: dict[str, Any] = {"train": _open_file(path, data_format, column_names)}
+        train_split = "train"
+    elif path.is_dir() and data_format is not None:  # a folder of shards in one format
+        shards = sorted(str(item) for item in path.rglob("*") if item.is_file() and not item.name.startswith("."))
+        if not shards:
+            raise ValueError(f"--dataset {path} holds no file.")
+        splits = {"train": load_dataset(data_format, data_files={"train": shards}, split="train", streaming=True)}
+        train_split = "train"
+    else:
+        kind = "local folder" if path.is_dir() else "Hub dataset"
+        try:
+            splits = load_dataset(dataset, None if path.is_dir() else dataset_config, streaming=True)
+        except Exception as error:
+            message = str(error).splitlines()[0] if str(error) else type(error).__name__
+            raise ValueError(f"--dataset {dataset} ({kind}) cannot be streamed: {message}") from error
+        if dataset_config and not path.is_dir():
+            source["name"] = f"{dataset} ({dataset_config})"
+    if train_split not in splits:
+        raise ValueError(f"--train-split {train_split!r} is not a split of {dataset}; it has {list(splits)}.")
+    held_out = None
+    if eval_dataset is not None:
+        held_out, source["held_out"] = (
+            _open_file(Path(eval_dataset), data_format, column_names),
+            Path(eval_dataset).name,
+        )
+    elif eval_split is not None:
+        if eval_split not in splits:
+            raise ValueError(f"--eval-split {eval_split!r} is not a split of {dataset}; it has {list(splits)}.")
+        held_out, source["held_out"] = splits[eval_split], eval_split
+    elif found := next((split for split in HELD_OUT_SPLITS if split in splits and split != train_split), None):
+        held_out, source["held_out"] = splits[found], found
+    return splits[train_split], held_out, source
+
+
+def _row_key(row: dict[str, Any]) -> str:
+    """A row's values as one string: equal rows, equal keys (a held-out row is known again in the stream)."""
+    return json.dumps(row, sort_keys=True, default=str)
+
+
+def _first_rows(stream: IterableDataset, count: int, what: str) -> Dataset:
+    """The first `count` rows of `stream` as a `Dataset` held in memory (typed by the stream's features, where the
+    stream knows them); a stream without a row is refused, naming `what` it is."""
+    rows = list(stream.take(count))
+    if not rows:
+        raise ValueError(f"{what} is empty: the stream holds no row.")
+    return Dataset.from_list(rows, features=stream.features)
+
+
+def prepare_stream(
+    train: IterableDataset,
+    held_out: IterableDataset | None,
+    layout: TaskLayout,
+    text_column: str = "text",
+    pair_column: str | None = None,
+    label_column: str | None = None,
+    label_separator: str | None = None,
+    source: dict[str, str] | None = None,
+    keep_columns: Sequence[str] = (),
+    sample_rows: int = 100_000,
+    eval_rows: int = 2000,
+    process: tuple[int, int] = (0, 1),
+) -> TaskData:
+    """Canonical `TaskData` over streams (module docstring): `train` and `eval` are `IterableDataset`s made canonical
+    as they are read, `vocabulary_rows` the canonical first `sample_rows` training rows. `process`: (rank, number
+    of processes) of a distributed run, whose training stream is split between them."""
+    notes = []
+    if any(name is not None and "." in name for name in (text_column, pair_column, label_column)):
+        train = train.flatten()  # a nested column (`translation.de`) is named with dots
+        held_out = held_out.flatten() if held_out is not None else None
+    if held_out is None:
+        # The first rows, held in memory, and training on every row but those. Not `skip(eval_rows)`: a stream split
+        # between processes splits the skip too, and each process would train on some held-out rows.
+        first = list(train.take(eval_rows))
+        held = {_row_key(row) for row in first}
+        held_out = Dataset.from_list(first, features=train.features)
+        train = train.filter(lambda row: _row_key(row) not in held)
+        notes.append(f"[hf-attn] streaming: no held-out split; holding out the first {len(first)} training rows")
+        source = {**(source or {}), "held_out": f"the first {eval_rows} rows of the training stream"}
+    sample = _first_rows(train, sample_rows, "The training split")
+    rules, _ = _rules(
+        sample, _first_rows(held_out, 1, "The held-out split"), layout, text_column, pair_column, label_column,
+        label_separator, None, keep_columns, ("train", "held-out"), drop_unknown=True,
+    )  # fmt: skip
+    columns = sample.column_names
+    marked = _marked(sample, rules, "train", columns)
+    counts = Counter(reason for reason in marked[DROP_COLUMN] if reason)
+    dropped = f"; they drop {sum(counts.values())} ({', '.join(f'{r}: {n}' for r, n in counts.items())})"
+    notes.append(
+        f"[hf-attn] streaming: vocabulary{' and labels' if rules.names else ''} from the first {len(sample)} training "
+        f"rows (--tokenizer_sample_rows){dropped if counts else ''}; later rows that cannot be used are skipped as "
+        "they come"
+    )
+    rank, processes = process
+    if processes > 1:
+        train = split_dataset_by_node(train, rank=rank, world_size=processes)
+    return TaskData(
+        train=_canonical(train, rules, "train", columns),
+        eval=_canonical(held_out, rules, "held-out", columns),
+        shape=layout.name,
+        text_column="text",
+        pair_column="pair" if pair_column is not None else None,
+        label_column="label" if rules.label_column is not None else None,
+        labels=rules.names,
+        source={**(source or {}), "columns": ", ".join(c for c in (text_column, pair_column, label_column) if c)},
+        notes=notes,
+        vocabulary_rows=_kept(marked, rules),
+    )
+
+
+def _marked(rows: Any, rules: RowRules, split: str, columns: list[str]) -> Any:
+    """`rows` (a stream, or a split held in memory) in canonical form by `rules`, the rows to drop marked."""
+    return rows.map(functools.partial(rules.canonical, split=split), batched=True, remove_columns=columns)
+
+
+def _kept(marked: Any, rules: RowRules) -> Any:
+    """The rows `_marked` keeps, without its marks."""
+    kept = marked.filter(lambda reason: reason is None, input_columns=DROP_COLUMN)
+    return _typed_labels(kept.remove_columns([DROP_COLUMN, *([UNSEEN_COLUMN] if rules.multi else [])]), rules)
+
+
+def _canonical(rows: Any, rules: RowRules, split: str, columns: list[str]) -> Any:
+    """`rows` made canonical by `rules`, its dropped rows filtered out as they come."""
+    return _kept(_marked(rows, rules, split, columns), rules)
