@@ -44,7 +44,7 @@ from transformers import (
     TrainerCallback,
 )
 
-from .data.cache import cached_map, fingerprint, tokenizer_fingerprint
+from .data.cache import cached_map, column_values, fingerprint, tokenizer_fingerprint
 from .data.collators import PaddingCollator, labels_by_frequency
 from .data.episodes import CLASS_COLUMN, EpisodeDataset, compute_episode_metrics
 from .data.kinds import (
@@ -333,7 +333,7 @@ class MultiLabel(TaskShape):
         return head.labels is LABEL_SEQUENCE
 
     def label_names(self, data):
-        return labels_by_frequency(data.train[data.label_column])
+        return labels_by_frequency(column_values(data.train, data.label_column))
 
     def encoder(self, data, tokenizer, config, head, max_length=None):
         kwargs = {"truncation": max_length is not None, "max_length": max_length}
@@ -361,7 +361,7 @@ class MultiLabel(TaskShape):
         if data is not None and labels:  # PSP@k's propensities, scored again by `hf-attn evaluate`
             counts = np.zeros(len(labels), dtype=np.int64)
             index = {label: i for i, label in enumerate(labels)}
-            for names in data.train[data.label_column]:
+            for names in column_values(data.train, data.label_column):
                 counts[sorted({index[name] for name in names if name in index})] += 1
             fields["label_frequencies"] = {"examples": len(data.train), "counts": counts.tolist()}
         return fields
@@ -377,7 +377,7 @@ class MultiLabel(TaskShape):
         if data is None or data.label_column is None:
             return None
         label_sets = [[config.label2id[name] for name in names if name in config.label2id]
-                      for names in data.train[data.label_column]]  # fmt: skip
+                      for names in column_values(data.train, data.label_column)]  # fmt: skip
         return label_propensities(label_sets, config.num_labels)
 
     def prepare(self, model, args, eval_split, num_beams):

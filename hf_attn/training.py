@@ -686,7 +686,8 @@ def _summary(options, args, architecture, data, trainer, metrics, overrides, cov
     if options.tokenizer:
         vocabulary = f"{options.tokenizer} ({len(tokenizer)} tokens)"
     else:
-        vocabulary = f"{architecture.tokenizer}, trained on the training split ({len(tokenizer)} tokens)"
+        rows = f"the first {len(data.vocabulary_rows)} training rows" if data.streamed else "the training split"
+        vocabulary = f"{architecture.tokenizer}, trained on {rows} ({len(tokenizer)} tokens)"
     settings = {
         "training examples": "streamed" if data.streamed else len(data.train),
         "held-out examples": "streamed" if data.streamed else len(data.eval),

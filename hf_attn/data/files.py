@@ -98,19 +98,16 @@ def locate_parse_error(path: Path, builder: str, delimiter: str = ",") -> str | 
 
 
 @contextlib.contextmanager
-def _quiet_progress() -> Iterator[None]:
-    """datasets' progress bars and its error log off inside the block (a parse error is re-raised, naming the file
-    and line, by `_load_file`), as they were after it."""
-    was_enabled = datasets_utils.are_progress_bars_disabled() is False
+def _quiet_errors() -> Iterator[None]:
+    """datasets' error log off inside the block (a parse error is re-raised, naming the file and line, by
+    `_load_file`), as it was after it. Its progress bar ("Generating train split") stays as the run has it: shown on
+    a terminal, off in a log (`hf-attn train --no-progress`)."""
     verbosity = datasets_utils.logging.get_verbosity()
-    datasets_utils.disable_progress_bars()
     datasets_utils.logging.set_verbosity(datasets_utils.logging.CRITICAL)
     try:
         yield
     finally:
         datasets_utils.logging.set_verbosity(verbosity)
-        if was_enabled:
-            datasets_utils.enable_progress_bars()
 
 
 def _load_file(path: Path, data_format: str | None, column_names: Sequence[str] | None) -> Dataset:
@@ -125,7 +122,7 @@ def _load_file(path: Path, data_format: str | None, column_names: Sequence[str] 
             raise ValueError("--column-names applies to .csv/.tsv files (their header row is then data).")
         options["column_names"] = list(column_names)
     try:
-        with _quiet_progress():  # a local file loads in a blink; a failure's message stays the only line
+        with _quiet_errors():  # a failure's message stays the only line
             return load_dataset(builder, data_files={"train": str(path)}, split="train", **options)
     except Exception as error:
         lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import torch
 
+from hf_attn.data.cache import column_values
 from hf_attn.data.collators import LabelSetCollator
 from hf_attn.data.kinds import Sentence
 from hf_attn.data.task_data import LabelFormat, TaskLayout
@@ -62,8 +63,9 @@ class LabelTreeClassification(MultiLabel):
         # Imported here: the label tree's TF-IDF and k-means (scikit-learn) load only when a tree is trained.
         from .training_attention_xml import build_tree_for, tree_model
 
-        texts = data.train[data.text_column]
-        label_sets = [[config.label2id[name] for name in names] for names in data.train[data.label_column]]
+        texts = list(column_values(data.train, data.text_column))  # read in Arrow batches, not row by row
+        names = column_values(data.train, data.label_column)
+        label_sets = [[config.label2id[name] for name in row] for row in names]
         return tree_model(config, build_tree_for(texts, label_sets, config, seed=args.seed))
 
     def fit(self, args, model, head, tokenizer, data, train_split, eval_split, callbacks, resume):
