@@ -48,7 +48,15 @@ from transformers.utils import logging as hf_logging
 
 from .cards import TRAINING_FILE, write_model_card
 from .data import get_synthetic_task
-from .data.cache import cache_folder, cached_tokenizer, column_values, fingerprint, sample_rows
+from .data.cache import (
+    APART_FROM_TEXTS,
+    cache_folder,
+    cached_tokenizer,
+    column_values,
+    fingerprint,
+    sample_rows,
+    train_apart,
+)
 from .data.episodes import CLASS_COLUMN, prepare_few_shot_data
 from .data.files import load_splits, prepare_task_data
 from .data.kinds import EPISODES
@@ -70,7 +78,7 @@ from .recipes import load_recipe
 from .registry import Architecture, Head, get_architecture
 from .task_registry import TASK_SHAPES
 from .tasks import TaskShape, encode_split, encoding_key, score_evidence_attention, token_accuracy_at
-from .tokenization.kinds import train_tokenizer
+from .tokenization.kinds import get_tokenizer_kind, train_tokenizer
 from .training_arguments import HfAttnTrainingArguments
 from .utils.locks import FolderInUseError, folder_lock
 from .utils.paths import check_local_path
@@ -391,11 +399,19 @@ def _vocabulary(options: HfAttnArguments, architecture: Architecture, data: Task
             bar.update(len(batch))
             yield batch
 
-    def build() -> PreTrainedTokenizerBase:
-        with datasets_tqdm(total=data.count_texts(), desc="Vocabulary", unit=" texts") as bar:
-            return train_tokenizer(architecture.tokenizer, counted(bar), *settings, **knowledge)
-
+    kind = get_tokenizer_kind(architecture.tokenizer)
     rows = data.vocabulary_source
+    # A million texts: trained in a process of its own, so that their mapped pages do not stay with this one.
+    large = cache_folder(rows) is not None and data.count_texts() >= APART_FROM_TEXTS
+    apart = large and kind.reads_once and not knowledge
+
+    def build() -> PreTrainedTokenizerBase:
+        if apart:
+            columns = (data.text_column, data.pair_column)
+            return train_apart(kind, rows, columns, settings, AutoTokenizer.from_pretrained)
+        with datasets_tqdm(total=data.count_texts(), desc="Vocabulary", unit=" texts") as bar:
+            return train_tokenizer(kind, counted(bar), *settings, **knowledge)
+
     key = fingerprint(
         "vocabulary", rows._fingerprint, data.text_column, data.pair_column, str(architecture.tokenizer), settings,
         knowledge,
@@ -641,8 +657,6 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
             encoded.append(encode_split(split, encode, kept, key, options.preprocessing_num_workers))
         (train_split, train_cached), (eval_split, eval_cached) = encoded
         step.cached = train_cached and eval_cached
-    if args.process_index == 0:
-        print(stages.summary(data), flush=True)
 
     metrics: dict[str, float] = {}
     base_state = None
@@ -660,6 +674,8 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
             print(f"[hf-attn] word vectors {coverage.summary()}", flush=True)
     elif options.freeze_embeddings:
         raise ValueError("--freeze_embeddings needs --word_vectors (a random embedding would stay random).")
+    if args.process_index == 0:  # once every input has been read (the word vectors too): a refused run prints one line
+        print(stages.summary(data), flush=True)
     shape.prepare(model, args, eval_split, options.num_beams)
     trainer, task_metrics = shape.fit(args, model, head, tokenizer, data, train_split, eval_split, callbacks, resume)
     metrics.update(task_metrics)

@@ -322,3 +322,26 @@ def test_two_processes_each_read_their_own_shards_of_a_stream(tmp_path):
     assert (len(seen[0]), len(seen[1])) == (64 + 48, 64 + 64)  # rank 0's shard 0 lost its 16 held-out rows
     hashes = set(re.findall(r"rank [01]/2: 4 steps, .*vocabulary ([0-9a-f]{12})", log))
     assert len(hashes) == 1, log[-3000:]
+
+
+def test_a_vocabulary_trained_apart_is_the_one_trained_here(tmp_path, capsys, monkeypatch):
+    """From `APART_FROM_TEXTS` texts on (lowered here to 100), the vocabulary is trained in a spawned process of its
+    own (`hf_attn.data.cache.train_apart`): the same vocabulary, the same run, as when trained in this one."""
+    import hf_attn.training
+
+    data = write_reviews(tmp_path / "reviews.csv", 600)
+    run = [*LIN_OPTIONS, "--dataset", str(data), "--text_column", "review", "--label_column", "stars", "--max_steps",
+           "3"]  # fmt: skip
+    calls = []
+    real = hf_attn.training.train_apart
+    monkeypatch.setattr(hf_attn.training, "train_apart", lambda *args: calls.append(args) or real(*args))
+    results = {}
+    for apart in (False, True):
+        monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / f"cache-{apart}")
+        monkeypatch.setattr(hf_attn.training, "APART_FROM_TEXTS", 100 if apart else 10**9)
+        metrics, _ = train_printed(capsys, *run, "--output_dir", str(tmp_path / f"run-{apart}"))
+        vocabulary = json.loads((tmp_path / f"run-{apart}" / "tokenizer.json").read_text())["model"]["vocab"]
+        results[apart] = (metrics["accuracy"], metrics["loss"], vocabulary)
+    assert len(calls) == 1  # the second run, and only it, trained apart
+    assert results[True][2] == results[False][2] and len(results[True][2]) > 50
+    assert results[True][:2] == pytest.approx(results[False][:2])

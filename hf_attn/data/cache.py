@@ -14,6 +14,11 @@
 - **Workers.** `map_workers` is `--preprocessing_num_workers` (transformers' examples' name): given, it is used;
   unset, a split of `PARALLEL_FROM_ROWS` rows or more is mapped on every core (up to `MAX_WORKERS`), a smaller one
   in this process (starting workers costs more than it saves).
+- **A vocabulary apart.** Reading a split memory-maps its Arrow files, and every page read stays resident in the
+  reading process for as long as the split is open: a vocabulary trained on a million texts would leave a few
+  hundred MB of mapped text in the training process for the whole run. From `APART_FROM_TEXTS` texts on,
+  `train_apart` trains it in a process of its own (spawned: no thread pool of the `tokenizers` library is
+  inherited), which saves it for this one to load.
 
 A split held in memory (a synthetic task, `Dataset.from_dict`) has no cache file: it is mapped each time, as
 `datasets` does, and its tokenizer trained each time.
@@ -157,6 +162,55 @@ def cached_tokenizer(
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return tokenizer, False
+
+
+# From this many texts on, a vocabulary is trained apart (`train_apart`): below it, starting the process (a second or
+# two of imports) costs more than the mapped text weighs.
+APART_FROM_TEXTS = 500_000
+
+
+def train_apart(
+    kind: Any, split: Dataset, columns: Sequence[str | None], settings: tuple, load: Callable[[str], Any]
+) -> Any:
+    """A vocabulary of tokenizer kind `kind` (a `TokenizerKind`) trained on the `columns` of `split` (a split with
+    cache files) in a spawned process, with `settings` (vocabulary size, minimum frequency, lower-casing), and the
+    tokenizer `load` reads from where that process saved it (module docstring)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    import datasets
+
+    shown = datasets.is_progress_bar_enabled()
+    arguments = (kind.trainer.__module__, kind.name, split, list(columns), settings, shown)
+    with tempfile.TemporaryDirectory(prefix="hf_attn-vocabulary-") as folder:
+        with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+            pool.submit(_train_and_save, *arguments, folder).result()
+        return load(folder)
+
+
+def _train_and_save(
+    module: str, kind: str, split: Dataset, columns: list[str | None], settings: tuple, shown: bool, folder: str
+) -> None:
+    """`train_apart`'s process: imports the module that registers the kind, trains, saves to `folder`."""
+    import importlib
+
+    import datasets
+    from datasets.utils import tqdm
+
+    from ..tokenization.kinds import train_tokenizer
+
+    importlib.import_module(module)
+    if not shown:
+        datasets.disable_progress_bars()
+    with tqdm(total=len(split) * sum(c is not None for c in columns), desc="Vocabulary", unit=" texts") as bar:
+
+        def counted() -> Iterator[list[str]]:
+            for batch in text_batches(split, columns):
+                bar.update(len(batch))
+                yield batch
+
+        tokenizer = train_tokenizer(kind, counted(), *settings)
+    tokenizer.save_pretrained(folder)
 
 
 def sample_rows(split: Dataset, count: int, seed: int) -> Dataset:
