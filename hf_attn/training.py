@@ -60,7 +60,7 @@ from .data.cache import (
 from .data.episodes import CLASS_COLUMN, prepare_few_shot_data
 from .data.files import load_splits, prepare_task_data
 from .data.kinds import EPISODES
-from .data.streaming import load_stream_splits, prepare_stream
+from .data.streaming import prepare_stream
 from .data.task_data import TaskData
 from .data.word_vectors import initialise_embeddings
 from .hub import push_model_dir
@@ -216,56 +216,16 @@ def _whose(error: ValueError, options: HfAttnArguments) -> ValueError:
 
 def _dataset_data(options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments) -> TaskData:
     try:
-        if options.streaming:
-            return _read_stream(options, architecture, (args.process_index, args.world_size))
-        return _read_dataset(options, architecture, args.seed)
+        return _read_dataset(options, architecture, args)
     except ValueError as error:
         raise _whose(error, options) from error
 
 
-def _read_stream(options: HfAttnArguments, architecture: Architecture, process: tuple[int, int]) -> TaskData:
-    """`--streaming`: the dataset read as training asks for it (`hf_attn.data.streaming`), for a task shape that
-    needs no whole split ahead."""
-    train_split, held_out, source = load_stream_splits(
-        options.dataset,
-        options.dataset_config,
-        train_split=options.train_split,
-        eval_split=options.eval_split,
-        eval_dataset=options.eval_dataset,
-        data_format=options.dataset_format,
-        column_names=options.column_names,
-    )
-    first = Dataset.from_list(list(train_split.take(100)), features=train_split.features)
-    label = options.label_column
-    if label is None and not options.target_column:
-        label = next((name for name in ("label", "labels") if name in first.column_names), None)
-    shape = TASK_SHAPES[options.shape or _infer_shape(options, architecture, first, label)]
-    if not shape.streams:
-        raise ValueError(
-            f"--streaming: a {shape.name} task needs its whole training split ahead ({shape.needs_ahead}); train "
-            "without --streaming."
-        )
-    columns = options.architecture_arguments.columns()
-    data = prepare_stream(
-        train_split,
-        held_out,
-        shape.layout,
-        text_column=options.text_column,
-        pair_column=options.target_column or options.text_pair_column,
-        label_column=label if shape.has_labels else None,
-        label_separator=options.label_separator,
-        source=source,
-        keep_columns=[column.column for column in columns],
-        sample_rows=options.tokenizer_sample_rows,
-        eval_rows=options.max_eval_samples or MIN_EVAL_SAMPLES,
-        process=process,
-    )
-    data.tokenizer_columns = {column.keyword: column.column for column in columns}
-    return data
-
-
-def _read_dataset(options: HfAttnArguments, architecture: Architecture, seed: int) -> TaskData:
+def _read_dataset(options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments) -> TaskData:
+    """The user's dataset in canonical form: read whole (`prepare_task_data`), or with `--streaming` as training asks
+    for it (`prepare_stream`), for a task shape that needs no whole split ahead."""
     notes: list[str] = []
+    streaming = options.streaming
     train_split, held_out, source = load_splits(
         options.dataset,
         options.dataset_config,
@@ -273,42 +233,51 @@ def _read_dataset(options: HfAttnArguments, architecture: Architecture, seed: in
         eval_split=options.eval_split,
         eval_dataset=options.eval_dataset,
         eval_fraction=options.eval_fraction,
-        seed=seed,
+        seed=args.seed,
         data_format=options.dataset_format,
         column_names=options.column_names,
         notes=notes,
+        streaming=streaming,
     )
+    # A stream's first rows stand for it where its columns and labels decide the task.
+    seen = Dataset.from_list(list(train_split.take(100)), features=train_split.features) if streaming else train_split
     label = options.label_column
     if label is None and not options.target_column:
-        label = next((name for name in ("label", "labels") if name in train_split.column_names), None)
-    shape = options.shape or _infer_shape(options, architecture, train_split, label)
-    if TASK_SHAPES[shape].episodic:
+        label = next((name for name in ("label", "labels") if name in seen.column_names), None)
+    shape = TASK_SHAPES[options.shape or _infer_shape(options, architecture, seen, label)]
+    if streaming and not shape.streams:
+        raise ValueError(
+            f"--streaming: a {shape.name} task needs its whole training split ahead ({shape.needs_ahead}); train "
+            "without --streaming."
+        )
+    if shape.episodic:
         data = prepare_few_shot_data(
-            train_split, held_out, options.text_column, label or "label", options.eval_fraction, seed, source
+            train_split, held_out, options.text_column, label or "label", options.eval_fraction, args.seed, source
         )
         data.notes = notes
         return data
     columns = options.architecture_arguments.columns()  # what the tokenizer reads beside the text (STCKA: concepts)
     for option, _, name in columns:
-        for split_name, split in (("train", train_split), ("held-out", held_out)):
-            if split is not None and name not in split.column_names:
+        for split_name, split in (("train", seen), ("held-out", held_out)):
+            if split is not None and split.column_names is not None and name not in split.column_names:
                 raise ValueError(
                     f"--{option} {name!r} is not a column of the {split_name} split ({', '.join(split.column_names)})."
                 )
-    data = prepare_task_data(
-        train_split,
-        held_out,
-        TASK_SHAPES[shape].layout,
-        text_column=options.text_column,
-        pair_column=options.target_column or options.text_pair_column,
-        label_column=label if TASK_SHAPES[shape].has_labels else None,
-        label_separator=options.label_separator,
-        source=source,
-        keep_columns=[column.column for column in columns],
-        workers=options.preprocessing_num_workers,
-    )
+    layout, pair_column = shape.layout, options.target_column or options.text_pair_column
+    label_column, keep_columns = label if shape.has_labels else None, [column.column for column in columns]
+    if streaming:
+        data = prepare_stream(
+            train_split, held_out, layout, options.text_column, pair_column, label_column, options.label_separator,
+            source, keep_columns, sample_rows=options.tokenizer_sample_rows,
+            eval_rows=options.max_eval_samples or MIN_EVAL_SAMPLES, process=(args.process_index, args.world_size),
+        )  # fmt: skip
+    else:
+        data = prepare_task_data(
+            train_split, held_out, layout, options.text_column, pair_column, label_column, options.label_separator,
+            source, keep_columns=keep_columns, workers=options.preprocessing_num_workers,
+        )  # fmt: skip
     data.tokenizer_columns = {column.keyword: column.column for column in columns}
-    data.notes = notes
+    data.notes = notes + data.notes
     return data
 
 

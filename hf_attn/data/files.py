@@ -110,10 +110,13 @@ def _quiet_errors() -> Iterator[None]:
         datasets_utils.logging.set_verbosity(verbosity)
 
 
-def _load_file(path: Path, data_format: str | None, column_names: Sequence[str] | None) -> Dataset:
+def _load_file(
+    path: Path, data_format: str | None, column_names: Sequence[str] | None, streaming: bool = False
+) -> Dataset:
+    """One local file as a split (a stream with `streaming`: nothing read until rows are asked for)."""
     from .episodes import read_fewrel
 
-    fewrel = read_fewrel(path) if data_format is None else None  # {relation: [instances]}: FewRel's own layout
+    fewrel = read_fewrel(path) if data_format is None and not streaming else None  # FewRel's own layout
     if fewrel is not None:
         return fewrel
     builder, options = _file_format(path, data_format)
@@ -123,7 +126,8 @@ def _load_file(path: Path, data_format: str | None, column_names: Sequence[str] 
         options["column_names"] = list(column_names)
     try:
         with _quiet_errors():  # a failure's message stays the only line
-            return load_dataset(builder, data_files={"train": str(path)}, split="train", **options)
+            files = {"train": str(path)}
+            return load_dataset(builder, data_files=files, split="train", streaming=streaming, **options)
     except Exception as error:
         lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
         if len(lines) <= (1 if builder == "csv" and not column_names else 0):
@@ -169,29 +173,33 @@ def load_splits(
     data_format: str | None = None,
     column_names: Sequence[str] | None = None,
     notes: list[str] | None = None,
-) -> tuple[Dataset, Dataset, dict[str, str]]:
+    streaming: bool = False,
+) -> tuple[Dataset, Dataset | None, dict[str, str]]:
     """The training and held-out splits of `dataset` (a file, a folder or a Hub id), and a description of them.
 
     The held-out split is `eval_dataset` (a file), else `eval_split`, else the first of validation/dev/valid/test the
     dataset has, else `eval_fraction` of the training rows (seeded), which is said: appended to `notes` (printed by
-    the caller once the data has passed every check), or printed now."""
+    the caller once the data has passed every check), or printed now. With `streaming`, the splits are
+    `IterableDataset`s (`hf_attn.data.streaming`), and without a held-out split the held-out is `None`: a stream's
+    caller holds out its first rows."""
     check_local_path(dataset, "--dataset")
     if eval_dataset is not None:
         check_local_path(eval_dataset, "--eval-dataset")
     path = Path(dataset)
     if path.is_file():
-        train = _load_file(path, data_format, column_names)
-        splits = DatasetDict(train=train)
+        train = _load_file(path, data_format, column_names, streaming)
+        splits = {"train": train}
         train_split = "train"
         source = {"type": f"local/{path.name}", "name": path.name}
     elif path.is_dir() and (path / "train_texts.txt").is_file():  # the extreme classification text layout
-        splits = load_xmc_text_folder(path)
+        splits = load_xmc_text_folder(path)  # two text files a split, read whole (a stream reads them as they are)
+        splits = {name: split.to_iterable_dataset() for name, split in splits.items()} if streaming else splits
         source = {"type": f"local/{path.name}", "name": path.name}
     elif path.is_dir() and data_format is not None:  # a folder of shards in one format (e.g. the 1B Word Benchmark)
         shards = sorted(str(item) for item in path.rglob("*") if item.is_file() and not item.name.startswith("."))
         if not shards:
             raise ValueError(f"--dataset {path} holds no file.")
-        splits = DatasetDict(train=load_dataset(data_format, data_files={"train": shards}, split="train"))
+        splits = {"train": load_dataset(data_format, data_files={"train": shards}, split="train", streaming=streaming)}
         train_split = "train"
         source = {"type": f"local/{path.name}", "name": path.name}
     else:
@@ -199,7 +207,7 @@ def load_splits(
         try:
             # A configuration names a Hub dataset's variant; a local folder of files has none (a recipe's Hub
             # configuration must not break a local copy of the data).
-            splits = load_dataset(dataset, None if path.is_dir() else dataset_config)
+            splits = load_dataset(dataset, None if path.is_dir() else dataset_config, streaming=streaming)
         except Exception as error:
             message = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise ValueError(f"--dataset {dataset} ({kind}) cannot be loaded: {message}") from error
@@ -208,10 +216,10 @@ def load_splits(
         name = f"{dataset} ({dataset_config})" if dataset_config else dataset
         source = {"type": f"local/{path.name}" if path.is_dir() else dataset, "name": name}
     train = splits[train_split]
-    if len(train) == 0:
+    if not streaming and len(train) == 0:  # a stream's emptiness shows when its first rows are read
         raise ValueError(f"The {train_split!r} split of --dataset {dataset} is empty.")
     if eval_dataset is not None:
-        held_out = _load_file(Path(eval_dataset), data_format, column_names)
+        held_out = _load_file(Path(eval_dataset), data_format, column_names, streaming)
         source["held_out"] = Path(eval_dataset).name
     elif eval_split is not None:
         if eval_split not in splits:
@@ -219,6 +227,8 @@ def load_splits(
         held_out, source["held_out"] = splits[eval_split], eval_split
     elif found := next((split for split in HELD_OUT_SPLITS if split in splits and split != train_split), None):
         held_out, source["held_out"] = splits[found], found
+    elif streaming:
+        return train, None, source
     else:
         if not 0 < eval_fraction < 1 or len(train) < 2:
             raise ValueError(f"--dataset {dataset} has no held-out split: give --eval-split or --eval-dataset.")
@@ -230,7 +240,7 @@ def load_splits(
             print(note, flush=True)
         else:
             notes.append(note)
-    if len(held_out) == 0:
+    if not streaming and len(held_out) == 0:
         raise ValueError(f"The held-out split ({source['held_out']}) of --dataset {dataset} is empty.")
     return train, held_out, source
 

@@ -1,7 +1,8 @@
 """Data larger than memory or disk: a Hub dataset or local files read as a stream (`hf-attn train --streaming`).
 
-`load_stream_splits` opens the training and held-out splits as `datasets.IterableDataset`s: nothing is downloaded
-or converted ahead, rows are read as training asks for them. `prepare_stream` puts them in the canonical form of a
+`hf_attn.data.files.load_splits(..., streaming=True)` opens the training and held-out splits as
+`datasets.IterableDataset`s: nothing is downloaded or converted ahead, rows are read as training asks for them.
+`prepare_stream` puts them in the canonical form of a
 task shape with the same rules as a split read whole (`hf_attn.data.files.RowRules`), lazily:
 
 - what needs the whole split ahead comes from its first rows instead: the label names (unless a `ClassLabel`
@@ -25,78 +26,13 @@ import functools
 import json
 from collections import Counter
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
-from datasets import Dataset, IterableDataset, load_dataset
+from datasets import Dataset, IterableDataset
 from datasets.distributed import split_dataset_by_node
 
-from ..utils.paths import check_local_path
-from .files import DROP_COLUMN, HELD_OUT_SPLITS, UNSEEN_COLUMN, RowRules, _file_format, _rules, _typed_labels
+from .files import DROP_COLUMN, UNSEEN_COLUMN, RowRules, _rules, _typed_labels
 from .task_data import TaskData, TaskLayout
-
-
-def _open_file(path: Path, data_format: str | None, column_names: Sequence[str] | None) -> IterableDataset:
-    builder, options = _file_format(path, data_format)
-    if column_names:
-        if builder != "csv":
-            raise ValueError("--column-names applies to .csv/.tsv files (their header row is then data).")
-        options["column_names"] = list(column_names)
-    return load_dataset(builder, data_files={"train": str(path)}, split="train", streaming=True, **options)
-
-
-def load_stream_splits(
-    dataset: str,
-    dataset_config: str | None = None,
-    train_split: str = "train",
-    eval_split: str | None = None,
-    eval_dataset: str | None = None,
-    data_format: str | None = None,
-    column_names: Sequence[str] | None = None,
-) -> tuple[IterableDataset, IterableDataset | None, dict[str, str]]:
-    """The training split of `dataset` (a file, a folder or a Hub id) as a stream, its held-out split (`eval_dataset`,
-    else `eval_split`, else the first of validation/dev/valid/test it has, else `None`) and a description of them."""
-    check_local_path(dataset, "--dataset")
-    if eval_dataset is not None:
-        check_local_path(eval_dataset, "--eval-dataset")
-    path = Path(dataset)
-    source = {
-        "type": f"local/{path.name}" if path.exists() else dataset,
-        "name": path.name if path.exists() else dataset,
-    }
-    if path.is_file():
-        splits: dict[str, Any] = {"train": _open_file(path, data_format, column_names)}
-        train_split = "train"
-    elif path.is_dir() and data_format is not None:  # a folder of shards in one format
-        shards = sorted(str(item) for item in path.rglob("*") if item.is_file() and not item.name.startswith("."))
-        if not shards:
-            raise ValueError(f"--dataset {path} holds no file.")
-        splits = {"train": load_dataset(data_format, data_files={"train": shards}, split="train", streaming=True)}
-        train_split = "train"
-    else:
-        kind = "local folder" if path.is_dir() else "Hub dataset"
-        try:
-            splits = load_dataset(dataset, None if path.is_dir() else dataset_config, streaming=True)
-        except Exception as error:
-            message = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise ValueError(f"--dataset {dataset} ({kind}) cannot be streamed: {message}") from error
-        if dataset_config and not path.is_dir():
-            source["name"] = f"{dataset} ({dataset_config})"
-    if train_split not in splits:
-        raise ValueError(f"--train-split {train_split!r} is not a split of {dataset}; it has {list(splits)}.")
-    held_out = None
-    if eval_dataset is not None:
-        held_out, source["held_out"] = (
-            _open_file(Path(eval_dataset), data_format, column_names),
-            Path(eval_dataset).name,
-        )
-    elif eval_split is not None:
-        if eval_split not in splits:
-            raise ValueError(f"--eval-split {eval_split!r} is not a split of {dataset}; it has {list(splits)}.")
-        held_out, source["held_out"] = splits[eval_split], eval_split
-    elif found := next((split for split in HELD_OUT_SPLITS if split in splits and split != train_split), None):
-        held_out, source["held_out"] = splits[found], found
-    return splits[train_split], held_out, source
 
 
 def _row_key(row: dict[str, Any]) -> str:
@@ -142,7 +78,7 @@ def prepare_stream(
         held_out = Dataset.from_list(first, features=train.features)
         train = train.filter(lambda row: _row_key(row) not in held)
         notes.append(f"[hf-attn] streaming: no held-out split; holding out the first {len(first)} training rows")
-        source = {**(source or {}), "held_out": f"the first {eval_rows} rows of the training stream"}
+        source = {**(source or {}), "held_out": f"the first {len(first)} rows of the training stream"}
     sample = _first_rows(train, sample_rows, "The training split")
     rules, _ = _rules(
         sample, _first_rows(held_out, 1, "The held-out split"), layout, text_column, pair_column, label_column,
