@@ -33,7 +33,6 @@ from typing import Any
 import datasets
 import torch
 from datasets import Dataset
-from datasets.utils import tqdm as datasets_tqdm
 from huggingface_hub import utils as hub_utils
 from transformers import (
     AutoTokenizer,
@@ -56,6 +55,7 @@ from .data.cache import (
     fingerprint,
     sample_rows,
     train_apart,
+    train_vocabulary,
 )
 from .data.episodes import CLASS_COLUMN, prepare_few_shot_data
 from .data.files import load_splits, prepare_task_data
@@ -78,7 +78,7 @@ from .recipes import load_recipe
 from .registry import Architecture, Head, get_architecture
 from .task_registry import TASK_SHAPES
 from .tasks import TaskShape, encode_split, encoding_key, score_evidence_attention, token_accuracy_at
-from .tokenization.kinds import get_tokenizer_kind, train_tokenizer
+from .tokenization.kinds import get_tokenizer_kind
 from .training_arguments import HfAttnTrainingArguments
 from .utils.locks import FolderInUseError, folder_lock
 from .utils.paths import check_local_path
@@ -363,23 +363,16 @@ def _vocabulary(options: HfAttnArguments, architecture: Architecture, data: Task
     knowledge = options.architecture_arguments.tokenizer_knowledge(architecture, data)
     settings = (options.max_vocab_size, options.min_frequency, options.lowercase)
 
-    def counted(bar: Any) -> Iterator[list[str]]:
-        for batch in data.text_batches():
-            bar.update(len(batch))
-            yield batch
-
     kind = get_tokenizer_kind(architecture.tokenizer)
-    rows = data.vocabulary_source
+    rows, columns = data.vocabulary_source, (data.text_column, data.pair_column)
     # A million texts: trained in a process of its own, so that their mapped pages do not stay with this one.
     large = cache_folder(rows) is not None and data.count_texts() >= APART_FROM_TEXTS
     apart = large and kind.reads_once and not knowledge
 
     def build() -> PreTrainedTokenizerBase:
         if apart:
-            columns = (data.text_column, data.pair_column)
             return train_apart(kind, rows, columns, settings, AutoTokenizer.from_pretrained)
-        with datasets_tqdm(total=data.count_texts(), desc="Vocabulary", unit=" texts") as bar:
-            return train_tokenizer(kind, counted(bar), *settings, **knowledge)
+        return train_vocabulary(kind, rows, columns, settings, **knowledge)
 
     key = fingerprint(
         "vocabulary", rows._fingerprint, data.text_column, data.pair_column, str(architecture.tokenizer), settings,

@@ -54,10 +54,16 @@ def arrow_batches(split: Dataset, columns: Sequence[str], batch_size: int = ROWS
     yield from split.select_columns(list(columns)).with_format("arrow").iter(batch_size=batch_size)
 
 
-def column_values(split: Dataset, column: str, batch_size: int = ROWS_PER_BATCH) -> Iterator[Any]:
-    """The Python values of one column of `split`, decoded a batch at a time (`arrow_batches`)."""
+def column_batches(split: Dataset, column: str, batch_size: int = ROWS_PER_BATCH) -> Iterator[list[Any]]:
+    """The Python values of one column of `split`, as lists decoded a batch at a time (`arrow_batches`)."""
     for batch in arrow_batches(split, [column], batch_size):
-        yield from batch.column(0).to_pylist()
+        yield batch.column(0).to_pylist()
+
+
+def column_values(split: Dataset, column: str, batch_size: int = ROWS_PER_BATCH) -> Iterator[Any]:
+    """The Python values of one column of `split`, one by one (`column_batches`)."""
+    for batch in column_batches(split, column, batch_size):
+        yield from batch
 
 
 def fingerprint(*parts: Any) -> str:
@@ -195,13 +201,21 @@ def _train_and_save(
     import importlib
 
     import datasets
-    from datasets.utils import tqdm
-
-    from ..tokenization.kinds import train_tokenizer
 
     importlib.import_module(module)
     if not shown:
         datasets.disable_progress_bars()
+    train_vocabulary(kind, split, columns, settings).save_pretrained(folder)
+
+
+def train_vocabulary(kind: Any, split: Any, columns: Sequence[str | None], settings: tuple, **knowledge: Any) -> Any:
+    """A tokenizer of `kind` (`hf_attn.tokenization.kinds`) trained on the texts of `columns` of `split`, read in
+    batches (`text_batches`) under a progress bar of the texts (where `datasets` shows bars); `settings`: vocabulary
+    size, minimum frequency, lower-casing; `knowledge`: what a kind reads beside the texts (STCKA's concepts)."""
+    from datasets.utils import tqdm
+
+    from ..tokenization.kinds import train_tokenizer
+
     with tqdm(total=len(split) * sum(c is not None for c in columns), desc="Vocabulary", unit=" texts") as bar:
 
         def counted() -> Iterator[list[str]]:
@@ -209,8 +223,7 @@ def _train_and_save(
                 bar.update(len(batch))
                 yield batch
 
-        tokenizer = train_tokenizer(kind, counted(), *settings)
-    tokenizer.save_pretrained(folder)
+        return train_tokenizer(kind, counted(), *settings, **knowledge)
 
 
 def sample_rows(split: Dataset, count: int, seed: int) -> Dataset:
@@ -228,5 +241,4 @@ def text_batches(split: Any, columns: Iterable[str | None], batch_size: int = RO
     to `batch_size`: what a vocabulary is trained on (the `tokenizers` trainers take batches as they come)."""
     for column in columns:
         if column is not None:
-            for batch in arrow_batches(split, [column], batch_size):
-                yield batch.column(0).to_pylist()
+            yield from column_batches(split, column, batch_size)

@@ -421,11 +421,10 @@ class RowRules:
             rows["pair"] = [_as_text(text) for text in pairs]
         if self.label_column is not None:
             empty = [] if self.multi or self.tags else -1  # a dropped row's label, of the column's type
-            pairs_ = zip(values, reasons, strict=True)
-            rows["label"] = [empty if reason else self.encode_label(value, split) for value, reason in pairs_]
+            judged = list(zip(values, reasons, strict=True))
+            rows["label"] = [empty if reason else self.encode_label(value, split) for value, reason in judged]
             if self.multi:
-                pairs_ = zip(values, reasons, strict=True)
-                rows[UNSEEN_COLUMN] = [0 if reason else len(self.unknown_of(value)) for value, reason in pairs_]
+                rows[UNSEEN_COLUMN] = [0 if reason else len(self.unknown_of(value)) for value, reason in judged]
         rows.update({name: batch[name] for name in self.keep_columns})
         rows[DROP_COLUMN] = reasons
         return rows
