@@ -8,8 +8,11 @@ weights) is checked equal to hf_attn's model with its clips switched off.
 
 Sizes: the original ELMo (char CNN of the paper: 2048 filters, 2 highway layers, projection 512; 2 × 4096 LSTM cells
 projected to 512, 93.6M parameters), batches of 32 sentences of 20 tokens (+ `<S>`, `</S>`), fp32.
-Prints sentences/s for inference and training (forward + backward) and the ratio; the last line is
-`RESULT ratio_vs_nn_lstm=<inference ratio>`.
+Both compute in strict float32 (cuDNN's default TF32 is turned off; the peer's figure with TF32 is printed
+beside, recorded). Prints sentences/s for inference and training (forward + backward) and the ratio, the kernels
+a batch runs (GPU), and with `--profile-dir` writes a `torch.profiler` summary of every run there (`elmo.txt`). The
+last line is `RESULT ratio_vs_nn_lstm=<inference ratio> train_ratio=<training ratio> tf32_ratio=… tf32_train_ratio=…
+kernels_infer=… kernels_train=…`.
 
     .venv/bin/python benchmarks/elmo_throughput.py [--batch 32] [--tokens 20] [--repeats 3] [--device cpu]
 """
@@ -17,9 +20,10 @@ Prints sentences/s for inference and training (forward + backward) and the ratio
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import torch
-from timing import time_call  # benchmarks/timing.py, beside this script
+from timing import profile_summary, time_call  # benchmarks/timing.py, beside this script
 from torch import nn
 
 from hf_attn import ElmoConfig, ElmoModel
@@ -84,8 +88,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--small", action="store_true", help="a small model (a smoke run), not the original sizes")
+    parser.add_argument("--profile-dir", help="write a torch.profiler summary of each run there (elmo.txt)")
     args = parser.parse_args(argv)
     device = torch.device(args.device)
+    # Both in strict float32: cuDNN takes TF32 by default for its RNNs and convolutions, where our GEMMs follow
+    # `torch.backends.cuda.matmul` (float32 by default). cuDNN's default is measured beside it, recorded.
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
 
     torch.manual_seed(0)
     sizes = {"projection_dim": 64, "hidden_size": 256, "filters": [[1, 32], [2, 32], [3, 64]]} if args.small else {}
@@ -122,6 +131,7 @@ def main(argv: list[str] | None = None) -> None:
     model.eval()
     peer.eval()
     rows = []
+    summaries, kernels, tf32_ratios = [], {}, {}
     for name, ours, theirs in [
         ("inference", inference(model), inference(peer)),
         (
@@ -133,13 +143,37 @@ def main(argv: list[str] | None = None) -> None:
         our_time = time_call(ours, args.repeats, device)
         their_time = time_call(theirs, args.repeats, device)
         rows.append((name, args.batch / their_time, args.batch / our_time, their_time / our_time))
+        for label, run in ((f"ELMo {name}", ours), (f"nn.LSTM {name}", theirs)):
+            if device.type == "cuda" or args.profile_dir:  # the kernels a batch runs, and where the time goes
+                summary, kernels[label] = profile_summary(run, device, f"{label}, {args.batch} x {args.tokens} tokens")
+                summaries.append(summary)
+        if device.type == "cuda":  # cuDNN at its default, TF32 (the peer only: our GEMMs stay float32)
+            torch.backends.cudnn.allow_tf32 = True
+            tf32_ratios[name] = time_call(theirs, args.repeats, device) / our_time
+            torch.backends.cudnn.allow_tf32 = False
+    if args.profile_dir:
+        Path(args.profile_dir).mkdir(parents=True, exist_ok=True)
+        (Path(args.profile_dir) / "elmo.txt").write_text("\n\n".join(summaries) + "\n")
 
     print()
     print("| measure | nn.LSTM(proj_size) stacks, sentences/s | hf_attn ELMo (exact, clipped), sentences/s | ratio |")
     print("|---|---|---|---|")
     for name, theirs, ours, ratio in rows:
         print(f"| {name} | {theirs:.1f} | {ours:.1f} | {ratio:.3f} |")
-    print(f"RESULT ratio_vs_nn_lstm={rows[0][3]:.3f} train_ratio={rows[1][3]:.3f}")
+    nan = float("nan")
+    inference, training = rows[0][0], rows[1][0]
+    if tf32_ratios:
+        print(f"cuDNN with TF32 (its default): inference ratio {tf32_ratios[inference]:.3f}, training "
+              f"{tf32_ratios[training]:.3f}")  # fmt: skip
+    if kernels:
+        print(f"kernels a batch: ELMo inference {kernels[f'ELMo {inference}']:.0f}, training "
+              f"{kernels[f'ELMo {training}']:.0f}; nn.LSTM {kernels[f'nn.LSTM {inference}']:.0f} / "
+              f"{kernels[f'nn.LSTM {training}']:.0f}")  # fmt: skip
+    infer_kernels, train_kernels = kernels.get(f"ELMo {inference}", nan), kernels.get(f"ELMo {training}", nan)
+    ours_kernels = f"kernels_infer={infer_kernels:.0f} kernels_train={train_kernels:.0f}"
+    print(f"RESULT ratio_vs_nn_lstm={rows[0][3]:.3f} train_ratio={rows[1][3]:.3f} "
+          f"tf32_ratio={tf32_ratios.get(inference, nan):.3f} tf32_train_ratio={tf32_ratios.get(training, nan):.3f} "
+          f"{ours_kernels}")  # fmt: skip
 
 
 if __name__ == "__main__":

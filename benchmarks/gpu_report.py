@@ -4,9 +4,15 @@ Each benchmark runs in its own process with `--device cuda` (a failure or a time
 says why). The figures and their goals:
 
 - `lstmn_vs_cudnn_train` / `_infer`: LSTMN layer training / inference tokens/s over `nn.LSTM(300, 450)`'s, B = 32,
-  T = 256 (`lstmn_throughput.py`); goals ≥ 0.25 / ≥ 0.4.
-- `elmo_vs_nn_lstm_train` / `_infer`: the exact ELMo over `nn.LSTM(proj_size)` stacks (`elmo_throughput.py`); goals
-  ≥ 0.8 / ≥ 0.9.
+  T = 256, both in strict float32 (`lstmn_throughput.py`); goals ≥ 0.5 / ≥ 0.6. `_tf32`: the same against cuDNN at
+  its default TF32, recorded.
+- `elmo_vs_nn_lstm_train` / `_infer`: the exact ELMo over `nn.LSTM(proj_size)` stacks, both in strict float32
+  (`elmo_throughput.py`); goals ≥ 0.9 / ≥ 1.0. `_tf32`: against cuDNN at its default TF32, recorded.
+
+Each recurrence's figure is printed with the kernels one batch runs (from `torch.profiler`), and with
+`--profile-dir` each of those benchmarks writes its profiler summary there (kernels by time, launches, idle share).
+`lstmn_persistent_crossover_weights` / `elmo_…`: the largest recurrent weight count at which the persistent kernel
+trained faster than the per-step loop (`recurrence_paths.py`), recorded.
 - `han_packed_over_default`, `lin_packed_over_default`: a bf16 training step's time with packing over the default
   unpacked path (`rnn_paths.py`; above 1, the default is faster), recorded; `rnn_weight_copy_warnings`: cuDNN's
   per-call weight-copy warnings on the default path, goal 0.
@@ -27,7 +33,8 @@ MFU is the matmul FLOPs of a training step over the card's bf16 matmul rate, mea
 "peak" line). The vocabulary of the Transformer runs is 32k (the output projection and loss at the size that
 matters). Ends with one line per figure: `RESULT <figure> <value> goal <op> <target> <met|MISSED|FAILED>`.
 
-    .venv/bin/python benchmarks/gpu_report.py [--only lstmn elmo rnn transformer biblosa attentionxml] [--timeout 240]
+    .venv/bin/python benchmarks/gpu_report.py [--only lstmn elmo paths rnn transformer biblosa attentionxml]
+        [--timeout 240] [--profile-dir DIR]
 """
 
 from __future__ import annotations
@@ -48,10 +55,16 @@ TRANSFORMER = ["--vocab", "32000", "--length", "64", "--dtype", "bf16", "--repea
 
 # figure -> (benchmark key, RESULT field, goal operator, goal target); "" marks a figure recorded without a goal
 FIGURES: dict[str, tuple[str, str, str, float | None]] = {
-    "lstmn_vs_cudnn_train": ("lstmn", "vs_lstm_train_t256", ">=", 0.25),
-    "lstmn_vs_cudnn_infer": ("lstmn", "vs_lstm_infer_t256", ">=", 0.4),
-    "elmo_vs_nn_lstm_train": ("elmo", "train_ratio", ">=", 0.8),
-    "elmo_vs_nn_lstm_infer": ("elmo", "ratio_vs_nn_lstm", ">=", 0.9),
+    "lstmn_vs_cudnn_train": ("lstmn", "vs_lstm_train_t256", ">=", 0.5),
+    "lstmn_vs_cudnn_infer": ("lstmn", "vs_lstm_infer_t256", ">=", 0.6),
+    "lstmn_vs_cudnn_tf32_train": ("lstmn", "vs_tf32_lstm_train_t256", "", None),
+    "lstmn_vs_cudnn_tf32_infer": ("lstmn", "vs_tf32_lstm_infer_t256", "", None),
+    "elmo_vs_nn_lstm_train": ("elmo", "train_ratio", ">=", 0.9),
+    "elmo_vs_nn_lstm_infer": ("elmo", "ratio_vs_nn_lstm", ">=", 1.0),
+    "elmo_vs_nn_lstm_tf32_train": ("elmo", "tf32_train_ratio", "", None),
+    "elmo_vs_nn_lstm_tf32_infer": ("elmo", "tf32_ratio", "", None),
+    "lstmn_persistent_crossover_weights": ("paths", "lstmn_crossover", "", None),
+    "elmo_persistent_crossover_weights": ("paths", "elmo_crossover", "", None),
     "han_packed_over_default": ("rnn", "han_packed_over_default", "", None),
     "lin_packed_over_default": ("rnn", "lin_packed_over_default", "", None),
     "rnn_weight_copy_warnings": ("rnn", "weight_copy_warnings", "<=", 0.0),
@@ -75,12 +88,23 @@ FIGURES: dict[str, tuple[str, str, str, float | None]] = {
 }
 
 
-def benchmarks(peak_tflops: float) -> dict[str, list[str]]:
+# figure -> the RESULT field of the kernels one batch of it runs
+KERNELS = {
+    "lstmn_vs_cudnn_train": "kernels_train_t256",
+    "lstmn_vs_cudnn_infer": "kernels_infer_t256",
+    "elmo_vs_nn_lstm_train": "kernels_train",
+    "elmo_vs_nn_lstm_infer": "kernels_infer",
+}
+
+
+def benchmarks(peak_tflops: float, profile_dir: str | None) -> dict[str, list[str]]:
     """Each benchmark's command line (after the Python executable)."""
     peak = ["--peak-tflops", f"{peak_tflops:.1f}"]
+    profile = ["--profile-dir", str(Path(profile_dir).resolve())] if profile_dir else []
     return {
-        "lstmn": ["lstmn_throughput.py", "--lengths", "256", "--reference-max-length", "0"],
-        "elmo": ["elmo_throughput.py"],
+        "lstmn": ["lstmn_throughput.py", "--lengths", "256", "--reference-max-length", "0", *profile],
+        "elmo": ["elmo_throughput.py", *profile],
+        "paths": ["recurrence_paths.py"],
         "rnn": ["rnn_paths.py"],
         "transformer_8k": ["transformer_vs_marian.py", *TRANSFORMER, *peak, "--batch", "128"],
         "transformer_25k": ["transformer_vs_marian.py", *TRANSFORMER, *peak, "--batch", "400"],
@@ -138,16 +162,17 @@ def verdict(value: float, operator: str, target: float | None) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parts = ["lstmn", "elmo", "rnn", "transformer", "biblosa", "attentionxml"]
+    parts = ["lstmn", "elmo", "paths", "rnn", "transformer", "biblosa", "attentionxml"]
     parser.add_argument("--only", nargs="+", choices=parts)
     parser.add_argument("--timeout", type=float, default=240.0, help="seconds per benchmark")
     parser.add_argument("--device", default="cuda")
+    parser.add_argument("--profile-dir", help="where the recurrences' benchmarks write their profiler summaries")
     args = parser.parse_args()
     device = torch.device(args.device)
     peak = bf16_peak_tflops(device) if device.type == "cuda" else 1.0
     print(f"GPU report: {device_name(device)}, torch {torch.__version__}; bf16 matmul peak {peak:.0f} TFLOP/s\n")
     results: dict[str, tuple[dict[str, str], str]] = {}
-    for name, arguments in benchmarks(peak).items():
+    for name, arguments in benchmarks(peak, args.profile_dir).items():
         if args.only and not any(name.startswith(part) for part in args.only):
             continue
         results[name] = run(name, arguments, args.device, args.timeout)
@@ -159,7 +184,8 @@ def main() -> None:
         value = float(fields.get(field, "nan"))
         goal = f"goal {operator} {target:g}" if operator else "goal -"
         why = f" ({failure})" if failure else ""
-        print(f"RESULT {figure} {value:.3f} {goal} {verdict(value, operator, target)}{why}")
+        launches = f" (kernels a batch: {fields[KERNELS[figure]]})" if KERNELS.get(figure) in fields else ""
+        print(f"RESULT {figure} {value:.3f} {goal} {verdict(value, operator, target)}{why}{launches}")
 
 
 if __name__ == "__main__":

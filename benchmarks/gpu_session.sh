@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # One GPU session's checks, prepared on the CPU and run once on the lent machine from the repository root:
-#   bash benchmarks/gpu_session.sh            (REPORT="lstmn elmo rnn transformer biblosa" by default; REPORT=all for every figure)
+#   bash benchmarks/gpu_session.sh     (REPORT="lstmn elmo paths" by default: the recurrences; REPORT="transformer biblosa",
+#                                       REPORT=all for every figure; PROFILE_DIR=benchmarks/results by default)
 # It prints the card and versions, runs `make test-gpu` and then benchmarks/gpu_report.py, each under a timeout, so
-# that one stuck step cannot eat the other's time. Wheels carried in .whl/ (a newer transformers, say) are installed
-# into /tmp/site first: the GPU machine has no package index.
+# that one stuck step cannot eat the other's time; the recurrences' benchmarks write their torch.profiler summaries
+# into PROFILE_DIR (on the lent machine, $OUT: what comes back). Wheels carried in .whl/ (a newer transformers, say)
+# are installed into /tmp/site first: the GPU machine has no package index. The default run takes about 6 minutes
+# on an H200 (make test-gpu about 1, the report about 5).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if compgen -G ".whl/*.whl" >/dev/null; then
@@ -23,9 +26,10 @@ card = torch.cuda.get_device_name() if torch.cuda.is_available() else "no CUDA d
 print(f"card: {card}; torch {torch.__version__} (CUDA {torch.version.cuda}); triton {triton_version}; "
       f"transformers {transformers.__version__}")
 PY
-timeout "${TEST_TIMEOUT:-300}" make test-gpu
+timeout "${TEST_TIMEOUT:-150}" make test-gpu
 echo "make test-gpu: exit $?"
-REPORT="${REPORT:-lstmn elmo rnn transformer biblosa}"
+REPORT="${REPORT:-lstmn elmo paths}"
 if [ "$REPORT" = all ]; then only=(); else read -ra only <<<"--only $REPORT"; fi
-timeout "${REPORT_TIMEOUT:-420}" python3 benchmarks/gpu_report.py "${only[@]}" --timeout "${BENCHMARK_TIMEOUT:-180}"
+timeout "${REPORT_TIMEOUT:-330}" python3 benchmarks/gpu_report.py "${only[@]}" --timeout "${BENCHMARK_TIMEOUT:-160}" \
+    --profile-dir "${PROFILE_DIR:-benchmarks/results}"
 echo "gpu_report: exit $?"

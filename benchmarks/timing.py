@@ -77,3 +77,54 @@ def reset_peak_memory(device: torch.device) -> None:
     else:
         with open("/proc/self/clear_refs", "w") as handle:
             handle.write("5")
+
+
+def profile_summary(
+    function: Callable[[], object], device: torch.device, label: str, calls: int = 3
+) -> tuple[str, float]:
+    """A `torch.profiler` summary of `calls` runs of `function` (after two warm-up runs), and the device kernels
+    one call ran. The summary: kernels per call, the share of the wall time the GPU sat idle (no kernel running),
+    and the kernels by total time, so that work without a GPU reads where the time goes. On a CPU it lists the
+    operators instead (there is no device time), and the kernels per call are 0."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    function()
+    function()
+    cuda = device.type == "cuda"
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if cuda else [])
+    if cuda:
+        torch.cuda.synchronize()
+    with profile(activities=activities) as profiler:
+        start = time.perf_counter()
+        for _ in range(calls):
+            function()
+        if cuda:
+            torch.cuda.synchronize()
+        wall = (time.perf_counter() - start) * 1e6  # µs
+    events = [event for event in profiler.events() if event.device_type == DeviceType.CUDA] if cuda else []
+    lines = [f"## {label}: {calls} calls, {wall / calls / 1e3:.3f} ms a call (wall)"]
+    if not cuda:
+        table = profiler.key_averages().table(sort_by="self_cpu_time_total", row_limit=15, max_name_column_width=60)
+        return "\n".join([*lines, table]), 0.0
+    intervals = sorted((event.time_range.start, event.time_range.end) for event in events)
+    busy, reached = 0.0, float("-inf")
+    for begin, end in intervals:  # the union of the kernels' intervals: time some kernel ran
+        if end > reached:
+            busy += end - max(begin, reached)
+            reached = end
+    by_name: dict[str, list[float]] = {}
+    for event in events:
+        by_name.setdefault(event.name, []).append(event.time_range.end - event.time_range.start)
+    kernels = len(events) / calls
+    lines.append(
+        f"kernels a call: {kernels:.0f}; GPU busy {busy / wall:.1%} of the wall time, idle {1 - busy / wall:.1%}"
+    )
+    lines.append(f"{'kernel':<70} {'a call':>7} {'ms a call':>10} {'share':>6}")
+    total = sum(sum(times) for times in by_name.values()) or 1.0
+    for name, times in sorted(by_name.items(), key=lambda item: -sum(item[1]))[:15]:
+        short = name if len(name) <= 70 else name[:67] + "..."
+        lines.append(
+            f"{short:<70} {len(times) / calls:>7.0f} {sum(times) / calls / 1e3:>10.3f} {sum(times) / total:>6.1%}"
+        )
+    return "\n".join(lines), kernels

@@ -153,11 +153,13 @@ def _lstmn_layer_run(layer, inputs, mask):
             *(p.grad.clone() for p in layer.parameters())]  # fmt: skip
 
 
-def test_lstmn_layer_replayed_as_a_cuda_graph_matches_eager_and_the_reference():
-    """The fast recurrence at B = 8, T = 40 on CUDA: eager (first call), captured (second) and replayed (third)
-    runs equal, and equal to the readable loop, outputs and every gradient."""
+def test_lstmn_layer_replayed_as_a_cuda_graph_matches_eager_and_the_reference(monkeypatch):
+    """The per-step fast recurrence at B = 8, T = 40 on CUDA: eager (first call), captured (second) and replayed
+    (third) runs equal, and equal to the readable loop, outputs and every gradient."""
     from hf_attn.models.lstmn import fast_recurrence
     from hf_attn.models.lstmn.modeling_lstmn import LstmnLayer
+
+    monkeypatch.setenv("HF_ATTN_LSTMN_PERSISTENT", "0")
 
     config = tiny_config(hf_attn.ARCHITECTURES["lstmn"], hidden_dropout_prob=0.0)
     torch.manual_seed(0)
@@ -183,9 +185,11 @@ def _reference_run(layer, inputs, mask):
         layer.config.recurrence_implementation = "fast"
 
 
-def test_elmo_layer_replayed_as_a_cuda_graph_matches_eager_and_the_readable_cell():
+def test_elmo_layer_replayed_as_a_cuda_graph_matches_eager_and_the_readable_cell(monkeypatch):
     from hf_attn.models.elmo import fused_lstm
     from tests.test_kernels import elmo_layer, elmo_run
+
+    monkeypatch.setenv("HF_ATTN_ELMO_PERSISTENT", "0")
 
     layer = elmo_layer(projection=True).to(CUDA)
     fused_lstm._GRAPHED_FORWARD.clear()
@@ -200,6 +204,46 @@ def test_elmo_layer_replayed_as_a_cuda_graph_matches_eager_and_the_readable_cell
         torch.testing.assert_close(ours, theirs, rtol=1e-4, atol=1e-5)
     for ours, theirs in zip(runs[1], runs[0], strict=True):
         torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
+
+
+def test_lstmn_layer_on_the_persistent_kernel_matches_the_reference(monkeypatch):
+    """The persistent kernel (one launch a layer) at B = 8, T = 40 on CUDA, at the paper's widths (H = A = 450, past
+    the size where it is chosen: forced here): outputs, maps and every gradient equal the readable loop's, and
+    repeated runs equal each other."""
+    from hf_attn import LstmnConfig
+    from hf_attn.models.lstmn import fast_recurrence
+    from hf_attn.models.lstmn.modeling_lstmn import LstmnLayer
+
+    monkeypatch.setattr(fast_recurrence, "PERSISTENT_MAX_WEIGHTS", float("inf"))
+
+    config = LstmnConfig(embedding_size=300, hidden_size=450, hidden_dropout_prob=0.0)
+    torch.manual_seed(0)
+    layer = LstmnLayer(config, config.embedding_size).to(CUDA)
+    for parameter in layer.parameters():  # the original's U(−0.05, 0.05)
+        torch.nn.init.uniform_(parameter, -0.05, 0.05)
+    inputs = torch.randn(8, 40, config.embedding_size, device=CUDA)
+    mask = torch.arange(40, device=CUDA)[None] < torch.tensor([40, 31, 1, 0, 17, 40, 5, 22], device=CUDA)[:, None]
+    assert fast_recurrence.persistent_applies(inputs[..., :450], 450, False, False)
+    runs = [_lstmn_layer_run(layer, inputs, mask) for _ in range(2)]
+    reference = [value.detach() for value in _reference_run(layer, inputs, mask)]
+    for ours, theirs in zip(runs[1], runs[0], strict=True):
+        torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
+    for ours, theirs in zip(runs[-1], reference, strict=True):
+        torch.testing.assert_close(ours, theirs, rtol=1e-4, atol=1e-5)
+
+
+def test_elmo_layer_on_the_persistent_kernel_matches_the_readable_cell(monkeypatch):
+    """ELMo's persistent kernel (one launch a layer, both directions) on CUDA against the readable cell, fp32,
+    with both clips binding: outputs, cells and every gradient."""
+    from tests.test_kernels import elmo_layer, elmo_run, use_elmo_path
+
+    launched = use_elmo_path(monkeypatch, "persistent")
+    layer = elmo_layer(projection=True).to(CUDA)
+    ours = [value.detach().cpu() for value in elmo_run(layer, "fused", device="cuda")]
+    assert launched == ["forward", "backward"], launched
+    reference = [value.detach().cpu() for value in elmo_run(layer, "reference", device="cuda")]
+    for mine, theirs in zip(ours, reference, strict=True):
+        torch.testing.assert_close(mine, theirs, rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("kind", ["lstm", "gru"])

@@ -56,6 +56,9 @@ def _direction(
     if reverse:
         inputs, mask = inputs.flip(1), mask.flip(1)
     projected = nn.functional.linear(inputs, w_ih, b_ih)  # W_ih x_t + b_ih for every step at once, (B, T, G)
+    # The step's weights become the scan's inputs, which must not alias one another; on CUDA `compact_by_direction`
+    # lays a layer-direction's weights out in one buffer (torch 2.11 refused the scan: "Input-to-input aliasing").
+    w_hh, b_hh = w_hh.clone(), (None if b_hh is None else b_hh.clone())
     is_lstm, is_gru = isinstance(rnn, nn.LSTM), isinstance(rnn, nn.GRU)
 
     def step(carry: tuple, step_inputs: tuple) -> tuple[tuple, torch.Tensor]:

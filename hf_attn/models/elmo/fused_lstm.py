@@ -34,6 +34,7 @@ Shape legend: K = 2 directions (the leading axis), B batch, T steps, D inputs, H
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import torch
@@ -70,6 +71,18 @@ def cell_forward(
     hidden = output_gate * _clip(cell_raw, cell_clip).tanh()
     activated = torch.cat([input_gate, forget_gate, candidate, output_gate], dim=-1)
     return cell_raw.to(gates.dtype), hidden.to(gates.dtype), activated.to(gates.dtype)
+
+
+def cell_forward_inference(
+    gates: torch.Tensor, previous: torch.Tensor, previous_clip: float, cell_clip: float
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """`cell_forward` without what only its backward reads (the activated gates): `(c_t^raw, h_t)`, fewer
+    temporaries, updated in place."""
+    input_gate, forget_gate, candidate, output_gate = gates.float().chunk(4, dim=-1)
+    cell_raw = torch.sigmoid(forget_gate).mul_(_clip(previous.float(), previous_clip))
+    cell_raw.addcmul_(torch.sigmoid(input_gate), torch.tanh(candidate))
+    hidden = torch.sigmoid(output_gate).mul_(_clip(cell_raw, cell_clip).tanh())
+    return cell_raw.to(gates.dtype), hidden.to(gates.dtype)
 
 
 def cell_backward(
@@ -114,9 +127,52 @@ def use_triton(tensor: torch.Tensor) -> bool:
     return kernels_apply(tensor, on_cpu=RUN_ON_CPU)
 
 
+# The persistent kernel (`triton_persistent.py`: one launch per layer for the T steps of both directions) takes layers
+# whose recurrent weights, W_hh (4H × P) and W_proj (P × H), are at most this many elements a direction. Each of its
+# programs reads them at every step through one SM, so its step time grows with them; the per-step path spreads each
+# step's GEMMs over the whole GPU, which the original ELMo's 4096 × 512 cells (10.5M) need. Measured on an H200
+# (`benchmarks/recurrence_paths.py`, B = 32, T = 22, P = H / 4, strict float32; µs a training step, persistent /
+# per-step): H = 128 (20k weights) 93 / 111, H = 256 (82k) 79 / 111, H = 512 (328k) 159 / 119, H = 1024 (1.3M)
+# 509 / 144 (`benchmarks/results/recurrence_paths.md`).
+PERSISTENT_MAX_WEIGHTS = 150_000
+
+
+def persistent_applies(projected: torch.Tensor, weight_hh: torch.Tensor, weight_proj: torch.Tensor | None) -> bool:
+    """Whether the recurrence runs as the persistent kernel: the Triton kernels run (`use_triton`), the weights are
+    small enough (`PERSISTENT_MAX_WEIGHTS`), and `HF_ATTN_ELMO_PERSISTENT` is not 0."""
+    if not use_triton(projected):
+        return False
+    if os.environ.get("HF_ATTN_ELMO_PERSISTENT", "1").lower() in {"0", "false", "no", "off"}:
+        return False
+    weights = weight_hh[0].numel() + (0 if weight_proj is None else weight_proj[0].numel())
+    return weights <= PERSISTENT_MAX_WEIGHTS
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # The loops
 # ---------------------------------------------------------------------------------------------------------------
+
+
+def direction_product(
+    left: torch.Tensor, right: torch.Tensor, bias: torch.Tensor | None = None, out: torch.Tensor | None = None
+) -> torch.Tensor:
+    """[bias +] left @ right for each direction of the leading axis: `left (K, B, n)`, `right (K, n, m)`, `bias
+    (K, B, m)` -> `(K, B, m)` (into `out` when given). One batched GEMM on the CPU; on CUDA one GEMM a direction:
+    for these skinny products (B rows against a 512 × 16384 weight) cuBLAS's batched kernel ran far slower than
+    plain GEMMs of the same shapes (H200, strict float32: 135 µs a step for W_hh m_{t−1} and 619 µs for W_hhᵀ ∂gates,
+    where cuDNN's per-direction GEMMs took 2 × 31 µs and 2 × 66 µs; `benchmarks/results/elmo.txt`)."""
+    if not left.is_cuda:
+        if bias is None:
+            return torch.bmm(left, right) if out is None else torch.bmm(left, right, out=out)
+        return torch.baddbmm(bias, left, right) if out is None else torch.baddbmm(bias, left, right, out=out)
+    if out is None:
+        out = left.new_empty(left.size(0), left.size(1), right.size(2))
+    for direction in range(left.size(0)):
+        if bias is None:
+            torch.mm(left[direction], right[direction], out=out[direction])
+        else:
+            torch.addmm(bias[direction], left[direction], right[direction], out=out[direction])
+    return out
 
 
 def recurrence_forward(
@@ -128,36 +184,50 @@ def recurrence_forward(
     cell_clip: float,
     proj_clip: float,
     fused: bool,
+    save: bool = True,
 ) -> list[torch.Tensor]:
     """The T forward steps. `projected (K, B, T, 4H)` = W_ih x_t + b; `weight_hh (K, 4H, P)`; `weight_proj (K, P, H)`
     or None; the initial `cell (K, B, H)` and `output (K, B, P)`. Returns `[m (K, B, T, P), m^raw (K, B, T, P) or
-    empty, c^raw (K, B, T, H), h (K, B, T, H) or empty, activated gates (K, B, T, 4H)]`."""
+    empty, c^raw (K, B, T, H), h (K, B, T, H) or empty, activated gates (K, B, T, 4H)]`; without `save`
+    (inference) only m and c^raw, the others empty: nothing is kept for a backward."""
     directions, batch, steps, gate_size = projected.shape
     size = gate_size // 4
+    project = weight_proj is not None
+    empty = projected.new_empty(0)
     outputs = projected.new_empty(directions, batch, steps, output.size(-1))
-    raw_outputs = projected.new_empty(outputs.shape) if weight_proj is not None else projected.new_empty(0)
+    raw_outputs = projected.new_empty(outputs.shape) if project and save else empty
     cells = projected.new_empty(directions, batch, steps, size)
-    hiddens = projected.new_empty(cells.shape) if weight_proj is not None else outputs
-    activated = projected.new_empty(projected.shape)
+    hiddens = projected.new_empty(cells.shape) if project and save else outputs
+    activated = projected.new_empty(projected.shape) if save else empty
+    hidden_scratch = projected.new_empty(directions, batch, size) if project and not save else None
     recurrent_weight = weight_hh.transpose(1, 2)  # (K, P, 4H)
+    projection_weight = weight_proj.transpose(1, 2) if project else None  # (K, H, P)
     if fused:
         from .triton_cells import triton_cell_forward
     for t in range(steps):
         previous_output = output if t == 0 else outputs[:, :, t - 1]
         previous_cell, previous_clip = (cell, INFINITY) if t == 0 else (cells[:, :, t - 1], cell_clip)
-        gates = torch.baddbmm(projected[:, :, t], previous_output, recurrent_weight)  # (K, B, 4H)
-        if fused:
+        gates = direction_product(previous_output, recurrent_weight, projected[:, :, t])  # (K, B, 4H)
+        hidden = hiddens[:, :, t] if hidden_scratch is None else hidden_scratch
+        if fused:  # without `save` the activated gates overwrite the pre-activations (each read before its write)
             triton_cell_forward(
-                gates, previous_cell, previous_clip, cell_clip, cells[:, :, t], hiddens[:, :, t], activated[:, :, t]
-            )
-        else:
+                gates, previous_cell, previous_clip, cell_clip, cells[:, :, t], hidden,
+                activated[:, :, t] if save else gates,
+            )  # fmt: skip
+        elif save:
             cells[:, :, t], hiddens[:, :, t], activated[:, :, t] = cell_forward(
                 gates, previous_cell, previous_clip, cell_clip
             )
-        if weight_proj is not None:
-            torch.bmm(hiddens[:, :, t], weight_proj.transpose(1, 2), out=raw_outputs[:, :, t])  # m^raw = W_proj h
+        else:
+            cells[:, :, t], hidden = cell_forward_inference(gates, previous_cell, previous_clip, cell_clip)
+            if not project:
+                outputs[:, :, t] = hidden
+        if project and save:
+            direction_product(hidden, projection_weight, out=raw_outputs[:, :, t])  # m^raw = W_proj h
             torch.clamp(raw_outputs[:, :, t], -proj_clip, proj_clip, out=outputs[:, :, t])
-    return [outputs, raw_outputs, cells, hiddens if weight_proj is not None else projected.new_empty(0), activated]
+        elif project:
+            outputs[:, :, t] = direction_product(hidden, projection_weight).clamp_(-proj_clip, proj_clip)
+    return [outputs, raw_outputs, cells, hiddens if project and save else empty, activated]
 
 
 def recurrence_backward(
@@ -175,21 +245,26 @@ def recurrence_backward(
     output list. Returns `[∂projected, ∂weight_hh, ∂weight_proj or empty, ∂cell, ∂output]`."""
     outputs, raw_outputs, cells, hiddens, activated = saved
     directions, batch, steps, gate_size = activated.shape
-    hiddens = hiddens if weight_proj is not None else outputs
+    project = weight_proj is not None
+    hiddens = hiddens if project else outputs
     grad_gates = torch.empty_like(activated)
     grad_raw = torch.empty_like(outputs)  # ∂m^raw (= ∂m without a projection)
     grad_cell = torch.zeros_like(cell)  # ∂c_t, carried
-    grad_output = torch.zeros_like(output)  # ∂m_t from step t + 1, carried
+    # [|m_t^raw| ≤ κ_p] for every step at once: where the projection's clip passes its gradient
+    inside = _inside(raw_outputs, proj_clip) if project and proj_clip != INFINITY else None
     if fused:
         from .triton_cells import triton_cell_backward
     for t in reversed(range(steps)):
-        grad = grad_outputs[:, :, t] + grad_output
-        if weight_proj is not None:
-            torch.mul(grad, _inside(raw_outputs[:, :, t], proj_clip), out=grad_raw[:, :, t])
-            grad_hidden = torch.bmm(grad_raw[:, :, t], weight_proj)  # W_projᵀ ∂m^raw, (K, B, H)
+        # ∂m_t plus the carry W_hhᵀ ∂gates_{t+1} from the step that read m_t: one GEMM
+        if t == steps - 1:
+            grad = grad_outputs[:, :, t]
+        else:
+            grad = direction_product(grad_gates[:, :, t + 1], weight_hh, grad_outputs[:, :, t])
+        if inside is not None:
+            grad = torch.mul(grad, inside[:, :, t], out=grad_raw[:, :, t])
         else:
             grad_raw[:, :, t] = grad
-            grad_hidden = grad
+        grad_hidden = direction_product(grad, weight_proj) if project else grad  # W_projᵀ ∂m^raw, (K, B, H)
         previous_cell, previous_clip = (cell, INFINITY) if t == 0 else (cells[:, :, t - 1], cell_clip)
         if fused:
             triton_cell_backward(
@@ -200,14 +275,14 @@ def recurrence_backward(
             grad_gates[:, :, t], grad_cell = cell_backward(
                 grad_hidden, grad_cell, activated[:, :, t], cells[:, :, t], previous_cell, previous_clip, cell_clip
             )
-        grad_output = torch.bmm(grad_gates[:, :, t], weight_hh)  # W_hhᵀ ∂gates, (K, B, P)
+    grad_output = direction_product(grad_gates[:, :, 0], weight_hh)  # ∂m_0 = W_hhᵀ ∂gates of the first step
     # The weight gradients, one GEMM each over all steps: the step t read m_{t−1} (m_0: the initial output).
     previous_outputs = torch.cat([output[:, :, None], outputs[:, :, :-1]], dim=2)
     flat_grad_gates = grad_gates.view(directions, batch * steps, gate_size)
     flat_previous = previous_outputs.reshape(directions, batch * steps, output.size(-1))
     grad_weight_hh = torch.bmm(flat_grad_gates.transpose(1, 2), flat_previous)
     grad_weight_proj = outputs.new_empty(0)
-    if weight_proj is not None:
+    if project:
         grad_weight_proj = torch.bmm(
             grad_raw.view(directions, batch * steps, -1).transpose(1, 2), hiddens.view(directions, batch * steps, -1)
         )
@@ -216,6 +291,26 @@ def recurrence_backward(
 
 _GRAPHED_FORWARD = GraphedLoop(recurrence_forward)
 _GRAPHED_BACKWARD = GraphedLoop(recurrence_backward)
+
+
+def recurrence(
+    projected: torch.Tensor,
+    weight_hh: torch.Tensor,
+    weight_proj: torch.Tensor | None,
+    cell: torch.Tensor,
+    output: torch.Tensor,
+    cell_clip: float,
+    proj_clip: float,
+    save: bool,
+) -> list[torch.Tensor]:
+    """`recurrence_forward` on the path that applies: the persistent kernel (one launch), or the per-step loop
+    (Triton cells and a CUDA graph on CUDA, the PyTorch twins elsewhere)."""
+    if persistent_applies(projected, weight_hh, weight_proj):
+        from .triton_persistent import elmo_persistent_forward
+
+        return elmo_persistent_forward(projected, weight_hh, weight_proj, cell, output, cell_clip, proj_clip, save)
+    fused = use_triton(projected)
+    return _GRAPHED_FORWARD(projected, weight_hh, weight_proj, cell, output, cell_clip, proj_clip, fused, save)
 
 
 class ElmoLstmRecurrence(torch.autograd.Function):
@@ -233,10 +328,10 @@ class ElmoLstmRecurrence(torch.autograd.Function):
         cell_clip: float,
         proj_clip: float,
     ) -> tuple[torch.Tensor, torch.Tensor]:
-        fused = use_triton(projected)
-        saved = _GRAPHED_FORWARD(projected, weight_hh, weight_proj, cell, output, cell_clip, proj_clip, fused)
+        fused, persistent = use_triton(projected), persistent_applies(projected, weight_hh, weight_proj)
+        saved = recurrence(projected, weight_hh, weight_proj, cell, output, cell_clip, proj_clip, save=True)
         ctx.save_for_backward(weight_hh, weight_proj, cell, output, *saved)
-        ctx.clips, ctx.fused = (cell_clip, proj_clip), fused
+        ctx.clips, ctx.fused, ctx.persistent = (cell_clip, proj_clip), fused, persistent
         outputs, cells = saved[0], saved[2]
         ctx.mark_non_differentiable(cells)
         return outputs, cells
@@ -246,8 +341,14 @@ class ElmoLstmRecurrence(torch.autograd.Function):
         weight_hh, weight_proj, cell, output, *saved = ctx.saved_tensors
         if grad_outputs is None:
             grad_outputs = torch.zeros_like(saved[0])
-        grad_projected, grad_weight_hh, grad_weight_proj, grad_cell, grad_output = _GRAPHED_BACKWARD(
-            grad_outputs.contiguous(), weight_hh, weight_proj, cell, output, saved, *ctx.clips, ctx.fused
+        if ctx.persistent:
+            from .triton_persistent import elmo_persistent_backward
+
+            backward, fused = elmo_persistent_backward, ()
+        else:
+            backward, fused = _GRAPHED_BACKWARD, (ctx.fused,)
+        grad_projected, grad_weight_hh, grad_weight_proj, grad_cell, grad_output = backward(
+            grad_outputs.contiguous(), weight_hh, weight_proj, cell, output, saved, *ctx.clips, *fused
         )
         return (
             grad_projected,
@@ -278,14 +379,20 @@ def elmo_lstm_recurrence(
         dtype = torch.get_autocast_dtype(device_type)
     cell_clip = INFINITY if cell_clip is None else float(cell_clip)
     proj_clip = INFINITY if proj_clip is None else float(proj_clip)
+    arguments = (
+        projected.to(dtype).contiguous(),
+        weight_hh.to(dtype),
+        None if weight_proj is None else weight_proj.to(dtype),
+        state[0].to(dtype),
+        state[1].to(dtype),
+        cell_clip,
+        proj_clip,
+    )
+    tensors = (projected, weight_hh, weight_proj, *state)
+    needs_grad = torch.is_grad_enabled() and any(value is not None and value.requires_grad for value in tensors)
     with torch.autocast(device_type, enabled=False):
-        outputs, cells = ElmoLstmRecurrence.apply(
-            projected.to(dtype).contiguous(),
-            weight_hh.to(dtype),
-            None if weight_proj is None else weight_proj.to(dtype),
-            state[0].to(dtype),
-            state[1].to(dtype),
-            cell_clip,
-            proj_clip,
-        )
+        if needs_grad:
+            outputs, cells = ElmoLstmRecurrence.apply(*arguments)
+        else:  # inference: nothing kept for a backward
+            outputs, _, cells, _, _ = recurrence(*arguments, save=False)
     return outputs, _clip(cells, cell_clip)

@@ -16,6 +16,7 @@ The tests check outputs and gradients against the reference loop. Shapes as in `
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -113,17 +114,29 @@ class LstmnWeights:
 
 
 def attend(
-    keys: torch.Tensor, values: torch.Tensor, valid: torch.Tensor | None, query: torch.Tensor, score: torch.Tensor
+    keys: torch.Tensor,
+    values: torch.Tensor,
+    valid: torch.Tensor | None,
+    query: torch.Tensor,
+    score: torch.Tensor,
+    read_out: torch.Tensor | None = None,
+    weights_out: torch.Tensor | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Additive attention read, eq. 4–6 (and 10–12): weights = softmax_j(vᵀ tanh(keys_j + query)) over the valid
     slots, read = Σ_j weights_j values_j.
 
     Args: keys `(B, S, A)` (W_h h_j, cached), values `(B, S, D)` ([h_j; c_j]), valid `(B, S)`, query `(B, A)`
-    (W_x x_t + W_h̃ h̃_{t−1} + bias), score `(A,)` (v). Returns `(read (B, D), weights (B, S))`.
+    (W_x x_t + W_h̃ h̃_{t−1} + bias), score `(A,)` (v); `read_out (B, D)` and `weights_out (B, S)`, rows of the
+    trace to write into (the Triton twin writes them directly). Returns `(read (B, D), weights (B, S))`.
     """
     features = torch.add(keys, query[:, None, :]).tanh_()  # (B, S, A), the step's one O(S·A) temporary
     weights = masked_softmax(features @ score, valid)  # (B, S)
-    return torch.bmm(weights[:, None, :], values).squeeze(1), weights
+    read = torch.bmm(weights[:, None, :], values).squeeze(1)
+    if read_out is not None:
+        read = read_out.copy_(read)
+    if weights_out is not None:
+        weights = weights_out.copy_(weights)
+    return read, weights
 
 
 def attend_backward(
@@ -134,21 +147,30 @@ def attend_backward(
     weights: torch.Tensor,
     grad_read: torch.Tensor,
     grad_keys: torch.Tensor,
-) -> tuple[torch.Tensor, torch.Tensor]:
+    grad_query_out: torch.Tensor | None = None,
+    grad_score_rows: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Gradients of `attend` for a given ∂L/∂read `(B, D)`, recomputing the tanh features instead of storing them.
 
     Adds ∂L/∂keys into `grad_keys` `(B, S, A)` in place and returns `(∂L/∂query (B, A), ∂L/∂score (A,))`;
-    ∂L/∂values = weights ⊗ ∂L/∂read is left to the caller. One O(S·A) temporary, updated in place.
+    ∂L/∂values = weights ⊗ ∂L/∂read is left to the caller. One O(S·A) temporary, updated in place. With
+    `grad_query_out` ∂query is written there; with `grad_score_rows (B, A)` each row's ∂score is added there and
+    ∂score is returned as None (the caller sums the rows once, after the loop).
     """
     grad_weights = torch.bmm(values, grad_read[:, :, None]).squeeze(-1)  # (B, S)
     # softmax backward; masked slots have weight 0 and so get no gradient
     grad_scores = weights * (grad_weights - (weights * grad_weights).sum(-1, keepdim=True))
     features = torch.add(keys, query[:, None, :]).tanh_()  # (B, S, A)
-    grad_score = torch.bmm(grad_scores[:, None, :], features).sum(0).squeeze(0)  # Σ g_j tanh(·), (A,)
+    score_rows = torch.bmm(grad_scores[:, None, :], features).squeeze(1)  # each row's Σ_j g_j tanh(·), (B, A)
     features.mul_(features).sub_(1).mul_(-score)  # v ⊙ (1 − tanh²), in place
     grad_query = torch.bmm(grad_scores[:, None, :], features).squeeze(1)  # Σ_j g_j v ⊙ (1 − tanh²_j), (B, A)
     grad_keys.addcmul_(features, grad_scores[:, :, None])
-    return grad_query, grad_score
+    if grad_query_out is not None:
+        grad_query = grad_query_out.copy_(grad_query)
+    if grad_score_rows is not None:
+        grad_score_rows.add_(score_rows)
+        return grad_query, None
+    return grad_query, score_rows.sum(0)
 
 
 def cell_update(
@@ -158,13 +180,37 @@ def cell_update(
     memory_read: torch.Tensor | None,
     memory_gate_input: torch.Tensor | None,
     memory_gate: torch.Tensor | None,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    outputs: dict[str, torch.Tensor | None] | None = None,
+    save: bool = True,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
     """The LSTM update from the tape summary, eq. 7–9 (eq. 13–14 with deep fusion).
 
     Args: gate_input `(B, 4H)` (W x_t + b, precomputed), read `(B, 2H)` ([h̃_t; c̃_t]), recurrent `(4H, H)`,
-    memory_read `(B, 2H)` ([γ̃_t; α̃_t]) with memory_gate_input `(B, H)` and memory_gate `(H, H)` for deep fusion.
-    Returns `(h_t, c_t, gates (B, 4H) after their nonlinearities, r_t or None)`.
+    memory_read `(B, 2H)` ([γ̃_t; α̃_t]) with memory_gate_input `(B, H)` and memory_gate `(H, H)` for deep fusion;
+    `outputs`: "hidden", "cell", "gates", "relevance" rows (tape and trace) to write into (the Triton twin writes
+    them directly); without `save` (inference) the gates and r_t are not returned.
+    Returns `(h_t, c_t, gates (B, 4H) after their nonlinearities or None, r_t or None)`.
     """
+    hidden, cell, gates, relevance = _cell_update(gate_input, read, recurrent, memory_read, memory_gate_input,
+                                                  memory_gate)  # fmt: skip
+    results = {"hidden": hidden, "cell": cell, "gates": gates, "relevance": relevance}
+    for name, target in (outputs or {}).items():
+        if target is not None and results[name] is not None:
+            results[name] = target.copy_(results[name])
+    if not save:
+        results["gates"] = results["relevance"] = None
+    return results["hidden"], results["cell"], results["gates"], results["relevance"]
+
+
+def _cell_update(
+    gate_input: torch.Tensor,
+    read: torch.Tensor,
+    recurrent: torch.Tensor,
+    memory_read: torch.Tensor | None,
+    memory_gate_input: torch.Tensor | None,
+    memory_gate: torch.Tensor | None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
+    """The body of `cell_update` (eq. 7–9, 13–14): `(h_t, c_t, gates, r_t or None)`."""
     hidden_size = recurrent.size(1)
     summary, summary_cell = read[:, :hidden_size], read[:, hidden_size:]
     gates = torch.addmm(gate_input, summary, recurrent.t())
@@ -190,12 +236,35 @@ def cell_update_backward(
     memory_read: torch.Tensor | None,
     relevance: torch.Tensor | None,
     memory_gate: torch.Tensor | None,
+    outputs: dict[str, torch.Tensor | None] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
     """Gradients of `cell_update` for given ∂L/∂h_t and ∂L/∂c_t (from later steps and the outputs).
 
     Returns `(∂L/∂gate pre-activations (B, 4H), ∂L/∂read (B, 2H), ∂L/∂r pre-activation (B, H) or None,
-    ∂L/∂memory_read (B, 2H) or None)`.
+    ∂L/∂memory_read (B, 2H) or None)`, written into `outputs` ("gates", "read", "relevance", "memory_read": rows
+    of the gradient buffers) where given (the Triton twin writes them directly).
     """
+    results = dict(zip(("gates", "read", "relevance", "memory_read"), _cell_update_backward(
+        grad_hidden, grad_cell, cell, gates, read, recurrent, memory_read, relevance, memory_gate
+    ), strict=True))  # fmt: skip
+    for name, target in (outputs or {}).items():
+        if target is not None and results[name] is not None:
+            results[name] = target.copy_(results[name])
+    return results["gates"], results["read"], results["relevance"], results["memory_read"]
+
+
+def _cell_update_backward(
+    grad_hidden: torch.Tensor,
+    grad_cell: torch.Tensor,
+    cell: torch.Tensor,
+    gates: torch.Tensor,
+    read: torch.Tensor,
+    recurrent: torch.Tensor,
+    memory_read: torch.Tensor | None,
+    relevance: torch.Tensor | None,
+    memory_gate: torch.Tensor | None,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
+    """The body of `cell_update_backward`."""
     hidden_size = recurrent.size(1)
     input_gate, forget_gate, candidate, output_gate = gates.chunk(4, dim=-1)
     tanh_cell = cell.tanh()
@@ -280,10 +349,11 @@ class LstmnTrace:
     """What the forward loop records per step (what the outputs and the hand-written backward need)."""
 
     intra_attentions: torch.Tensor  # (B, T, S_end) s^t, zero rows at padded tokens
-    queries: torch.Tensor  # (B, T, A) the full intra query (eq. 4's W_x x_t + W_h̃ h̃_{t−1} + bias)
-    previous_summaries: torch.Tensor  # (B, T, H) h̃_{t−1} used by step t
-    reads: torch.Tensor  # (B, T, 2H) [h̃_t; c̃_t]
-    gates: torch.Tensor  # (B, T, 4H) after their nonlinearities
+    # The rest is what the backward reads: `None` when the loop ran without recording (no gradient to take).
+    queries: torch.Tensor | None = None  # (B, T, A) the full intra query (eq. 4's W_x x_t + W_h̃ h̃_{t−1} + bias)
+    previous_summaries: torch.Tensor | None = None  # (B, T, H) h̃_{t−1} used by step t
+    reads: torch.Tensor | None = None  # (B, T, 2H) [h̃_t; c̃_t]
+    gates: torch.Tensor | None = None  # (B, T, 4H) after their nonlinearities
     inter_attentions: torch.Tensor | None = None  # (B, T, M) p^t
     memory_queries: torch.Tensor | None = None  # (B, T, A)
     previous_memory_summaries: torch.Tensor | None = None  # (B, T, H) γ̃_{t−1}
@@ -292,72 +362,91 @@ class LstmnTrace:
 
 
 def run_recurrence(
-    weights: LstmnWeights, inputs: LstmnStepInputs, state: LstmnLayerState, compiled: bool = False
+    weights: LstmnWeights, inputs: LstmnStepInputs, state: LstmnLayerState, compiled: bool = False, record: bool = True
 ) -> LstmnTrace:
     """Runs the T steps of one layer from `state`, writing each new slot into the preallocated tape (and its key
-    W_h h_t into the key cache) in place; no autograd graph is built. Returns what every step computed."""
+    W_h h_t into the key cache) in place; no autograd graph is built. Returns what every step computed: the
+    attention maps always, the rest of the trace (what the backward reads) only when `record`."""
     functions = step_functions(compiled, inputs.queries)
     batch_size, steps, attention_size = inputs.queries.shape
     hidden_size = weights.recurrent.size(1)
     state.reserve(steps)
     start = state.length
     like = inputs.queries
-    trace = LstmnTrace(
-        intra_attentions=like.new_zeros(batch_size, steps, start + steps - 1),
-        queries=like.new_empty(batch_size, steps, attention_size),
-        previous_summaries=like.new_empty(batch_size, steps, hidden_size),
-        reads=like.new_empty(batch_size, steps, 2 * hidden_size),
-        gates=like.new_empty(batch_size, steps, 4 * hidden_size),
-    )
+    trace = LstmnTrace(intra_attentions=like.new_zeros(batch_size, steps, start + steps - 1))
+    if record:
+        trace.queries = like.new_empty(batch_size, steps, attention_size)
+        trace.previous_summaries = like.new_empty(batch_size, steps, hidden_size)
+        trace.reads = like.new_empty(batch_size, steps, 2 * hidden_size)
+        trace.gates = like.new_empty(batch_size, steps, 4 * hidden_size)
     reads_memory = inputs.memory is not None
     if reads_memory:
         trace.inter_attentions = like.new_zeros(batch_size, steps, inputs.memory.size(1))
-        trace.memory_queries = like.new_empty(batch_size, steps, attention_size)
-        trace.previous_memory_summaries = like.new_empty(batch_size, steps, hidden_size)
+        # the memory reads are also an output (γ̃_t, read by shallow fusion's classifier): always kept
         trace.memory_reads = like.new_empty(batch_size, steps, 2 * hidden_size)
-        if weights.memory_gate is not None:
-            trace.relevances = like.new_empty(batch_size, steps, hidden_size)
+        if record:
+            trace.memory_queries = like.new_empty(batch_size, steps, attention_size)
+            trace.previous_memory_summaries = like.new_empty(batch_size, steps, hidden_size)
+            if weights.memory_gate is not None:
+                trace.relevances = like.new_empty(batch_size, steps, hidden_size)
     mask = inputs.mask
+    # Slot start + t is readable when token t is real: written once, ahead (step t reads only the slots before its
+    # own), not once a step.
+    state.valid[:, start : start + steps] = mask
+    if record:  # h̃_{t−1} of every step: step t writes row t + 1 (the last step a tensor of its own)
+        trace.previous_summaries[:, 0] = state.summary
+        if reads_memory:
+            trace.previous_memory_summaries[:, 0] = state.memory_summary
+    deep = weights.memory_gate is not None
     for t in range(steps):
         slots = start + t  # readable slots 0 .. slots − 1; this step writes slot `slots`
         real = mask[:, t, None]  # (B, 1)
-        query = torch.addmm(inputs.queries[:, t], state.summary, weights.summary.t())  # eq. 4's query side
-        read, attention = functions["attend"](
-            state.keys[:, :slots], state.tape[:, :slots], state.valid[:, :slots], query, weights.score
-        )
-        memory_read = relevance = memory_gate_input = None
+
+        def row(tensor: torch.Tensor | None, index: int = t) -> torch.Tensor | None:
+            """Row `index` of a trace tensor, when it is recorded."""
+            return None if tensor is None else tensor[:, index]
+
+        # Every step writes its results straight into the tape, the key cache and the trace rows (the Triton step
+        # functions do so inside their kernels): a step is its GEMMs and kernels, no copies around them.
+        query = torch.addmm(inputs.queries[:, t], state.summary, weights.summary.t(), out=row(trace.queries))
+        read, _ = functions["attend"](
+            state.keys[:, :slots], state.tape[:, :slots], state.valid[:, :slots], query, weights.score,
+            read_out=row(trace.reads), weights_out=trace.intra_attentions[:, t, :slots],
+        )  # fmt: skip
+        memory_read = memory_gate_input = None
         if reads_memory:
             memory_query = torch.addmm(
-                inputs.memory_queries[:, t], state.memory_summary, weights.memory_summary.t()
-            )  # eq. 10's query side
-            memory_read, memory_attention = functions["attend"](
-                inputs.memory_keys, inputs.memory, inputs.memory_mask, memory_query, weights.memory_score
-            )
-            if weights.memory_gate is not None:
+                inputs.memory_queries[:, t], state.memory_summary, weights.memory_summary.t(),
+                out=row(trace.memory_queries),
+            )  # eq. 10's query side  # fmt: skip
+            memory_read, _ = functions["attend"](
+                inputs.memory_keys, inputs.memory, inputs.memory_mask, memory_query, weights.memory_score,
+                read_out=trace.memory_reads[:, t], weights_out=trace.inter_attentions[:, t],
+            )  # fmt: skip
+            if deep:
                 memory_gate_input = inputs.memory_gate_inputs[:, t]
-        hidden, cell, gates, relevance = functions["cell_update"](
-            inputs.gate_inputs[:, t], read, weights.recurrent, memory_read, memory_gate_input, weights.memory_gate
-        )
-        # Write the new slot and its key; a padded token's slot stays unreadable.
-        state.tape[:, slots, :hidden_size] = hidden
-        state.tape[:, slots, hidden_size:] = cell
-        state.keys[:, slots] = hidden @ weights.key.t()  # W_h h_t, cached: never projected again
-        state.valid[:, slots] = mask[:, t]
-        trace.intra_attentions[:, t, :slots] = attention * real
-        trace.queries[:, t] = query
-        trace.previous_summaries[:, t] = state.summary
-        trace.reads[:, t] = read
-        trace.gates[:, t] = gates
-        state.summary = torch.where(real, read[:, :hidden_size], state.summary)  # a pad does not move h̃_{t−1}
+        written = {"hidden": state.tape[:, slots, :hidden_size], "cell": state.tape[:, slots, hidden_size:],
+                   "gates": row(trace.gates), "relevance": row(trace.relevances)}  # fmt: skip
+        hidden, *_ = functions["cell_update"](
+            inputs.gate_inputs[:, t], read, weights.recurrent, memory_read, memory_gate_input, weights.memory_gate,
+            outputs=written, save=record,
+        )  # fmt: skip
+        torch.mm(hidden, weights.key.t(), out=state.keys[:, slots])  # W_h h_t, cached: never projected again
+        # a pad does not move h̃_{t−1} (nor γ̃_{t−1})
+        last = t + 1 == steps
+        summary_out = None if not record or last else trace.previous_summaries[:, t + 1]
+        state.summary = torch.where(real, read[:, :hidden_size], state.summary, out=summary_out)
         if reads_memory:
-            trace.inter_attentions[:, t] = memory_attention * real
-            trace.memory_queries[:, t] = memory_query
-            trace.previous_memory_summaries[:, t] = state.memory_summary
-            trace.memory_reads[:, t] = memory_read
-            if relevance is not None:
-                trace.relevances[:, t] = relevance
-            state.memory_summary = torch.where(real, memory_read[:, :hidden_size], state.memory_summary)
-        state.length += 1
+            memory_out = None if not record or last else trace.previous_memory_summaries[:, t + 1]
+            state.memory_summary = torch.where(
+                real, memory_read[:, :hidden_size], state.memory_summary, out=memory_out
+            )
+    # The maps' rows at padded tokens are zero: one product for all the steps.
+    real = mask[..., None].to(like.dtype)
+    trace.intra_attentions.mul_(real)
+    if reads_memory:
+        trace.inter_attentions.mul_(real)
+    state.length += steps
     return trace
 
 
@@ -379,6 +468,7 @@ RECURRENCE_OUTPUTS = (
     "step_queries", "previous_summaries", "reads", "gates",  # the trace (`LstmnTrace`) ...
     "step_memory_queries", "previous_memory_summaries", "memory_reads", "relevances",  # ... with inter-attention
 )  # fmt: skip
+FLAGS = ("compiled", "record")  # `lstmn_recurrence`'s leading non-tensor arguments
 _DIFFERENTIABLE = 3  # hidden, cells, memory_read: the rest are attention maps, the final memory and the trace
 # The operators' namespace is this module's name: a copy of the module saved beside a checkpoint (remote code, loaded
 # as `transformers_modules.….fast_recurrence`) registers its own operators beside hf_attn's instead of clashing.
@@ -389,9 +479,31 @@ def _or_empty(tensor: torch.Tensor | None, like: torch.Tensor) -> torch.Tensor:
     return like.new_empty(0) if tensor is None else tensor
 
 
+# The persistent kernel (`triton_persistent.py`: one launch per layer and sequence) takes intra-attention layers whose
+# recurrent weights are at most this many elements. Each of its programs reads every weight at every step through
+# one SM, so its step time grows with them, where the per-step path spreads each step's GEMMs over the whole GPU.
+# Measured on an H200 (`benchmarks/recurrence_paths.py`, B = 32, T = 256, strict float32; µs a training step,
+# persistent / per-step): H = 64 (25k weights) 41 / 83, H = 128 (98k) 92 / 97, H = 256 (393k) 260 / 114, the
+# paper's H = 450 (1.2M) 982 / 161 (`benchmarks/results/recurrence_paths.md`).
+PERSISTENT_MAX_WEIGHTS = 100_000
+
+
+def persistent_applies(queries: torch.Tensor, hidden_size: int, has_memory: bool, compiled: bool) -> bool:
+    """Whether `lstmn_recurrence` runs as the persistent kernel: Triton applies (`triton_applies`), the layer reads
+    no memory (inter-attention stays on the per-step path), its weights are small enough (`PERSISTENT_MAX_WEIGHTS`:
+    W' (4H × H), W_h and W_h̃ (A × H) each), `compile_recurrence` is off, and `HF_ATTN_LSTMN_PERSISTENT` is not 0."""
+    if compiled or has_memory or not triton_applies(queries):
+        return False
+    if os.environ.get("HF_ATTN_LSTMN_PERSISTENT", "1").lower() in {"0", "false", "no", "off"}:
+        return False
+    attention_size = queries.size(-1)
+    return (4 * hidden_size + 2 * attention_size) * hidden_size <= PERSISTENT_MAX_WEIGHTS
+
+
 @torch.library.custom_op(f"{_NAMESPACE}::lstmn_recurrence", mutates_args=())
 def lstmn_recurrence(
     compiled: bool,
+    record: bool,
     queries: torch.Tensor,
     gate_inputs: torch.Tensor,
     mask: torch.Tensor,
@@ -411,15 +523,45 @@ def lstmn_recurrence(
     """One LSTMN layer over a whole sequence from the empty memory: `run_recurrence` (no graph), its outputs
     named by `RECURRENCE_OUTPUTS` (hidden, cells and memory_read γ̃_t are zero at padded tokens; parts the layer
     does not have are empty tensors). Differentiable in its first three outputs by the hand-written backward
-    `lstmn_recurrence_backward`. On CUDA the T steps replay as one CUDA graph (`GraphedLoop`)."""
+    `lstmn_recurrence_backward`, when `record` (else the trace the backward reads is not kept: empty tensors).
+    Where `persistent_applies`, one Triton launch runs the T steps; else, on CUDA, the per-step loop replays as one
+    CUDA graph (`GraphedLoop`)."""
+    if persistent_applies(queries, recurrent.size(1), memory is not None, compiled):
+        return _persistent_recurrence(record, queries, gate_inputs, mask, key, summary, score, recurrent)
     run = _recurrence if compiled else _GRAPHED_RECURRENCE
     return run(
-        compiled, queries, gate_inputs, mask, key, summary, score, recurrent, memory_queries, memory_gate_inputs,
-        memory, memory_keys, memory_mask, memory_summary, memory_score, memory_gate,
+        compiled, record, queries, gate_inputs, mask, key, summary, score, recurrent, memory_queries,
+        memory_gate_inputs, memory, memory_keys, memory_mask, memory_summary, memory_score, memory_gate,
     )  # fmt: skip
 
 
-def _recurrence(compiled: bool, *tensors: torch.Tensor | None) -> list[torch.Tensor]:
+def _persistent_recurrence(
+    record: bool,
+    queries: torch.Tensor,
+    gate_inputs: torch.Tensor,
+    mask: torch.Tensor,
+    key: torch.Tensor,
+    summary: torch.Tensor,
+    score: torch.Tensor,
+    recurrent: torch.Tensor,
+) -> list[torch.Tensor]:
+    """`lstmn_recurrence` of an intra-attention layer in one launch (`triton_persistent.py`), the same outputs."""
+    from .triton_persistent import lstmn_persistent_forward
+
+    result = lstmn_persistent_forward(queries, gate_inputs, mask, key, summary, score, recurrent, save=record)
+    hidden_size = recurrent.size(1)
+    tape, real = result["tape"], mask[..., None].to(queries.dtype)
+    valid = torch.cat([torch.ones_like(mask[:, :1], dtype=torch.bool), mask.bool()], dim=1)
+    empty = queries.new_empty(0)
+    outputs = (
+        tape[:, 1:, :hidden_size] * real, tape[:, 1:, hidden_size:] * real, None, result["intra"], None,
+        tape, result["keys"], valid, result["summary"], None,
+        result["step_queries"], result["previous_summaries"], result["reads"], result["gates"], None, None, None, None,
+    )  # fmt: skip
+    return [empty.clone() if output is None else output for output in outputs]
+
+
+def _recurrence(compiled: bool, record: bool, *tensors: torch.Tensor | None) -> list[torch.Tensor]:
     """The body of `lstmn_recurrence`: its tensor arguments in the order of `_INPUT_NAMES`, its outputs."""
     (
         queries, gate_inputs, mask, key, summary, score, recurrent, memory_queries, memory_gate_inputs, memory,
@@ -432,7 +574,7 @@ def _recurrence(compiled: bool, *tensors: torch.Tensor | None) -> list[torch.Ten
     batch_size, steps, attention_size = queries.shape
     hidden_size = recurrent.size(1)
     state = LstmnLayerState.empty(batch_size, steps + 1, hidden_size, attention_size, queries, memory is not None)
-    trace = run_recurrence(weights, inputs, state, compiled)
+    trace = run_recurrence(weights, inputs, state, compiled, record)
     real = mask[..., None].to(queries.dtype)
     memory_read = None if memory is None else trace.memory_reads[..., :hidden_size] * real
     outputs = (
@@ -446,7 +588,7 @@ def _recurrence(compiled: bool, *tensors: torch.Tensor | None) -> list[torch.Ten
 
 
 @lstmn_recurrence.register_fake
-def _(compiled, queries, gate_inputs, mask, key, summary, score, recurrent, memory_queries, memory_gate_inputs,
+def _(compiled, record, queries, gate_inputs, mask, key, summary, score, recurrent, memory_queries, memory_gate_inputs,
       memory, memory_keys, memory_mask, memory_summary, memory_score, memory_gate):  # fmt: skip
     batch_size, steps, attention_size = queries.shape
     hidden_size = recurrent.size(1)
@@ -457,20 +599,25 @@ def _(compiled, queries, gate_inputs, mask, key, summary, score, recurrent, memo
     def with_memory(*shape: int) -> torch.Tensor:
         return new(*shape) if memory is not None else new(0)
 
+    def recorded(shape: torch.Tensor) -> torch.Tensor:
+        return shape if record else new(0)
+
     deep = memory_gate is not None
-    return [
+    outputs = [
         new(batch_size, steps, hidden_size), new(batch_size, steps, hidden_size),
         with_memory(batch_size, steps, hidden_size), new(batch_size, steps, steps),
         with_memory(batch_size, steps, memory.size(1) if memory is not None else 0),
         new(batch_size, steps + 1, 2 * hidden_size), new(batch_size, steps + 1, attention_size),
         new(batch_size, steps + 1, dtype=torch.bool), new(batch_size, hidden_size),
         with_memory(batch_size, hidden_size),
-        new(batch_size, steps, attention_size), new(batch_size, steps, hidden_size),
-        new(batch_size, steps, 2 * hidden_size), new(batch_size, steps, 4 * hidden_size),
-        with_memory(batch_size, steps, attention_size), with_memory(batch_size, steps, hidden_size),
+        recorded(new(batch_size, steps, attention_size)), recorded(new(batch_size, steps, hidden_size)),
+        recorded(new(batch_size, steps, 2 * hidden_size)), recorded(new(batch_size, steps, 4 * hidden_size)),
+        recorded(with_memory(batch_size, steps, attention_size)),
+        recorded(with_memory(batch_size, steps, hidden_size)),
         with_memory(batch_size, steps, 2 * hidden_size),
-        new(batch_size, steps, hidden_size) if deep else new(0),
+        recorded(new(batch_size, steps, hidden_size) if deep else new(0)),
     ]  # fmt: skip
+    return outputs
 
 
 # Inputs of `lstmn_recurrence_backward` after the three output gradients: the forward's inputs it reads, then the
@@ -498,9 +645,33 @@ def lstmn_recurrence_backward(
     the forward tapes (∂L/∂[h_j; c_j], ∂L/∂(W_h h_j)), recomputing each step's tanh features, and forms the weight
     gradients with one GEMM each at the end. `saved` holds `_BACKWARD_INPUTS` (empty tensors for absent parts).
     Returns the gradients of the forward's tensor inputs (`_INPUT_NAMES`), empty where there is none. On CUDA the
-    T steps replay as one CUDA graph (`GraphedLoop`)."""
+    T steps replay as one CUDA graph (`GraphedLoop`), or run as one Triton launch where `persistent_applies`."""
+    named = dict(zip(_BACKWARD_INPUTS, saved, strict=True))
+    if persistent_applies(named["step_queries"], grad_hidden.size(-1), named["memory"].numel() > 0, compiled):
+        return _persistent_recurrence_backward(grad_hidden, grad_cells, named)
     run = _recurrence_backward if compiled else _GRAPHED_RECURRENCE_BACKWARD
     return run(compiled, grad_hidden, grad_cells, grad_memory_read, saved)
+
+
+def _persistent_recurrence_backward(
+    grad_hidden: torch.Tensor, grad_cells: torch.Tensor, named: dict[str, torch.Tensor]
+) -> list[torch.Tensor]:
+    """`lstmn_recurrence_backward` of an intra-attention layer: one launch for the T steps
+    (`triton_persistent.py`), then one GEMM per weight. The same outputs."""
+    from .triton_persistent import lstmn_persistent_backward
+
+    grad_queries, grad_gate_inputs, grad_key, grad_summary, grad_score, grad_recurrent = lstmn_persistent_backward(
+        grad_hidden, grad_cells, *(named[name] for name in _PERSISTENT_BACKWARD_INPUTS)
+    )
+    empty = grad_queries.new_empty(0)
+    return [grad_queries, grad_gate_inputs, empty.clone(), grad_key, grad_summary, grad_score, grad_recurrent,
+            *(empty.clone() for _ in range(8))]  # fmt: skip
+
+
+_PERSISTENT_BACKWARD_INPUTS = (
+    "mask", "key", "summary", "score", "recurrent", "tape", "keys", "intra_attentions", "step_queries",
+    "previous_summaries", "reads", "gates",
+)  # fmt: skip
 
 
 def _recurrence_backward(
@@ -520,6 +691,7 @@ def _recurrence_backward(
     functions = step_functions(compiled, tape)
     steps, hidden_size = mask.size(1), recurrent.size(1)
     real = mask[..., None].to(tape.dtype)  # (B, T, 1)
+    pad = 1 - real
     # ∂L/∂[h_j; c_j] per tape slot, seeded with the outputs' gradients
     grad_tape = torch.zeros_like(tape)
     grad_tape[:, 1:, :hidden_size] = grad_hidden * real
@@ -527,26 +699,30 @@ def _recurrence_backward(
     grad_keys = torch.zeros_like(keys)  # ∂L/∂(W_h h_j)
     grad_gate_inputs = torch.empty_like(gates)
     grad_queries = torch.empty_like(queries)
-    grad_score = torch.zeros_like(score)
+    grad_score_rows = queries.new_zeros(queries.size(0), queries.size(2))  # each row's ∂v, summed after the loop
     grad_carry = torch.zeros_like(previous_summaries[:, 0])  # ∂L/∂h̃ carried to the next query
     if has_memory:
         grad_memory_keys = torch.zeros_like(memory_keys)
         grad_memory_queries = torch.empty_like(memory_queries)
-        grad_memory_score = torch.zeros_like(memory_score)
+        grad_memory_score_rows = torch.zeros_like(grad_score_rows)
         grad_memory_carry = torch.zeros_like(grad_carry)
         grad_memory_gate_inputs = torch.empty_like(relevances) if deep else None
         grad_memory_reads = torch.zeros_like(memory_reads)  # ∂L/∂[γ̃_t; α̃_t]
     grad_reads = torch.zeros_like(reads)  # ∂L/∂[h̃_t; c̃_t]
+    # Every step writes its gradients straight into these buffers' rows (the Triton step functions inside their
+    # kernels), and the carries are updated in place: a step is its GEMMs and kernels, no copies around them.
     for t in reversed(range(steps)):
         slots = t + 1
-        real_t = real[:, t]
         # Slot t + 1 was read by every later step u with weight s_u[t + 1]: gathered once, here, as one
         # (B, 1, T−t−1) × (B, T−t−1, 2H) product, instead of scattering every step's read into all its slots.
         if slots < steps:  # the last step's slot is read by no one
             later = intra[:, slots:, slots, None].transpose(1, 2)  # (B, 1, T−t−1)
-            grad_tape[:, slots] += torch.bmm(later, grad_reads[:, slots:]).squeeze(1)
+            grad_tape[:, slots : slots + 1].baddbmm_(later, grad_reads[:, slots:])
         grad_hidden_t = torch.addmm(grad_tape[:, slots, :hidden_size], grad_keys[:, slots], key)
-        grad_gates, grad_read, grad_relevance, grad_memory_read_t = functions["cell_update_backward"](
+        written = {"gates": grad_gate_inputs[:, t], "read": grad_reads[:, t],
+                   "relevance": grad_memory_gate_inputs[:, t] if deep else None,
+                   "memory_read": grad_memory_reads[:, t] if deep else None}  # fmt: skip
+        _, grad_read, _, grad_memory_read_t = functions["cell_update_backward"](
             grad_hidden_t,
             grad_tape[:, slots, hidden_size:],
             tape[:, slots, hidden_size:],
@@ -556,35 +732,28 @@ def _recurrence_backward(
             memory_reads[:, t] if deep else None,
             relevances[:, t] if deep else None,
             memory_gate if deep else None,
+            outputs=written,
         )
-        grad_gate_inputs[:, t] = grad_gates
-        # h̃_t also fed the next real step's query (through the carry).
-        grad_read[:, :hidden_size] += real_t * grad_carry
-        grad_carry = grad_carry * (1 - real_t)
-        grad_reads[:, t] = grad_read
-        weights_t = intra[:, t, :slots]
-        grad_query, grad_score_t = functions["attend_backward"](
-            keys[:, :slots], tape[:, :slots], queries[:, t], score, weights_t, grad_read, grad_keys[:, :slots]
-        )
-        grad_queries[:, t] = grad_query
-        grad_score += grad_score_t
-        grad_carry = grad_carry + grad_query @ summary
+        # h̃_t also fed the next real step's query (through the carry), which stops at a real token
+        grad_read[:, :hidden_size].addcmul_(real[:, t], grad_carry)
+        grad_carry.mul_(pad[:, t])
+        grad_query, _ = functions["attend_backward"](
+            keys[:, :slots], tape[:, :slots], queries[:, t], score, intra[:, t, :slots], grad_read,
+            grad_keys[:, :slots], grad_query_out=grad_queries[:, t], grad_score_rows=grad_score_rows,
+        )  # fmt: skip
+        grad_carry.addmm_(grad_query, summary)
         if has_memory:
-            if grad_memory_read_t is None:
-                grad_memory_read_t = torch.zeros_like(memory_reads[:, t])
+            if grad_memory_read_t is None:  # no deep fusion: the buffer's zero row
+                grad_memory_read_t = grad_memory_reads[:, t]
             # γ̃_t is also an output (shallow fusion's classifier reads it) and fed the next real step's query
-            grad_memory_read_t[:, :hidden_size] += real_t * (grad_memory_read[:, t] + grad_memory_carry)
-            grad_memory_carry = grad_memory_carry * (1 - real_t)
-            if deep:
-                grad_memory_gate_inputs[:, t] = grad_relevance
-            grad_memory_reads[:, t] = grad_memory_read_t
-            grad_memory_query, grad_memory_score_t = functions["attend_backward"](
+            grad_memory_read_t[:, :hidden_size].addcmul_(real[:, t], grad_memory_read[:, t] + grad_memory_carry)
+            grad_memory_carry.mul_(pad[:, t])
+            grad_memory_query, _ = functions["attend_backward"](
                 memory_keys, memory, memory_queries[:, t], memory_score, inter[:, t], grad_memory_read_t,
-                grad_memory_keys,
+                grad_memory_keys, grad_query_out=grad_memory_queries[:, t], grad_score_rows=grad_memory_score_rows,
             )  # fmt: skip
-            grad_memory_queries[:, t] = grad_memory_query
-            grad_memory_score += grad_memory_score_t
-            grad_memory_carry = grad_memory_carry + grad_memory_query @ memory_summary
+            grad_memory_carry.addmm_(grad_memory_query, memory_summary)
+    grad_score = grad_score_rows.sum(0)
 
     def flat(tensor: torch.Tensor) -> torch.Tensor:
         return tensor.reshape(-1, tensor.size(-1))
@@ -602,7 +771,7 @@ def _recurrence_backward(
             grad_memory_keys,
             empty.clone(),  # memory_mask
             flat(grad_memory_queries).t() @ flat(previous_memory_summaries),
-            grad_memory_score,
+            grad_memory_score_rows.sum(0),
             flat(grad_memory_gate_inputs).t() @ flat(memory_reads[..., :hidden_size]) if deep else empty.clone(),
         ]
     return [grad_queries, grad_gate_inputs, empty.clone(), grad_key, grad_summary, grad_score, grad_recurrent,
@@ -635,17 +804,23 @@ def _(compiled, grad_hidden, grad_cells, grad_memory_read, saved):
 
 
 def _setup_context(ctx: Any, inputs: tuple, output: list[torch.Tensor]) -> None:
-    named_inputs = dict(zip(("compiled", *_INPUT_NAMES), inputs, strict=True))
-    named = {name: _or_empty(value, output[0]) for name, value in named_inputs.items() if name != "compiled"}
+    named_inputs = dict(zip(("compiled", "record", *_INPUT_NAMES), inputs, strict=True))
+    named = {name: _or_empty(value, output[0]) for name, value in named_inputs.items() if name not in FLAGS}
     named.update(zip(RECURRENCE_OUTPUTS, output, strict=True))
-    ctx.compiled = inputs[0]
-    ctx.present = [value is not None for value in inputs[1:]]
+    ctx.compiled, ctx.recorded = inputs[0], inputs[1]
+    ctx.set_materialize_grads(False)  # the outputs without a gradient (maps, memory, trace) stay None: no zero fills
+    ctx.present = [value is not None for value in inputs[len(FLAGS) :]]
     ctx.mark_non_differentiable(*output[_DIFFERENTIABLE:])
     ctx.save_for_backward(*(named[name] for name in _BACKWARD_INPUTS))
 
 
 def _backward(ctx: Any, grads: list[torch.Tensor | None]) -> tuple[torch.Tensor | None, ...]:
     """Autograd's backward of `lstmn_recurrence`: `grads` are its outputs' gradients (the op returns one list)."""
+    if not ctx.recorded:
+        raise RuntimeError(
+            "lstmn_recurrence ran with record=False (no trace kept), so it has no backward: pass record=True "
+            "whenever a gradient may be taken (LstmnLayer.forward does)"
+        )
     saved = list(ctx.saved_tensors)
     tape, memory = saved[_BACKWARD_INPUTS.index("tape")], saved[_BACKWARD_INPUTS.index("memory")]
     zeros = torch.zeros_like(tape[:, 1:, : tape.size(-1) // 2])  # (B, T, H): the gradient of an unused output
@@ -653,7 +828,7 @@ def _backward(ctx: Any, grads: list[torch.Tensor | None]) -> tuple[torch.Tensor 
     if memory.numel() and grad_memory_read.numel() == 0:
         grad_memory_read = zeros
     grads = lstmn_recurrence_backward(ctx.compiled, grad_hidden, grad_cells, grad_memory_read, saved)
-    return (None, *(grad if present else None for grad, present in zip(grads, ctx.present, strict=True)))
+    return (None, None, *(grad if present else None for grad, present in zip(grads, ctx.present, strict=True)))
 
 
 lstmn_recurrence.register_autograd(_backward, setup_context=_setup_context)

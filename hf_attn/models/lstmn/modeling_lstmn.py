@@ -477,8 +477,14 @@ class LstmnLayer(CheckpointingLayer):
                 state=state,
             )
         weights = self.weights()
+        # The trace the hand-written backward reads is kept only when a gradient can be taken: inference saves none.
+        record = torch.is_grad_enabled() and any(
+            value is not None and value.requires_grad
+            for value in (*vars(step_inputs).values(), *vars(weights).values())
+        )
         hidden, cells, memory_read, intra, inter, tape, keys, valid, summary, memory_summary, *_ = lstmn_recurrence(
             compiled,
+            record,
             step_inputs.queries,
             step_inputs.gate_inputs,
             mask,
