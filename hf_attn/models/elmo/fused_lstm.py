@@ -7,13 +7,17 @@ backward. This module computes the same layer, both directions at once, as `elmo
 - W_ih x_t + b for every step is one batched GEMM before the loop (the caller's `projected`);
 - per step, forward: one GEMM for the recurrent term, one fused cell kernel (the gates' nonlinearities, the cell
   update and its clip, h = σ(o) ⊙ tanh(c)), one GEMM for the projection and its clip;
-- the backward is written by hand, per step (reversed): the projection clip's mask, one GEMM back through W_proj,
-  one fused kernel back through the cell (below), one GEMM back through W_hh; the weight gradients are one GEMM
-  each at the end, over all steps;
-- on CUDA each loop is replayed as a CUDA graph (`hf_attn.layers.cuda_graphs.GraphedLoop`), so the launches cost
-  once per shape, and the fused kernels are Triton's; elsewhere the same loop runs its PyTorch twins
-  (`cell_forward`, `cell_backward`), which the Triton kernels (`triton_cells.py`, imported on first use) are tested
-  against (`TRITON_INTERPRET=1` on a CPU).
+- the backward is written by hand, per step (reversed): one GEMM adds the W_hhᵀ-carry to ∂m_t, the projection
+  clip's mask (formed once for all steps), one GEMM back through W_proj, one fused kernel back through the cell
+  (below); the weight gradients are one GEMM each at the end, over all steps;
+- on CUDA each product is one GEMM a direction (`direction_product`: cuBLAS's batched kernel was several times
+  slower for these shapes), each loop is replayed as a CUDA graph (`hf_attn.layers.cuda_graphs.GraphedLoop`), so
+  the launches cost once per shape, and the fused kernels are Triton's; elsewhere the same loop runs its PyTorch
+  twins (`cell_forward`, `cell_backward`), which the Triton kernels (`triton_cells.py`, imported on first use) are
+  tested against (`TRITON_INTERPRET=1` on a CPU);
+- a small layer (`persistent_applies`) runs instead as one Triton launch for all its steps, both directions,
+  forward and backward (`triton_persistent.py`);
+- without a gradient to take (inference) nothing is kept for a backward: neither m^raw, h nor the gates.
 
 The cell and its backward, per step t (i, f, ĉ, o after σ, σ, tanh, σ; clip(x) = min(max(x, −κ), κ)):
 

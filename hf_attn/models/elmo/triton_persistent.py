@@ -4,9 +4,11 @@
 owns one (direction, batch row) and loops over the T steps inside the kernel, the recurrent matrix–vector products
 included; the row's state passes from step to step through global memory only this program touches, and
 `tl.debug_barrier()` between a step's phases makes one phase's stores visible to the next's loads. No program waits
-for another. Each program reads W_hh and W_proj at every step, so the step time grows with the weights:
-`fused_lstm.persistent_applies` takes this path for layers small enough (`PERSISTENT_MAX_WEIGHTS`), and keeps the
-per-step path (its GEMMs spread over the whole GPU) for the original ELMo's 4096 × 512 cells.
+for another. Each program reads W_hh and W_proj at every step through its one SM, so the step time grows with the
+weights: on an H200 it beats the per-step loop up to about 150k weights a direction (H = 256, P = 64: 79 against
+111 µs a training step) and loses beyond (H = 1024: 509 against 144), `benchmarks/results/recurrence_paths.md`.
+`fused_lstm.persistent_applies` chooses it by that size (`PERSISTENT_MAX_WEIGHTS`), and keeps the per-step path (its
+GEMMs spread over the whole GPU) for the original ELMo's 4096 × 512 cells.
 
 The equations are `fused_lstm.py`'s (module docstring), per step t, mirrored phase by phase below:
 

@@ -9,7 +9,13 @@ grown with `torch.cat`, autograd for the gradients. This module computes the sam
 - `lstmn_recurrence` is that loop as an operator (`torch.library.custom_op`) whose backward is written by hand
   (`lstmn_recurrence_backward`): it recomputes the attention's tanh features instead of storing them, so training
   memory grows as B·T·(H + A) plus the B·T² weights, never B·T²·A. Being an operator of known output shapes, it
-  sits whole inside a `torch.compile(fullgraph=True)` graph.
+  sits whole inside a `torch.compile(fullgraph=True)` graph. Without a gradient to take (`record=False`) it keeps
+  no trace for the backward;
+- each step writes its results straight into the tape, the key cache and the trace rows, and the backward its
+  gradients into their buffers' rows (the Triton step functions of `triton_steps.py` inside their kernels): on CUDA a
+  step is 7 launches forward and 9 backward, replayed as a CUDA graph;
+- a small intra-attention layer (`persistent_applies`) runs instead as one Triton launch for all its steps, forward
+  and backward (`triton_persistent.py`).
 
 The tests check outputs and gradients against the reference loop. Shapes as in `modeling_lstmn.py`.
 """

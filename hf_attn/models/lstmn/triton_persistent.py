@@ -6,8 +6,10 @@ query, the attention over the tape, the cell and the tape write are one iteratio
 `[h_j; c_j]` and its keys W_h h_j live in global memory that only this program touches (on-chip memory is too small
 for a 256-step tape), so no program ever waits for another: the only synchronisation is `tl.debug_barrier()`
 between the phases of a step, which makes one phase's stores visible to the next phase's loads within the program.
-The weights are read from L2 at every step; with B programs that read the same weights, the step time is set by one
-SM's L2 bandwidth, not by launches.
+Every program reads all the weights at every step through its one SM, so the step time grows with them: on an H200 it
+beats the per-step loop up to about 100k recurrent weights (H = A = 128: 92 against 97 µs a training step; H = 64:
+41 against 83) and loses beyond (the paper's H = 450: 982 against 161), `benchmarks/results/recurrence_paths.md`;
+`fast_recurrence.persistent_applies` chooses it by that size.
 
 Forward, per step t (slots 0 … t readable: slot 0 is h_0 = c_0 = 0, slot j ≥ 1 when token j − 1 is real), the
 equations of `modeling_lstmn.py` (Cheng et al. 2016, §3):

@@ -15,7 +15,9 @@ dozen small kernels. Here each has the same signature and results, computed by t
 - `cell_update` (eq. 7–9, 13–14): the two GEMMs stay cuBLAS'; `_cell_kernel` applies the gates' nonlinearities,
   the cell, deep fusion's r_t ⊙ α̃_t and h_t = o ⊙ tanh c_t in one pass; `_cell_backward_kernel` is its backward.
 
-They run on CUDA when triton is installed (`fast_recurrence.step_functions`, which imports this module on first
+Each writes its results straight into the row views it is given (`read_out`, `weights_out`, `outputs`: rows of
+the tape, the key cache, the trace and the gradient buffers, row-strided), so that the loop around them makes no
+copies. They run on CUDA when triton is installed (`fast_recurrence.step_functions`, which imports this module on first
 use only: `import hf_attn` does not import triton), and on the CPU in Triton's interpreter (`TRITON_INTERPRET=1`,
 `fast_recurrence.TRITON_ON_CPU`), where the tests check them against the PyTorch step functions. Masked slots
 follow `masked_softmax`: weight exactly 0, and a row with no readable slot gives zeros, never NaN.
