@@ -7,6 +7,7 @@ from torch import nn
 from torch.utils.checkpoint import checkpoint
 from transformers import PreTrainedConfig
 
+from .kernels import kernels_apply
 from .validation import check_labels, check_multi_hot, value_checks_apply
 
 
@@ -55,6 +56,16 @@ def classification_loss(
 # runs chunk by chunk under activation checkpointing: a 25k-token batch over a 32k vocabulary (8·10⁸ logits) would
 # otherwise keep a 3.3 GB float32 copy of its logits and their log-softmax for the backward pass.
 LOSS_CHUNK_ELEMENTS = 2**25
+# On CUDA the fused output loss takes a few large chunks (2²⁸ logits: 512 MiB in bf16), so that a step adds a
+# handful of launches a chunk and a handful of chunks; the CPU keeps `LOSS_CHUNK_ELEMENTS` (bounded memory).
+CUDA_LOSS_CHUNK_ELEMENTS = 2**28
+# Tests set this to run the loss kernel (`triton_losses.py`) on CPU tensors too, in Triton's interpreter.
+LOSS_KERNEL_ON_CPU = False
+
+
+def loss_chunk_elements(device: torch.device) -> int:
+    """How many logits the fused output loss computes at a time on `device`."""
+    return CUDA_LOSS_CHUNK_ELEMENTS if device.type == "cuda" else LOSS_CHUNK_ELEMENTS
 
 
 def _summed_cross_entropy(logits: torch.Tensor, labels: torch.Tensor, label_smoothing: float) -> torch.Tensor:
@@ -112,6 +123,8 @@ class _LinearCrossEntropy(torch.autograd.Function):
     With p = softmax(z) and ε label smoothing over V classes, the loss of a row and its gradient are
         ℓ = −(1 − ε) log p_y − (ε / V) Σ_c log p_c,      ∂ℓ/∂z = p − (1 − ε) onehot(y) − ε / V,
     and ∂h = (∂ℓ/∂z) W, ∂W = Σ_rows (∂ℓ/∂z)ᵀ h, ∂b = Σ_rows ∂ℓ/∂z; the backward pass only scales them by ∂L/∂(Σ ℓ).
+    Where Triton runs (CUDA), one kernel a chunk forms every row's ℓ and writes ∂ℓ/∂z over the chunk's logits
+    (`triton_losses.py`); elsewhere the same in PyTorch operations.
     """
 
     @staticmethod
@@ -126,6 +139,12 @@ class _LinearCrossEntropy(torch.autograd.Function):
     ) -> torch.Tensor:
         want_hidden, want_weight = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         want_bias = bias is not None and ctx.needs_input_grad[2]
+        if kernels_apply(hidden, on_cpu=LOSS_KERNEL_ON_CPU):
+            summed, *gradients = _kernel_chunks(
+                hidden, weight, bias, labels, label_smoothing, chunk_rows, want_hidden, want_weight, want_bias
+            )
+            ctx.save_for_backward(*gradients)
+            return summed
         vocabulary = weight.size(0)
         summed = hidden.new_zeros((), dtype=torch.float32)
         grad_hidden = torch.empty_like(hidden) if want_hidden else None
@@ -173,6 +192,45 @@ class _LinearCrossEntropy(torch.autograd.Function):
         )
 
 
+def _kernel_chunks(
+    hidden: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    labels: torch.Tensor,
+    label_smoothing: float,
+    chunk_rows: int,
+    want_hidden: bool,
+    want_weight: bool,
+    want_bias: bool,
+) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
+    """`_LinearCrossEntropy.forward` on the loss kernel: per chunk the projection, one kernel (every row's loss, and
+    ∂ℓ/∂z written over the chunk's logits), then ∂h, ∂W and ∂b from them; the rows' losses are summed once, at the
+    end. Returns `(Σ ℓ, ∂h or None, ∂W (float32) or None, ∂b (float32) or None)`."""
+    from .triton_losses import cross_entropy_rows
+
+    gradient = want_hidden or want_weight or want_bias
+    row_losses = hidden.new_empty(hidden.size(0), dtype=torch.float32)
+    grad_hidden = torch.empty_like(hidden) if want_hidden else None
+    grad_weight = torch.zeros_like(weight, dtype=torch.float32) if want_weight else None
+    grad_bias = torch.zeros(weight.size(0), dtype=torch.float32, device=hidden.device) if want_bias else None
+    exact = hidden.dtype == torch.float32  # the float32 sums can then take the products in place
+    for start in range(0, hidden.size(0), chunk_rows):
+        rows, targets = hidden[start : start + chunk_rows], labels[start : start + chunk_rows]
+        logits = nn.functional.linear(rows, weight, bias)  # (n, V), the chunk's logits, in hidden's dtype
+        cross_entropy_rows(logits, targets, row_losses[start : start + chunk_rows], label_smoothing, gradient)
+        grad_logits = logits  # ∂ℓ/∂z, written over the logits by the kernel
+        if want_hidden:
+            torch.mm(grad_logits, weight, out=grad_hidden[start : start + chunk_rows])  # (n, D)
+        if want_weight:
+            if exact:
+                grad_weight.addmm_(grad_logits.t(), rows)  # (V, D)
+            else:
+                grad_weight += (grad_logits.t() @ rows).float()
+        if want_bias:
+            grad_bias += grad_logits.sum(0, dtype=torch.float32)
+    return row_losses.sum(), grad_hidden, grad_weight, grad_bias
+
+
 def fused_linear_cross_entropy(
     hidden: torch.Tensor,
     weight: torch.Tensor,
@@ -180,10 +238,11 @@ def fused_linear_cross_entropy(
     labels: torch.Tensor,
     num_items_in_batch: torch.Tensor | int | None = None,
     label_smoothing: float = 0.0,
-    chunk_elements: int = LOSS_CHUNK_ELEMENTS,
+    chunk_elements: int | None = None,
 ) -> torch.Tensor:
     """`token_cross_entropy(linear(hidden, weight, bias), labels, ...)` without the logits: `hidden (..., D)`,
-    `weight (V, D)`, `bias (V,)` or None, `labels (...)`.
+    `weight (V, D)`, `bias (V,)` or None, `labels (...)`; `chunk_elements` logits at a time (by default
+    `loss_chunk_elements` of the device: a few large chunks on CUDA, bounded memory on a CPU).
 
     The output projection and the loss run together, `chunk_elements // V` rows at a time (as Liger-Kernel's
     fused linear cross-entropy does): each chunk's logits go through a float32 log-softmax to the loss and, when a
@@ -198,6 +257,7 @@ def fused_linear_cross_entropy(
     device_type = hidden.device.type
     dtype = torch.get_autocast_dtype(device_type) if torch.is_autocast_enabled(device_type) else hidden.dtype
     flat_hidden = hidden.reshape(-1, hidden.size(-1))
+    chunk_elements = loss_chunk_elements(hidden.device) if chunk_elements is None else chunk_elements
     chunk_rows = max(1, chunk_elements // vocabulary)
     with torch.autocast(device_type, enabled=False):
         summed = _LinearCrossEntropy.apply(
