@@ -50,7 +50,7 @@ import torch
 from torch import nn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from timing import peak_memory, reset_peak_memory, time_call
+from timing import peak_memory, profile_summary, reset_peak_memory, time_call
 
 MODELS = ("biblosa", "biblosa-pair", "biblosa-stored", "biblosa-compiled", "disan", "sdpa")
 
@@ -151,9 +151,10 @@ def estimated_gb(kind: str, batch: int, length: int, hidden: int, block_length: 
 
 
 def child(kind: str, length: int, batch: int, hidden: int, repeats: int, device: torch.device, measure: str,
-          block_length: int | str = "auto") -> dict:  # fmt: skip
+          block_length: int | str = "auto", profile_dir: str | None = None) -> dict:  # fmt: skip
     """One configuration in this process: the peak memory growth of a training step (`measure="memory"`), or its
-    median seconds (`"time"`)."""
+    median seconds (`"time"`; with `profile_dir` its `torch.profiler` summary is added to `biblosa_n<length>.txt`
+    there)."""
     torch.manual_seed(0)
     model = build(kind, hidden, hidden, block_length).to(device)
     if kind.endswith("compiled"):
@@ -166,7 +167,13 @@ def child(kind: str, length: int, batch: int, hidden: int, repeats: int, device:
         model(inputs[:, :width], mask[:, :width]).square().sum().backward()
 
     if measure == "time":
-        return {"ms": time_call(step, repeats, device) * 1000}  # time_call warms up (and compiles) first
+        result = {"ms": time_call(step, repeats, device) * 1000}  # time_call warms up (and compiles) first
+        if profile_dir:
+            summary, _ = profile_summary(step, device, f"{kind}, B = {batch}, n = {length}, H = {hidden}")
+            Path(profile_dir).mkdir(parents=True, exist_ok=True)
+            with (Path(profile_dir) / f"biblosa_n{length}.txt").open("a") as handle:
+                handle.write(summary + "\n\n")
+        return result
     # A first step: the kernels' one-time buffers (oneDNN, thread pools), the gradients' storage and a compiled
     # model's compilation are not the step's memory. Uncompiled, a step of at most 1024 tokens sets them up as well
     # (a 20,000-token step at r = 3 takes minutes).
@@ -190,14 +197,16 @@ def main() -> None:
     parser.add_argument("--block-length", default="auto", help="Bi-BloSAN's r: an int, or auto (r = ⌈(2n)^(1/3)⌉)")
     parser.add_argument("--measures", nargs="+", default=["memory", "time"], choices=["memory", "time"])
     parser.add_argument("--child", nargs=3, metavar=("MODEL", "LENGTH", "MEASURE"), help=argparse.SUPPRESS)
+    parser.add_argument("--profile-dir", help="write each timed run's torch.profiler summary there")
     args = parser.parse_args()
     device = torch.device(args.device)
     if args.child:
         kind, length, measure = args.child
         block_length = args.block_length if args.block_length == "auto" else int(args.block_length)
-        print(
-            json.dumps(child(kind, int(length), args.batch, args.hidden, args.repeats, device, measure, block_length))
+        result = child(
+            kind, int(length), args.batch, args.hidden, args.repeats, device, measure, block_length, args.profile_dir
         )
+        print(json.dumps(result))
         return
     threads = {"OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "2")}
     # Memory: large tensors mmapped, so that what is freed leaves the resident set; time: the default allocator.
@@ -213,7 +222,8 @@ def main() -> None:
             for measure, environment in environments.items():
                 command = [sys.executable, __file__, "--child", kind, str(length), measure, "--batch",
                            str(args.batch), "--hidden", str(args.hidden), "--repeats", str(args.repeats),
-                           "--device", args.device, "--block-length", args.block_length]  # fmt: skip
+                           "--device", args.device, "--block-length", args.block_length,
+                           *(["--profile-dir", args.profile_dir] if args.profile_dir else [])]  # fmt: skip
                 finished = subprocess.run(command, capture_output=True, text=True, env=environment)
                 if finished.returncode != 0:
                     print(f"{kind} n={length} ({measure}): failed\n{finished.stderr[-2000:]}", file=sys.stderr)

@@ -10,7 +10,8 @@ says why). The figures and their goals:
   (`elmo_throughput.py`); goals ≥ 0.9 / ≥ 1.0. `_tf32`: against cuDNN at its default TF32, recorded.
 
 Each recurrence's figure is printed with the kernels one batch runs (from `torch.profiler`), and with
-`--profile-dir` each of those benchmarks writes its profiler summary there (kernels by time, launches, idle share).
+`--profile-dir` the recurrences', the Transformer's and BiBloSA's benchmarks write their profiler summaries there
+(kernels by time, launches, idle share).
 `lstmn_persistent_crossover_weights` / `elmo_…`: the largest recurrent weight count at which the persistent kernel
 trained faster than the per-step loop (`recurrence_paths.py`), recorded.
 - `han_packed_over_default`, `lin_packed_over_default`: a bf16 training step's time with packing over the default
@@ -106,8 +107,8 @@ def benchmarks(peak_tflops: float, profile_dir: str | None) -> dict[str, list[st
         "elmo": ["elmo_throughput.py", *profile],
         "paths": ["recurrence_paths.py"],
         "rnn": ["rnn_paths.py"],
-        "transformer_8k": ["transformer_vs_marian.py", *TRANSFORMER, *peak, "--batch", "128"],
-        "transformer_25k": ["transformer_vs_marian.py", *TRANSFORMER, *peak, "--batch", "400"],
+        "transformer_8k": ["transformer_vs_marian.py", *TRANSFORMER, *peak, "--batch", "128", *profile],
+        "transformer_25k": ["transformer_vs_marian.py", *TRANSFORMER, *peak, "--batch", "400", *profile],
         "transformer_compiled": [
             "transformer_vs_marian.py",
             *TRANSFORMER,
@@ -116,8 +117,9 @@ def benchmarks(peak_tflops: float, profile_dir: str | None) -> dict[str, list[st
             "400",
             "--compile",
             "--static-cache",
+            *profile,
         ],
-        "biblosa": ["biblosa_memory.py", "--lengths", "1024", "4096", "--models", *BIBLOSA_MODELS],
+        "biblosa": ["biblosa_memory.py", "--lengths", "1024", "4096", "--models", *BIBLOSA_MODELS, *profile],
         "attentionxml": ["attentionxml_scale.py", "--parts", "scale", "--labels", "100000"],
     }
 

@@ -23,9 +23,17 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+from pathlib import Path
 
 import torch
-from timing import device_name, peak_memory, reset_peak_memory, time_alternating, time_call  # benchmarks/timing.py
+from timing import (  # benchmarks/timing.py
+    device_name,
+    peak_memory,
+    profile_summary,
+    reset_peak_memory,
+    time_alternating,
+    time_call,
+)
 from transformers import MarianConfig, MarianMTModel
 
 from hf_attn.models.vaswani_transformer.convert_vaswani_transformer_to_hf import convert
@@ -104,6 +112,7 @@ def main(argv: list[str] | None = None) -> None:
         "--static-cache", action="store_true", help="beam search on a static cache (compiled by transformers on a GPU)"
     )
     parser.add_argument("--peak-tflops", type=float, help="the device's nominal rate in --dtype, for a second MFU")
+    parser.add_argument("--profile-dir", help="write the training steps' torch.profiler summary there")
     args = parser.parse_args(argv)
     device = torch.device(args.device)
     dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float32
@@ -135,6 +144,14 @@ def main(argv: list[str] | None = None) -> None:
             training_step(model, batch)()
             peaks[name] = (peak_memory(device) - before) / 2**30
     rows.append(("training step (tokens/s)", tokens / train_marian, tokens / train_ours))
+    if args.profile_dir:  # where a training step's time goes, for work without a GPU
+        with autocast:
+            summaries = [profile_summary(training_step(model, batch), device, f"{name} training step, {tokens} "
+                                         f"target tokens, {args.dtype}{', compiled' if args.compile else ''}")[0]
+                         for name, model in (("hf_attn", ours), ("Marian", marian))]  # fmt: skip
+        name = f"transformer_t{tokens}{'_compiled' if args.compile else ''}.txt"
+        Path(args.profile_dir).mkdir(parents=True, exist_ok=True)
+        (Path(args.profile_dir) / name).write_text("\n\n".join(summaries) + "\n")
     rows.append(("training step peak memory (GiB)", peaks["marian"], peaks["ours"]))
     if args.compile:  # generation below: each model's compiled forward for the decoding steps as well
         torch._dynamo.reset()
