@@ -167,20 +167,27 @@ def test_lstmn_layer_on_the_kernels_matches_the_reference_loop(lstmn_kernels_on_
         torch.testing.assert_close(fast_grads[name], gradient, rtol=1e-4, atol=1e-5, msg=name)
 
 
-def record_persistent_launches(monkeypatch) -> list[str]:
-    """Records each call of the LSTMN's persistent kernels (so a test knows which path ran)."""
-    from hf_attn.models.lstmn import triton_persistent
-
-    launched: list[str] = []
-    for name, kind in (("lstmn_persistent_forward", "forward"), ("lstmn_persistent_backward", "backward")):
-        original = getattr(triton_persistent, name)
+def record_calls(monkeypatch, module, kinds: dict[str, str]) -> list[str]:
+    """Records each call of `module`'s functions named in `kinds` (name -> what to record), in order, so that a test
+    knows which path ran; the functions still run."""
+    calls: list[str] = []
+    for name, kind in kinds.items():
+        original = getattr(module, name)
 
         def recorded(*arguments, _original=original, _kind=kind, **keywords):
-            launched.append(_kind)
+            calls.append(_kind)
             return _original(*arguments, **keywords)
 
-        monkeypatch.setattr(triton_persistent, name, recorded)
-    return launched
+        monkeypatch.setattr(module, name, recorded)
+    return calls
+
+
+def record_persistent_launches(monkeypatch) -> list[str]:
+    """Records each call of the LSTMN's persistent kernels."""
+    from hf_attn.models.lstmn import triton_persistent
+
+    kinds = {"lstmn_persistent_forward": "forward", "lstmn_persistent_backward": "backward"}
+    return record_calls(monkeypatch, triton_persistent, kinds)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
@@ -301,16 +308,8 @@ def use_elmo_path(monkeypatch, path: str) -> list[str]:
 
     monkeypatch.setattr(fused_lstm, "use_triton", lambda tensor: path != "pytorch-cells")
     monkeypatch.setenv("HF_ATTN_ELMO_PERSISTENT", "1" if path == "persistent" else "0")
-    launched: list[str] = []
-    for name, kind in (("elmo_persistent_forward", "forward"), ("elmo_persistent_backward", "backward")):
-        original = getattr(triton_persistent, name)
-
-        def recorded(*arguments, _original=original, _kind=kind, **keywords):
-            launched.append(_kind)
-            return _original(*arguments, **keywords)
-
-        monkeypatch.setattr(triton_persistent, name, recorded)
-    return launched
+    kinds = {"elmo_persistent_forward": "forward", "elmo_persistent_backward": "backward"}
+    return record_calls(monkeypatch, triton_persistent, kinds)
 
 
 @pytest.mark.parametrize("projection", [True, False], ids=["projected", "unprojected"])
@@ -612,13 +611,7 @@ def test_fused_output_loss_on_the_kernel_equals_the_two_step_loss(monkeypatch, l
     from hf_attn.layers import losses, triton_losses
 
     monkeypatch.setattr(losses, "LOSS_KERNEL_ON_CPU", True)
-    launched, original = [], triton_losses.cross_entropy_rows
-
-    def recorded(*arguments, **keywords):
-        launched.append(True)
-        return original(*arguments, **keywords)
-
-    monkeypatch.setattr(triton_losses, "cross_entropy_rows", recorded)
+    launched = record_calls(monkeypatch, triton_losses, {"cross_entropy_rows": "kernel"})
     torch.manual_seed(0)
     vocabulary = 400
     hidden = torch.randn(3, 9, 16, device=DEVICE, requires_grad=True)

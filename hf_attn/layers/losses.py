@@ -147,9 +147,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
             return summed
         vocabulary = weight.size(0)
         summed = hidden.new_zeros((), dtype=torch.float32)
-        grad_hidden = torch.empty_like(hidden) if want_hidden else None
-        grad_weight = torch.zeros_like(weight, dtype=torch.float32) if want_weight else None
-        grad_bias = torch.zeros(vocabulary, dtype=torch.float32, device=hidden.device) if want_bias else None
+        grad_hidden, grad_weight, grad_bias = _gradient_buffers(hidden, weight, want_hidden, want_weight, want_bias)
         for start in range(0, hidden.size(0), chunk_rows):
             rows, targets = hidden[start : start + chunk_rows], labels[start : start + chunk_rows]
             logits = nn.functional.linear(rows, weight, bias)  # (n, V), the chunk's logits, in hidden's dtype
@@ -192,6 +190,16 @@ class _LinearCrossEntropy(torch.autograd.Function):
         )
 
 
+def _gradient_buffers(
+    hidden: torch.Tensor, weight: torch.Tensor, want_hidden: bool, want_weight: bool, want_bias: bool
+) -> tuple[torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
+    """∂h (filled chunk by chunk), and the float32 sums ∂W and ∂b (zero), for the gradients wanted."""
+    grad_hidden = torch.empty_like(hidden) if want_hidden else None
+    grad_weight = torch.zeros_like(weight, dtype=torch.float32) if want_weight else None
+    grad_bias = torch.zeros(weight.size(0), dtype=torch.float32, device=hidden.device) if want_bias else None
+    return grad_hidden, grad_weight, grad_bias
+
+
 def _kernel_chunks(
     hidden: torch.Tensor,
     weight: torch.Tensor,
@@ -210,9 +218,7 @@ def _kernel_chunks(
 
     gradient = want_hidden or want_weight or want_bias
     row_losses = hidden.new_empty(hidden.size(0), dtype=torch.float32)
-    grad_hidden = torch.empty_like(hidden) if want_hidden else None
-    grad_weight = torch.zeros_like(weight, dtype=torch.float32) if want_weight else None
-    grad_bias = torch.zeros(weight.size(0), dtype=torch.float32, device=hidden.device) if want_bias else None
+    grad_hidden, grad_weight, grad_bias = _gradient_buffers(hidden, weight, want_hidden, want_weight, want_bias)
     exact = hidden.dtype == torch.float32  # the float32 sums can then take the products in place
     for start in range(0, hidden.size(0), chunk_rows):
         rows, targets = hidden[start : start + chunk_rows], labels[start : start + chunk_rows]

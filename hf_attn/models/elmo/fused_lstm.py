@@ -248,7 +248,7 @@ def recurrence_backward(
     """The T backward steps (module docstring) for `grad_outputs (K, B, T, P)` = ∂L/∂m. `saved` is the forward's
     output list. Returns `[∂projected, ∂weight_hh, ∂weight_proj or empty, ∂cell, ∂output]`."""
     outputs, raw_outputs, cells, hiddens, activated = saved
-    directions, batch, steps, gate_size = activated.shape
+    steps = activated.size(2)
     project = weight_proj is not None
     hiddens = hiddens if project else outputs
     grad_gates = torch.empty_like(activated)
@@ -280,17 +280,33 @@ def recurrence_backward(
                 grad_hidden, grad_cell, activated[:, :, t], cells[:, :, t], previous_cell, previous_clip, cell_clip
             )
     grad_output = direction_product(grad_gates[:, :, 0], weight_hh)  # ∂m_0 = W_hhᵀ ∂gates of the first step
-    # The weight gradients, one GEMM each over all steps: the step t read m_{t−1} (m_0: the initial output).
+    return [grad_gates, *weight_gradients(grad_gates, grad_raw, outputs, output, hiddens, project), grad_cell,
+            grad_output]  # fmt: skip
+
+
+def weight_gradients(
+    grad_gates: torch.Tensor,
+    grad_raw: torch.Tensor,
+    outputs: torch.Tensor,
+    output: torch.Tensor,
+    hiddens: torch.Tensor,
+    project: bool,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """∂W_hh `(K, 4H, P)` and ∂W_proj `(K, P, H)` (empty without a projection), one GEMM each over all steps, from
+    ∂gates `(K, B, T, 4H)`, ∂m^raw `(K, B, T, P)`, the outputs m `(K, B, T, P)` with the initial `output (K, B, P)`
+    (step t read m_{t−1}; the first, m_0) and h `(K, B, T, H)`."""
+    directions, batch, steps, gate_size = grad_gates.shape
     previous_outputs = torch.cat([output[:, :, None], outputs[:, :, :-1]], dim=2)
-    flat_grad_gates = grad_gates.view(directions, batch * steps, gate_size)
+    flat_grad_gates = grad_gates.reshape(directions, batch * steps, gate_size)
     flat_previous = previous_outputs.reshape(directions, batch * steps, output.size(-1))
     grad_weight_hh = torch.bmm(flat_grad_gates.transpose(1, 2), flat_previous)
     grad_weight_proj = outputs.new_empty(0)
     if project:
         grad_weight_proj = torch.bmm(
-            grad_raw.view(directions, batch * steps, -1).transpose(1, 2), hiddens.view(directions, batch * steps, -1)
+            grad_raw.reshape(directions, batch * steps, -1).transpose(1, 2),
+            hiddens.reshape(directions, batch * steps, -1),
         )
-    return [grad_gates, grad_weight_hh, grad_weight_proj, grad_cell, grad_output]
+    return grad_weight_hh, grad_weight_proj
 
 
 _GRAPHED_FORWARD = GraphedLoop(recurrence_forward)
@@ -348,12 +364,17 @@ class ElmoLstmRecurrence(torch.autograd.Function):
         if ctx.persistent:
             from .triton_persistent import elmo_persistent_backward
 
-            backward, fused = elmo_persistent_backward, ()
+            grad_projected, grad_raw, grad_cell, grad_output = elmo_persistent_backward(
+                grad_outputs.contiguous(), weight_hh, weight_proj, cell, output, saved, *ctx.clips
+            )
+            outputs, hiddens = saved[0], saved[3] if weight_proj is not None else saved[0]
+            grad_weight_hh, grad_weight_proj = weight_gradients(
+                grad_projected, grad_raw, outputs, output, hiddens, weight_proj is not None
+            )
         else:
-            backward, fused = _GRAPHED_BACKWARD, (ctx.fused,)
-        grad_projected, grad_weight_hh, grad_weight_proj, grad_cell, grad_output = backward(
-            grad_outputs.contiguous(), weight_hh, weight_proj, cell, output, saved, *ctx.clips, *fused
-        )
+            grad_projected, grad_weight_hh, grad_weight_proj, grad_cell, grad_output = _GRAPHED_BACKWARD(
+                grad_outputs.contiguous(), weight_hh, weight_proj, cell, output, saved, *ctx.clips, ctx.fused
+            )
         return (
             grad_projected,
             grad_weight_hh,

@@ -250,10 +250,10 @@ def elmo_persistent_backward(
     cell_clip: float,
     proj_clip: float,
 ) -> list[torch.Tensor]:
-    """`fused_lstm.recurrence_backward` in one launch, then one GEMM per weight: the same arguments (`saved` is
-    `elmo_persistent_forward`'s list with `save`) and results, `[∂projected, ∂weight_hh, ∂weight_proj or empty,
-    ∂cell, ∂output]`."""
-    outputs, raw_outputs, cells, hiddens, activated = saved
+    """`fused_lstm.recurrence_backward`'s loop in one launch: the same arguments (`saved` is
+    `elmo_persistent_forward`'s list with `save`). Returns `[∂gates (the ∂projected), ∂m^raw, ∂cell, ∂output]`; the
+    weight gradients are the caller's (`fused_lstm.weight_gradients`), one GEMM each."""
+    outputs, raw_outputs, cells, _, activated = saved
     directions, batch, steps, gate_size = activated.shape
     size, projection = gate_size // 4, output.size(-1)
     project = weight_proj is not None
@@ -270,16 +270,4 @@ def elmo_persistent_backward(
             PROJECT=project, FEATURES=_FEATURES, num_warps=_warps(size),
         )  # fmt: skip
     dtype = activated.dtype
-    grad_gates, grad_raw = grad_gates.to(dtype), grad_raw.to(dtype)
-    # The weight gradients, one GEMM each over all steps: step t read m_{t−1} (m_0: the initial output).
-    previous_outputs = torch.cat([output[:, :, None], outputs[:, :, :-1]], dim=2)
-    grad_weight_hh = torch.bmm(
-        grad_gates.view(directions, batch * steps, gate_size).transpose(1, 2),
-        previous_outputs.reshape(directions, batch * steps, projection),
-    )
-    grad_weight_proj = outputs.new_empty(0)
-    if project:
-        grad_weight_proj = torch.bmm(
-            grad_raw.view(directions, batch * steps, -1).transpose(1, 2), hiddens.view(directions, batch * steps, -1)
-        )
-    return [grad_gates, grad_weight_hh, grad_weight_proj, grad_cell.to(dtype), grad_output.to(dtype)]
+    return [grad_gates.to(dtype), grad_raw.to(dtype), grad_cell.to(dtype), grad_output.to(dtype)]

@@ -179,6 +179,17 @@ def attend_backward(
     return grad_query, score_rows.sum(0)
 
 
+def _written(
+    results: dict[str, torch.Tensor | None], outputs: dict[str, torch.Tensor | None] | None
+) -> dict[str, torch.Tensor | None]:
+    """`results` copied into the rows `outputs` names (the PyTorch twins' way of writing where the Triton step
+    functions write directly), each result then the row it was written into."""
+    for name, target in (outputs or {}).items():
+        if target is not None and results[name] is not None:
+            results[name] = target.copy_(results[name])
+    return results
+
+
 def cell_update(
     gate_input: torch.Tensor,
     read: torch.Tensor,
@@ -197,26 +208,6 @@ def cell_update(
     them directly); without `save` (inference) the gates and r_t are not returned.
     Returns `(h_t, c_t, gates (B, 4H) after their nonlinearities or None, r_t or None)`.
     """
-    hidden, cell, gates, relevance = _cell_update(gate_input, read, recurrent, memory_read, memory_gate_input,
-                                                  memory_gate)  # fmt: skip
-    results = {"hidden": hidden, "cell": cell, "gates": gates, "relevance": relevance}
-    for name, target in (outputs or {}).items():
-        if target is not None and results[name] is not None:
-            results[name] = target.copy_(results[name])
-    if not save:
-        results["gates"] = results["relevance"] = None
-    return results["hidden"], results["cell"], results["gates"], results["relevance"]
-
-
-def _cell_update(
-    gate_input: torch.Tensor,
-    read: torch.Tensor,
-    recurrent: torch.Tensor,
-    memory_read: torch.Tensor | None,
-    memory_gate_input: torch.Tensor | None,
-    memory_gate: torch.Tensor | None,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor | None]:
-    """The body of `cell_update` (eq. 7–9, 13–14): `(h_t, c_t, gates, r_t or None)`."""
     hidden_size = recurrent.size(1)
     summary, summary_cell = read[:, :hidden_size], read[:, hidden_size:]
     gates = torch.addmm(gate_input, summary, recurrent.t())
@@ -229,7 +220,11 @@ def _cell_update(
         relevance = torch.addmm(memory_gate_input, memory_read[:, :hidden_size], memory_gate.t()).sigmoid()
         cell = cell + relevance * memory_read[:, hidden_size:]
     hidden = output_gate * cell.tanh()  # eq. 9
-    return hidden, cell, torch.cat([input_gate, forget_gate, candidate, output_gate], dim=-1), relevance
+    activated = torch.cat([input_gate, forget_gate, candidate, output_gate], dim=-1)
+    results = _written({"hidden": hidden, "cell": cell, "gates": activated, "relevance": relevance}, outputs)
+    if not save:
+        results["gates"] = results["relevance"] = None
+    return results["hidden"], results["cell"], results["gates"], results["relevance"]
 
 
 def cell_update_backward(
@@ -250,27 +245,6 @@ def cell_update_backward(
     ∂L/∂memory_read (B, 2H) or None)`, written into `outputs` ("gates", "read", "relevance", "memory_read": rows
     of the gradient buffers) where given (the Triton twin writes them directly).
     """
-    results = dict(zip(("gates", "read", "relevance", "memory_read"), _cell_update_backward(
-        grad_hidden, grad_cell, cell, gates, read, recurrent, memory_read, relevance, memory_gate
-    ), strict=True))  # fmt: skip
-    for name, target in (outputs or {}).items():
-        if target is not None and results[name] is not None:
-            results[name] = target.copy_(results[name])
-    return results["gates"], results["read"], results["relevance"], results["memory_read"]
-
-
-def _cell_update_backward(
-    grad_hidden: torch.Tensor,
-    grad_cell: torch.Tensor,
-    cell: torch.Tensor,
-    gates: torch.Tensor,
-    read: torch.Tensor,
-    recurrent: torch.Tensor,
-    memory_read: torch.Tensor | None,
-    relevance: torch.Tensor | None,
-    memory_gate: torch.Tensor | None,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
-    """The body of `cell_update_backward`."""
     hidden_size = recurrent.size(1)
     input_gate, forget_gate, candidate, output_gate = gates.chunk(4, dim=-1)
     tanh_cell = cell.tanh()
@@ -286,12 +260,14 @@ def _cell_update_backward(
         dim=-1,
     )
     grad_summary = grad_gates @ recurrent
-    grad_read = torch.cat([grad_summary, grad_cell * forget_gate], dim=-1)
-    if memory_gate is None:
-        return grad_gates, grad_read, None, None
-    grad_relevance = grad_cell * memory_read[:, hidden_size:] * relevance * (1 - relevance)
-    grad_memory_read = torch.cat([grad_relevance @ memory_gate, grad_cell * relevance], dim=-1)
-    return grad_gates, grad_read, grad_relevance, grad_memory_read
+    results = {"gates": grad_gates, "read": torch.cat([grad_summary, grad_cell * forget_gate], dim=-1),
+               "relevance": None, "memory_read": None}  # fmt: skip
+    if memory_gate is not None:
+        grad_relevance = grad_cell * memory_read[:, hidden_size:] * relevance * (1 - relevance)
+        results["relevance"] = grad_relevance
+        results["memory_read"] = torch.cat([grad_relevance @ memory_gate, grad_cell * relevance], dim=-1)
+    results = _written(results, outputs)
+    return results["gates"], results["read"], results["relevance"], results["memory_read"]
 
 
 _STEP_FUNCTIONS = {
