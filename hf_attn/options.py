@@ -230,6 +230,20 @@ def check_reporters(report_to: list[str] | str | None) -> None:
         )
 
 
+def check_columns(options: HfAttnArguments) -> None:
+    """The text, pair and label options name different columns: one column read as two would train on the answer
+    (a text read as its own label) or end, far later, in a message about the labels that names no option."""
+    named = [("--text_column", options.text_column), ("--text_pair_column", options.text_pair_column),
+             ("--label_column", options.label_column)]  # fmt: skip
+    for index, (option, column) in enumerate(named):
+        for other, other_column in named[index + 1 :]:
+            if column is not None and column == other_column:
+                raise ValueError(
+                    f"{option} and {other} both name the column {column!r}: each must name a column of its own "
+                    "(the text, the second text of a pair, the labels)."
+                )
+
+
 def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrainingArguments]:
     """The two dataclasses from the options given (field names; `config` and `task_args` may be dicts): the typed
     values, then the noam schedule's, then the recipe's, then the defaults (module docstring)."""
@@ -265,6 +279,7 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
         **{key: value for key, value in merged.items() if key not in own and key not in architectures_own}
     )
     check_reporters(args.report_to)
+    check_columns(options)
     if options.streaming and not options.dataset:
         raise ValueError("--streaming reads --dataset as a stream: give --dataset (a Hub id, a folder or a file).")
     if options.streaming and args.max_steps <= 0:

@@ -66,3 +66,19 @@ def test_keywords_and_argv_resolve_alike(tmp_path):
     assert from_argv[1].num_train_epochs == from_keywords[1].num_train_epochs == 4
     with pytest.raises(TypeError, match="epoch"):
         resolve_options({"epoch": 4})
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [({"label_column": "text"}, "--text_column and --label_column"),
+     ({"text_column": "review", "text_pair_column": "review"}, "--text_column and --text_pair_column"),
+     ({"text_pair_column": "b", "label_column": "b"}, "--text_pair_column and --label_column")],
+)  # fmt: skip
+def test_two_column_options_naming_one_column_are_refused_naming_both(tmp_path, given, named):
+    """The text, pair and label options must name different columns: refused before any work, the line naming both
+    options and the column; different columns resolve."""
+    with pytest.raises(ValueError, match=named) as refused:
+        resolve_options({"arch": "han", "output_dir": str(tmp_path), **given})
+    assert repr(next(iter(given.values()))) in str(refused.value)
+    options, _ = resolve_options({"arch": "han", "output_dir": str(tmp_path), "label_column": "stars"})
+    assert options.label_column == "stars"
