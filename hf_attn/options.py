@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import fields
@@ -280,6 +281,8 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
     )
     check_reporters(args.report_to)
     check_columns(options)
+    if args.output_dir and os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
+        raise ValueError(f"--output_dir {args.output_dir} is a file, not a folder: name a folder for the run.")
     if options.streaming and not options.dataset:
         raise ValueError("--streaming reads --dataset as a stream: give --dataset (a Hub id, a folder or a file).")
     if options.streaming and args.max_steps <= 0:

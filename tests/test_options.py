@@ -82,3 +82,12 @@ def test_two_column_options_naming_one_column_are_refused_naming_both(tmp_path, 
     assert repr(next(iter(given.values()))) in str(refused.value)
     options, _ = resolve_options({"arch": "han", "output_dir": str(tmp_path), "label_column": "stars"})
     assert options.label_column == "stars"
+
+
+def test_an_output_dir_that_is_a_file_is_refused_in_one_line(tmp_path):
+    """`--output_dir` naming a regular file is refused before any work, naming it (not "[Errno 17] File exists")."""
+    taken = tmp_path / "model.safetensors"
+    taken.write_bytes(b"weights")
+    with pytest.raises(ValueError, match=r"--output_dir .*model\.safetensors is a file, not a folder"):
+        resolve_options({"arch": "han", "output_dir": str(taken)})
+    assert taken.read_bytes() == b"weights"  # untouched
