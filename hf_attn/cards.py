@@ -107,8 +107,10 @@ def render_model_card(model_dir: str | Path, repo_id: str | None = None, base_mo
     """The card of the model saved in `model_dir`, as a `huggingface_hub.ModelCard`."""
     if repo_id is not None:
         check_repo_id(repo_id, "repo_id")
+    from .utils.inputs import MODEL_FOLDER, read_input
+
     model_dir = Path(model_dir)
-    config = AutoConfig.from_pretrained(model_dir)
+    config = read_input("MODEL_DIR", model_dir, MODEL_FOLDER, lambda: AutoConfig.from_pretrained(model_dir))
     architecture = get_architecture(config.model_type)
     class_name = (config.architectures or [architecture.base_model_class.__name__])[0]
     head = next((h for h in architecture.heads if h.model_class.__name__ == class_name), None)

@@ -24,7 +24,8 @@ import sys
 from pathlib import Path
 
 from . import demo  # light: its training imports wait for `run`
-from .utils.errors import OneLineUsageErrors, run_command
+from .utils.errors import OneLineUsageErrors, debug_flags, run_command
+from .utils.hub_faults import quiet_hub_logs
 
 
 class _OneLineParser(OneLineUsageErrors, argparse.ArgumentParser):
@@ -57,7 +58,12 @@ def _card(args: argparse.Namespace) -> None:
         check_repo_id(args.repo_id, "--repo-id")
     example = None
     if args.example:
+        from .pictures import check_view_options
+        from .task_registry import trained_head
+
         example = {"text": args.example, **_view_inputs(args)}
+        _, head = trained_head(args.model_dir, "MODEL_DIR")  # the example's options against the saved head first
+        check_view_options(head, example.get("pair"), {k: v for k, v in example.items() if k not in ("text", "pair")})
     elif args.pair or args.support or args.entities:
         raise ValueError("--pair, --support and --entities belong to an --example.")
     written = write_model_card(args.model_dir, repo_id=args.repo_id, base_model=args.base_model, example=example)
@@ -228,12 +234,14 @@ def _visualize(args: argparse.Namespace) -> None:
         raise ValueError("the text is empty: give the text whose attention to draw.")
     options.update(_view_inputs(args))
     from . import inference
-    from .pictures import visualize
+    from .pictures import check_view_options, visualize
 
-    print(f"loading {args.model} ...", file=sys.stderr)
+    _, head = inference.trained_head(args.model)  # the options against the saved head, before its weights load
+    check_view_options(head, options.pop("pair", None), options)
+    _progress(f"loading {args.model} ...")
     model, tokenizer, _, _ = inference.load_trained(args.model)
-    print(f"drawing {type(model).__name__}'s attention ...", file=sys.stderr)
-    figure = visualize(model, tokenizer, args.text, **options)
+    _progress(f"drawing {type(model).__name__}'s attention ...")
+    figure = visualize(model, tokenizer, args.text, pair=args.pair, **options)
     path = figure.save_html(args.out) if suffix == "html" else figure.save_png(args.out)
     panels = f"{len(figure.panels)} panel{'s' if len(figure.panels) != 1 else ''}"
     print(f"wrote {path} ({panels}; {figure.caption})")
@@ -270,6 +278,12 @@ def _convert(argv: list[str]) -> None:
     module.main(argv[1:], prog=f"hf-attn convert {argv[0]}")
 
 
+def _progress(message: str) -> None:
+    """A step of a slow command, on a terminal's standard error (a log gets the result alone, as with the bars)."""
+    if not _quiet():
+        print(message, file=sys.stderr)
+
+
 def _quiet() -> bool:
     """Whether progress bars stay off: standard error is not a terminal (a log file, a pipe, a test)."""
     return not sys.stderr.isatty()
@@ -290,6 +304,8 @@ def main(argv: list[str] | None = None) -> None:
     argv = list(sys.argv[1:] if argv is None else argv)
     if _quiet() or "--no-progress" in argv:
         _hide_progress_bars()
+    if not debug_flags(argv):  # a failed transfer is told once, in its one line; --debug shows every retry
+        quiet_hub_logs()
     run_command(_run, argv)
 
 

@@ -8,6 +8,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -17,10 +18,55 @@ from .utils.errors import OneLineUsageErrors
 from .utils.saving import refuse_overwrite
 
 
-def load_original_checkpoint(path: str | Path) -> dict:
-    """Reads an original PyTorch checkpoint with `weights_only=True`: tensors and plain containers only, never
-    arbitrary pickled objects."""
-    return torch.load(path, map_location="cpu", weights_only=True)
+@dataclass(frozen=True)
+class CheckpointLayout:
+    """What an original implementation's checkpoint holds, checked before a converter reads it (an unrelated file
+    would otherwise end in a `KeyError` or a mapping error far inside the converter).
+
+    Attributes:
+        description: what it is, as a line says it ("Lin et al.'s checkpoint: a dict with `state_dict` and `config`").
+        keys: the keys a dict checkpoint must have.
+        weights: regular expressions of weight names a state dict must hold (each matched by one name at least),
+            read under the first of `within` the checkpoint has (`state_dict`), else at its top level, with a
+            DataParallel `module.` prefix taken off.
+        within: the keys a state dict may sit under.
+    """
+
+    description: str
+    keys: tuple[str, ...] = ()
+    weights: tuple[str, ...] = ()
+    within: tuple[str, ...] = ()
+
+    def problem(self, checkpoint: Any) -> str | None:
+        """What `checkpoint` holds instead of this layout, or `None` when it fits."""
+        if not isinstance(checkpoint, Mapping):
+            return f"a {type(checkpoint).__name__}"
+        keys = [repr(str(key)) for key in checkpoint]
+        shown = ", ".join(keys[:5]) + (f" and {len(keys) - 5} more" if len(keys) > 5 else "")
+        missing = [key for key in self.keys if key not in checkpoint]
+        if missing:
+            return f"a dict of {shown or 'nothing'} (no {', '.join(repr(key) for key in missing)})"
+        state = next((checkpoint[key] for key in self.within if isinstance(checkpoint.get(key), Mapping)), checkpoint)
+        names = [str(name).removeprefix("module.") for name in state]
+        absent = [pattern for pattern in self.weights if not any(re.fullmatch(pattern, name) for name in names)]
+        if absent:
+            return f"weights named {', '.join(names[:4]) or 'nothing'}{', ...' if len(names) > 4 else ''}"
+        return None
+
+
+def load_original_checkpoint(
+    path: str | Path, layout: CheckpointLayout | None = None, option: str = "--checkpoint"
+) -> Any:
+    """Reads an original PyTorch checkpoint with `weights_only=True` (tensors and plain containers only, never
+    arbitrary pickled objects) as the checkpoint stage of a command (`hf_attn.utils.inputs`): a file that is not a
+    PyTorch checkpoint is named as what it is, and one that does not hold `layout` says what it holds instead."""
+    from .utils.inputs import CHECKPOINT, InputError, read_input
+
+    checkpoint = read_input(option, path, CHECKPOINT, lambda: torch.load(path, map_location="cpu", weights_only=True))
+    problem = layout.problem(checkpoint) if layout is not None else None
+    if problem is not None:
+        raise InputError(f"{option} {path} holds {problem}, not {layout.description}.")
+    return checkpoint
 
 
 def sha256_of(path: str | Path) -> str:

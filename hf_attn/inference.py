@@ -17,11 +17,11 @@ from transformers import PreTrainedConfig
 from .data.episodes import canonical_few_shot_rows
 from .data.files import load_splits, prepare_task_data
 from .data.task_data import TaskData
-from .task_registry import load_trained
+from .task_registry import load_trained, trained_head
 from .tasks import TaskShape, encode_split
 from .training_arguments import HfAttnTrainingArguments
 
-__all__ = ["evaluate", "load_trained", "predict"]
+__all__ = ["evaluate", "load_trained", "predict", "trained_head"]
 
 
 def _evaluation_split(options) -> Dataset:
@@ -95,9 +95,15 @@ def evaluate(model_path: str, options, batch_size: int = 64, output_file: str | 
 def predict(model_path: str, texts: list[str], pairs: list[str] | None = None, top_k: int = 5) -> list[dict[str, Any]]:
     """The model's prediction for each text (a label and the top-attended tokens, a label set, a translation,
     tags or a continuation, by its shape)."""
-    model, tokenizer, head, shape = load_trained(model_path)
+    _, head = trained_head(model_path)  # the texts against the saved head, before its weights load
+    if pairs is not None and not head.inputs.pair:
+        raise ValueError(
+            f"--pair: {head.model_class.__name__} reads one text, not a pair; give the texts alone (--pair is for "
+            "pair models)."
+        )
     if pairs is not None and len(pairs) != len(texts):
         raise ValueError(f"--pair: {len(pairs)} second texts for {len(texts)} texts.")
     if head.inputs.pair and pairs is None:
-        raise ValueError(f"{type(model).__name__} reads pairs: give the second text with --pair.")
+        raise ValueError(f"{head.model_class.__name__} reads pairs: give the second text with --pair.")
+    model, tokenizer, head, shape = load_trained(model_path)
     return shape.predict(model, tokenizer, head, texts, pairs, top_k)

@@ -245,6 +245,83 @@ def check_columns(options: HfAttnArguments) -> None:
                 )
 
 
+def _architectures_with(test) -> str:
+    """The registered architectures `test(architecture)` holds for, as a line lists them."""
+    from .registry import ARCHITECTURES
+
+    return ", ".join(name for name, architecture in ARCHITECTURES.items() if test(architecture))
+
+
+def check_noam(config: Any, arch: str) -> None:
+    """`--schedule noam` reads the config's d_model (Vaswani et al., eq. 3): refused, in one line, for a config that
+    has none."""
+    if getattr(config, "d_model", None) is None:
+        with_it = _architectures_with(lambda architecture: "d_model" in config_fields(architecture.config_class))
+        raise ValueError(
+            f"--schedule noam: the Transformer's schedule (eq. 3) reads the config's d_model, which --arch {arch} "
+            f"has not (architectures with one: {with_it}); set --learning_rate and --lr_scheduler_type yourself."
+        )
+
+
+def check_model_options(options: HfAttnArguments, given: dict[str, Any]) -> None:
+    """An option only some architectures' heads read is refused, before any work, for an architecture with no such
+    head, naming those that have one: a second text (`--text_pair_column`), a target (`--target_column`), beams
+    (`--num_beams`: a head that generates), few-shot episodes (`--eval_episodes`, `--support_noise`)."""
+    from .task_registry import TASK_SHAPES
+
+    def shapes(architecture):
+        return [(shape, head) for shape in TASK_SHAPES.values() for head in shape.heads(architecture)]
+
+    def reads_pairs(architecture):
+        return any(head.inputs.pair for head in architecture.heads)
+
+    def reads_targets(architecture):
+        return any(shape.layout.pair_option == "--target-column" for shape, _ in shapes(architecture))
+
+    def generates(architecture):
+        return any(shape.generates(head) for shape, head in shapes(architecture))
+
+    def episodic(architecture):
+        return any(shape.episodic for shape, _ in shapes(architecture))
+
+    few_shot = [name for name in ("eval_episodes", "support_noise") if name in given]
+    needs = [
+        (f"--text_pair_column {options.text_pair_column}", options.text_pair_column, reads_pairs, "reads no pair"),
+        (f"--target_column {options.target_column}", options.target_column, reads_targets, "writes no target text"),
+        (f"--num_beams {options.num_beams}", options.num_beams, generates, "generates nothing to search with beams"),
+        (" ".join(f"--{name}" for name in few_shot), few_shot or None, episodic, "trains on no few-shot episodes"),
+    ]
+    architecture = get_architecture(options.arch)
+    for option, value, test, fault in needs:
+        if value is not None and not test(architecture):
+            heads = ", ".join(head.model_class.__name__ for head in architecture.heads)
+            raise ValueError(
+                f"{option}: --arch {options.arch} {fault} (its heads: {heads}); architectures that do: "
+                f"{_architectures_with(test)}."
+            )
+
+
+def check_input_paths(options: HfAttnArguments) -> None:
+    """Every local path an option names is there and of the kind the option takes, before any work: the data
+    (`--dataset`, a folder that holds data; `--eval_dataset`, a file), `--tokenizer` and `--word_vectors` (each
+    read later, through the same stages: `hf_attn.utils.inputs`)."""
+    from .utils.inputs import TOKENIZER, WORD_VECTORS, check_input
+    from .utils.paths import check_local_path
+
+    if options.dataset is not None:
+        check_local_path(options.dataset, "--dataset")
+        if os.path.isdir(options.dataset) and options.dataset_format is None:
+            from .data.files import DATA
+
+            check_input("--dataset", options.dataset, DATA)
+    if options.eval_dataset is not None:
+        check_local_path(options.eval_dataset, "--eval-dataset")
+    if isinstance(options.tokenizer, str):
+        check_input("--tokenizer", options.tokenizer, TOKENIZER)
+    if options.word_vectors is not None:
+        check_input("--word_vectors", options.word_vectors, WORD_VECTORS)
+
+
 def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrainingArguments]:
     """The two dataclasses from the options given (field names; `config` and `task_args` may be dicts): the typed
     values, then the noam schedule's, then the recipe's, then the defaults (module docstring)."""
@@ -262,6 +339,7 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
     overrides = {**(recipe.config if recipe else {}), **parse_overrides(merged.get("config"))}
     config = build_config(get_architecture(merged.get("arch", HfAttnArguments.arch)).config_class, overrides)
     if merged.get("schedule") == "noam":
+        check_noam(config, merged.get("arch", HfAttnArguments.arch))
         noam = noam_arguments(config.d_model, int(merged.get("warmup_steps") or 4000))
         merged = {**merged, **noam, **given}  # the schedule over the recipe, what was typed over both
     if "label_smoothing_factor" not in merged and getattr(config, "label_smoothing", 0.0):
@@ -281,6 +359,8 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
     )
     check_reporters(args.report_to)
     check_columns(options)
+    check_model_options(options, given)
+    check_input_paths(options)
     if args.output_dir and os.path.exists(args.output_dir) and not os.path.isdir(args.output_dir):
         raise ValueError(f"--output_dir {args.output_dir} is a file, not a folder: name a folder for the run.")
     if options.streaming and not options.dataset:

@@ -29,6 +29,33 @@ def find_head(model: PreTrainedModel) -> tuple[Architecture, Head]:
     return architecture, head
 
 
+def check_view_options(head: Head, pair: str | None, options: dict[str, Any]) -> None:
+    """Refuses what `head`'s attention view cannot read, before a model is loaded (`hf-attn visualize` and `card`
+    check a saved folder's head with it): a head without a picture, a second text (`pair`, `--pair`) for a head
+    that reads no second text or target, and an option its view does not take (`support`, `entities`, ...), each
+    named with what the head takes instead."""
+    from .task_registry import shape_of
+
+    architecture, name = head.architecture, head.model_class.__name__
+    view = architecture.attention_view or generic_view
+    if not head.attention_fields and architecture.attention_view is None:
+        raise ValueError(f"{name} returns no attention map to draw.")
+    layout = shape_of(head).layout
+    if pair is not None and "pair_column" not in layout.needs:
+        raise ValueError(
+            f"--pair (`pair`): {name} reads one text, not a pair; a second text is for pair models and a "
+            "sequence-to-sequence model's target."
+        )
+    parameters = list(inspect.signature(view).parameters)[5:]  # after (model, head, tokenizer, text, pair)
+    unknown = sorted(set(options) - set(parameters))
+    if unknown:
+        raise ValueError(
+            f"{architecture.display_name}'s attention view ({name}) takes no option "
+            f"{', '.join('--' + option for option in unknown)}; its options: "
+            f"{', '.join('--' + option for option in parameters) or 'none'}."
+        )
+
+
 @torch.no_grad()
 def visualize(
     model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, text: str, pair: str | None = None, **options: Any
@@ -38,18 +65,10 @@ def visualize(
     (`.to_html()`, `.save_png(path)`, shown by notebooks). `options` go to the architecture's own view (e.g.
     `support=` for the few-shot models, `top_k=` for AttentionXML, `heads="all"` for the Transformer)."""
     architecture, head = find_head(model)
-    view = architecture.attention_view or generic_view
-    if not head.attention_fields and architecture.attention_view is None:
-        raise ValueError(f"{head.model_class.__name__} returns no attention map to draw.")
+    check_view_options(head, pair, options)
     if not isinstance(text, str) or not text.strip():
         raise ValueError("`text` must be a non-empty string.")
-    parameters = list(inspect.signature(view).parameters)[5:]  # after (model, head, tokenizer, text, pair)
-    unknown = sorted(set(options) - set(parameters))
-    if unknown:
-        raise ValueError(
-            f"{architecture.display_name}'s attention view takes no option {unknown}; its options: "
-            f"{parameters or 'none'}."
-        )
+    view = architecture.attention_view or generic_view
     was_training = model.training
     model.eval()
     try:

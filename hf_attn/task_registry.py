@@ -25,7 +25,7 @@ from .tasks import (
     TokenClassification,
 )
 
-__all__ = ["TASK_SHAPES", "get_task_shape", "load_trained", "shape_of"]
+__all__ = ["TASK_SHAPES", "get_task_shape", "load_trained", "shape_of", "trained_head"]
 
 
 def _folder_shapes(architecture: Architecture) -> tuple[TaskShape, ...]:
@@ -73,20 +73,30 @@ def shape_of(head: Head) -> TaskShape:
     return next(shape for shape in TASK_SHAPES.values() if shape.accepts(head))
 
 
-def load_trained(model_path: str) -> tuple[PreTrainedModel, Any, Head, TaskShape]:
-    """The model saved at `model_path` (its head's class), its tokenizer, the head's registry entry and its shape."""
-    from .utils.paths import check_local_path
+def trained_head(model_path: str, option: str = "MODEL") -> tuple[Any, Head]:
+    """The config of the model saved at `model_path` and its head's registry entry, read without its weights (what
+    a command checks its options against before loading them). The folder is read as a model folder stage
+    (`hf_attn.utils.inputs`): a file, a folder without config.json or a config that does not parse is named."""
+    from .utils.inputs import MODEL, read_input
 
-    check_local_path(str(model_path), "MODEL")
-    config = AutoConfig.from_pretrained(model_path)
+    config = read_input(option, model_path, MODEL, lambda: AutoConfig.from_pretrained(model_path))
     architecture = get_architecture(config.model_type)
     class_name = (config.architectures or [None])[0]
     head = next((head for head in architecture.heads if head.model_class.__name__ == class_name), None)
     if head is None:
         raise ValueError(f"{model_path}: {class_name or 'the base model'} is not a task head of {architecture.name}.")
+    return config, head
+
+
+def load_trained(model_path: str, option: str = "MODEL") -> tuple[PreTrainedModel, Any, Head, TaskShape]:
+    """The model saved at `model_path` (its head's class), its tokenizer, the head's registry entry and its shape;
+    each read names `option` and the folder when it fails (`hf_attn.utils.inputs`)."""
+    from .utils.inputs import MODEL, read_input
+
+    _, head = trained_head(model_path, option)
     try:
         tokenizer = AutoTokenizer.from_pretrained(model_path)
     except (OSError, ValueError) as error:
         raise ValueError(f"{model_path} has no tokenizer (save one with the model): {error}") from error
-    model = head.model_class.from_pretrained(model_path).eval()
+    model = read_input(option, model_path, MODEL, lambda: head.model_class.from_pretrained(model_path)).eval()
     return model, tokenizer, head, shape_of(head)

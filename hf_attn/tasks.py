@@ -341,7 +341,10 @@ class MultiLabel(TaskShape):
 
         def encode(batch: dict[str, list]) -> dict[str, list]:
             encoded = dict(tokenizer(batch[data.text_column], **kwargs))
-            indices = [sorted(config.label2id[name] for name in names) for names in batch[data.label_column]]
+            # A held-out label training never saw (a synthetic split too small to show every label) is left out,
+            # as `prepare_task_data` leaves it out of a file's held-out label sets: no model can predict it.
+            known = config.label2id
+            indices = [sorted(known[name] for name in names if name in known) for names in batch[data.label_column]]
             if sequence:
                 specials = config.num_special_tokens
                 encoded["labels"] = [[specials + index for index in row] + [config.eos_token_id] for row in indices]

@@ -80,8 +80,8 @@ from .task_registry import TASK_SHAPES
 from .tasks import TaskShape, encode_split, encoding_key, score_evidence_attention, token_accuracy_at
 from .tokenization.kinds import get_tokenizer_kind
 from .training_arguments import HfAttnTrainingArguments
+from .utils.inputs import TOKENIZER, read_input
 from .utils.locks import FolderInUseError, folder_lock
-from .utils.paths import check_local_path
 from .utils.saving import (
     checkpoint_problem,
     last_complete_checkpoint,
@@ -341,8 +341,7 @@ def _shared_tokenizer(
     if isinstance(source, PreTrainedTokenizerBase):
         return source
     if source is not None:
-        check_local_path(str(source), "--tokenizer")
-        return AutoTokenizer.from_pretrained(source)
+        return read_input("--tokenizer", source, TOKENIZER, lambda: AutoTokenizer.from_pretrained(source))
     if args.world_size == 1:
         return build()
     folder = Path(args.output_dir) / "tokenizer"

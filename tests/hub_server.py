@@ -20,6 +20,9 @@ Implemented (model repos; dataset repos answer the same routes under /api/datase
     HEAD/GET /{repo}/resolve/{rev}/{path}          download, with ETag / X-Linked-Etag / X-Repo-Commit
     POST /api/validate-yaml                        card metadata checks (a subset of the Hub's rules)
 
+Faults a test injects (`HubState`): downloads cut halfway (`truncate_downloads`) or corrupted at the right length
+(`corrupt_downloads`), every LFS upload cut halfway (`cut_uploads`), and commits answered 500 (`failing_commits`).
+
 Errors as the Hub sends them: 404 + `X-Error-Code: RepoNotFound | RevisionNotFound | EntryNotFound`, 401 +
 `RepoNotFound` for a private repo without a valid token, 401 for writes without a token, 403 for writes to
 another user's namespace, 409 for an existing repo.
@@ -115,6 +118,8 @@ class HubState:
     )  # repo, sha, regular, lfs
     truncate_downloads: set[str] = field(default_factory=set)  # paths served with half their bytes, then cut
     corrupt_downloads: set[str] = field(default_factory=set)  # paths served with flipped bytes (same size)
+    cut_uploads: bool = False  # every LFS upload read halfway, then the connection closed without an answer
+    failing_commits: int = 0  # this many commits answered 500 (nothing committed), then commits succeed
     requests: list[tuple[str, str]] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -379,7 +384,12 @@ class HubHandler(BaseHTTPRequestHandler):
 
     def post_commit(self, query: dict, repo: str, rev: str) -> None:
         found = self._writable_repo(repo)
-        lines = [json.loads(line) for line in self._read_body().splitlines() if line.strip()]
+        body = self._read_body()
+        with self.state.lock:
+            failing, self.state.failing_commits = self.state.failing_commits > 0, max(self.state.failing_commits - 1, 0)
+        if failing:
+            raise HubError(500, "Internal Error - We're working hard to fix this as soon as possible!")
+        lines = [json.loads(line) for line in body.splitlines() if line.strip()]
         if not lines or lines[0].get("key") != "header":
             raise HubError(400, "the commit payload must start with a header line")
         header = lines[0]["value"]
@@ -440,6 +450,11 @@ class HubHandler(BaseHTTPRequestHandler):
         # Like the Hub's presigned storage URLs: no token, but only for objects a batch call announced.
         if (repo, oid) not in self.state.lfs_pending:
             raise HubError(403, "upload URL not issued by the LFS batch endpoint")
+        if self.state.cut_uploads:  # read half the body, then hang up without an answer
+            self.rfile.read(int(self.headers.get("Content-Length") or 0) // 2)
+            self.close_connection = True
+            self.connection.shutdown(2)
+            return
         content = self._read_body()
         if hashlib.sha256(content).hexdigest() != oid:
             raise HubError(400, "uploaded content does not match its oid")

@@ -179,7 +179,10 @@ MISTAKES = {
     ),
     "evaluate without data": (["evaluate", "FILES/no-model"], "needs --dataset"),
     "predict a top_k that is no number": (["predict", "FILES/no-model", "hi", "--top_k", "abc"], "invalid int"),
-    "push a folder without a model": (["push", "FILES", "user/model"], "not a saved model folder"),
+    "push a folder without a model": (
+        ["push", "FILES", "user/model"],
+        "MODEL_DIR .*files is a folder holding .*, not a model folder",
+    ),
     "visualize unknown heads": (
         ["visualize", "FILES/no-model", "hi", "--out", "OUT.html", "--heads", "x"],
         "--heads must be mean, all or head indices",

@@ -30,6 +30,7 @@ from datasets import ClassLabel, Dataset, DatasetDict, Value, load_dataset
 from datasets import Sequence as SequenceFeature
 from datasets import utils as datasets_utils
 
+from ..utils.inputs import Stage, refuse
 from ..utils.paths import check_local_path
 from .cache import cached_map, column_values, fingerprint
 from .task_data import LabelFormat, TaskData, TaskLayout, get_task_layout
@@ -38,6 +39,26 @@ FILE_FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json",
 # Label values that mean "no label" (SNLI: -1 in the Hub dataset, "-" as gold_label in the original jsonl).
 NO_LABEL = (None, -1, "-", "")
 HELD_OUT_SPLITS = ("validation", "dev", "valid", "test")
+
+
+def _holds_data(folder: Path) -> bool:
+    """Whether a folder holds data `load_dataset` reads: a data file (`FILE_FORMATS`, Arrow) a few levels down, or
+    a dataset `save_to_disk` wrote; never a model folder (whose config.json is JSON, but no rows)."""
+    if (folder / "config.json").is_file() and any(folder.glob("*.safetensors")):
+        return False
+    if (folder / "dataset_dict.json").is_file() or (folder / "dataset_info.json").is_file():
+        return True
+    suffixes = {*FILE_FORMATS, ".arrow", ".gz", ".zst", ".bz2", ".xz"}
+    for depth in ("*", "*/*", "*/*/*"):
+        if any(item.suffix.lower() in suffixes and item.is_file() for item in folder.glob(depth)):
+            return True
+    return False
+
+
+# A dataset given as a folder (a Hub id or a file is read by `load_dataset` or `_load_file`).
+DATA = Stage(
+    "a dataset (a .csv, .tsv, .json, .jsonl, .parquet or .txt file, a folder of them, or a Hub id)", _holds_data
+)
 
 
 def _file_format(path: Path, data_format: str | None) -> tuple[str, dict[str, Any]]:
@@ -111,9 +132,11 @@ def _quiet_errors() -> Iterator[None]:
 
 
 def _load_file(
-    path: Path, data_format: str | None, column_names: Sequence[str] | None, streaming: bool = False
-) -> Dataset:
-    """One local file as a split (a stream with `streaming`: nothing read until rows are asked for)."""
+    path: Path, data_format: str | None, column_names: Sequence[str] | None, streaming: bool = False,
+    notes: list[str] | None = None,
+) -> Dataset:  # fmt: skip
+    """One local file as a split (a stream with `streaming`: nothing read until rows are asked for); what it says
+    of the file (a header row skipped) goes to `notes`, or is printed."""
     from .episodes import read_fewrel
 
     fewrel = read_fewrel(path) if data_format is None and not streaming else None  # FewRel's own layout
@@ -124,6 +147,13 @@ def _load_file(
         if builder != "csv":
             raise ValueError("--column-names applies to .csv/.tsv files (their header row is then data).")
         options["column_names"] = list(column_names)
+        if _header_row(path, column_names, options.get("delimiter", ",")):
+            options["skiprows"] = 1
+            note = (
+                f"[hf-attn] --dataset {path}: its first row is the header --column_names names "
+                f"({', '.join(column_names)}): read as the header, not as a training row"
+            )
+            print(note, flush=True) if notes is None else notes.append(note)
     try:
         with _quiet_errors():  # a failure's message stays the only line
             files = {"train": str(path)}
@@ -135,6 +165,26 @@ def _load_file(
         where = locate_parse_error(path, builder, options.get("delimiter", ","))
         cause = where or f"{type(error).__name__}: {str(error).splitlines()[0] if str(error) else ''}"
         raise ValueError(f"--dataset {path} cannot be parsed as {builder}: {cause}") from error
+
+
+def _header_row(path: Path, column_names: Sequence[str], delimiter: str) -> bool:
+    """Whether the first row of a CSV/TSV given `--column_names` is its header: `True` when it holds those names
+    (case and spaces aside), to be skipped; a first row that names some of them, or all in another order, is
+    refused (read as data it would be a training row; read as the header it disagrees with the names given)."""
+    with path.open(encoding="utf-8", errors="replace", newline="") as handle:
+        first = next(csv.reader(handle, delimiter=delimiter), None)
+    if not first:
+        return False
+    cells, given = [cell.strip().lower() for cell in first], [name.strip().lower() for name in column_names]
+    if cells == given:
+        return True
+    if set(cells) & set(given):
+        raise ValueError(
+            f"--column_names {' '.join(column_names)}: the first row of {path} ({', '.join(first)}) is a header "
+            "that names other columns: leave --column_names out to read the file's own header, or give the names "
+            "in its order."
+        )
+    return False
 
 
 XMC_SPLITS = {"train": "train", "valid": "validation", "test": "test"}
@@ -187,7 +237,7 @@ def load_splits(
         check_local_path(eval_dataset, "--eval-dataset")
     path = Path(dataset)
     if path.is_file():
-        train = _load_file(path, data_format, column_names, streaming)
+        train = _load_file(path, data_format, column_names, streaming, notes)
         splits = {"train": train}
         train_split = "train"
         source = {"type": f"local/{path.name}", "name": path.name}
@@ -203,6 +253,8 @@ def load_splits(
         train_split = "train"
         source = {"type": f"local/{path.name}", "name": path.name}
     else:
+        if path.is_dir() and not DATA.fits(path):
+            raise refuse("--dataset", dataset, DATA)
         kind = "local folder" if path.is_dir() else "Hub dataset"
         try:
             # A configuration names a Hub dataset's variant; a local folder of files has none (a recipe's Hub
@@ -219,7 +271,7 @@ def load_splits(
     if not streaming and len(train) == 0:  # a stream's emptiness shows when its first rows are read
         raise ValueError(f"The {train_split!r} split of --dataset {dataset} is empty.")
     if eval_dataset is not None:
-        held_out = _load_file(Path(eval_dataset), data_format, column_names, streaming)
+        held_out = _load_file(Path(eval_dataset), data_format, column_names, streaming, notes)
         source["held_out"] = Path(eval_dataset).name
     elif eval_split is not None:
         if eval_split not in splits:
@@ -535,6 +587,8 @@ def _rules(
         names = feature_names or _collect_names(splits["train"], label_column, tagged, label_separator)
         if not names:
             raise ValueError(f"--label-column {label_column!r} of the train split holds no label.")
+        if layout.label_format is LabelFormat.CLASS and not layout.label_sets:
+            _refuse_a_class_per_row(splits["train"], label_column, text_column, len(names))
     rules = RowRules(
         layout=layout,
         text_column=text_column,
@@ -549,6 +603,37 @@ def _rules(
         drop_unknown=drop_unknown,
     )
     return rules, splits
+
+
+# A label column with a class for (nearly) every row is no classification: a text column read as the labels. Refused
+# from this many training rows on (fewer could be a genuine tiny task) when the classes number this share of them.
+CLASS_PER_ROW_ROWS, CLASS_PER_ROW_SHARE = 10, 0.9
+
+
+def _refuse_a_class_per_row(train: Any, label_column: str, text_column: str, classes: int) -> None:
+    """Refuses a label column with about a class per training row, naming the likely mistake: the text and label
+    columns swapped (the text column has few values), or another column that holds the labels."""
+    rows = len(train)
+    if rows < CLASS_PER_ROW_ROWS or classes < CLASS_PER_ROW_SHARE * rows:
+        return
+    flat = [name for name in train.column_names
+            if name != label_column and not isinstance(train.features.get(name), SequenceFeature | list)]  # fmt: skip
+    distinct = {name: len(set(map(str, column_values(train, name)))) for name in flat}
+    few = {name: count for name, count in distinct.items() if count <= rows // 2}
+    if text_column in few:
+        hint = (
+            f"--text_column {text_column!r} has only {few[text_column]} different values: are the two swapped? "
+            f"(--text_column {label_column} --label_column {text_column})"
+        )
+    elif few:
+        name = min(few, key=few.get)
+        hint = f"the column {name!r} has {few[name]} different values: is it the labels? (--label_column {name})"
+    else:
+        hint = "name the column of the labels with --label_column"
+    raise ValueError(
+        f"--label_column {label_column!r} has {classes} different values in {rows} training rows, about a class per "
+        f"row, which no classifier learns; {hint}."
+    )
 
 
 def _typed_labels(rows: Any, rules: RowRules) -> Any:

@@ -20,6 +20,8 @@ import numpy as np
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
+from ..utils.inputs import WORD_VECTORS, check_input
+
 
 @dataclass
 class Coverage:
@@ -59,24 +61,28 @@ def _text_vectors(path: Path, wanted: dict[str, list[int]], lowercase: bool) -> 
             word, values = parts[0], parts[1:]
             if not dimension and not _numbers(values):  # the first vector line decides: a CSV's is no vector
                 raise ValueError(
-                    f"{path} holds no word vectors: a vectors file has one `word v1 v2 …` line a word, separated by "
-                    f"spaces (GloVe, word2vec or fastText text, or a word2vec .bin); line {number} reads "
+                    f"--word_vectors {path} holds no word vectors: a vectors file has one `word v1 v2 …` line a word, "
+                    f"separated by spaces (GloVe, word2vec or fastText text, or a word2vec .bin); line {number} reads "
                     f"{line.strip()[:40]!r}."
                 )
             if not dimension:
                 dimension = len(values)
             if len(values) != dimension:
-                raise ValueError(f"{path}: line {number} has {len(values)} values where the file has {dimension}.")
+                raise ValueError(
+                    f"--word_vectors {path}: line {number} has {len(values)} values where the file has {dimension}."
+                )
             try:
                 _keep(word, values, wanted, lowercase, found)
             except ValueError:
                 raise ValueError(
-                    f"{path}: line {number} is not a word and its numbers (`word v1 v2 …`, separated by spaces)."
+                    f"--word_vectors {path}: line {number} is not a word and its numbers (`word v1 v2 …`, separated "
+                    "by spaces)."
                 ) from None
     if not dimension:  # not one `word v1 v2 …` line: a CSV, a text, an empty file
         raise ValueError(
-            f"{path} holds no word vectors: a vectors file has one `word v1 v2 …` line a word, separated by spaces "
-            f"(GloVe, word2vec or fastText text, or a word2vec .bin); its first line reads {first!r}."
+            f"--word_vectors {path} holds no word vectors: a vectors file has one `word v1 v2 …` line a word, "
+            f"separated by spaces (GloVe, word2vec or fastText text, or a word2vec .bin); its first line reads "
+            f"{first!r}."
         )
     return found, dimension
 
@@ -86,19 +92,21 @@ def _binary_vectors(path: Path, wanted: dict[str, list[int]], lowercase: bool) -
     with path.open("rb") as handle:
         header = handle.readline().split()
         if len(header) != 2:
-            raise ValueError(f"{path}: not a word2vec binary file (the first line must be 'count dimension').")
+            raise ValueError(
+                f"--word_vectors {path}: not a word2vec binary file (the first line must be 'count dimension')."
+            )
         count, dimension = int(header[0]), int(header[1])
         width = 4 * dimension
         for number in range(count):
             word = bytearray()
             while (byte := handle.read(1)) != b" ":
                 if not byte:
-                    raise ValueError(f"{path}: ends inside word {number + 1} of {count}.")
+                    raise ValueError(f"--word_vectors {path}: ends inside word {number + 1} of {count}.")
                 if byte != b"\n":  # some writers end each vector with a newline
                     word += byte
             raw = handle.read(width)
             if len(raw) != width:
-                raise ValueError(f"{path}: ends inside the vector of word {number + 1} of {count}.")
+                raise ValueError(f"--word_vectors {path}: ends inside the vector of word {number + 1} of {count}.")
             _keep(word.decode("utf-8", errors="replace"), np.frombuffer(raw, dtype="<f4"), wanted, lowercase, found)
     return found, dimension
 
@@ -123,8 +131,7 @@ def read_word_vectors(
 ) -> tuple[dict[int, np.ndarray], int]:
     """The vectors of `vocabulary`'s words found in `path` (token id -> vector), and the file's dimension."""
     path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"--word-vectors {path}: no such file.")
+    check_input("--word_vectors", path, WORD_VECTORS)
     wanted: dict[str, list[int]] = {}
     for word, token_id in vocabulary.items():
         wanted.setdefault(word.lower() if lowercase else word, []).append(token_id)

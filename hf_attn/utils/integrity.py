@@ -209,14 +209,21 @@ def verify_folder(folder: str | os.PathLike, require_record: bool = False) -> li
 # ---------------------------------------------------------------------------------------------------------------
 
 
+class TransferError(OSError):
+    """A Hub download that failed in transfer (`hf_attn.utils.hub_faults`), told in one line."""
+
+
 def verify_hub_weights(repo_id: str, kwargs: dict) -> list[str]:
     """Downloads (or finds in the cache) the weight files of `repo_id` as `from_pretrained(**kwargs)` would, and
     checks each against the hash its cache blob is named after; returns the names checked.
 
-    A mismatch evicts the file from the cache and raises `OSError` naming it. Anything else that goes wrong
-    (no such repo, no network, no safetensors) is left to `from_pretrained` to report.
+    A mismatch evicts the file from the cache and raises `OSError` naming it, as does a transfer that fails (the
+    network, the Hub's answer, the token: `hf_attn.utils.hub_faults`), so that the download is tried in one round.
+    What is missing (no such repo or revision, no safetensors) is left to `from_pretrained` to report.
     """
     from huggingface_hub import hf_hub_download
+
+    from .hub_faults import transfer_fault, transfer_file
 
     options = {
         "revision": kwargs.get("revision"),
@@ -225,13 +232,30 @@ def verify_hub_weights(repo_id: str, kwargs: dict) -> list[str]:
         "local_files_only": bool(kwargs.get("local_files_only", False)),
         "subfolder": kwargs.get("subfolder") or None,
     }
+
+    def download(name: str) -> str:
+        try:
+            return hf_hub_download(repo_id, name, **options)
+        except Exception as error:  # the network, the Hub's answer or the token: told once, here (one round)
+            fault = transfer_fault(error, missing=False)
+            if fault is None:
+                raise
+            raise TransferError(
+                f"downloading {transfer_file(error) or name} of {repo_id} failed: {fault}. The cache holds no "
+                "copy of it to trust; run again to retry."
+            ) from None
+
     try:
         try:
-            paths = [hf_hub_download(repo_id, "model.safetensors", **options)]
+            paths = [download("model.safetensors")]
+        except TransferError:
+            raise
         except Exception:  # a sharded checkpoint: the index names the shards
-            index = hf_hub_download(repo_id, "model.safetensors.index.json", **options)
+            index = download("model.safetensors.index.json")
             shards = sorted(set(json.loads(Path(index).read_text())["weight_map"].values()))
-            paths = [hf_hub_download(repo_id, shard, **options) for shard in shards]
+            paths = [download(shard) for shard in shards]
+    except TransferError:
+        raise
     except Exception:
         return []
     for path in paths:

@@ -47,6 +47,7 @@ from safetensors.torch import load_file
 
 from hf_attn.conversion import (
     EXAMPLE_HELP,
+    CheckpointLayout,
     add_output_arguments,
     check_output,
     conversion_record,
@@ -156,10 +157,18 @@ def convert_state_dict(state_dict: dict[str, torch.Tensor], config: AttentionXml
     return renamed
 
 
+# The checkpoint this converter reads (module docstring), checked before anything else: a flat model's weights, or a
+# tree level's under `Network.`.
+LAYOUT = CheckpointLayout(
+    "AttentionXML's weights (Model.save_model or XMLModel.save_model_to_disk: `emb.emb.weight`, ...)",
+    weights=(r"(Network\.)?emb\.emb\.weight",),
+)
+
+
 def convert(checkpoint_path: str | Path, output_dir: str | Path | None, config_path: str | Path | None = None,
             labels: list[str] | None = None) -> AttentionXmlForSequenceClassification:  # fmt: skip
     """Converts (and saves to `output_dir`, when given) a flat or tree-level checkpoint; returns the model."""
-    state_dict, tree_level = split_tree_level(load_original_checkpoint(checkpoint_path))
+    state_dict, tree_level = split_tree_level(load_original_checkpoint(checkpoint_path, LAYOUT))
     config = convert_config(state_dict, tree_level, read_original_arguments(config_path), labels)
     model = AttentionXmlForSequenceClassification(config)
     model.load_state_dict(convert_state_dict(state_dict, config), strict=True)

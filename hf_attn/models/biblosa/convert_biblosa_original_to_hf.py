@@ -73,6 +73,7 @@ from hf_attn.models.biblosa.modeling_biblosa import (
     BiBlosaForSequenceClassification,
     BiBlosaModel,
 )
+from hf_attn.utils.inputs import Stage, check_input, what_is
 
 ORIGINAL_CODE = "https://github.com/taoshen58/BiBloSA"
 _DIRECTION = r"context_fusion_layers/ct_block_attn/(forward|backward)_attn/"
@@ -111,9 +112,20 @@ ENCODER_ROOTS = ("sent_encoding/ct_based_sent2vec/", "")
 ACTIVATIONS = {"snli": "elu", "sc": "relu"}  # hard-coded in the original models
 
 
+# What `read_variables` reads (a TensorFlow checkpoint is a prefix, not a file: looked for by its `.index`).
+VARIABLES = Stage(
+    "the original's variables (a .safetensors or .npz of them, or a TensorFlow checkpoint prefix)",
+    lambda path: what_is(path) in ("a safetensors weights file", "a NumPy archive"),
+    hub=False,
+)
+
+
 def read_variables(path: str | Path) -> dict[str, np.ndarray]:
-    """The checkpoint's variables by TF name: `.safetensors`, `.npz` (no pickle), or a TensorFlow checkpoint."""
+    """The checkpoint's variables by TF name: `.safetensors`, `.npz` (no pickle), or a TensorFlow checkpoint (its
+    prefix, beside which `PREFIX.index` lies); a file of another kind is refused, named as what it is."""
     path = Path(path)
+    if not Path(f"{path}.index").is_file():
+        check_input("--checkpoint", path, VARIABLES)
     if path.suffix == ".safetensors":
         from safetensors.numpy import load_file
 

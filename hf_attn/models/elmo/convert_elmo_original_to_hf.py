@@ -48,6 +48,7 @@ from hf_attn.conversion import (
 from hf_attn.models.elmo.configuration_elmo import ElmoConfig
 from hf_attn.models.elmo.modeling_elmo import ElmoModel
 from hf_attn.models.elmo.tokenization_elmo import build_elmo_tokenizer, read_bilm_tf_vocabulary
+from hf_attn.utils.inputs import Stage, check_input, read_input, what_is
 
 ORIGINAL_CODE = "https://github.com/allenai/bilm-tf"
 RNN_CELL = r"RNN_([01])/RNN/MultiRNNCell/Cell(\d+)/LSTMCell/"
@@ -136,13 +137,24 @@ def convert_weights(weights: dict[str, torch.Tensor], config: ElmoConfig) -> dic
     return state
 
 
+# The two files bilm-tf's `dump_weights` leaves, checked before they are read.
+OPTIONS = Stage(
+    "bilm-tf's options (a JSON file)", lambda path: what_is(path) in ("a JSON file", "a text file"), hub=False
+)
+WEIGHTS = Stage("bilm-tf's weights (an HDF5 file dump_weights wrote)", lambda path: what_is(path) == "an HDF5 file",
+                hub=False)  # fmt: skip
+
+
 def convert(
     options_path: str | Path, weights_path: str | Path, output_dir: str | Path, vocab_path: str | Path | None = None
 ):
-    """Converts and saves model + tokenizer to `output_dir`; returns `(model, tokenizer)`."""
+    """Converts and saves model + tokenizer to `output_dir`; returns `(model, tokenizer)`. Each input is read as a
+    stage of the command (`hf_attn.utils.inputs`): a file of another kind is named as what it is."""
+    check_input("--options", options_path, OPTIONS)
     config = ElmoConfig.from_bilm_tf_options(options_path)
+    weights = read_input("--weights", weights_path, WEIGHTS, lambda: read_weights(weights_path))
     model = ElmoModel(config)
-    model.load_state_dict(convert_weights(read_weights(weights_path), config), strict=True)
+    model.load_state_dict(convert_weights(weights, config), strict=True)
     model.eval()
     vocabulary = read_bilm_tf_vocabulary(vocab_path) if vocab_path else None
     tokenizer = build_elmo_tokenizer(vocabulary, max_characters_per_token=config.max_characters_per_token)

@@ -42,6 +42,7 @@ from safetensors.torch import load_file
 
 from hf_attn.conversion import (
     EXAMPLE_HELP,
+    CheckpointLayout,
     add_output_arguments,
     check_output,
     conversion_record,
@@ -138,6 +139,12 @@ def convert_config(
     )
 
 
+# The checkpoint this converter reads (module docstring), checked before anything else.
+LAYOUT = CheckpointLayout(
+    "Lin et al.'s checkpoint (a dict of `state_dict` and `config`)", keys=("state_dict", "config")
+)
+
+
 def convert(
     checkpoint_path: str | Path,
     output_dir: str | Path,
@@ -147,7 +154,7 @@ def convert(
     """Converts and saves model + tokenizer to `output_dir`; returns `(model, tokenizer, training arguments)`.
 
     `penalty_coefficient` (train.py's `--penalization-coeff`) overrides what `config_path` or the checkpoint say."""
-    checkpoint = load_original_checkpoint(checkpoint_path)
+    checkpoint = load_original_checkpoint(checkpoint_path, LAYOUT)
     arguments = training_arguments(checkpoint, config_path, penalty_coefficient)
     original_config = checkpoint["config"]
     dictionary = list(original_config["dictionary"])

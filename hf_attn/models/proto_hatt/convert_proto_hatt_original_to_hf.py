@@ -44,6 +44,7 @@ import torch
 from safetensors.torch import load_file
 
 from hf_attn.conversion import (
+    CheckpointLayout,
     add_output_arguments,
     check_output,
     conversion_record,
@@ -75,9 +76,17 @@ KEY_MAPPING: list[tuple[str, str | None]] = [
 ]
 
 
+# The checkpoint this converter reads (module docstring), checked before anything else.
+LAYOUT = CheckpointLayout(
+    "FewShotREFramework's checkpoint ({'state_dict': ...} with `sentence_encoder.embedding.word_embedding.weight`)",
+    weights=(r"sentence_encoder\.embedding\.word_embedding\.weight",),
+    within=("state_dict",),
+)
+
+
 def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
     """The checkpoint's `state_dict` (`{'state_dict': ...}` as the framework saves it, or a bare state dict)."""
-    checkpoint = load_original_checkpoint(path)
+    checkpoint = load_original_checkpoint(path, LAYOUT)
     state_dict = checkpoint.get("state_dict", checkpoint)
     return {key.removeprefix("module."): value for key, value in state_dict.items()}  # a DataParallel save
 

@@ -35,6 +35,7 @@ from safetensors.torch import load_file
 
 from hf_attn.conversion import (
     EXAMPLE_HELP,
+    CheckpointLayout,
     add_output_arguments,
     check_output,
     conversion_record,
@@ -105,11 +106,15 @@ def convert_config(original: dict[str, Any], labels: list[str] | None = None) ->
     )
 
 
+# The checkpoint this converter reads (module docstring), checked before anything else.
+LAYOUT = CheckpointLayout("SGM's checkpoint (train.py's dict of `model` and `config`)", keys=("model", "config"))
+
+
 def convert(
     checkpoint_path: str | Path, output_dir: str | Path, labels: list[str] | None = None
 ) -> SgmForMultiLabelGeneration:
     """Converts and saves the model (weights, config, generation config) to `output_dir`; returns it."""
-    checkpoint = load_original_checkpoint(checkpoint_path)
+    checkpoint = load_original_checkpoint(checkpoint_path, LAYOUT)
     original = checkpoint["config"]
     config = convert_config(original, labels)
     model = SgmForMultiLabelGeneration(config)
@@ -263,7 +268,7 @@ def main(argv: list[str] | None = None, prog: str | None = None) -> None:
     model = convert(args.checkpoint, args.output, labels)
     report = conversion_record(ORIGINAL_CODE, __file__, args.checkpoint, args.output)
     if args.fixture:
-        original_config = load_original_checkpoint(args.checkpoint)["config"]
+        original_config = load_original_checkpoint(args.checkpoint, LAYOUT)["config"]
         report["max_abs_diff"] = check_fixture(model, args.fixture, original_config, args.expected, args.atol)
     finish_conversion(args.output, report, example=args.example)
 

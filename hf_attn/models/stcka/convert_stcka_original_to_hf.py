@@ -40,6 +40,7 @@ import torch
 
 from hf_attn.conversion import (
     EXAMPLE_HELP,
+    CheckpointLayout,
     add_output_arguments,
     check_output,
     conversion_record,
@@ -67,9 +68,15 @@ KEY_MAPPING: list[tuple[str, str | None]] = [
 PAD, UNK = "<pad>", "<unk>"  # torchtext 0.3.1's specials: <unk> 0, <pad> 1
 
 
+# The checkpoint this converter reads (module docstring), checked before anything else.
+LAYOUT = CheckpointLayout(
+    "STCKA's `model.state_dict()` (`txt_word_embed.weight`, ...)", weights=(r"txt_word_embed\.weight",)
+)
+
+
 def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
     """The bare state dict `main.py` saves (a DataParallel `module.` prefix dropped), on the CPU."""
-    state_dict = load_original_checkpoint(path)
+    state_dict = load_original_checkpoint(path, LAYOUT)
     return {key.removeprefix("module."): value for key, value in state_dict.items()}
 
 

@@ -40,6 +40,7 @@ import torch
 from transformers import GenerationConfig
 
 from hf_attn.conversion import (
+    CheckpointLayout,
     add_output_arguments,
     check_output,
     converter_parser,
@@ -48,6 +49,7 @@ from hf_attn.conversion import (
 )
 from hf_attn.models.vaswani_transformer.configuration_vaswani_transformer import VaswaniTransformerConfig
 from hf_attn.models.vaswani_transformer.modeling_vaswani_transformer import VaswaniTransformerForConditionalGeneration
+from hf_attn.utils.inputs import model_folder, read_input
 
 LAYER_RULES: list[tuple[str, str | None]] = [
     (r"(encoder|decoder)\.layers\.(\d+)\.(self_attn|encoder_attn)\.(q_proj|k_proj|v_proj|out_proj)\.(weight|bias)",
@@ -69,7 +71,12 @@ def _check_paper_math(config: dict, source: str) -> None:
 def from_marian(folder: str | Path) -> tuple[VaswaniTransformerConfig, dict[str, torch.Tensor], GenerationConfig]:
     from transformers import MarianMTModel
 
-    marian = MarianMTModel.from_pretrained(folder, use_safetensors=True)
+    marian = read_input(
+        "--checkpoint",
+        folder,
+        model_folder("marian", "a Marian model"),
+        lambda: MarianMTModel.from_pretrained(folder, use_safetensors=True),
+    )
     source = marian.config
     if not source.share_encoder_decoder_embeddings:
         raise ValueError("Marian models with separate vocabularies are not supported yet")
@@ -207,9 +214,14 @@ def _fairseq_state_dict(config: VaswaniTransformerConfig, state_dict: dict[str, 
     return rename_state_dict(state_dict, rules)
 
 
+# A fairseq checkpoint (checked before anything else): its weights under `model`, its arguments under `args` (older
+# releases) or `cfg` (newer).
+FAIRSEQ_LAYOUT = CheckpointLayout("a fairseq checkpoint (a dict of `model` and `args` or `cfg`)", keys=("model",))
+
+
 def from_fairseq(path: str | Path) -> tuple[VaswaniTransformerConfig, dict[str, torch.Tensor], GenerationConfig]:
     with torch.serialization.safe_globals([argparse.Namespace]):
-        checkpoint = load_original_checkpoint(path)
+        checkpoint = load_original_checkpoint(path, FAIRSEQ_LAYOUT)
     args = checkpoint.get("args") or (checkpoint.get("cfg") or {}).get("model")
     if args is None:
         raise ValueError("not a fairseq checkpoint: neither `args` nor `cfg['model']` is present")
@@ -223,7 +235,12 @@ def from_fairseq(path: str | Path) -> tuple[VaswaniTransformerConfig, dict[str, 
 def from_fsmt(folder: str | Path) -> tuple[VaswaniTransformerConfig, dict[str, torch.Tensor], GenerationConfig]:
     from transformers import FSMTForConditionalGeneration
 
-    fsmt = FSMTForConditionalGeneration.from_pretrained(folder, use_safetensors=True)
+    fsmt = read_input(
+        "--checkpoint",
+        folder,
+        model_folder("fsmt", "an FSMT model"),
+        lambda: FSMTForConditionalGeneration.from_pretrained(folder, use_safetensors=True),
+    )
     source = fsmt.config
     state_dict = {key.removeprefix("model."): value for key, value in fsmt.state_dict().items()}
     args = {

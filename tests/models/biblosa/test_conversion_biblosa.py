@@ -306,8 +306,14 @@ def test_clear_errors(fixture, tmp_path):
         convert(fixture["checkpoint"])  # three models in one file
     with pytest.raises(ValueError, match="--activation"):
         convert(fixture["checkpoint"], scope=fixture["config"]["encoder"]["call"]["scope"])
+    with pytest.raises(FileNotFoundError, match=r"--checkpoint .*model\.ckpt-100: no such file"):
+        convert(tmp_path / "model.ckpt-100", scope="x")  # no checkpoint of that prefix
+    (tmp_path / "model.ckpt-100.index").write_bytes(b"")  # a TensorFlow checkpoint's prefix: read with TensorFlow
     with pytest.raises(ValueError, match="TensorFlow"):
         convert(tmp_path / "model.ckpt-100", scope="x")
+    with pytest.raises(ValueError, match=r"--checkpoint .*inputs\.csv is a CSV file, not the original's variables"):
+        (tmp_path / "inputs.csv").write_text("text,label\na,1\n")
+        convert(tmp_path / "inputs.csv", scope="x")
     variables = {name: value.numpy() for name, value in load_file(fixture["checkpoint"]).items()}
     variables[f"{sc_scope(fixture['config'])}/output/unknown/W"] = np.zeros((2, 2), np.float32)
     save_file(variables, tmp_path / "extra.safetensors")
