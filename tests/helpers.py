@@ -155,3 +155,27 @@ def corpus_tokenizer(kind, corpus: tuple[str, ...], concepts: tuple[tuple[str, s
         return build_elmo_tokenizer()
     settings = {"bpe": {"vocab_size": 40}}.get(kind.name, {})
     return kind.train(list(corpus), min_frequency=1, **settings)
+
+
+def console_script() -> list[str]:
+    """The installed `hf-attn` console script (as a user runs it), or the module where it is not on PATH."""
+    import sys
+
+    script = Path(sys.executable).parent / "hf-attn"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "hf_attn.cli"]
+
+
+def one_line_faults(result, message: str) -> list[str]:
+    """What is wrong with a command that should have failed in one line matching `message` (a regex): its exit
+    status (1), its standard error (exactly one line, `hf-attn ...`), its standard output (nothing)."""
+    import re
+
+    lines = result.stderr.strip().splitlines()
+    faults = []
+    if result.returncode != 1:
+        faults.append(f"exit {result.returncode}")
+    if len(lines) != 1 or not re.search(message, lines[0]) or not lines[0].startswith("hf-attn"):
+        faults.append(f"stderr {lines[-3:]}")
+    if result.stdout.strip():
+        faults.append(f"stdout {result.stdout.strip()[:200]!r}")
+    return faults

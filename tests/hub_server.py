@@ -386,7 +386,8 @@ class HubHandler(BaseHTTPRequestHandler):
         found = self._writable_repo(repo)
         body = self._read_body()
         with self.state.lock:
-            failing, self.state.failing_commits = self.state.failing_commits > 0, max(self.state.failing_commits - 1, 0)
+            failing = self.state.failing_commits > 0
+            self.state.failing_commits -= failing
         if failing:
             raise HubError(500, "Internal Error - We're working hard to fix this as soon as possible!")
         lines = [json.loads(line) for line in body.splitlines() if line.strip()]

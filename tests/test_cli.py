@@ -16,6 +16,7 @@ import torch
 
 from hf_attn.cli import main
 from hf_attn.registry import ARCHITECTURES
+from tests.helpers import console_script, one_line_faults
 
 
 def test_list_prints_every_architecture(capsys):
@@ -413,12 +414,6 @@ INTO_A_MODEL_FOLDER = (
 )  # fmt: skip
 
 
-def _console_script() -> list[str]:
-    """The installed `hf-attn` console script (as a user runs it), or the module where it is not on PATH."""
-    script = Path(sys.executable).parent / "hf-attn"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "hf_attn.cli"]
-
-
 def test_every_mistake_through_the_real_console_script(tmp_path):
     """Every mistake of `MISTAKES`, each through the real `hf-attn` in a fresh process (two at a time): exit status 1,
     exactly one line on standard error naming what is wrong, nothing on standard output, no output folder made.
@@ -446,20 +441,13 @@ def test_every_mistake_through_the_real_console_script(tmp_path):
 
     def run(job):
         argv = job[1]
-        return job, subprocess.run([*_console_script(), *argv], capture_output=True, text=True, timeout=300)
+        return job, subprocess.run([*console_script(), *argv], capture_output=True, text=True, timeout=300)
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
         results = list(pool.map(run, jobs))
     failures = []
     for (name, _, message, folder, existed), result in results:
-        lines = result.stderr.strip().splitlines()
-        problems = []
-        if result.returncode != 1:
-            problems.append(f"exit {result.returncode}")
-        if len(lines) != 1 or not re.search(message, lines[0]) or not lines[0].startswith("hf-attn"):
-            problems.append(f"stderr {lines[-3:]}")
-        if result.stdout.strip():
-            problems.append(f"stdout {result.stdout.strip()[:200]!r}")
+        problems = one_line_faults(result, message)
         if existed:
             now = {path.name: path.read_bytes() for path in folder.iterdir()}
             if now != earlier:
