@@ -68,13 +68,31 @@ def _training_seed(model_path: str) -> int:
     return int(json.loads(path.read_text()).get("seed", 0)) if path.is_file() else 0
 
 
+def _check_evaluation_options(head: Any, options: Any) -> None:
+    """Refuses an option the saved head does not read: beams for a head that does not generate, a second text or a
+    target column for a head of one text."""
+    from .task_registry import shape_of
+
+    shape, name = shape_of(head), head.model_class.__name__
+    if options.num_beams is not None and not shape.generates(head):
+        raise ValueError(f"--num_beams {options.num_beams}: {name} generates nothing to search with beams.")
+    for option, column in (
+        ("--text_pair_column", options.text_pair_column),
+        ("--target_column", options.target_column),
+    ):
+        if column is not None and "pair_column" not in shape.layout.needs:
+            raise ValueError(f"{option} {column}: {name} reads one text, with no {shape.layout.pair_is} beside it.")
+
+
 def evaluate(model_path: str, options, batch_size: int = 64, output_file: str | None = None) -> dict[str, float]:
     """Scores the model on `options.dataset` exactly as training scored its held-out split: the shape's encoding,
     its `Trainer` (`TaskShape.trainer`: the episodes of a few-shot model, the level-by-level beam of a label tree,
     generation for a generating head) and its metrics; writes them as JSON to `output_file`."""
-    model, tokenizer, head, shape = load_trained(model_path)
     if options.dataset is None:
         raise ValueError("hf-attn evaluate needs --dataset (a file, a folder or a Hub id).")
+    _, head = trained_head(model_path)  # the options against the saved head, before its weights load
+    _check_evaluation_options(head, options)
+    model, tokenizer, head, shape = load_trained(model_path)
     data = _evaluation_data(shape, _evaluation_split(options), options, model.config)
     encoded, _ = encode_split(data.eval, shape.encoder(data, tokenizer, model.config, head, options.max_length))
     with tempfile.TemporaryDirectory() as scratch:

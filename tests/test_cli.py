@@ -58,7 +58,7 @@ MISTAKES = {
     "convert without a checkpoint": (["convert", "sgm", "--output", "OUT"], "required: --checkpoint"),
     "convert a missing checkpoint": (
         ["convert", "lin_self_attentive", "--checkpoint", "FILES/nope.pt", "--output", "OUT"],
-        r"No such file .*nope\.pt",
+        r"--checkpoint .*nope\.pt: no such file",
     ),
     "unknown architecture": (["train", "--arch", "hann", "--output_dir", "OUT"], "Unknown architecture 'hann'"),
     "missing label column": (
@@ -150,7 +150,7 @@ MISTAKES = {
     ),
     "a dataset folder without data": (
         ["train", "--dataset", "FILES/cut", "--output_dir", "OUT"],
-        "--dataset .*cut .*cannot be loaded",
+        "--dataset .*cut is a folder holding model.safetensors, not a dataset",
     ),
     "a recipe for another architecture": (
         ["train", "--recipe", "han-yelp", "--arch", "lin_self_attentive", "--output_dir", "OUT"],

@@ -131,6 +131,11 @@ STAGE_MISTAKES = OrderedDict(
                                               "OUT"], r"--arch han writes no target text .*vaswani_transformer"),
         "episodes for a classifier": (["train", "--arch", "han", "--eval_episodes", "5", "--output_dir", "OUT"],
                                       r"--eval_episodes: --arch han trains on no few-shot episodes .*hapn"),
+        "beams to score a classifier": (["evaluate", LIN, "--dataset", "IN/good.csv", "--num_beams", "3"],
+                                        r"--num_beams 3: LinSelfAttentiveForSequenceClassification generates nothing"),
+        "a pair column to score a model of one text": (
+            ["evaluate", LIN, "--dataset", "IN/good.csv", "--text_pair_column", "label"],
+            r"--text_pair_column label: .* reads one text, with no second text beside it"),
         # The data read as the user meant
         "column names in another order than the header": (
             ["train", "--dataset", "IN/header.csv", "--column_names", "label", "text", "--output_dir", "OUT"],
