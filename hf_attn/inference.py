@@ -74,7 +74,7 @@ def _check_evaluation_options(head: Any, options: Any) -> None:
     from .task_registry import shape_of
 
     shape, name = shape_of(head), head.model_class.__name__
-    if options.num_beams is not None and not shape.generates(head):
+    if (options.num_beams or 1) > 1 and not shape.generates(head):  # one beam is the greedy search any head does
         raise ValueError(f"--num_beams {options.num_beams}: {name} generates nothing to search with beams.")
     for option, column in (
         ("--text_pair_column", options.text_pair_column),

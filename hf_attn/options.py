@@ -266,7 +266,7 @@ def check_noam(config: Any, arch: str) -> None:
 def check_model_options(options: HfAttnArguments, given: dict[str, Any]) -> None:
     """An option only some architectures' heads read is refused, before any work, for an architecture with no such
     head, naming those that have one: a second text (`--text_pair_column`), a target (`--target_column`), beams
-    (`--num_beams`: a head that generates), few-shot episodes (`--eval_episodes`, `--support_noise`)."""
+    (`--num_beams` above 1: a head that generates), few-shot episodes (`--eval_episodes`, `--support_noise`)."""
     from .task_registry import TASK_SHAPES
 
     def shapes(architecture):
@@ -285,10 +285,12 @@ def check_model_options(options: HfAttnArguments, given: dict[str, Any]) -> None
         return any(shape.episodic for shape, _ in shapes(architecture))
 
     few_shot = [name for name in ("eval_episodes", "support_noise") if name in given]
+    beams = options.num_beams if (options.num_beams or 1) > 1 else None
     needs = [
         (f"--text_pair_column {options.text_pair_column}", options.text_pair_column, reads_pairs, "reads no pair"),
         (f"--target_column {options.target_column}", options.target_column, reads_targets, "writes no target text"),
-        (f"--num_beams {options.num_beams}", options.num_beams, generates, "generates nothing to search with beams"),
+        # One beam is greedy search, which every head does: only a search of more is refused.
+        (f"--num_beams {options.num_beams}", beams, generates, "generates nothing to search with beams"),
         (" ".join(f"--{name}" for name in few_shot), few_shot or None, episodic, "trains on no few-shot episodes"),
     ]
     architecture = get_architecture(options.arch)

@@ -75,6 +75,9 @@ STAGE_MISTAKES = OrderedDict(
         "a tokenizer that does not parse": (["train", "--tokenizer", "IN/broken-tokenizer", "--output_dir", "OUT"],
                                             r"--tokenizer .*broken-tokenizer \(a folder holding tokenizer\.json\) "
                                             r"does not read as a tokenizer"),
+        # The output folder
+        "an output folder that is a file": (["train", "--output_dir", "IN/good.csv", "--max_steps", "1"],
+                                            r"--output_dir .*good\.csv is a file, not a folder"),
         # The data
         "a folder of notes as data": (["train", "--dataset", "IN/notes", "--output_dir", "OUT"],
                                       r"--dataset .*notes is a folder holding notes\.md, not a dataset"),
