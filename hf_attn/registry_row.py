@@ -154,7 +154,6 @@ class Architecture:
             the head's inputs (a text, a pair, a document, a text and its concepts).
         tiny_config: keyword arguments of a config small enough for unit tests.
         license / tags: card metadata.
-        exports: further public objects `import hf_attn` exposes (e.g. a decoding method).
         converter: the folder's module that converts an original implementation's checkpoint (its
             `main(argv, prog)` is what `hf-attn convert <name> ...` runs); `None`: there is no original to convert.
         arguments: the architecture's own `hf-attn train` options, a subclass of
@@ -180,7 +179,6 @@ class Architecture:
     tiny_config: dict[str, Any] = field(default_factory=dict)
     license: str = "apache-2.0"
     tags: tuple[str, ...] = ()
-    exports: tuple[Any, ...] = ()
     converter: str | None = None
     arguments: type | None = None
     tasks: str | None = None
@@ -208,5 +206,6 @@ class Architecture:
 
     @property
     def public_objects(self) -> list[Any]:
-        """What `import hf_attn` exposes of this architecture: the config, the base model, the heads, `exports`."""
-        return [self.config_class, self.base_model_class, *(head.model_class for head in self.heads), *self.exports]
+        """The classes the row names, which `import hf_attn` exposes (its folder's `__all__` lists them, with any
+        other public object of the folder: `hf_attn.registry_index.public_names`)."""
+        return [self.config_class, self.base_model_class, *(head.model_class for head in self.heads)]
