@@ -68,6 +68,13 @@ def _check_row(name: str, folder: Path, module: Any, cards_dir: Path) -> Archite
         )
     if not (cards_dir / f"{name}.md").is_file():
         raise ValueError(f"{where} has no card template: add model_cards/{name}.md.")
+    public = getattr(importlib.import_module(module.__name__.rpartition(".")[0]), "__all__", None)
+    missing = [cls.__name__ for cls in row.public_objects if cls.__name__ not in (public or ())]
+    if missing:
+        raise ValueError(
+            f"{where}/__init__.py: its `__all__` (what `import hf_attn` exposes) lacks {', '.join(missing)}, "
+            "which its row names."
+        )
     return row
 
 

@@ -111,3 +111,97 @@ def read_index(models_dir: Path = MODELS, package: str = "hf_attn.models") -> li
     """Every architecture's row, sorted by name."""
     rows = [read_row(path, f"{package}.{path.parent.name}") for path in sorted(models_dir.glob(f"*/{ROW_FILE}"))]
     return sorted((row for row in rows if row is not None), key=lambda row: row.name)
+
+
+# hf_attn's own public names -> their modules (each model folder brings its own: `public_names`).
+PACKAGE_NAMES: dict[str, str] = {
+    "ARCHITECTURES": "hf_attn.registry",
+    "get_architecture": "hf_attn.registry",
+    "list_models": "hf_attn.registry",
+    "register_all": "hf_attn.auto_registration",
+    "visualize": "hf_attn.pictures",
+}
+
+
+def _declared_all(path: Path) -> list[str] | None:
+    """The names a module's `__all__ = [...]` lists (a literal list or tuple of strings), or None without one."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if any(isinstance(target, ast.Name) and target.id == "__all__" for target in targets):
+            try:
+                names = ast.literal_eval(node.value)
+            except ValueError:
+                names = None
+            if not isinstance(names, list | tuple) or not all(isinstance(name, str) for name in names):
+                raise ValueError(f"{path}: `__all__` must be a literal list of names (it is read without importing).")
+            return list(names)
+    return None
+
+
+def public_names(models_dir: Path = MODELS, package: str = "hf_attn.models") -> dict[str, str]:
+    """What `import hf_attn` exposes of the architectures: each name of a model folder's `__init__.py` `__all__` ->
+    the module of the folder whose own `__all__` lists it, read with `ast` as transformers' `define_import_structure`
+    reads a package (nothing is imported). A folder without an `__all__`, or a name no module of the folder (or more
+    than one) lists, is refused naming the folder and the name: a folder brings its own public names."""
+    public: dict[str, str] = {}
+    for init in sorted(models_dir.glob("*/__init__.py")):
+        folder = init.parent
+        names = _declared_all(init)
+        if names is None:
+            raise ValueError(
+                f"hf_attn/models/{folder.name}/__init__.py declares no `__all__`: list the names `import hf_attn` "
+                "exposes of it (its config, base model, heads and any other public object)."
+            )
+        modules = {path.stem: _declared_all(path) or [] for path in sorted(folder.glob("*.py")) if path != init}
+        for name in names:
+            owners = [stem for stem, declared in modules.items() if name in declared]
+            if len(owners) != 1:
+                where = "no module of the folder lists it" if not owners else f"{', '.join(owners)} all list it"
+                raise ValueError(
+                    f"hf_attn/models/{folder.name}/__init__.py: {name!r} is public, but {where} in its `__all__`."
+                )
+            public[name] = f"{package}.{folder.name}.{owners[0]}"
+    return public
+
+
+def type_checking_imports(public: dict[str, str], indent: str = "    ") -> str:
+    """The `from MODULE import NAME` lines an IDE or a type checker follows for `public` (names -> modules), one
+    module a statement, sorted as ruff's isort sorts them (modules by name; constants, classes, then functions):
+    the generated block of `hf_attn/__init__.py` (`write_type_checking_block`; a test keeps it current)."""
+    by_module: dict[str, list[str]] = {}
+    for name, module in public.items():
+        by_module.setdefault(module.removeprefix("hf_attn"), []).append(name)
+    lines = []
+    for module in sorted(by_module):
+        names = sorted(by_module[module], key=lambda name: (not name.isupper(), not name[:1].isupper(), name))
+        line = f"{indent}from {module} import {', '.join(names)}"
+        if len(line) > 119:
+            listed = "".join(f"{indent}    {name},\n" for name in names)
+            line = f"{indent}from {module} import (\n{listed}{indent})"
+        lines.append(line)
+    return "\n".join(lines)
+
+
+# The generated block of hf_attn/__init__.py lies between these lines.
+BLOCK_START, BLOCK_END = "    # <generated: the public names>\n", "    # </generated>\n"
+
+
+def type_checking_block(init: Path = MODELS.parent / "__init__.py") -> tuple[str, str]:
+    """The generated block of `init` as it is, and as the public names make it now."""
+    text = init.read_text(encoding="utf-8")
+    start = text.index(BLOCK_START) + len(BLOCK_START)
+    generated = type_checking_imports({**PACKAGE_NAMES, **public_names()}) + "\n\n"
+    return text[start : text.index(BLOCK_END, start)], generated
+
+
+def write_type_checking_block(init: Path = MODELS.parent / "__init__.py") -> None:
+    """Rewrites the generated block of `init` from the public names."""
+    text = init.read_text(encoding="utf-8")
+    current, generated = type_checking_block(init)
+    start = text.index(BLOCK_START) + len(BLOCK_START)
+    init.write_text(text[:start] + generated + text[start + len(current) :], encoding="utf-8")
+
+
+if __name__ == "__main__":  # `python -m hf_attn.registry_index`: the generated block of hf_attn/__init__.py rewritten
+    write_type_checking_block()

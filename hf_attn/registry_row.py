@@ -75,18 +75,19 @@ class Paper:
 @dataclass(frozen=True)
 class Head:
     """A model class with the transformers Auto class it registers under (`None`: no Auto class fits, e.g. sentence
-    pairs), the inputs it reads (`sentence`: `input_ids` `(B, T)`; `sentence_pair`: those and `pair_input_ids`;
-    `document`: `(B, S, T)` sentences of words; `document_pair`; `characters`: `(B, T, C)` character ids;
-    `seq2seq`: source ids and decoder ids; `sentence_concepts`: words and `concept_input_ids`; `episodes`: below),
+    pairs), the inputs it reads (an `InputKind` object of `hf_attn.data.kinds` or a folder's `kinds.py`, or its
+    registered name: `SENTENCE`: `input_ids` `(B, T)`; `SENTENCE_PAIR`: those and `pair_input_ids`; `DOCUMENT`:
+    `(B, S, T)` sentences of words; `DOCUMENT_PAIR`; `CHARACTERS`: `(B, T, C)` character ids; `SEQ2SEQ`: source ids
+    and decoder ids; `SENTENCE_CONCEPTS`: words and `concept_input_ids`; `EPISODES`: below),
     the forward arguments that make it return its attention maps, the attention fields it must return (keys of its
     architecture's `attention_fields`; the first is scored against a synthetic task's evidence, `()` for a head
-    without attention, e.g. a baseline), and what its `labels` are: `class` (one class
-    id per example, `(B,)`), `token_class` (a class id per token, `(B, T)`), `token_vocab` (a vocabulary id per
-    token, `(B, T)`: language models, seq2seq targets), `label_sequence` (a target id per step, `(B, T)`, from the
-    config's `target_vocab_size`: labels generated as a sequence), `multi_hot` (`(B, num_labels)` indicators),
-    `label_tree` (the same indicators, for a model trained level by level on a label tree) or `episode` (few-shot:
-    the index of each query's class among its episode's N, `(B, Q)`; inputs `episodes`: queries `(B, Q, T)` and a
-    support set `(B, N, K, T)`)."""
+    without attention, e.g. a baseline), and what its `labels` are (a `LabelKind` object, or its name): `class`
+    (one class id per example, `(B,)`), `token_class` (a class id per token, `(B, T)`), `token_vocab` (a vocabulary
+    id per token, `(B, T)`: language models, seq2seq targets), `label_sequence` (a target id per step, `(B, T)`,
+    from the config's `target_vocab_size`: labels generated as a sequence), `multi_hot` (`(B, num_labels)`
+    indicators), `label_tree` (the same indicators, for a model trained level by level on a label tree) or
+    `episode` (few-shot: the index of each query's class among its episode's N, `(B, Q)`; inputs `episodes`:
+    queries `(B, Q, T)` and a support set `(B, N, K, T)`)."""
 
     model_class: type[PreTrainedModel]
     auto_class: str | None
@@ -154,15 +155,14 @@ class Architecture:
             the head's inputs (a text, a pair, a document, a text and its concepts).
         tiny_config: keyword arguments of a config small enough for unit tests.
         license / tags: card metadata.
-        exports: further public objects `import hf_attn` exposes (e.g. a decoding method).
         converter: the folder's module that converts an original implementation's checkpoint (its
             `main(argv, prog)` is what `hf-attn convert <name> ...` runs); `None`: there is no original to convert.
         arguments: the architecture's own `hf-attn train` options, a subclass of
             `hf_attn.arguments.ArchitectureArguments` in a module of the folder that loads without torch (STCKA's
             knowledge base and concept column); `None`: none.
-        tasks: the folder's module that registers task shapes of its own (`hf_attn.tasks.register_task_shape`),
-            imported when the training pipeline first asks for the shapes (AttentionXML's label-tree training);
-            `None`: its heads train on the shared shapes.
+        tasks: the folder's module of task shapes of its own (a `TASK_SHAPES` tuple of `hf_attn.tasks.TaskShape`
+            subclasses, which `hf_attn.task_registry` reads when it builds the table of shapes: AttentionXML's
+            label-tree training); `None`: its heads train on the shared shapes.
     """
 
     name: str
@@ -180,7 +180,6 @@ class Architecture:
     tiny_config: dict[str, Any] = field(default_factory=dict)
     license: str = "apache-2.0"
     tags: tuple[str, ...] = ()
-    exports: tuple[Any, ...] = ()
     converter: str | None = None
     arguments: type | None = None
     tasks: str | None = None
@@ -208,5 +207,6 @@ class Architecture:
 
     @property
     def public_objects(self) -> list[Any]:
-        """What `import hf_attn` exposes of this architecture: the config, the base model, the heads, `exports`."""
-        return [self.config_class, self.base_model_class, *(head.model_class for head in self.heads), *self.exports]
+        """The classes the row names, which `import hf_attn` exposes (its folder's `__all__` lists them, with any
+        other public object of the folder: `hf_attn.registry_index.public_names`)."""
+        return [self.config_class, self.base_model_class, *(head.model_class for head in self.heads)]

@@ -25,7 +25,7 @@ from .tasks import (
     TokenClassification,
 )
 
-__all__ = ["TASK_SHAPES", "get_task_shape", "load_trained", "shape_of", "trained_head"]
+__all__ = ["TASK_SHAPES", "load_trained", "shape_of", "trained_head"]
 
 
 def _folder_shapes(architecture: Architecture) -> tuple[TaskShape, ...]:
@@ -59,13 +59,6 @@ def _all_shapes() -> dict[str, TaskShape]:
 
 
 TASK_SHAPES: dict[str, TaskShape] = _all_shapes()
-
-
-def get_task_shape(name: str) -> TaskShape:
-    """The task shape `name`, with a clear error for unknown names."""
-    if name not in TASK_SHAPES:
-        raise ValueError(f"Unknown task shape {name!r}; known: {', '.join(TASK_SHAPES)}.")
-    return TASK_SHAPES[name]
 
 
 def shape_of(head: Head) -> TaskShape:

@@ -4,9 +4,11 @@ up, and the package's public names are the registry's."""
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -98,18 +100,58 @@ def test_the_auto_mappings_give_classes_however_they_are_read():
     assert {row.base_model_class for row in ARCHITECTURES.values()} <= set(mapping._extra_content.values())
 
 
-def test_the_public_names_are_the_registry_rows():
-    """`hf_attn.PUBLIC` (the written-out table) holds every row's config, base model, heads and exports, each
-    resolving to the very object of the row, and nothing else but the registry's functions."""
-    expected = {obj.__name__: obj for row in ARCHITECTURES.values() for obj in row.public_objects}
-    own = {"ARCHITECTURES", "get_architecture", "list_models", "register_all", "visualize"}
-    assert set(hf_attn.PUBLIC) == set(expected) | own
-    for name, obj in expected.items():
-        assert getattr(hf_attn, name) is obj, name
-        assert hf_attn.PUBLIC[name] == obj.__module__, name
-    assert set(hf_attn.__all__) == set(hf_attn.PUBLIC) and set(hf_attn.PUBLIC) <= set(dir(hf_attn))
+def test_the_public_names_are_each_folders_own():
+    """`hf_attn.PUBLIC`: hf_attn's own names and each model folder's `__all__` (read without importing), every one
+    resolving to the object its module defines; every row's config, base model and heads among them; `__all__`,
+    `dir()` and `from hf_attn import *` agree."""
+    public = hf_attn.PUBLIC
+    for row in ARCHITECTURES.values():
+        for obj in row.public_objects:
+            assert getattr(hf_attn, obj.__name__) is obj and public[obj.__name__] == obj.__module__, obj.__name__
+    for name, module in public.items():
+        assert getattr(hf_attn, name) is getattr(importlib.import_module(module), name), name
+    models = Path(hf_attn.__file__).parent / "models"
+    folders = {path.name for path in models.iterdir() if (path / "__init__.py").is_file()}
+    assert {module.split(".")[2] for module in public.values() if module.startswith("hf_attn.models.")} == folders
+    assert set(hf_attn.__all__) == set(public) and set(public) <= set(dir(hf_attn))
+    namespace: dict = {}
+    exec("from hf_attn import *", namespace)
+    assert set(public) <= set(namespace)
     with pytest.raises(AttributeError, match="no attribute 'NoSuchModel'"):
         hf_attn.NoSuchModel  # noqa: B018
+
+
+def test_the_type_checking_block_is_current():
+    """The imports an IDE follows (`if TYPE_CHECKING:` in hf_attn/__init__.py) are generated from the public names:
+    a folder's new name is there once `python -m hf_attn.registry_index` has run."""
+    from hf_attn.registry_index import type_checking_block
+
+    current, generated = type_checking_block()
+    assert current == generated, "hf_attn/__init__.py's generated block is stale: run python -m hf_attn.registry_index"
+
+
+@pytest.mark.parametrize(
+    ("files", "message"),
+    [({"__init__.py": '"""A paper."""\n'}, r"x/__init__\.py declares no `__all__`"),
+     ({"__init__.py": '__all__ = ["XModel"]\n', "modeling_x.py": "__all__ = []\n"},
+      r"'XModel' is public, but no module of the folder lists it"),
+     ({"__init__.py": '__all__ = ["XModel"]\n', "a.py": '__all__ = ["XModel"]\n', "b.py": '__all__ = ["XModel"]\n'},
+      r"a, b all list it"),
+     ({"__init__.py": "__all__ = NAMES\n"}, r"must be a literal list")],
+)  # fmt: skip
+def test_a_folder_whose_public_names_do_not_resolve_is_named(tmp_path, files, message):
+    from hf_attn.registry_index import public_names
+
+    (tmp_path / "x").mkdir()
+    for name, text in files.items():
+        (tmp_path / "x" / name).write_text(text)
+    with pytest.raises(ValueError, match=message):
+        public_names(tmp_path, "pkg.models")
+    (tmp_path / "x" / "__init__.py").write_text('__all__ = ["XModel"]\n')
+    (tmp_path / "x" / "modeling_x.py").write_text('__all__ = ["XModel"]\n')
+    for name in set(files) - {"__init__.py", "modeling_x.py"}:
+        (tmp_path / "x" / name).unlink()
+    assert public_names(tmp_path, "pkg.models") == {"XModel": "pkg.models.x.modeling_x"}
 
 
 def test_register_all_is_idempotent_and_eager():

@@ -151,3 +151,18 @@ def test_a_download_corrupted_at_the_right_length_is_refused_and_evicted(hub, mo
     assert_main_serves(hub, first, model_dir)
     retried = hf_attn(hub, tmp_path / "home", "predict", REPO, "the food was good")
     assert retried.returncode == 0 and "->" in retried.stdout, retried.stderr[-3000:]
+
+
+def test_a_config_download_cut_off_names_the_model_and_the_file(hub, model_dir, tmp_path):
+    """The first file a Hub model reads, its config, cut halfway: the line names `MODEL`, the file and the network
+    (not "does not read as a model folder")."""
+    first = pushed(hub, model_dir, tmp_path / "pusher")
+    hub.state.truncate_downloads.add("config.json")
+    result = hf_attn(hub, tmp_path / "home", "predict", REPO, "the food was good")
+    assert not one_line_faults(
+        result, rf"^hf-attn predict: MODEL {REPO}: downloading config\.json failed: the network: RemoteProtocolError"
+    ), result.stderr[-3000:]
+    hub.state.truncate_downloads.clear()
+    assert_main_serves(hub, first, model_dir)
+    retried = hf_attn(hub, tmp_path / "home", "predict", REPO, "the food was good")
+    assert retried.returncode == 0 and "->" in retried.stdout, retried.stderr[-3000:]

@@ -166,6 +166,11 @@ def read_input(option: str, value: str | os.PathLike, stage: Stage, read: Callab
     except Exception as error:
         if raised_by_hf_attn(error):
             raise
+        from .hub_faults import transfer_fault, transfer_file
+
+        fault = None if local else transfer_fault(error, missing=False)
+        if fault is not None:  # a Hub id whose download failed: the transfer's cause, not the input's kind
+            raise InputError(f"{option} {name}: downloading {transfer_file(error) or 'it'} failed: {fault}.") from None
         said = " ".join(str(error).split()) or type(error).__name__
         what = f" ({what_is(name)})" if local else ""
         raise InputError(f"{option} {name}{what} does not read as {stage.expected}: {said}") from error

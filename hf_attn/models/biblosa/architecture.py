@@ -9,8 +9,6 @@ from .modeling_biblosa import (
     BiBlosaForPairClassification,
     BiBlosaForSequenceClassification,
     BiBlosaModel,
-    block_length_for_lengths,
-    original_block_length,
 )
 
 _SENTENCE_FIELDS = ("sentence_attentions", "sentence_feature_attentions", "block_attentions", "inter_block_attentions")
@@ -79,6 +77,5 @@ ARCHITECTURE = Architecture(
         "num_labels": 3,
     },
     tags=("self-attention", "multi-dimensional-attention", "block-self-attention", "sentence-embedding"),
-    exports=(block_length_for_lengths, original_block_length),
     converter="convert_biblosa_original_to_hf",
 )

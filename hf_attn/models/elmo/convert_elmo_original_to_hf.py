@@ -51,7 +51,6 @@ from hf_attn.models.elmo.tokenization_elmo import build_elmo_tokenizer, read_bil
 from hf_attn.utils.inputs import Stage, check_input, read_input, what_is
 
 ORIGINAL_CODE = "https://github.com/allenai/bilm-tf"
-RNN_CELL = r"RNN_([01])/RNN/MultiRNNCell/Cell(\d+)/LSTMCell/"
 
 
 def _require_h5py():

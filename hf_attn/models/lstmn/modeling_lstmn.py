@@ -884,7 +884,7 @@ class LstmnForCausalLM(LstmnPreTrainedModel, GenerationMixin):
         logits = self.lm_head(self.dropout(outputs.last_hidden_state))  # (B, T, V)
         loss = None
         if labels is not None:
-            if attention_mask is not None and attention_mask.shape == labels.shape:
+            if attention_mask.shape == labels.shape:  # a mask is always there (made above when none is given)
                 labels = labels.masked_fill(attention_mask == 0, -100)
             loss = token_cross_entropy(logits[:, :-1], labels[:, 1:])
         output = LstmnCausalLMOutput(

@@ -5,7 +5,6 @@ from hf_attn.registry_row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
 from .configuration_sgm import SgmConfig
-from .generation_sgm import sgm_original_beam_search
 from .modeling_sgm import (
     SgmForMultiLabelClassification,
     SgmForMultiLabelGeneration,
@@ -71,6 +70,5 @@ ARCHITECTURE = Architecture(
     },
     attention_view=sgm_view,
     tags=("multi-label-classification", "sequence-generation", "global-embedding", "lstm"),
-    exports=(sgm_original_beam_search,),
     converter="convert_sgm_original_to_hf",
 )

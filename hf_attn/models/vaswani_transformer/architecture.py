@@ -9,7 +9,7 @@ from .modeling_vaswani_transformer import (
     VaswaniTransformerForConditionalGeneration,
     VaswaniTransformerModel,
 )
-from .visualization_vaswani_transformer import bertviz_view, transformer_view
+from .visualization_vaswani_transformer import transformer_view
 
 ARCHITECTURE = Architecture(
     name="vaswani_transformer",
@@ -66,6 +66,5 @@ ARCHITECTURE = Architecture(
     },
     attention_view=transformer_view,
     tags=("transformer", "encoder-decoder", "translation"),
-    exports=(bertviz_view,),
     converter="convert_vaswani_transformer_to_hf",
 )

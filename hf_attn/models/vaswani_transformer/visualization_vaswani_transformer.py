@@ -100,3 +100,6 @@ def bertviz_view(
         decoder_tokens=_tokens(tokenizer, sequence[:-1]),
         html_action="return",
     )
+
+
+__all__ = ["bertviz_view", "transformer_view"]
