@@ -48,6 +48,11 @@ def hf_attn(hub: HubServer, home: Path, *argv: str, token: str = TOKEN) -> subpr
     return subprocess.run([*console_script(), *argv], env=env, capture_output=True, text=True, timeout=300)
 
 
+def fails_in_one_line(result: subprocess.CompletedProcess, message: str) -> None:
+    """Exit 1, one stderr line matching `message`, nothing on stdout (`one_line_faults`)."""
+    assert not one_line_faults(result, message), result.stderr[-3000:]
+
+
 def pushed(hub: HubServer, model_dir: Path, home: Path) -> str:
     """Pushes `model_dir` to `REPO`; returns the commit main points at."""
     result = hf_attn(hub, home, "push", str(model_dir), REPO)
@@ -71,12 +76,12 @@ def test_a_push_cut_off_halfway_fails_in_one_line_and_commits_nothing(hub, model
     (model_dir / "extra.safetensors").write_bytes(os.urandom(50_000))
     hub.state.cut_uploads = True
     result = hf_attn(hub, tmp_path / "home", "push", str(model_dir), REPO)
-    assert not one_line_faults(
+    fails_in_one_line(
         result,
         rf"^hf-attn push: pushing .*lin to {REPO} failed on extra\.safetensors: the network: RemoteProtocolError: "
         rf"Server disconnected without sending a response\. Nothing was committed: {REPO}@main is unchanged at "
         rf"commit {first[:12]}; push again to retry",
-    ), result.stderr[-3000:]
+    )
     (model_dir / "extra.safetensors").rename(tmp_path / "extra.safetensors")
     assert_main_serves(hub, first, model_dir)
     (tmp_path / "extra.safetensors").rename(model_dir / "extra.safetensors")
@@ -92,11 +97,11 @@ def test_a_commit_the_hub_refuses_says_nothing_was_committed(hub, model_dir, tmp
     (model_dir / "notes.txt").write_text("a second version")
     hub.state.failing_commits = 100  # every try of this push
     result = hf_attn(hub, tmp_path / "home", "push", str(model_dir), REPO)
-    assert not one_line_faults(
+    fails_in_one_line(
         result,
         rf"failed on the commit: the Hub answered 500 \(Internal Error.*\)\. Nothing was committed: {REPO}@main is "
         rf"unchanged at commit {first[:12]}",
-    ), result.stderr[-3000:]
+    )
     assert hub.state.repos[REPO].branches["main"] == first
     hub.state.failing_commits = 0
     assert hf_attn(hub, tmp_path / "home", "push", str(model_dir), REPO).returncode == 0
@@ -107,11 +112,22 @@ def test_a_token_the_hub_refuses_is_named(hub, model_dir, tmp_path):
     first = pushed(hub, model_dir, tmp_path / "home")
     (model_dir / "notes.txt").write_text("a second version")
     result = hf_attn(hub, tmp_path / "home", "push", str(model_dir), REPO, token="hf_not_a_token")
-    assert not one_line_faults(result, r"the Hub refused the token \(401: Invalid credentials.*HF_TOKEN"), (
-        result.stderr
-    )
+    fails_in_one_line(result, r"the Hub refused the token \(401: Invalid credentials.*HF_TOKEN")
     assert hub.state.repos[REPO].branches["main"] == first
     assert hf_attn(hub, tmp_path / "home", "push", str(model_dir), REPO).returncode == 0
+
+
+def predicts(hub: HubServer, home: Path) -> subprocess.CompletedProcess:
+    """`hf-attn predict REPO "the food was good"` with the cache `home`."""
+    return hf_attn(hub, home, "predict", REPO, "the food was good")
+
+
+def assert_heals(hub: HubServer, faults: set[str], first: str, model_dir: Path, home: Path) -> None:
+    """Once the `faults` clear, the Hub's main still serves its revision whole, and the same cache retries well."""
+    faults.clear()
+    assert_main_serves(hub, first, model_dir)
+    retried = predicts(hub, home)
+    assert retried.returncode == 0 and "->" in retried.stdout, retried.stderr[-3000:]
 
 
 def _weights_requests(hub: HubServer) -> list[str]:
@@ -122,35 +138,29 @@ def test_a_download_cut_off_halfway_is_one_round_and_one_line(hub, model_dir, tm
     first = pushed(hub, model_dir, tmp_path / "pusher")
     hub.state.truncate_downloads.add("model.safetensors")
     hub.state.requests.clear()
-    result = hf_attn(hub, tmp_path / "home", "predict", REPO, "the food was good")
-    assert not one_line_faults(
+    result = predicts(hub, tmp_path / "home")
+    fails_in_one_line(
         result,
         rf"^hf-attn predict: downloading model\.safetensors of {REPO} failed: the network: RemoteProtocolError: "
         r"peer closed connection without sending complete message body .*run again to retry",
-    ), result.stderr[-3000:]
+    )
     requests = _weights_requests(hub)
     assert requests.count("HEAD") == 1 and requests.count("GET") <= 6, requests  # huggingface_hub's one round
     snapshot = list((tmp_path / "home" / "hub").glob("models--alice--lin-faults/snapshots/*/model.safetensors"))
     assert snapshot == []  # nothing a retry would trust
-    hub.state.truncate_downloads.clear()  # the network heals: the Hub still serves the revision whole
-    assert_main_serves(hub, first, model_dir)
-    retried = hf_attn(hub, tmp_path / "home", "predict", REPO, "the food was good")
-    assert retried.returncode == 0 and "->" in retried.stdout, retried.stderr[-3000:]
+    assert_heals(hub, hub.state.truncate_downloads, first, model_dir, tmp_path / "home")
 
 
 def test_a_download_corrupted_at_the_right_length_is_refused_and_evicted(hub, model_dir, tmp_path):
     first = pushed(hub, model_dir, tmp_path / "pusher")
     hub.state.corrupt_downloads.add("model.safetensors")
-    result = hf_attn(hub, tmp_path / "home", "predict", REPO, "the food was good")
-    assert not one_line_faults(
+    result = predicts(hub, tmp_path / "home")
+    fails_in_one_line(
         result,
         rf"The cached model\.safetensors of {REPO} .* does not match the hash it is named after.*removed from the "
         r"cache",
-    ), result.stderr[-3000:]
-    hub.state.corrupt_downloads.clear()
-    assert_main_serves(hub, first, model_dir)
-    retried = hf_attn(hub, tmp_path / "home", "predict", REPO, "the food was good")
-    assert retried.returncode == 0 and "->" in retried.stdout, retried.stderr[-3000:]
+    )
+    assert_heals(hub, hub.state.corrupt_downloads, first, model_dir, tmp_path / "home")
 
 
 def test_a_config_download_cut_off_names_the_model_and_the_file(hub, model_dir, tmp_path):
@@ -158,11 +168,8 @@ def test_a_config_download_cut_off_names_the_model_and_the_file(hub, model_dir, 
     (not "does not read as a model folder")."""
     first = pushed(hub, model_dir, tmp_path / "pusher")
     hub.state.truncate_downloads.add("config.json")
-    result = hf_attn(hub, tmp_path / "home", "predict", REPO, "the food was good")
-    assert not one_line_faults(
+    result = predicts(hub, tmp_path / "home")
+    fails_in_one_line(
         result, rf"^hf-attn predict: MODEL {REPO}: downloading config\.json failed: the network: RemoteProtocolError"
-    ), result.stderr[-3000:]
-    hub.state.truncate_downloads.clear()
-    assert_main_serves(hub, first, model_dir)
-    retried = hf_attn(hub, tmp_path / "home", "predict", REPO, "the food was good")
-    assert retried.returncode == 0 and "->" in retried.stdout, retried.stderr[-3000:]
+    )
+    assert_heals(hub, hub.state.truncate_downloads, first, model_dir, tmp_path / "home")
