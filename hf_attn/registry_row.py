@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from transformers import PreTrainedConfig, PreTrainedModel
 
     from .data.kinds import InputKind, LabelKind, MaskSpec
@@ -132,6 +134,9 @@ class Architecture:
             `BPE_TOKENIZER`; a folder's own in its `kinds.py`: ELMo's `CHARACTER_TOKENIZER`, STCKA's
             `CONCEPT_TOKENIZER`), or its name.
         synthetic_task: the task in `hf_attn.data` it learns in tests and the demo.
+        example_files: writes the architecture's own example data files, in the layout of its original's data
+            (`hf_attn.data.examples.write_example_files` calls it with the folder, the row count and the seed), from
+            the folder's `synthetic_<name>.py`; `None`: the shared example files serve it.
         attention_fields: output field -> the input mask over its keys, for every field holding attention
             distributions (a tensor or a tuple of per-layer tensors; rows sum to 1 over unmasked keys, 0 when no key
             is unmasked). The mask is named as an input (`attention_mask`: keys are its last axis) or, for keys
@@ -183,6 +188,7 @@ class Architecture:
     converter: str | None = None
     arguments: type | None = None
     tasks: str | None = None
+    example_files: Callable[[Path, int, int], None] | None = None
 
     # `attention_fields` parsed once (`MaskSpec`): what every reader of the maps' keys uses.
     attention_masks: dict[str, MaskSpec] = field(init=False, repr=False, compare=False)

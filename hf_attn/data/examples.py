@@ -9,11 +9,13 @@ known):
     topics.jsonl        text,labels               a list of topic labels per text (RCV1 / AAPD-like)
     pairs.tsv           source<TAB>target         no header: a sentence and its translation
     corpus.txt          one sentence per line      plain text for language models (blank lines between some)
-    xmc/                train_texts.txt + train_labels.txt, test_*: extreme multi-label text layout (AttentionXML),
-                        64 labels with power-law frequencies, 4 × num_rows texts, 4 × num_rows texts
-    snippets/           train.tsv + test.tsv, no header: text<TAB>concepts<TAB>label, the unofficial STCKA code's
-                        layout (concepts space-separated, `none` when no entity is known); the test texts name
-                        entities the training texts never do (`concept_topics`)
+
+and each architecture's own, in its original's layout (its row's `example_files`, written by its folder):
+
+    xmc/                train_texts.txt + train_labels.txt, test_*: the extreme multi-label text layout, 64 labels
+                        with power-law frequencies, 4 × num_rows texts
+    snippets/           train.tsv + test.tsv, no header: text<TAB>concepts<TAB>label (concepts space-separated,
+                        `none` when no entity is known); the test texts name entities the training texts never do
 
 The README's "Train on your own data" commands and the tests train on them.
 """
@@ -31,7 +33,6 @@ from .synthetic import (
     cue_word_sentiment,
     label_topics,
     toy_translation,
-    xmc_documents,
 )
 
 # One star rating per cue word: the review's other sentences are neutral.
@@ -83,17 +84,9 @@ def write_example_files(folder: str | Path, num_rows: int = 600, seed: int = 0) 
     with (folder / "corpus.txt").open("w") as handle:
         for index, text in enumerate(cue_word_sentiment(num_rows, seed=seed)["text"]):
             handle.write(text + ("\n\n" if index % 50 == 0 else "\n"))
-    xmc = folder / "xmc"
-    xmc.mkdir(exist_ok=True)
-    size = 4 * num_rows  # 64 labels, most of them rare: more texts than the other files have
-    rows, held_out = xmc_documents(size, num_labels=64, seed=seed), max(1, size // 10)
-    for split, part in (
-        ("train", rows.select(range(size - held_out))),
-        ("test", rows.select(range(size - held_out, size))),
-    ):
-        (xmc / f"{split}_texts.txt").write_text("\n".join(part["text"]) + "\n")
-        (xmc / f"{split}_labels.txt").write_text("\n".join(" ".join(labels) for labels in part["labels"]) + "\n")
-    from hf_attn.models.stcka.synthetic_stcka import write_snippets  # STCKA's layout, written by its folder
+    from hf_attn.registry import ARCHITECTURES  # each architecture's own layouts, written by its folder
 
-    write_snippets(folder / "snippets", num_rows, seed)
+    for architecture in ARCHITECTURES.values():
+        if architecture.example_files is not None:
+            architecture.example_files(folder, num_rows, seed)
     return folder

@@ -11,6 +11,7 @@ from .modeling_attention_xml import (
     AttentionXmlForSequenceClassification,
     AttentionXmlModel,
 )
+from .synthetic_attention_xml import example_files
 from .visualization_attention_xml import top_labels_view
 
 ARCHITECTURE = Architecture(
@@ -64,6 +65,7 @@ ARCHITECTURE = Architecture(
     original_code="https://github.com/yourh/AttentionXML",
     tokenizer=WORD_LEVEL_TOKENIZER,
     synthetic_task="label_topics",
+    example_files=example_files,
     attention_fields={"label_attentions": "attention_mask"},
     tiny_config={
         "vocab_size": 50,

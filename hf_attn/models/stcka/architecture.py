@@ -2,11 +2,11 @@
 
 from hf_attn.registry_row import Architecture, Head, Paper
 
-from . import synthetic_stcka  # noqa: F401 (registers the concept_topics task)
 from .arguments_stcka import StckaArguments
 from .configuration_stcka import StckaConfig
 from .kinds import CONCEPT_TOKENIZER, SENTENCE_CONCEPTS
 from .modeling_stcka import StckaForSequenceClassification, StckaModel
+from .synthetic_stcka import example_files  # the module registers the concept_topics task
 from .visualization_stcka import stcka_view
 
 ARCHITECTURE = Architecture(
@@ -42,6 +42,7 @@ ARCHITECTURE = Architecture(
     original_code="https://github.com/AIRobotZhang/STCKA",
     tokenizer=CONCEPT_TOKENIZER,
     synthetic_task="concept_topics",
+    example_files=example_files,
     # The concept maps are distributions over the concept set; the self-attention reads the text's tokens.
     attention_fields={
         "concept_attentions": "concept_attention_mask",

@@ -122,6 +122,11 @@ register_synthetic_task(
 )  # fmt: skip
 
 
+def example_files(folder: Path, num_rows: int, seed: int) -> None:
+    """STCKA's example data (the row's `example_files`): `folder/snippets/` (`write_snippets`)."""
+    write_snippets(folder / "snippets", num_rows, seed)
+
+
 def write_snippets(folder: Path, num_rows: int, seed: int) -> None:
     """The `snippets/` example files of `hf_attn.data.examples.write_example_files`: `train.tsv` and `test.tsv`, no
     header, `text<TAB>concepts<TAB>label` (the unofficial STCKA code's layout: concepts space-separated, `none` when
