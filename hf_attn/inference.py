@@ -47,7 +47,7 @@ def _evaluation_data(shape: TaskShape, rows: Dataset, options: Any, config: PreT
                                                      options.label_column or "label")  # fmt: skip
         data = TaskData(train=canonical, eval=canonical, shape=shape.name, text_column="text", label_column="label",
                         dropped={"eval": {"empty text or no label": dropped}} if dropped else {})  # fmt: skip
-        data.episodes = {"eval_episodes": options.eval_episodes, "noise_rate": options.support_noise}
+        data.episode_settings = {"eval_episodes": options.eval_episodes, "noise_rate": options.support_noise}
         return data
     label = options.label_column
     if label is None and shape.has_labels:

@@ -547,7 +547,7 @@ class FewShotClassification(TaskShape):
     """N-way K-shot classification (Proto-HATT, HAPN): instances are a text (with, for relations, the head and tail
     entity's word index in `head` / `tail` columns) and a class name; held-out classes never occur in training.
     The Trainer's items are episodes (`hf_attn.data.episodes.EpisodeDataset`): the model's `num_ways`,
-    `num_shots`, `num_queries` per class, with the support noise of `TaskData.episodes`; an epoch is as many
+    `num_shots`, `num_queries` per class, with the support noise of `TaskData.episode_settings`; an epoch is as many
     episodes as there are training instances, drawn anew each epoch; the held-out episodes are a fixed, seeded
     set. Reports the accuracy averaged over the held-out episodes with its 95% interval (`accuracy_ci95`), and for
     a model with word attention, the share of it on the words that carry the class (`hit_rate`, `evidence_mass`)
@@ -596,7 +596,7 @@ class FewShotClassification(TaskShape):
                  fixed: bool) -> Any:  # fmt: skip
         return EpisodeDataset(
             split, config.num_ways, config.num_shots, config.num_queries, count, seed=seed,
-            noise_rate=data.episodes.get("noise_rate", 0.0), fixed=fixed,
+            noise_rate=data.episode_settings.get("noise_rate", 0.0), fixed=fixed,
         )  # fmt: skip
 
     def trainer(self, args, model, head, tokenizer, data, train_split, eval_split, callbacks):
@@ -606,15 +606,15 @@ class FewShotClassification(TaskShape):
         if train_split is not None:
             train_episodes = self.episodes(train_split, config, data, len(train_split), args.seed, fixed=False)
             callbacks.append(EpisodeEpochCallback(train_episodes))
-        eval_episodes = self.episodes(eval_split, config, data, data.episodes.get("eval_episodes", 500),
+        eval_episodes = self.episodes(eval_split, config, data, data.episode_settings.get("eval_episodes", 500),
                                       args.seed + 1, fixed=True)  # fmt: skip
         return super().trainer(args, model, head, tokenizer, data, train_episodes, eval_episodes, callbacks)
 
     def extra_metrics(self, model, head, encoded_eval, data):
         if data.evidence_column is None or head.evidence_field is None:  # e.g. Proto-HATT: maps over shots
             return {}
-        episodes = self.episodes(encoded_eval, model.config, data, min(data.episodes.get("eval_episodes", 500), 100),
-                                 seed=1, fixed=True)  # fmt: skip
+        count = min(data.episode_settings.get("eval_episodes", 500), 100)
+        episodes = self.episodes(encoded_eval, model.config, data, count, seed=1, fixed=True)
         collator = head.inputs.collator(model.config)
         evidence = list(encoded_eval[data.evidence_column])  # read row by row below: a plain list
         return word_attention_on_evidence(model, episodes, evidence, collator, head.evidence_field)
@@ -714,7 +714,8 @@ def top_attended(model, head: Head, inputs: dict[str, torch.Tensor], output, tok
     return results
 
 
-def _model_inputs(dataset: Dataset) -> list[str]:
+def encoded_input_columns(dataset: Dataset) -> list[str]:
+    """The columns of an encoded split the model reads (its ids and masks), not its labels or evidence."""
     return [name for name in dataset.column_names if name.endswith(("input_ids", "attention_mask"))]
 
 
@@ -727,7 +728,7 @@ def score_evidence_attention(
     and scores `attention_field` (the top layer's, for per-layer maps) against the evidence column; `{}` when the
     model does not return that field."""
     collator = PaddingCollator(model.config.pad_token_id or 0)
-    input_names = _model_inputs(dataset)
+    input_names = encoded_input_columns(dataset)
     was_training = model.training
     model.eval()
     attentions, evidence = [], []

@@ -568,7 +568,7 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
         data = _dataset_data(options, architecture, args) if options.dataset else None
         data = data or _synthetic_data(options, architecture, args.seed)
         step.cached = "prepared rows" in data.from_cache
-    data.episodes = {"eval_episodes": options.eval_episodes, "noise_rate": options.support_noise}
+    data.episode_settings = {"eval_episodes": options.eval_episodes, "noise_rate": options.support_noise}
     shape = _shape_for_head(TASK_SHAPES[data.shape], architecture, options.head)
     data.shape = shape.name
     head = _pick_head(architecture, shape, options.head)

@@ -99,7 +99,7 @@ class TaskData:
         evidence_column: per example, where the label's evidence lies (a token or sentence index; synthetic tasks).
         source: `{"type", "name", "description"}` of the data, for the card.
         dropped: per split, the rows the loader dropped and why (`{"train": {"empty text": 3}}`), for the record.
-        episodes: the settings of a few-shot task's episodes beyond the model's N, K, Q: `eval_episodes` (the
+        episode_settings: the settings of a few-shot task's episodes beyond the model's N, K, Q: `eval_episodes` (the
             fixed held-out episodes) and `noise_rate` (the share of support instances replaced by other classes').
         tokenizer_columns: further columns the tokenizer reads beside each text, keyword of its call -> column
             (STCKA's concept column: `{"concepts": ...}`; `ArchitectureArguments.columns`).
@@ -116,7 +116,7 @@ class TaskData:
     evidence_column: str | None = None
     source: dict[str, str] = field(default_factory=dict)
     dropped: dict[str, dict[str, int]] = field(default_factory=dict)
-    episodes: dict[str, Any] = field(default_factory=dict)
+    episode_settings: dict[str, Any] = field(default_factory=dict)
     tokenizer_columns: dict[str, str] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # status lines, printed once the data has passed every check
     resources: dict[str, str] = field(default_factory=dict)
