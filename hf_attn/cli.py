@@ -239,7 +239,7 @@ def _visualize(args: argparse.Namespace) -> None:
     _, head = inference.trained_head(args.model)  # the options against the saved head, before its weights load
     check_view_options(head, options.pop("pair", None), options)
     _progress(f"loading {args.model} ...")
-    model, tokenizer, _, _ = inference.load_trained(args.model)
+    model, tokenizer, _, _ = inference.load_trained(args.model, head=head)
     _progress(f"drawing {type(model).__name__}'s attention ...")
     figure = visualize(model, tokenizer, args.text, pair=args.pair, **options)
     path = figure.save_html(args.out) if suffix == "html" else figure.save_png(args.out)

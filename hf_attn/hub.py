@@ -8,9 +8,9 @@ from huggingface_hub import CommitInfo, HfApi
 
 from .cards import write_model_card
 from .utils.hub_faults import transfer_fault, transfer_file
-from .utils.inputs import MODEL_FOLDER, refuse
+from .utils.inputs import MODEL_FOLDER, check_input
 from .utils.locks import LOCK_NAME
-from .utils.paths import check_local_path, check_repo_id
+from .utils.paths import check_repo_id
 from .utils.saving import STAGING_PREFIX
 
 # Never uploaded: pickles, Trainer scratch (checkpoints at any depth: ELMo's biLM stage keeps its own in bilm/) and
@@ -33,9 +33,7 @@ def push_model_dir(
     file, and what the branch holds now: a failed upload commits nothing, so the Hub keeps its last revision."""
     check_repo_id(repo_id)
     model_dir = Path(model_dir)
-    if not MODEL_FOLDER.fits(model_dir):
-        check_local_path(str(model_dir), "MODEL_DIR")
-        raise refuse("MODEL_DIR", model_dir, MODEL_FOLDER)
+    check_input("MODEL_DIR", model_dir, MODEL_FOLDER)
     if not (model_dir / "README.md").is_file():
         write_model_card(model_dir, repo_id=repo_id)
     api = HfApi(token=token)

@@ -17,7 +17,7 @@ from transformers import PreTrainedConfig
 from .data.episodes import canonical_few_shot_rows
 from .data.files import load_splits, prepare_task_data
 from .data.task_data import TaskData
-from .task_registry import load_trained, trained_head
+from .task_registry import load_trained, shape_of, trained_head
 from .tasks import TaskShape, encode_split
 from .training_arguments import HfAttnTrainingArguments
 
@@ -71,8 +71,6 @@ def _training_seed(model_path: str) -> int:
 def _check_evaluation_options(head: Any, options: Any) -> None:
     """Refuses an option the saved head does not read: beams for a head that does not generate, a second text or a
     target column for a head of one text."""
-    from .task_registry import shape_of
-
     shape, name = shape_of(head), head.model_class.__name__
     if (options.num_beams or 1) > 1 and not shape.generates(head):  # one beam is the greedy search any head does
         raise ValueError(f"--num_beams {options.num_beams}: {name} generates nothing to search with beams.")
@@ -92,7 +90,7 @@ def evaluate(model_path: str, options, batch_size: int = 64, output_file: str | 
         raise ValueError("hf-attn evaluate needs --dataset (a file, a folder or a Hub id).")
     _, head = trained_head(model_path)  # the options against the saved head, before its weights load
     _check_evaluation_options(head, options)
-    model, tokenizer, head, shape = load_trained(model_path)
+    model, tokenizer, head, shape = load_trained(model_path, head=head)
     data = _evaluation_data(shape, _evaluation_split(options), options, model.config)
     encoded, _ = encode_split(data.eval, shape.encoder(data, tokenizer, model.config, head, options.max_length))
     with tempfile.TemporaryDirectory() as scratch:
@@ -123,5 +121,5 @@ def predict(model_path: str, texts: list[str], pairs: list[str] | None = None, t
         raise ValueError(f"--pair: {len(pairs)} second texts for {len(texts)} texts.")
     if head.inputs.pair and pairs is None:
         raise ValueError(f"{head.model_class.__name__} reads pairs: give the second text with --pair.")
-    model, tokenizer, head, shape = load_trained(model_path)
+    model, tokenizer, head, shape = load_trained(model_path, head=head)
     return shape.predict(model, tokenizer, head, texts, pairs, top_k)

@@ -81,12 +81,16 @@ def trained_head(model_path: str, option: str = "MODEL") -> tuple[Any, Head]:
     return config, head
 
 
-def load_trained(model_path: str, option: str = "MODEL") -> tuple[PreTrainedModel, Any, Head, TaskShape]:
+def load_trained(
+    model_path: str, option: str = "MODEL", head: Head | None = None
+) -> tuple[PreTrainedModel, Any, Head, TaskShape]:
     """The model saved at `model_path` (its head's class), its tokenizer, the head's registry entry and its shape;
-    each read names `option` and the folder when it fails (`hf_attn.utils.inputs`)."""
+    each read names `option` and the folder when it fails (`hf_attn.utils.inputs`). `head`: the one `trained_head`
+    found already (a command that checked its options against it), so that the config is not read again."""
     from .utils.inputs import MODEL, read_input
 
-    _, head = trained_head(model_path, option)
+    if head is None:
+        _, head = trained_head(model_path, option)
     try:
         tokenizer = AutoTokenizer.from_pretrained(model_path)
     except (OSError, ValueError) as error:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -29,60 +29,77 @@ from .paths import check_local_path, looks_local
 
 T = TypeVar("T")
 
-# What a file is by its suffix (lower case).
-SUFFIX_KINDS = {
-    ".csv": "a CSV file", ".tsv": "a TSV file", ".json": "a JSON file", ".jsonl": "a JSON Lines file",
-    ".parquet": "a Parquet file", ".arrow": "an Arrow file", ".txt": "a text file", ".md": "a Markdown file",
-    ".safetensors": "a safetensors weights file", ".bin": "a binary file (pickle weights?)",
-    ".pt": "a PyTorch checkpoint", ".pth": "a PyTorch checkpoint", ".pkl": "a pickle file",
-    ".npz": "a NumPy archive", ".npy": "a NumPy array file", ".h5": "an HDF5 file", ".hdf5": "an HDF5 file",
-    ".yaml": "a YAML file", ".yml": "a YAML file", ".zip": "a zip archive", ".gz": "a gzip file",
-    ".html": "an HTML file", ".png": "a PNG image", ".py": "a Python file",
+# What a file is: a kind (found by its name, its suffix or its first bytes, `file_kind`), and how a line says it.
+KINDS = {
+    "csv": "a CSV file", "tsv": "a TSV file", "json": "a JSON file", "jsonl": "a JSON Lines file",
+    "parquet": "a Parquet file", "arrow": "an Arrow file", "text": "a text file", "markdown": "a Markdown file",
+    "safetensors": "a safetensors weights file", "bin": "a binary file (pickle weights?)",
+    "torch": "a PyTorch checkpoint", "pickle": "a pickle file", "npz": "a NumPy archive", "npy": "a NumPy array file",
+    "hdf5": "an HDF5 file", "yaml": "a YAML file", "zip": "a zip archive (a PyTorch checkpoint?)",
+    "gzip": "a gzip file", "html": "an HTML file", "png": "a PNG image", "python": "a Python file",
+    "binary": "a binary file", "empty": "an empty file",
+    # Files of a transformers folder, given where their folder goes.
+    "config": "a model's config.json", "tokenizer": "a tokenizer's tokenizer.json",
+    "tokenizer_config": "a tokenizer's tokenizer_config.json",
+    "weights": "a saved model's weights (model.safetensors)",
 }  # fmt: skip
-# Files a folder of transformers holds, given where their folder goes.
-NAMED_FILES = {"config.json": "a model's config.json", "tokenizer.json": "a tokenizer's tokenizer.json",
-               "tokenizer_config.json": "a tokenizer's tokenizer_config.json",
-               "model.safetensors": "a saved model's weights (model.safetensors)"}  # fmt: skip
-# What a file is by its first bytes, for a name without a telling suffix.
-MAGIC_KINDS = ((b"PK\x03\x04", "a zip archive (a PyTorch checkpoint?)"), (b"\x89HDF", "an HDF5 file"),
-               (b"\x80\x02", "a pickle file"), (b"PAR1", "a Parquet file"), (b"\x89PNG", "a PNG image"))  # fmt: skip
+NAMES = {"config.json": "config", "tokenizer.json": "tokenizer", "tokenizer_config.json": "tokenizer_config",
+         "model.safetensors": "weights"}  # fmt: skip
+SUFFIXES = {
+    ".csv": "csv", ".tsv": "tsv", ".json": "json", ".jsonl": "jsonl", ".parquet": "parquet", ".arrow": "arrow",
+    ".txt": "text", ".md": "markdown", ".safetensors": "safetensors", ".bin": "bin", ".pt": "torch", ".pth": "torch",
+    ".pkl": "pickle", ".npz": "npz", ".npy": "npy", ".h5": "hdf5", ".hdf5": "hdf5", ".yaml": "yaml", ".yml": "yaml",
+    ".zip": "zip", ".gz": "gzip", ".html": "html", ".png": "png", ".py": "python",
+}  # fmt: skip
+MAGIC = (
+    (b"PK\x03\x04", "zip"),
+    (b"\x89HDF", "hdf5"),
+    (b"\x80\x02", "pickle"),
+    (b"PAR1", "parquet"),
+    (b"\x89PNG", "png"),
+)
+
+
+def file_kind(path: Path) -> str:
+    """The kind of an existing file (a key of `KINDS`): by its name, its suffix, then its first 512 bytes."""
+    if path.stat().st_size == 0:
+        return "empty"
+    kind = NAMES.get(path.name) or SUFFIXES.get(path.suffix.lower())
+    if kind is not None:
+        return kind
+    with path.open("rb") as handle:
+        head = handle.read(512)
+    kind = next((kind for magic, kind in MAGIC if head.startswith(magic)), None)
+    if kind is not None:
+        return kind
+    if len(head) >= 9 and head[8:9] == b"{" and int.from_bytes(head[:8], "little") < 100_000_000:
+        return "safetensors"  # an 8-byte header length, then the JSON header
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return "binary"
+    return "text"
 
 
 def what_is(path: str | os.PathLike) -> str:
-    """What `path` is, as a line names it: "a CSV file", "a model folder (config.json, model.safetensors)", "an
-    empty folder", "a folder holding notes.md", "missing"."""
+    """What `path` is, as a line names it: "a CSV file", "a han model folder (config.json, model.safetensors,
+    ...)", "an empty folder", "a folder holding notes.md", "missing"."""
     path = Path(path)
     if path.is_dir():
         names = sorted(item.name for item in path.iterdir() if not item.name.startswith("."))
         if not names:
             return "an empty folder"
-        shown = ", ".join(names[:4]) + (f" and {len(names) - 4} more" if len(names) > 4 else "")
-        if "config.json" in names and any(name.endswith(".safetensors") for name in names):
-            weights = [name for name in names if name.endswith(".safetensors")]
-            kind = f"{model_type(path)} " if model_type(path) else ""
-            return f"a {kind}model folder (config.json, {', '.join(weights[:2])}, ...)"
-        return f"a folder holding {shown}"
-    if not path.exists():
-        return "missing"
-    if path.stat().st_size == 0:
-        return "an empty file"
-    if path.name in NAMED_FILES:
-        return NAMED_FILES[path.name]
-    kind = SUFFIX_KINDS.get(path.suffix.lower())
-    if kind is not None:
-        return kind
-    with path.open("rb") as handle:
-        head = handle.read(512)
-    for magic, kind in MAGIC_KINDS:
-        if head.startswith(magic):
-            return kind
-    if len(head) >= 9 and head[8:9] == b"{" and int.from_bytes(head[:8], "little") < 100_000_000:
-        return "a safetensors weights file"
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError:
-        return "a binary file"
-    return "a text file"
+        weights = [name for name in names if name.endswith(".safetensors")]
+        if "config.json" in names and weights:
+            kind = model_type(path)
+            return f"a {f'{kind} ' if kind else ''}model folder (config.json, {', '.join(weights[:2])}, ...)"
+        return f"a folder holding {', '.join(names[:4])}" + (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    return KINDS[file_kind(path)] if path.exists() else "missing"
+
+
+def is_file_of(*kinds: str) -> Callable[[Path], bool]:
+    """A `Stage.fits` test: an existing file of one of `kinds` (`file_kind`)."""
+    return lambda path: path.is_file() and file_kind(path) in kinds
 
 
 def model_type(folder: Path) -> str | None:
@@ -116,18 +133,15 @@ def model_folder(kind: str, name: str) -> Stage:
                  lambda path: _holds("config.json")(path) and model_type(path) == kind)  # fmt: skip
 
 
-MODEL_FOLDER = Stage("a model folder (holding config.json and model.safetensors)", _holds("config.json"), hub=False)
+MODEL_FOLDER = replace(MODEL, expected="a model folder (holding config.json and model.safetensors)", hub=False)
 TOKENIZER = Stage("a tokenizer (a folder holding tokenizer.json, or a Hub id)",
                   _holds("tokenizer.json", "tokenizer_config.json"))  # fmt: skip
-# Files that are something else for certain (a vectors file may be text or binary: its reader checks the rest).
-NOT_VECTORS = ("a safetensors", "a PyTorch", "a zip", "an HDF5", "a pickle", "a Parquet", "an Arrow", "a PNG",
-               "a NumPy", "the ", "an empty")  # fmt: skip
+# A vectors file is text or binary (its reader checks the rest): a file of another known kind is none.
 WORD_VECTORS = Stage("a word vectors file (GloVe or word2vec text, word2vec .bin)",
-                     lambda path: path.is_file() and not what_is(path).startswith(NOT_VECTORS), hub=False)  # fmt: skip
-# What torch.save writes (a zip archive; a pickle before torch 1.6), by suffix or first bytes.
-TORCH_FILES = ("a PyTorch checkpoint", "a zip archive (a PyTorch checkpoint?)", "a pickle file", "a binary file")
+                     is_file_of("text", "bin", "binary", "csv", "tsv"), hub=False)  # fmt: skip
+# What torch.save writes: a zip archive, a pickle before torch 1.6 (by suffix or first bytes).
 CHECKPOINT = Stage("the original implementation's PyTorch checkpoint (a file torch.save wrote)",
-                   lambda path: path.is_file() and what_is(path).startswith(TORCH_FILES), hub=False)  # fmt: skip
+                   is_file_of("torch", "zip", "pickle", "bin", "binary"), hub=False)  # fmt: skip
 
 
 class InputError(ValueError):

@@ -73,7 +73,7 @@ from hf_attn.models.biblosa.modeling_biblosa import (
     BiBlosaForSequenceClassification,
     BiBlosaModel,
 )
-from hf_attn.utils.inputs import Stage, check_input, what_is
+from hf_attn.utils.inputs import Stage, check_input, is_file_of
 
 ORIGINAL_CODE = "https://github.com/taoshen58/BiBloSA"
 _DIRECTION = r"context_fusion_layers/ct_block_attn/(forward|backward)_attn/"
@@ -115,7 +115,7 @@ ACTIVATIONS = {"snli": "elu", "sc": "relu"}  # hard-coded in the original models
 # What `read_variables` reads (a TensorFlow checkpoint is a prefix, not a file: looked for by its `.index`).
 VARIABLES = Stage(
     "the original's variables (a .safetensors or .npz of them, or a TensorFlow checkpoint prefix)",
-    lambda path: what_is(path) in ("a safetensors weights file", "a NumPy archive"),
+    is_file_of("safetensors", "weights", "npz"),
     hub=False,
 )
 

@@ -48,7 +48,7 @@ from hf_attn.conversion import (
 from hf_attn.models.elmo.configuration_elmo import ElmoConfig
 from hf_attn.models.elmo.modeling_elmo import ElmoModel
 from hf_attn.models.elmo.tokenization_elmo import build_elmo_tokenizer, read_bilm_tf_vocabulary
-from hf_attn.utils.inputs import Stage, check_input, read_input, what_is
+from hf_attn.utils.inputs import Stage, check_input, is_file_of, read_input
 
 ORIGINAL_CODE = "https://github.com/allenai/bilm-tf"
 
@@ -137,11 +137,8 @@ def convert_weights(weights: dict[str, torch.Tensor], config: ElmoConfig) -> dic
 
 
 # The two files bilm-tf's `dump_weights` leaves, checked before they are read.
-OPTIONS = Stage(
-    "bilm-tf's options (a JSON file)", lambda path: what_is(path) in ("a JSON file", "a text file"), hub=False
-)
-WEIGHTS = Stage("bilm-tf's weights (an HDF5 file dump_weights wrote)", lambda path: what_is(path) == "an HDF5 file",
-                hub=False)  # fmt: skip
+OPTIONS = Stage("bilm-tf's options (a JSON file)", is_file_of("json", "text"), hub=False)
+WEIGHTS = Stage("bilm-tf's weights (an HDF5 file dump_weights wrote)", is_file_of("hdf5"), hub=False)
 
 
 def convert(
