@@ -102,7 +102,7 @@ LEARNING = {"learning_rate": 5e-3, "batch_size": 64}
 
 def write_task(folder: Path, num_labels: int, num_train: int, num_test: int) -> dict:
     """`train_*` / `test_*` texts and labels (`xmc_documents`), and a shared file of random word vectors."""
-    from hf_attn.data import xmc_documents
+    from hf_attn.models.attention_xml.synthetic_attention_xml import xmc_documents
 
     data = xmc_documents(num_train + num_test, num_labels=num_labels, seed=0)
     folder.mkdir(parents=True, exist_ok=True)

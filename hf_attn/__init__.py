@@ -46,68 +46,23 @@ def __dir__() -> list[str]:
 
 
 # What an IDE or a type checker follows, generated from the public names (`python -m hf_attn.registry_index`
-# rewrites it; tests/test_auto_registration.py keeps it current).
+# rewrites it; tests/test_auto_registration.py keeps it current). The architectures' names are in hf_attn/models.
 if TYPE_CHECKING:
     # <generated: the public names>
     from .auto_registration import register_all
-    from .models.attention_xml.configuration_attention_xml import AttentionXmlConfig
-    from .models.attention_xml.modeling_attention_xml import (
-        AttentionXmlForLabelTree,
-        AttentionXmlForSequenceClassification,
-        AttentionXmlModel,
-    )
-    from .models.bi_attention.configuration_bi_attention import BiAttentionConfig
-    from .models.bi_attention.modeling_bi_attention import BiAttentionForDocumentClassification, BiAttentionModel
-    from .models.biblosa.configuration_biblosa import BiBlosaConfig
-    from .models.biblosa.modeling_biblosa import (
-        BiBlosaForPairClassification,
-        BiBlosaForSequenceClassification,
-        BiBlosaModel,
-        block_length_for_lengths,
-        original_block_length,
-    )
-    from .models.elmo.configuration_elmo import ElmoConfig
-    from .models.elmo.modeling_elmo import (
-        ElmoForBidirectionalLanguageModeling,
-        ElmoForSequenceClassification,
-        ElmoForTokenClassification,
-        ElmoModel,
-    )
-    from .models.han.configuration_han import HanConfig
-    from .models.han.modeling_han import HanForDocumentClassification, HanModel
-    from .models.hapn.configuration_hapn import HapnConfig
-    from .models.hapn.modeling_hapn import HapnForFewShotClassification, HapnModel
-    from .models.lin_self_attentive.configuration_lin_self_attentive import LinSelfAttentiveConfig
-    from .models.lin_self_attentive.modeling_lin_self_attentive import (
-        LinSelfAttentiveForPairClassification,
-        LinSelfAttentiveForSequenceClassification,
-        LinSelfAttentiveModel,
-    )
-    from .models.lstmn.configuration_lstmn import LstmnConfig
-    from .models.lstmn.modeling_lstmn import (
-        LstmnForCausalLM,
-        LstmnForPairClassification,
-        LstmnForSequenceClassification,
-        LstmnModel,
-    )
-    from .models.proto_hatt.configuration_proto_hatt import ProtoHattConfig
-    from .models.proto_hatt.modeling_proto_hatt import (
-        ProtoHattForFewShotClassification,
-        ProtoHattModel,
-        ProtoHattProtoNetForFewShotClassification,
-    )
-    from .models.sgm.configuration_sgm import SgmConfig
-    from .models.sgm.generation_sgm import sgm_original_beam_search
-    from .models.sgm.modeling_sgm import SgmForMultiLabelClassification, SgmForMultiLabelGeneration, SgmModel
-    from .models.stcka.configuration_stcka import StckaConfig
-    from .models.stcka.modeling_stcka import StckaForSequenceClassification, StckaModel
-    from .models.vaswani_transformer.configuration_vaswani_transformer import VaswaniTransformerConfig
-    from .models.vaswani_transformer.modeling_vaswani_transformer import (
-        VaswaniTransformerForConditionalGeneration,
-        VaswaniTransformerModel,
-    )
-    from .models.vaswani_transformer.visualization_vaswani_transformer import bertviz_view
     from .pictures import visualize
     from .registry import ARCHITECTURES, get_architecture, list_models
 
+    __all__ = [
+        "ARCHITECTURES",
+        "get_architecture",
+        "list_models",
+        "register_all",
+        "visualize",
+    ]
+
     # </generated>
+    from . import models
+    from .models import *  # noqa: F403
+
+    __all__ += models.__all__

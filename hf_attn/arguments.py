@@ -35,7 +35,9 @@ __all__ = [
 class HfAttnArguments:
     """hf_attn's options of `hf-attn train` (transformers' own are `HfAttnTrainingArguments`)."""
 
-    arch: str = field(default="lin_self_attentive", metadata=option_help("a registered architecture (hf-attn list)"))
+    arch: str | None = field(
+        default=None, metadata=option_help("a registered architecture (hf-attn list; it marks the default)")
+    )
     head: str | None = field(default=None, metadata=option_help("the head's class name, when several fit the task"))
     recipe: str | None = field(
         default=None, metadata=option_help("a paper's setting (hf-attn recipes): its data, sizes and optimiser")
@@ -138,6 +140,12 @@ class HfAttnArguments:
     architecture_arguments: ArchitectureArguments = field(
         default_factory=ArchitectureArguments, init=False, repr=False, compare=False
     )
+
+    def __post_init__(self) -> None:
+        if self.arch is None:  # the row that says `default=True`, read from the rows' source (no torch import)
+            from .registry_index import default_architecture
+
+            self.arch = default_architecture()
 
 
 @dataclass

@@ -47,7 +47,8 @@ def _list(_: argparse.Namespace) -> None:
 
     for row in read_index():
         heads = ", ".join(head.model_class.name for head in row.heads)
-        print(f"{row.name:24s} {row.display_name} ({row.year}, {row.reference})\n{'':24s} heads: {heads}")
+        default = "  [hf-attn train's default]" if row.default else ""
+        print(f"{row.name:24s} {row.display_name} ({row.year}, {row.reference}){default}\n{'':24s} heads: {heads}")
 
 
 def _card(args: argparse.Namespace) -> None:

@@ -34,6 +34,7 @@ from .arguments import (
 )
 from .recipes import Recipe, load_recipe
 from .registry import get_architecture
+from .registry_index import default_architecture
 from .training_arguments import HfAttnTrainingArguments
 
 __all__ = [
@@ -338,10 +339,11 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
             "settings are that architecture's): leave --arch out, or pick another recipe (`hf-attn recipes`)."
         )
     merged = {**(_recipe_options(recipe) if recipe else {}), **given}
+    merged["arch"] = merged.get("arch") or default_architecture()
     overrides = {**(recipe.config if recipe else {}), **parse_overrides(merged.get("config"))}
-    config = build_config(get_architecture(merged.get("arch", HfAttnArguments.arch)).config_class, overrides)
+    config = build_config(get_architecture(merged["arch"]).config_class, overrides)
     if merged.get("schedule") == "noam":
-        check_noam(config, merged.get("arch", HfAttnArguments.arch))
+        check_noam(config, merged["arch"])
         noam = noam_arguments(config.d_model, int(merged.get("warmup_steps") or 4000))
         merged = {**merged, **noam, **given}  # the schedule over the recipe, what was typed over both
     if "label_smoothing_factor" not in merged and getattr(config, "label_smoothing", 0.0):

@@ -49,6 +49,27 @@ class IndexRow:
     heads: tuple[IndexHead, ...]
     converter: str | None = None  # the folder's converter module (`hf-attn convert`)
     arguments: ClassRef | None = None  # the architecture's own `hf-attn train` options (`--help` lists them)
+    default: bool = False  # what `hf-attn train` trains when neither --arch nor a recipe names an architecture
+
+
+# The rules a row follows so that it can be read as source (CONTRIBUTING's "The row, read as source" repeats them);
+# `read_row` refuses a row that breaks one, naming its folder and the rule.
+ROW_RULES = {
+    "one-call": "the row is one `ARCHITECTURE = Architecture(...)` call, its fields by keyword",
+    "literal": "`{field}=` is a literal (a string, number, bool or None), not an expression",
+    "paper": "`paper=` is an inline `Paper(...)` call whose `year`, `arxiv` (and `link`) are literals",
+    "name": "`{field}=` is a bare name, imported into architecture.py or defined there (no call, no attribute)",
+    "heads": "`heads=` is a literal tuple of inline `Head(...)` calls, each `model_class=` a bare name and "
+    "`auto_class=` a literal",
+}
+
+
+class RowRuleError(ValueError):
+    """A row that the index cannot read as source: the message names the folder and the rule."""
+
+
+def _refuse(source: Path, rule: str, **names: str) -> RowRuleError:
+    return RowRuleError(f"hf_attn/models/{source.parent.name}/{source.name}: {ROW_RULES[rule].format(**names)}.")
 
 
 def _keywords(call: ast.Call) -> dict[str, ast.expr]:
@@ -67,50 +88,83 @@ def _imported_names(tree: ast.Module, package: str) -> dict[str, str]:
     return names
 
 
-def _head(call: ast.Call, ref) -> IndexHead:
-    """A `Head(model_class, auto_class, ...)` call, positional or by keyword."""
-    arguments = dict(zip(("model_class", "auto_class"), call.args, strict=False)) | _keywords(call)
-    return IndexHead(model_class=ref(arguments["model_class"]), auto_class=ast.literal_eval(arguments["auto_class"]))
+def _is_call_of(node: ast.expr, name: str) -> bool:
+    return isinstance(node, ast.Call) and getattr(node.func, "id", None) == name
 
 
 def read_row(source: Path, package: str) -> IndexRow | None:
     """The row declared in `source` (an `ARCHITECTURE = Architecture(...)` assignment) of the module package
-    `package` (e.g. `hf_attn.models.han`), or None."""
+    `package` (e.g. `hf_attn.models.<folder>`), or None; a `RowRuleError` names a rule of `ROW_RULES` it breaks."""
     tree = ast.parse(source.read_text(encoding="utf-8"), filename=str(source))
     imported = _imported_names(tree, package)
+    calls = [node for node in ast.walk(tree) if _is_call_of(node, "Architecture")]
+    if not calls:
+        return None
+    if len(calls) > 1 or calls[0].args:
+        raise _refuse(source, "one-call")
+    fields = _keywords(calls[0])
 
-    def ref(node: ast.expr) -> ClassRef:
-        name = node.id  # type: ignore[attr-defined]
-        return ClassRef(imported.get(name, f"{package}.{source.stem}"), name)
+    def literal(field: str, default: object = None) -> object:
+        if field not in fields:
+            return default
+        try:
+            return ast.literal_eval(fields[field])
+        except ValueError:
+            raise _refuse(source, "literal", field=field) from None
 
-    for node in ast.walk(tree):
-        if not (isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Architecture"):
-            continue
-        fields = _keywords(node)
-        paper = _keywords(fields["paper"])  # type: ignore[arg-type]
-        arxiv = ast.literal_eval(paper["arxiv"])
-        link = ast.literal_eval(paper["link"]) if "link" in paper else None
-        return IndexRow(
-            name=ast.literal_eval(fields["name"]),
-            display_name=ast.literal_eval(fields["display_name"]),
-            year=ast.literal_eval(paper["year"]),
-            reference=f"arXiv:{arxiv}" if arxiv else str(link),
-            tokenizer=ast.literal_eval(fields["tokenizer"])
-            if isinstance(fields["tokenizer"], ast.Constant)
-            else ref(fields["tokenizer"]),
-            config_class=ref(fields["config_class"]),
-            base_model_class=ref(fields["base_model_class"]),
-            heads=tuple(_head(head, ref) for head in fields["heads"].elts),  # type: ignore[attr-defined]
-            converter=ast.literal_eval(fields["converter"]) if "converter" in fields else None,
-            arguments=ref(fields["arguments"]) if "arguments" in fields else None,
-        )
-    return None
+    def ref(node: ast.expr, field: str) -> ClassRef:
+        if not isinstance(node, ast.Name):
+            raise _refuse(source, "name", field=field)
+        return ClassRef(imported.get(node.id, f"{package}.{source.stem}"), node.id)
+
+    def head(node: ast.expr) -> IndexHead:
+        if not _is_call_of(node, "Head"):
+            raise _refuse(source, "heads")
+        arguments = dict(zip(("model_class", "auto_class"), node.args, strict=False)) | _keywords(node)  # type: ignore[attr-defined]
+        if not isinstance(arguments.get("model_class"), ast.Name):
+            raise _refuse(source, "heads")
+        try:
+            auto_class = ast.literal_eval(arguments["auto_class"]) if "auto_class" in arguments else None
+        except ValueError:
+            raise _refuse(source, "heads") from None
+        return IndexHead(model_class=ref(arguments["model_class"], "heads"), auto_class=auto_class)
+
+    if not _is_call_of(fields.get("paper"), "Paper"):  # type: ignore[arg-type]
+        raise _refuse(source, "paper")
+    try:
+        paper = {key: ast.literal_eval(value) for key, value in _keywords(fields["paper"]).items()}  # type: ignore[arg-type]
+    except ValueError:
+        raise _refuse(source, "paper") from None
+    if not isinstance(fields.get("heads"), ast.Tuple | ast.List):
+        raise _refuse(source, "heads")
+    tokenizer = fields.get("tokenizer")
+    return IndexRow(
+        name=literal("name"),  # type: ignore[arg-type]
+        display_name=literal("display_name"),  # type: ignore[arg-type]
+        year=paper.get("year"),  # type: ignore[arg-type]
+        reference=f"arXiv:{paper['arxiv']}" if paper.get("arxiv") else str(paper.get("link")),
+        tokenizer=literal("tokenizer") if isinstance(tokenizer, ast.Constant) else ref(tokenizer, "tokenizer"),  # type: ignore[arg-type]
+        config_class=ref(fields.get("config_class"), "config_class"),  # type: ignore[arg-type]
+        base_model_class=ref(fields.get("base_model_class"), "base_model_class"),  # type: ignore[arg-type]
+        heads=tuple(head(node) for node in fields["heads"].elts),  # type: ignore[attr-defined]
+        converter=literal("converter"),  # type: ignore[arg-type]
+        arguments=ref(fields["arguments"], "arguments") if "arguments" in fields else None,
+        default=bool(literal("default", False)),
+    )
 
 
 def read_index(models_dir: Path = MODELS, package: str = "hf_attn.models") -> list[IndexRow]:
     """Every architecture's row, sorted by name."""
     rows = [read_row(path, f"{package}.{path.parent.name}") for path in sorted(models_dir.glob(f"*/{ROW_FILE}"))]
     return sorted((row for row in rows if row is not None), key=lambda row: row.name)
+
+
+def default_architecture(models_dir: Path = MODELS) -> str:
+    """The architecture whose row says `default=True`: what `hf-attn train` trains when nothing names one."""
+    defaults = [row.name for row in read_index(models_dir) if row.default]
+    if len(defaults) != 1:
+        raise ValueError(f"One row says `default=True`, not {len(defaults)} ({', '.join(defaults) or 'none'}).")
+    return defaults[0]
 
 
 # hf_attn's own public names -> their modules (each model folder brings its own: `public_names`).
@@ -165,13 +219,14 @@ def public_names(models_dir: Path = MODELS, package: str = "hf_attn.models") -> 
     return public
 
 
-def type_checking_imports(public: dict[str, str], indent: str = "    ") -> str:
-    """The `from MODULE import NAME` lines an IDE or a type checker follows for `public` (names -> modules), one
-    module a statement, sorted as ruff's isort sorts them (modules by name; constants, classes, then functions):
-    the generated block of `hf_attn/__init__.py` (`write_type_checking_block`; a test keeps it current)."""
+def type_checking_imports(public: dict[str, str], package: str, indent: str = "    ") -> str:
+    """The `from MODULE import NAME` lines an IDE or a type checker follows for `public` (names -> modules), relative
+    to `package`, one module a statement, sorted as ruff's isort sorts them (modules by name; constants, classes,
+    then functions), and the `__all__` that re-exports them: a generated block (`write_type_checking_blocks`; a test
+    keeps it current)."""
     by_module: dict[str, list[str]] = {}
     for name, module in public.items():
-        by_module.setdefault(module.removeprefix("hf_attn"), []).append(name)
+        by_module.setdefault(module.removeprefix(package), []).append(name)
     lines = []
     for module in sorted(by_module):
         names = sorted(by_module[module], key=lambda name: (not name.isupper(), not name[:1].isupper(), name))
@@ -180,28 +235,41 @@ def type_checking_imports(public: dict[str, str], indent: str = "    ") -> str:
             listed = "".join(f"{indent}    {name},\n" for name in names)
             line = f"{indent}from {module} import (\n{listed}{indent})"
         lines.append(line)
-    return "\n".join(lines)
+    listed = "".join(f'{indent}    "{name}",\n' for name in sorted(public))
+    return "\n".join(lines) + f"\n\n{indent}__all__ = [\n{listed}{indent}]"
 
 
-# The generated block of hf_attn/__init__.py lies between these lines.
+# The generated blocks lie between these lines: hf_attn's own names in `hf_attn/__init__.py`, the architectures' in
+# `hf_attn/models/__init__.py` (which `hf_attn/__init__.py` star-imports for type checkers), so that no shared module
+# outside `hf_attn/models/` names an architecture.
 BLOCK_START, BLOCK_END = "    # <generated: the public names>\n", "    # </generated>\n"
 
 
-def type_checking_block(init: Path = MODELS.parent / "__init__.py") -> tuple[str, str]:
-    """The generated block of `init` as it is, and as the public names make it now."""
-    text = init.read_text(encoding="utf-8")
-    start = text.index(BLOCK_START) + len(BLOCK_START)
-    generated = type_checking_imports({**PACKAGE_NAMES, **public_names()}) + "\n\n"
-    return text[start : text.index(BLOCK_END, start)], generated
+def _blocks() -> dict[Path, str]:
+    """Each file with a generated block -> the block the public names make now."""
+    return {
+        MODELS.parent / "__init__.py": type_checking_imports(PACKAGE_NAMES, "hf_attn") + "\n\n",
+        MODELS / "__init__.py": type_checking_imports(public_names(), "hf_attn.models") + "\n\n",
+    }
 
 
-def write_type_checking_block(init: Path = MODELS.parent / "__init__.py") -> None:
-    """Rewrites the generated block of `init` from the public names."""
-    text = init.read_text(encoding="utf-8")
-    current, generated = type_checking_block(init)
-    start = text.index(BLOCK_START) + len(BLOCK_START)
-    init.write_text(text[:start] + generated + text[start + len(current) :], encoding="utf-8")
+def type_checking_blocks() -> list[tuple[Path, str, str]]:
+    """Each generated block: its file, the block as it is, and as the public names make it now."""
+    found = []
+    for init, generated in _blocks().items():
+        text = init.read_text(encoding="utf-8")
+        start = text.index(BLOCK_START) + len(BLOCK_START)
+        found.append((init, text[start : text.index(BLOCK_END, start)], generated))
+    return found
 
 
-if __name__ == "__main__":  # `python -m hf_attn.registry_index`: the generated block of hf_attn/__init__.py rewritten
-    write_type_checking_block()
+def write_type_checking_blocks() -> None:
+    """Rewrites the generated blocks from the public names."""
+    for init, current, generated in type_checking_blocks():
+        text = init.read_text(encoding="utf-8")
+        start = text.index(BLOCK_START) + len(BLOCK_START)
+        init.write_text(text[:start] + generated + text[start + len(current) :], encoding="utf-8")
+
+
+if __name__ == "__main__":  # `python -m hf_attn.registry_index`: the generated blocks rewritten
+    write_type_checking_blocks()

@@ -165,6 +165,8 @@ class Architecture:
         arguments: the architecture's own `hf-attn train` options, a subclass of
             `hf_attn.arguments.ArchitectureArguments` in a module of the folder that loads without torch (STCKA's
             knowledge base and concept column); `None`: none.
+        default: the architecture `hf-attn train` and `train()` train when neither `arch` nor a recipe names one
+            (exactly one row says `True`).
         tasks: the folder's module of task shapes of its own (a `TASK_SHAPES` tuple of `hf_attn.tasks.TaskShape`
             subclasses, which `hf_attn.task_registry` reads when it builds the table of shapes: AttentionXML's
             label-tree training); `None`: its heads train on the shared shapes.
@@ -189,6 +191,7 @@ class Architecture:
     arguments: type | None = None
     tasks: str | None = None
     example_files: Callable[[Path, int, int], None] | None = None
+    default: bool = False
 
     # `attention_fields` parsed once (`MaskSpec`): what every reader of the maps' keys uses.
     attention_masks: dict[str, MaskSpec] = field(init=False, repr=False, compare=False)

@@ -5,11 +5,12 @@ model and a tagger lives in its task shape (`hf_attn.tasks`); an architecture wi
 the task (ELMo's biLM) says so in its registry row (`Architecture.pretraining_head`). The options are one dataclass
 of hf_attn's (`HfAttnArguments`: architecture, data, vocabulary, word vectors, recipe) plus transformers'
 `TrainingArguments` (here `HfAttnTrainingArguments`, with hf_attn's defaults), read once by `hf_attn.options`, so
-every Trainer flag works as in transformers' own examples:
+every Trainer flag works as in transformers' own examples (ARCH: a name `hf-attn list` prints; RECIPE: one of
+`hf-attn recipes`):
 
     hf-attn train --output_dir runs/lin --config hidden_size=32 attention_hops=4
-    hf-attn train --arch han --dataset reviews.csv --label_column stars --word_vectors glove.6B.100d.txt --bf16
-    hf-attn train --recipe han-yelp --output_dir runs/han-yelp
+    hf-attn train --arch ARCH --dataset reviews.csv --label_column stars --word_vectors glove.6B.100d.txt --bf16
+    hf-attn train --recipe RECIPE --output_dir runs/RECIPE
     accelerate launch --multi_gpu --num_processes 2 -m hf_attn.training --output_dir runs/lin
 
 Options are spelled with `_` or `-` (`--output-dir` too). Every process loads the same data and (for a vocabulary
@@ -138,8 +139,8 @@ def train(output_dir: str | Path | None = None, callbacks: Sequence[TrainerCallb
     """`hf-attn train` from Python: any field of `HfAttnArguments` or `HfAttnTrainingArguments` as a keyword
     (or a CLI alias: `epochs`, `batch_size`, `config_overrides`, ...); `config` and `task_args` may be dicts.
 
-        train("runs/lin", arch="lin_self_attentive", epochs=10, config={"hidden_size": 32})
-        train("runs/han", arch="han", dataset="reviews.csv", label_column="stars", bf16=True)
+        train("runs/default", epochs=10, config={"hidden_size": 32})  # the default architecture (`hf-attn list`)
+        train("runs/reviews", arch=ARCH, dataset="reviews.csv", label_column="stars", bf16=True)
     """
     given = keyword_options(options)
     if output_dir is not None:

@@ -122,12 +122,16 @@ def test_the_public_names_are_each_folders_own():
 
 
 def test_the_type_checking_block_is_current():
-    """The imports an IDE follows (`if TYPE_CHECKING:` in hf_attn/__init__.py) are generated from the public names:
-    a folder's new name is there once `python -m hf_attn.registry_index` has run."""
-    from hf_attn.registry_index import type_checking_block
+    """The imports an IDE follows (`if TYPE_CHECKING:` in hf_attn/__init__.py, and the architectures' in
+    hf_attn/models/__init__.py) are generated from the public names: a folder's new name is there once
+    `python -m hf_attn.registry_index` has run."""
+    from hf_attn.registry_index import type_checking_blocks
 
-    current, generated = type_checking_block()
-    assert current == generated, "hf_attn/__init__.py's generated block is stale: run python -m hf_attn.registry_index"
+    blocks = type_checking_blocks()
+    assert len(blocks) == 2
+    for init, current, generated in blocks:
+        assert current == generated, f"{init}'s generated block is stale: run python -m hf_attn.registry_index"
+    assert "HanModel" in blocks[1][2] and "HanModel" not in blocks[0][2]
 
 
 @pytest.mark.parametrize(

@@ -123,7 +123,10 @@ def test_every_synthetic_tasks_card_description_is_plain_text():
     """A card's training section describes its data with the task generator's first docstring line: a pointer to a
     module docstring ("(module docstring)") means nothing on a card and is dropped."""
     from hf_attn.data.synthetic import SYNTHETIC_TASKS
+    from hf_attn.registry import ARCHITECTURES
     from hf_attn.training import task_summary
+
+    assert {architecture.synthetic_task for architecture in ARCHITECTURES.values()} <= set(SYNTHETIC_TASKS)
 
     assert task_summary("Short texts (module docstring).\n\nMore.") == "Short texts."
     for name, task in SYNTHETIC_TASKS.items():

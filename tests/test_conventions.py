@@ -115,3 +115,52 @@ def test_the_wheel_ships_the_license(tmp_path):
     licenses = [name for name in names if name.endswith(".dist-info/licenses/LICENSE")]
     assert licenses, names
     assert "Apache License" in zipfile.ZipFile(wheel).read(licenses[0]).decode()
+
+
+def architecture_names(architectures=None) -> dict[str, str]:
+    """Each architecture's names as code spells them -> a regular expression: its folder name and `model_type` as
+    words (`han`, `han-yelp`), its class-name prefix followed by the rest of a class name (`HanConfig`). A paper's
+    name in prose (HAN, ELMo) or an author's (Han et al.) is neither."""
+    names: dict[str, str] = {}
+    for folder, architecture in (architectures or ARCHITECTURES).items():
+        config_class = architecture.config_class
+        for word in {folder, config_class.model_type}:
+            names[word] = rf"(?<![\w]){re.escape(word)}(?![\w])"
+        prefix = config_class.__name__.removesuffix("Config")
+        names[prefix] = rf"(?<![\w]){re.escape(prefix)}(?=[A-Z_])"
+    return names
+
+
+def named_architectures(root, names: dict[str, str], skip=("models", "model_cards")) -> list[str]:
+    """`path:line: name` for every architecture name in a text file under `root`, outside its `skip` folders."""
+    found = []
+    for path in sorted(root.rglob("*")):
+        relative = path.relative_to(root)
+        if relative.parts[0] in skip or "__pycache__" in relative.parts or not path.is_file():
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except UnicodeDecodeError:  # a binary resource
+            continue
+        for number, line in enumerate(text.splitlines(), 1):
+            found += [f"{relative}:{number}: {name}" for name, pattern in names.items() if re.search(pattern, line)]
+    return found
+
+
+def test_shared_code_names_no_architecture():
+    """Outside `hf_attn/models/` (and the cards, each its architecture's), no file of the package names an
+    architecture by its folder, `model_type` or class-name prefix: what one architecture needs reaches shared code
+    through its row, its kinds, its tokenizer or its outputs (CONTRIBUTING's extension points)."""
+    found = named_architectures(REPO_ROOT / "hf_attn", architecture_names())
+    assert not found, "\n".join(found)
+
+
+def test_the_architecture_name_check_finds_names(tmp_path):
+    """The check above can fail: a model type in code, a recipe's name and a class name are found; prose is not."""
+    names = architecture_names({"han": ARCHITECTURES["han"]})
+    (tmp_path / "shared.py").write_text('if config.model_type == "han":\n    pass\n# HAN (Han et al.) and "than"\n')
+    (tmp_path / "notes.yaml").write_text("recipe: han-yelp\nhead: HanForDocumentClassification\n")
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "x.py").write_text("HanModel\n")  # an architecture's own folder may name it
+    found = named_architectures(tmp_path, names)
+    assert found == ["notes.yaml:1: han", "notes.yaml:2: Han", "shared.py:1: han"], found

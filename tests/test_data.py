@@ -6,14 +6,13 @@ from hf_attn.data import (
     NEGATIVE_CUES,
     POSITIVE_CUES,
     PaddingCollator,
-    bilingual_evidence_documents,
     cue_word_pairs,
     cue_word_sentiment,
     evidence_documents,
     get_synthetic_task,
-    long_range_cue,
 )
-from hf_attn.data.synthetic import _LONG_RANGE_CUES, _pseudo_translate
+from hf_attn.models.bi_attention.synthetic_bi_attention import _pseudo_translate, bilingual_evidence_documents
+from hf_attn.models.lstmn.synthetic_lstmn import _LONG_RANGE_CUES, long_range_cue
 
 
 def test_cue_sentiment_is_deterministic_and_seed_dependent():
@@ -155,7 +154,7 @@ def test_unknown_task_is_a_clear_error():
 
 
 def test_ambiguous_tagging_needs_context_and_tags_every_word():
-    from hf_attn.data import AMBIGUOUS_WORDS, TAGS, ambiguous_word_tagging
+    from hf_attn.models.elmo.synthetic_elmo import AMBIGUOUS_WORDS, TAGS, ambiguous_word_tagging
 
     data = ambiguous_word_tagging(400, seed=3)
     assert data["text"] == ambiguous_word_tagging(400, seed=3)["text"]

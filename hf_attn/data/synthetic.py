@@ -5,8 +5,7 @@ position ("it took an hour a wonderful meal after that"); the cue decides the la
 the label. `cue_index` is the cue's word position, so an attention map can be scored against it.
 
 `evidence_documents`: documents of filler sentences with ONE evidence sentence (a cue clause) at a random position,
-for hierarchical models; `bilingual_evidence_documents`: the same as parallel documents in two "languages", few
-labelled, many unlabelled, for cross-lingual semi-supervised training.
+for hierarchical models.
 
 `cue_word_pairs`: an entailment-like sentence-pair task. The premise lists a few coloured objects ("the red cat and
 the blue box ..."), the hypothesis claims one colour ("the cat is red"): entailment when the premise agrees,
@@ -16,15 +15,15 @@ contradiction when it gives the object another colour, neutral when the object i
 substituted from a lexicon, adjectives move behind their noun, and determiners and adjectives agree with the
 noun's gender ("the small red cat sees a big house" -> "le gato rojo pequeño ve una casa grande").
 
-`long_range_cue`: the label is set by one cue word at the start of a 30–60-word sentence of neutral fillers, so the
-evidence lies dozens of tokens before the end: a reader must carry it, or retrieve it from a memory.
+A task that only one architecture learns lives in that architecture's folder
+(`hf_attn/models/<name>/synthetic_<name>.py`), registered by `register_synthetic_task` when its row loads; the
+generators here serve two or more.
 
 All generators take a seed and return the same `datasets.Dataset` for the same arguments, on any machine.
 """
 
 from __future__ import annotations
 
-import itertools
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -218,7 +217,7 @@ def toy_translation(num_examples: int, seed: int = 0, max_clauses: int = 2) -> D
     return dataset_from_rows(rows)
 
 
-def _evidence_document(
+def evidence_document(
     rng: random.Random, min_sentences: int, max_sentences: int, negation_probability: float
 ) -> tuple[list[list[str]], int, int, int, bool]:
     """Filler sentences around one evidence sentence: (sentences as word lists, label, evidence sentence index,
@@ -256,7 +255,7 @@ def evidence_documents(
     rng = random.Random(seed)
     rows: dict[str, list] = {"text": [], "label": [], "evidence_sentence": [], "cue_index": [], "negated": []}
     for _ in range(num_examples):
-        sentences, label, evidence_sentence, cue_index, negated = _evidence_document(
+        sentences, label, evidence_sentence, cue_index, negated = evidence_document(
             rng, min_sentences, max_sentences, negation_probability
         )
         rows["text"].append(" ".join(word for sentence in sentences for word in sentence))
@@ -267,218 +266,8 @@ def evidence_documents(
     return dataset_from_rows(rows)
 
 
-# The second "language" of `bilingual_evidence_documents`: every word is spelt backwards with a suffix, and each
-# sentence swaps its words pairwise (w1 w2 w3 w4 -> w2' w1' w4' w3'). A word the "machine translation" fails on
-# is left out.
-
-
-def _pseudo_translate(sentence: list[str], failed_word: int | None = None) -> list[str]:
-    words = [word for index, word in enumerate(sentence) if index != failed_word]
-    words = [word[::-1] + "u" if word.isalpha() else word for word in words]
-    body, end = (words[:-1], words[-1:]) if words and not words[-1].isalpha() else (words, [])
-    for index in range(0, len(body) - 1, 2):
-        body[index], body[index + 1] = body[index + 1], body[index]
-    return body + end
-
-
-def bilingual_evidence_documents(
-    num_examples: int,
-    seed: int = 0,
-    labelled_fraction: float = 0.05,
-    source_cue_drop: float = 0.0,
-    target_cue_drop: float = 0.5,
-    min_sentences: int = 3,
-    max_sentences: int = 6,
-    negation_probability: float = 0.0,
-) -> Dataset:
-    """Parallel documents in two "languages" for cross-lingual, semi-supervised classification (BI-Attention).
-
-    `text` is an `evidence_documents` document, `translation` its rendering in a second language (word mapping plus
-    local reordering, see `_pseudo_translate`). Only `labelled_fraction` of the pairs carry their label; the others
-    have label -100 (ignored by the cross-entropy, still used by the bilingual distance of the loss).
-
-    The imperfect "machine translation" of the paper's setting is simulated on the labelled pairs only: with
-    probability `target_cue_drop` the translation loses the cue (the word is left out), with probability
-    `source_cue_drop` the source text does. Unlabelled pairs are parallel text, translated correctly. The default
-    split is the paper's training side (labelled source documents, translated); the held-out split of the task
-    swaps the drops (`source_cue_drop=1, target_cue_drop=0`): documents written in the second language whose
-    translation into the first lost the cue, so the classifier must read the second view. The few labels alone
-    teach it poorly (a classifier fit on them leans on the first view, which always had the cue); the bilingual
-    term teaches it from the unlabelled pairs.
-
-    Columns: `text`, `translation` (str), `label` (int, -100 when unlabelled), `labelled` (bool),
-    `evidence_sentence` (int).
-    """
-    rng = random.Random(seed)
-    rows: dict[str, list] = {"text": [], "translation": [], "label": [], "labelled": [], "evidence_sentence": []}
-    for _ in range(num_examples):
-        sentences, label, evidence_sentence, cue_index, _ = _evidence_document(
-            rng, min_sentences, max_sentences, negation_probability
-        )
-        labelled = rng.random() < labelled_fraction
-        drop_source = labelled and rng.random() < source_cue_drop
-        drop_target = labelled and rng.random() < target_cue_drop
-        source, target = [], []
-        for index, sentence in enumerate(sentences):
-            is_evidence = index == evidence_sentence
-            source += [word for i, word in enumerate(sentence) if not (is_evidence and drop_source and i == cue_index)]
-            target += _pseudo_translate(sentence, cue_index if is_evidence and drop_target else None)
-        rows["text"].append(" ".join(source))
-        rows["translation"].append(" ".join(target))
-        rows["label"].append(label if labelled else -100)
-        rows["labelled"].append(labelled)
-        rows["evidence_sentence"].append(evidence_sentence)
-    return dataset_from_rows(rows)
-
-
-TAGS = ["DET", "ADJ", "NOUN", "VERB", "PRON", "ADP"]
-_TAG_WORDS = {
-    "DET": ["the", "a", "every", "this", "that"],
-    "ADJ": ["old", "small", "red", "quiet", "happy", "tall"],
-    "NOUN": ["dog", "cat", "man", "girl", "teacher", "city", "river", "horse", "friend"],
-    "VERB": ["sees", "likes", "finds", "follows", "meets", "helps", "calls"],
-    "PRON": ["they", "we", "you", "people"],
-    "ADP": ["near", "with", "behind", "under"],
-}
-# Each of these is a noun after a determiner or an adjective ("the old watch") and a verb after a subject ("they
-# watch the dog"): only the context tells which.
-AMBIGUOUS_WORDS = ["watch", "duck", "fish", "park", "train", "book", "light", "play", "ring", "drink"]
-
-
-def _tagged_noun_phrase(rng: random.Random, noun: str | None = None) -> list[tuple[str, str]]:
-    words = [(rng.choice(_TAG_WORDS["DET"]), "DET")]
-    if rng.random() < 0.4:
-        words.append((rng.choice(_TAG_WORDS["ADJ"]), "ADJ"))
-    return [*words, (noun or rng.choice(_TAG_WORDS["NOUN"]), "NOUN")]
-
-
-def ambiguous_word_tagging(num_examples: int, seed: int = 0, pp_probability: float = 0.4) -> Dataset:
-    """Part-of-speech tagging where one word of every sentence needs its context (for ELMo, and biLM pretraining).
-
-    Sentences follow `SUBJECT VERB OBJECT (ADP OBJECT)?` with SUBJECT a pronoun or `DET ADJ? NOUN`. Exactly one word
-    per sentence is ambiguous ("watch", "duck", ...): with probability ½ it is the verb ("they watch the dog"),
-    otherwise the noun of a random noun phrase ("the old watch sees a cat"). Every ambiguous word is a noun or a
-    verb equally often, so a tagger that looks at the word alone gets about half of them right; its left
-    neighbour decides (a determiner or an adjective: noun; a subject: verb).
-
-    Columns: `text` (str, words separated by single spaces), `tags` (list of tag ids into `TAGS`, one per word),
-    `ambiguous_index` (the ambiguous word's position), `ambiguous_is_verb` (bool).
-    """
-    rng = random.Random(seed)
-    rows: dict[str, list] = {"text": [], "tags": [], "ambiguous_index": [], "ambiguous_is_verb": []}
-    for _ in range(num_examples):
-        word, as_verb = rng.choice(AMBIGUOUS_WORDS), rng.random() < 0.5
-        with_pp = rng.random() < pp_probability
-        noun_slots = 2 + int(with_pp)  # subject (unless a pronoun), object, the prepositional object
-        pronoun_subject = rng.random() < 0.3
-        ambiguous_slot = None if as_verb else rng.randrange(int(pronoun_subject), noun_slots)
-        subject = (
-            [(rng.choice(_TAG_WORDS["PRON"]), "PRON")]
-            if pronoun_subject
-            else _tagged_noun_phrase(rng, word if ambiguous_slot == 0 else None)
-        )
-        verb = [(word if as_verb else rng.choice(_TAG_WORDS["VERB"]), "VERB")]
-        sentence = subject + verb + _tagged_noun_phrase(rng, word if ambiguous_slot == 1 else None)
-        if with_pp:
-            sentence += [(rng.choice(_TAG_WORDS["ADP"]), "ADP")]
-            sentence += _tagged_noun_phrase(rng, word if ambiguous_slot == 2 else None)
-        position = (
-            len(subject)
-            if as_verb
-            else [i for i, (_, tag) in enumerate(sentence) if tag == "NOUN"][ambiguous_slot - int(pronoun_subject)]
-        )
-        rows["text"].append(" ".join(w for w, _ in sentence))
-        rows["tags"].append([TAGS.index(tag) for _, tag in sentence])
-        rows["ambiguous_index"].append(position)
-        rows["ambiguous_is_verb"].append(as_verb)
-    return dataset_from_rows(rows)
-
-
-LONG_RANGE_LABELS = ["red", "blue", "green", "yellow"]
-# Two cue words per class, so that the class is a property of the word, not the word itself.
-_LONG_RANGE_CUES = {"red": 0, "crimson": 0, "blue": 1, "navy": 1, "green": 2, "olive": 2, "yellow": 3, "amber": 3}
-_LONG_RANGE_FILLERS = [
-    "the",
-    "a",
-    "this",
-    "that",
-    "it",
-    "we",
-    "they",
-    "he",
-    "she",
-    "then",
-    "and",
-    "but",
-    "so",
-    "of",
-    "in",
-    "on",
-    "at",
-    "to",
-    "from",
-    "with",
-    "by",
-    "for",
-    "over",
-    "under",
-    "near",
-    "cat",
-    "dog",
-    "box",
-    "car",
-    "ball",
-    "cup",
-    "hat",
-    "lamp",
-    "book",
-    "chair",
-    "tree",
-    "bird",
-    "fish",
-    "door",
-    "road",
-    "house",
-    "river",
-    "town",
-    "sees",
-    "finds",
-    "takes",
-    "brings",
-    "keeps",
-    "moves",
-    "holds",
-    "follows",
-    "paints",
-    "likes",
-]
-
-
-def long_range_cue(
-    num_examples: int, seed: int = 0, min_length: int = 30, max_length: int = 60, cue_window: int = 4
-) -> Dataset:
-    """A long-range dependency: one cue word (two per class, `LONG_RANGE_LABELS`) among the first `cue_window`
-    words, then neutral filler words up to a length of `min_length`–`max_length`. The label is the cue's class, so
-    the last word is 25–60 tokens away from the only evidence: a reader must keep or retrieve it across every
-    filler.
-
-    Columns: `text` (str), `label` (int), `evidence_index` (word position of the cue).
-    """
-    rng = random.Random(seed)
-    cues = sorted(_LONG_RANGE_CUES)
-    rows: dict[str, list] = {"text": [], "label": [], "evidence_index": []}
-    for _ in range(num_examples):
-        words = [rng.choice(_LONG_RANGE_FILLERS) for _ in range(rng.randint(min_length, max_length))]
-        position, cue = rng.randrange(cue_window), rng.choice(cues)
-        words[position] = cue
-        rows["text"].append(" ".join(words))
-        rows["label"].append(_LONG_RANGE_CUES[cue])
-        rows["evidence_index"].append(position)
-    return dataset_from_rows(rows)
-
-
 TOPIC_PARENTS = ("science", "sports", "politics", "arts", "business", "health")
-_TOPIC_FILLERS = (
+TOPIC_FILLERS = (
     "the", "a", "of", "and", "today", "report", "people", "new", "said", "week", "city", "year", "some", "many",
     "story", "group", "local", "after", "before", "during", "about", "more", "first", "last", "day", "night",
 )  # fmt: skip
@@ -529,7 +318,7 @@ def label_topics(
         for name in sorted(labels, key=index.__getitem__):
             count = rng.randint(1, 2) if name in drawn else int(rng.random() < implied_evidence)
             words += [(f"{name}w{rng.randrange(words_per_label)}", index[name]) for _ in range(count)]
-        words += [(rng.choice(_TOPIC_FILLERS), -1) for _ in range(rng.randint(min_fillers, max_fillers))]
+        words += [(rng.choice(TOPIC_FILLERS), -1) for _ in range(rng.randint(min_fillers, max_fillers))]
         rng.shuffle(words)
         rows["text"].append(" ".join(word for word, _ in words))
         rows["labels"].append(sorted(labels, key=index.__getitem__))
@@ -588,67 +377,7 @@ SYNTHETIC_TASKS: dict[str, SyntheticTask] = {
     "evidence_documents": SyntheticTask(
         evidence_documents, CUE_SENTIMENT_LABELS, "classification", "text", None, "evidence_sentence"
     ),
-    "bilingual_documents": SyntheticTask(
-        bilingual_evidence_documents,
-        CUE_SENTIMENT_LABELS,
-        "pair_classification",
-        "text",
-        "translation",
-        "evidence_sentence",
-        held_out_kwargs={"labelled_fraction": 1.0, "source_cue_drop": 1.0, "target_cue_drop": 0.0},
-    ),
-    # The evidence column is not scored during training: an LSTMN's maps are (B, T, T), one row per token.
-    "long_range_cue": SyntheticTask(long_range_cue, LONG_RANGE_LABELS, "classification", "text"),
-    "ambiguous_tagging": SyntheticTask(
-        ambiguous_word_tagging, TAGS, "token_classification", "text", None, "ambiguous_index", label_column="tags"
-    ),
 }
-
-
-def xmc_documents(
-    num_examples: int,
-    num_labels: int = 1024,
-    seed: int = 0,
-    min_labels: int = 1,
-    max_labels: int = 3,
-    zipf_exponent: float = 0.8,
-    topic_size: int = 8,
-    min_fillers: int = 5,
-    max_fillers: int = 15,
-) -> Dataset:
-    """Extreme multi-label texts with power-law label frequencies and a latent hierarchy (AttentionXML's setting).
-
-    Labels come in topics of `topic_size` (label l in topic l // topic_size) and topics in areas of 8. A label has
-    two words of its own (`l17a`, `l17b`), a topic two (`t2a`, `t2b`), an area one (`a0`). Each text draws
-    `min_labels`–`max_labels` labels with probability ∝ 1 / rank^`zipf_exponent` (ranks a seeded permutation of the
-    labels, so frequent and rare labels are spread over the hierarchy) and writes, per label, one of its words and
-    one of its topic's words (and its area's word half the time), among 5–15 fillers, shuffled. A label's words
-    identify it; its topic's words are shared with its siblings, so the label tree has structure to find.
-
-    Columns: `text` (str), `labels` (label names `L<id>`, sorted by id).
-    """
-    rng = random.Random(seed)
-    ranks = list(range(num_labels))
-    rng.shuffle(ranks)
-    # Cumulative weights: what `choices(weights=...)` computes on every call, once (O(log L) per draw, not O(L)).
-    cumulative = list(itertools.accumulate(1.0 / (rank + 1) ** zipf_exponent for rank in ranks))
-    rows: dict[str, list] = {"text": [], "labels": []}
-    for _ in range(num_examples):
-        count = rng.randint(min_labels, max_labels)
-        labels: set[int] = set()
-        while len(labels) < count:
-            labels.add(rng.choices(range(num_labels), cum_weights=cumulative)[0])
-        words = []
-        for label in sorted(labels):
-            topic = label // topic_size
-            words += [f"l{label}{rng.choice('ab')}", f"t{topic}{rng.choice('ab')}"]
-            if rng.random() < 0.5:
-                words.append(f"a{topic // 8}")
-        words += [rng.choice(_TOPIC_FILLERS) for _ in range(rng.randint(min_fillers, max_fillers))]
-        rng.shuffle(words)
-        rows["text"].append(" ".join(words))
-        rows["labels"].append([f"L{label}" for label in sorted(labels)])
-    return dataset_from_rows(rows)
 
 
 def register_synthetic_task(name: str, task: SyntheticTask) -> None:

@@ -1,6 +1,6 @@
 """Elementwise functions for Triton kernels that `triton.language` lacks or computes in ways we avoid, shared by the
-fused recurrences (`models/lstmn/triton_steps.py`, `models/elmo/triton_cells.py`). Importing this module imports
-triton: only those kernel modules import it, and only on first use (`kernels_apply`)."""
+model folders' fused recurrences (their `triton_*.py`). Importing this module imports triton: only those kernel
+modules import it, and only on first use (`kernels_apply`)."""
 
 from __future__ import annotations
 

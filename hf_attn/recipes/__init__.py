@@ -1,6 +1,6 @@
-"""The papers' settings as recipes: `hf-attn train --recipe han-yelp` trains the paper's model on the paper's data.
+"""The papers' settings as recipes: `hf-attn train --recipe NAME` trains the paper's model on the paper's data.
 
-A recipe is a YAML file (`hf_attn/recipes/<name>.yaml`, or any path):
+A recipe is a YAML file (`hf_attn/models/<arch>/recipes/<name>.yaml`, its architecture's folder, or any path):
 
     description: one line
     paper: {metric: accuracy, value: 0.71, split: test, source: "Table 2", note: "..."}  # the number to compare
@@ -18,9 +18,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
+
+if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable  # Python 3.11+; annotations only
 
 
 @dataclass(frozen=True)
@@ -34,16 +37,29 @@ class Recipe:
     config: dict[str, Any] = field(default_factory=dict)
 
 
+def _shipped() -> dict[str, Traversable]:
+    """The recipes shipped with hf_attn, by name: each architecture's folder brings its own (`recipes/*.yaml`)."""
+    shipped: dict[str, Traversable] = {}
+    for folder in (resources.files("hf_attn") / "models").iterdir():
+        recipes = folder / "recipes"
+        for item in recipes.iterdir() if recipes.is_dir() else ():
+            if item.name.endswith(".yaml"):
+                name = item.name.removesuffix(".yaml")
+                if name in shipped:
+                    raise ValueError(f"Two architectures ship a recipe named {name!r}: rename one.")
+                shipped[name] = item
+    return shipped
+
+
 def list_recipes() -> list[str]:
     """The recipes shipped with hf_attn."""
-    folder = resources.files("hf_attn") / "recipes"
-    return sorted(item.name.removesuffix(".yaml") for item in folder.iterdir() if item.name.endswith(".yaml"))
+    return sorted(_shipped())
 
 
 def load_recipe(name: str) -> Recipe:
-    """A shipped recipe by name (`han-yelp`) or a YAML file by path."""
-    shipped = resources.files("hf_attn") / "recipes" / f"{name}.yaml"
-    if shipped.is_file():
+    """A shipped recipe by name (`hf-attn recipes` lists them) or a YAML file by path."""
+    shipped = _shipped().get(name)
+    if shipped is not None:
         text = shipped.read_text()
     elif Path(name).is_file():
         text = Path(name).read_text()

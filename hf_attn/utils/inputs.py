@@ -82,7 +82,7 @@ def file_kind(path: Path) -> str:
 
 
 def what_is(path: str | os.PathLike) -> str:
-    """What `path` is, as a line names it: "a CSV file", "a han model folder (config.json, model.safetensors,
+    """What `path` is, as a line names it: "a CSV file", "a <model_type> model folder (config.json, model.safetensors,
     ...)", "an empty folder", "a folder holding notes.md", "missing"."""
     path = Path(path)
     if path.is_dir():

@@ -4,6 +4,7 @@ from hf_attn.data.kinds import DOCUMENT_PAIR
 from hf_attn.registry_row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import DOCUMENT_TOKENIZER
 
+from . import synthetic_bi_attention  # noqa: F401  (registers its synthetic task, bilingual_documents)
 from .configuration_bi_attention import BiAttentionConfig
 from .modeling_bi_attention import BiAttentionForDocumentClassification, BiAttentionModel
 

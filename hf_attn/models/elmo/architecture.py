@@ -3,6 +3,7 @@
 from hf_attn.data.kinds import TOKEN_CLASS, TOKEN_VOCAB
 from hf_attn.registry_row import Architecture, Head, Paper
 
+from . import synthetic_elmo  # noqa: F401  (registers its synthetic task, ambiguous_tagging)
 from .configuration_elmo import ElmoConfig
 from .kinds import CHARACTER_TOKENIZER, CHARACTERS
 from .modeling_elmo import (

@@ -66,4 +66,5 @@ ARCHITECTURE = Architecture(
     },
     tags=("self-attention", "sentence-embedding", "bilstm"),
     converter="convert_lin_self_attentive_original_to_hf",
+    default=True,  # `hf-attn train` without --arch: the smallest model that shows its attention
 )

@@ -4,6 +4,7 @@ from hf_attn.data.kinds import SENTENCE, SENTENCE_PAIR, TOKEN_VOCAB
 from hf_attn.registry_row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
+from . import synthetic_lstmn  # noqa: F401  (registers its synthetic task, long_range_cue)
 from .configuration_lstmn import LstmnConfig
 from .modeling_lstmn import (
     LstmnForCausalLM,

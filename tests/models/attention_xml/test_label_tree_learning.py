@@ -12,7 +12,7 @@ import torch
 from transformers import TrainingArguments
 
 from hf_attn import AttentionXmlConfig, AttentionXmlForLabelTree
-from hf_attn.data import xmc_documents
+from hf_attn.models.attention_xml.synthetic_attention_xml import xmc_documents
 from hf_attn.models.attention_xml.training_attention_xml import evaluate_label_tree, train_label_tree, tree_of
 from hf_attn.tokenization import train_word_level_tokenizer
 

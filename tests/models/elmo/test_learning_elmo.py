@@ -11,7 +11,8 @@ import transformers
 from transformers import AutoModelForTokenClassification, AutoTokenizer, Trainer, TrainingArguments, set_seed
 
 from hf_attn import ElmoConfig, ElmoForTokenClassification
-from hf_attn.data import TAGS, PaddingCollator, ambiguous_word_tagging
+from hf_attn.data import PaddingCollator
+from hf_attn.models.elmo.synthetic_elmo import TAGS, ambiguous_word_tagging
 from hf_attn.models.elmo.tokenization_elmo import train_elmo_tokenizer
 from hf_attn.training import token_accuracy_at, train
 

@@ -10,9 +10,10 @@ import torch
 from torch import nn
 from transformers import Trainer, TrainingArguments
 
-from hf_attn.data import PaddingCollator, cue_word_sentiment, long_range_cue, tokenize_dataset
+from hf_attn.data import PaddingCollator, cue_word_sentiment, tokenize_dataset
 from hf_attn.models.lstmn.configuration_lstmn import LstmnConfig
 from hf_attn.models.lstmn.modeling_lstmn import LstmnForCausalLM, LstmnForSequenceClassification
+from hf_attn.models.lstmn.synthetic_lstmn import long_range_cue
 from hf_attn.tokenization import train_word_level_tokenizer
 from hf_attn.training import train
 
