@@ -75,19 +75,14 @@ from .evaluation import (
 )
 from .layers.few_shot import entity_token_positions
 from .registry import Architecture, Head
+from .tokenization.base import task_tokenizer
 from .tokenization.bpe import ids_to_tokens
 
 
 def vocabulary_fields(tokenizer: PreTrainedTokenizerBase) -> dict[str, Any]:
-    """The config fields a vocabulary sets: the tokenizer's own `config_fields()` where it has one (ELMo's
-    characters: no padding id; STCKA: its concept vocabulary too), else its size and padding id."""
-    own = getattr(tokenizer, "config_fields", None)
-    if own is not None:
-        return own()
-    fields = {"vocab_size": len(tokenizer)}
-    if tokenizer.pad_token_id is not None:
-        fields["pad_token_id"] = tokenizer.pad_token_id
-    return fields
+    """The config fields a vocabulary sets (the tokenizer contract's `config_fields()`: its size and padding id, or
+    what a tokenizer of its own says)."""
+    return task_tokenizer(tokenizer).config_fields()
 
 
 def _label_fields(labels: list[str]) -> dict[str, Any]:
@@ -97,6 +92,12 @@ def _label_fields(labels: list[str]) -> dict[str, Any]:
         "id2label": dict(enumerate(labels)),
         "label2id": {label: index for index, label in enumerate(labels)},
     }
+
+
+# What `score_evidence_attention` (`hf_attn.evaluation`) and `word_attention_on_evidence` report.
+EVIDENCE_METRICS = ("hit_rate", "evidence_mass", "best_hop_evidence_mass", "evidence_mass_uniform")
+# What the ranking metrics of label sets report (`hf_attn.evaluation`: precision, nDCG and propensity-scored P@k).
+RANKING_METRICS = tuple(f"{metric}_at_{k}" for metric in ("precision", "ndcg", "psp") for k in (1, 3, 5))
 
 
 class TaskShape:
@@ -116,6 +117,9 @@ class TaskShape:
     # ahead. `needs_ahead` says what does, where it cannot.
     streams: ClassVar[bool] = False
     needs_ahead: ClassVar[str] = "its statistics"
+    # The held-out metrics recorded with a trained model and shown on its card, in that order: what `metrics`,
+    # `extra_metrics` and `finish_metrics` may return (the Trainer's bookkeeping, loss and speeds, is left out).
+    reported_metrics: ClassVar[tuple[str, ...]] = ("accuracy", *EVIDENCE_METRICS)
 
     @property
     def name(self) -> str:
@@ -326,6 +330,7 @@ class MultiLabel(TaskShape):
 
     layout = TASK_LAYOUTS["multi_label"]
     label_kinds = (LABEL_SEQUENCE, MULTI_HOT)
+    reported_metrics = ("hamming_loss", "micro_f1", "macro_f1", "subset_accuracy", *RANKING_METRICS)
     needs_ahead = "the labels sorted by their frequency"
     input_kinds = (Sentence, Document, SourceAndTarget)  # a label-sequence head reads a text and decodes labels
 
@@ -411,6 +416,7 @@ class SequenceToSequence(TaskShape):
 
     layout = TASK_LAYOUTS["seq2seq"]
     label_kinds = (TOKEN_VOCAB,)
+    reported_metrics = ("bleu", "exact_match")
     needs_ahead = "the longest held-out target, for the generation length"
     input_kinds = (SourceAndTarget,)
 
@@ -463,21 +469,18 @@ class LanguageModeling(TaskShape):
 
     layout = TASK_LAYOUTS["language_modeling"]
     label_kinds = (TOKEN_VOCAB,)
+    reported_metrics = ("perplexity",)
     streams = True
     input_kinds = (Sentence,)  # one position per word (ELMo's characters too): a document is no language
 
     def encoder(self, data, tokenizer, config, head, max_length=None):
         kwargs = {"truncation": max_length is not None, "max_length": max_length}
-        characters = getattr(tokenizer, "reads_characters", False)
+        contract = task_tokenizer(tokenizer)
 
         def encode(batch: dict[str, list]) -> dict[str, list]:
-            if characters:  # the targets are word ids, the inputs characters
-                encoded = dict(tokenizer(batch[data.text_column], return_token_ids=True, **kwargs))
-                encoded["labels"] = encoded.pop("token_ids")
-            else:
-                encoded = dict(tokenizer(batch[data.text_column], **kwargs))
-                encoded["labels"] = [list(ids) for ids in encoded["input_ids"]]
-            return encoded
+            # The targets: the text's own ids, or what its tokenizer says a language model predicts (word ids, when
+            # the inputs are characters).
+            return contract.language_model_encoding(batch[data.text_column], **kwargs)
 
         return encode
 
@@ -510,11 +513,12 @@ class TokenClassification(TaskShape):
 
     layout = TASK_LAYOUTS["token_classification"]
     label_kinds = (TOKEN_CLASS,)
+    reported_metrics = ("accuracy", "ambiguous_accuracy")
     streams = True
 
     def encoder(self, data, tokenizer, config, head, max_length=None):
         kwargs = {"truncation": max_length is not None, "max_length": max_length}
-        markers = getattr(tokenizer, "sentence_markers", False)
+        markers = task_tokenizer(tokenizer).sentence_markers
 
         def encode(batch: dict[str, list]) -> dict[str, list]:
             encoded = dict(tokenizer(batch[data.text_column], **kwargs))
@@ -528,7 +532,7 @@ class TokenClassification(TaskShape):
     def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):
         inputs = model_inputs(head, tokenizer, texts, None, model.device)
         predicted = model(**inputs).logits.argmax(dim=-1)
-        offset = 1 if getattr(tokenizer, "sentence_markers", False) else 0  # after <S>
+        offset = 1 if task_tokenizer(tokenizer).sentence_markers else 0  # after the start marker
         results = []
         for row, text in enumerate(texts):
             words = text.split()
@@ -554,6 +558,7 @@ class FewShotClassification(TaskShape):
     where the task knows them."""
 
     layout = TASK_LAYOUTS["few_shot"]
+    reported_metrics = ("accuracy", "accuracy_ci95", *EVIDENCE_METRICS)
     label_kinds = (EPISODE,)
     needs_ahead = "the instances of every class, to draw episodes from"
     episodic = True

@@ -105,24 +105,8 @@ __all__ = [
     "train",
 ]
 
-# Held-out metrics recorded with a trained model (and shown on its card).
-REPORTED_METRICS = (
-    "accuracy",
-    "hit_rate",
-    "evidence_mass",
-    "best_hop_evidence_mass",
-    "bleu",
-    "exact_match",
-    "ambiguous_accuracy",
-    "perplexity",
-    "hamming_loss",
-    "micro_f1",
-    "macro_f1",
-    "subset_accuracy",
-    "accuracy_ci95",
-    "evidence_mass_uniform",
-    *(f"{metric}_at_{k}" for metric in ("precision", "ndcg", "psp") for k in (1, 3, 5)),
-)
+# The shape of an architecture's first stage (`Architecture.pretraining_head`): a language model on the task's texts.
+PRETRAINING_SHAPE = "language_modeling"
 
 
 @dataclass
@@ -461,7 +445,7 @@ def _pretrain(
     import copy
 
     head = next(head for head in architecture.heads if head.model_class.__name__ == architecture.pretraining_head)
-    shape = TASK_SHAPES["language_modeling"]
+    shape = TASK_SHAPES[PRETRAINING_SHAPE]
     texts = TaskData(train=data.train, eval=data.eval, shape=shape.name, text_column=data.text_column)
     encode = shape.encoder(texts, tokenizer, config, head, max_length)
     stage_args = copy.copy(args)
@@ -643,7 +627,10 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
     metrics.update(task_metrics)
     metrics.update(shape.extra_metrics(model, head, eval_split, data))
     _report(trainer, tokenizer, shape.headline(metrics))
-    summary = _summary(options, args, architecture, data, trainer, metrics, overrides, coverage, recipe, tokenizer)
+    # The metrics the card shows: the task shape's, then its first stage's (a pretrained language model's perplexity).
+    reported = (*shape.reported_metrics, *(TASK_SHAPES[PRETRAINING_SHAPE].reported_metrics if staged else ()))
+    shown = {key: metrics[key] for key in dict.fromkeys(reported) if not math.isnan(metrics.get(key, math.nan))}
+    summary = _summary(options, args, architecture, data, trainer, shown, overrides, coverage, recipe, tokenizer)
     _finish(options, args, trainer, tokenizer, summary, push_repo)
     return TrainingResult(model=trainer.model, tokenizer=tokenizer, metrics=metrics, trainer=trainer)
 
@@ -660,7 +647,7 @@ def _report(trainer: Trainer, tokenizer: PreTrainedTokenizerBase, result: str) -
 
 
 def _summary(options, args, architecture, data, trainer, metrics, overrides, coverage, recipe, tokenizer) -> dict:
-    """The training record (`hf_attn_training.json`) the card is written from."""
+    """The training record (`hf_attn_training.json`) the card is written from; `metrics`: the ones it shows."""
     if options.tokenizer:
         vocabulary = f"{options.tokenizer} ({len(tokenizer)} tokens)"
     else:
@@ -692,7 +679,7 @@ def _summary(options, args, architecture, data, trainer, metrics, overrides, cov
     summary = {
         "dataset": {"type": source["type"], "name": source["name"], "description": description},
         "settings": {key: value for key, value in settings.items() if value not in (None, {}, [])},
-        "metrics": {key: metrics[key] for key in REPORTED_METRICS if key in metrics and not math.isnan(metrics[key])},
+        "metrics": metrics,
     }
     if recipe is not None:
         summary["paper"] = recipe.paper

@@ -221,6 +221,11 @@ from .kinds import WeightedSentence
 class WeightedClassification(Classification):
     layout = TaskLayout("weighted_classification")
     input_kinds = (WeightedSentence,)
+    reported_metrics = (*Classification.reported_metrics, "tokens_per_text")  # a metric name of its own
+
+    def extra_metrics(self, model, head, encoded_eval, data):
+        lengths = [len(ids) for ids in encoded_eval["input_ids"]]
+        return {**super().extra_metrics(model, head, encoded_eval, data), "tokens_per_text": sum(lengths) / len(lengths)}
 
     def encoder(self, data, tokenizer, config, head, max_length=None):
         encode_texts = super().encoder(data, tokenizer, config, head, max_length)
@@ -282,6 +287,8 @@ def test_the_text_vector_is_the_weighted_mean_of_its_embeddings():
 """
 
 MEAN_POOL_LEARNING_TEST = """
+import json
+
 from transformers import AutoTokenizer
 
 from hf_attn.training import train
@@ -292,6 +299,8 @@ def test_it_learns_the_cues_on_its_own_task_shape_and_tokenizer(tmp_path):
                    disable_tqdm=True, logging_steps=10**9)
     assert result.metrics["accuracy"] >= 0.9, result.metrics
     assert type(AutoTokenizer.from_pretrained(tmp_path)).__name__ == "MeanPoolTokenizerFast"
+    recorded = json.loads((tmp_path / "hf_attn_training.json").read_text())["metrics"]  # its card's metrics
+    assert recorded["tokens_per_text"] == result.metrics["tokens_per_text"] > 1 and "accuracy" in recorded
 """
 
 MEAN_POOL_CONVERSION_TEST = """

@@ -9,6 +9,11 @@ the plain one has none.
   model can read; a batch is padded to at least one position instead, so an empty text is one all-padding row, the
   defined way hf_attn models take an empty input (they return a finite output for it).
 
+It also holds **the tokenizer contract** (`TaskTokenizer`): what hf_attn's task shapes, pictures and printouts ask of
+a tokenizer beyond transformers' `PreTrainedTokenizerBase`. Every hf_attn tokenizer keeps it by inheriting
+`TokenizerContract` (the answers of one text of token ids) and overriding what differs; a tokenizer from elsewhere
+(a `--tokenizer` folder's bare `tokenizer.json`) is seen through `task_tokenizer`, with those answers.
+
 The file is self-contained (it imports only transformers), is registered with `AutoTokenizer` by `import hf_attn`,
 and is copied next to a saved model for `trust_remote_code` users; `PreTrainedTokenizerFast.from_pretrained` also
 reads a saved folder's `tokenizer.json` without any code. A tokenizer that lives in a model folder and imports
@@ -18,7 +23,8 @@ hf_attn's shared tokenizer modules (ELMo's, STCKA's) saves them beside itself (`
 from __future__ import annotations
 
 import re
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, ClassVar, Protocol
 
 import torch
 from transformers import BatchEncoding, PreTrainedTokenizerFast
@@ -55,7 +61,75 @@ class SavesItsCode:
         return files
 
 
-class HfAttnTokenizerFast(SavesItsCode, PreTrainedTokenizerFast):
+class TaskTokenizer(Protocol):
+    """The tokenizer contract: what hf_attn asks of a tokenizer besides `__call__`, `len` and the special ids."""
+
+    # The input ids are characters of words (`(B, T, C)`); a language model's targets are then the words' ids.
+    reads_characters: bool
+    # Every text is framed by a start and an end marker (`<S>`, `</S>`): a word's per-token label sits one position
+    # after its index, and the markers get none (-100).
+    sentence_markers: bool
+
+    def config_fields(self) -> dict[str, Any]:
+        """The config fields the vocabulary sets (`vocab_size`, `pad_token_id`, a second vocabulary's)."""
+        ...
+
+    def tokens_of(self, input_name: str, ids: Sequence[int]) -> list[str] | None:
+        """The tokens of input `input_name`'s ids where this tokenizer reads them its own way (a second vocabulary),
+        else `None` (they read as any vocabulary's)."""
+        ...
+
+    def language_model_encoding(self, texts: list[str], **kwargs: Any) -> dict[str, list]:
+        """The model inputs of `texts` and `labels`, the ids a language model predicts."""
+        ...
+
+
+class TokenizerContract:
+    """The contract's answers for a tokenizer of one text of token ids (`TaskTokenizer`): a mixin of every hf_attn
+    tokenizer, which overrides what differs."""
+
+    reads_characters: ClassVar[bool] = False
+    sentence_markers: ClassVar[bool] = False
+
+    def config_fields(self) -> dict[str, Any]:
+        fields = {"vocab_size": len(self)}  # type: ignore[arg-type]
+        if self.pad_token_id is not None:  # type: ignore[attr-defined]
+            fields["pad_token_id"] = self.pad_token_id  # type: ignore[attr-defined]
+        return fields
+
+    def tokens_of(self, input_name: str, ids: Sequence[int]) -> list[str] | None:
+        return None
+
+    def language_model_encoding(self, texts: list[str], **kwargs: Any) -> dict[str, list]:
+        encoded = dict(self(texts, **kwargs))  # type: ignore[operator]
+        encoded["labels"] = [list(ids) for ids in encoded["input_ids"]]  # the text's own ids (shifted by the model)
+        return encoded
+
+
+class PlainTokenizer(TokenizerContract):
+    """A tokenizer from outside hf_attn seen through the contract, with the answers of one text of token ids."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        self.tokenizer = tokenizer
+
+    def __call__(self, *args: Any, **kwargs: Any) -> BatchEncoding:
+        return self.tokenizer(*args, **kwargs)
+
+    def __len__(self) -> int:
+        return len(self.tokenizer)
+
+    @property
+    def pad_token_id(self) -> int | None:
+        return self.tokenizer.pad_token_id
+
+
+def task_tokenizer(tokenizer: Any) -> TaskTokenizer:
+    """`tokenizer` as the contract sees it: itself when it keeps it (every hf_attn tokenizer), else a
+    `PlainTokenizer` around it."""
+    return tokenizer if isinstance(tokenizer, TokenizerContract) else PlainTokenizer(tokenizer)
+
+
+class HfAttnTokenizerFast(SavesItsCode, TokenizerContract, PreTrainedTokenizerFast):
     """`PreTrainedTokenizerFast` that takes any Python string (lone surrogates become U+FFFD) and pads tensors to at
     least one position (an empty text is one all-padding row)."""
 

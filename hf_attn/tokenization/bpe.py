@@ -14,7 +14,7 @@ from typing import Any
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
-from .base import HfAttnTokenizerFast
+from .base import HfAttnTokenizerFast, task_tokenizer
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[BOS]", "[EOS]"]
 END_OF_WORD = "</w>"
@@ -42,8 +42,7 @@ def ids_to_tokens(tokenizer: Any, input_name: str, ids: Sequence[int]) -> list[s
     """The tokens of an input's ids as a picture or a printout shows them: the tokenizer's own `tokens_of(input_name,
     ids)` where it has one and it answers (STCKA's concept vocabulary for `concept_input_ids`), else its words (BPE
     pieces without their `</w>` markers: `readable_tokens`)."""
-    own = getattr(tokenizer, "tokens_of", None)
-    tokens = own(input_name, ids) if own is not None else None
+    tokens = task_tokenizer(tokenizer).tokens_of(input_name, ids)
     if tokens is not None:
         return tokens
     return readable_tokens(tokenizer.convert_ids_to_tokens(list(ids)), tokenizer.all_special_tokens)

@@ -10,8 +10,8 @@ A model folder brings its own in its `kinds.py` (ELMo's `characters`, `CHARACTER
 mapping; STCKA's `concepts`, `CONCEPT_TOKENIZER`: words and a concept vocabulary from a knowledge base). A row names
 its kind by object; a name is looked up once, where a string gives it (`get_tokenizer_kind`). A new kind is a
 `TokenizerKind` registered from its own module (`register_tokenizer_kind`), imported by the folder's
-`architecture.py`. What a task shape asks of a tokenizer beyond its ids, the tokenizer answers itself
-(`config_fields()`, `tokens_of()`, `reads_characters`, `sentence_markers`: `hf_attn.tasks`).
+`architecture.py`. What a task shape asks of a tokenizer beyond its ids is the tokenizer contract
+(`hf_attn.tokenization.base.TaskTokenizer`), which the tokenizer answers itself.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from typing import Any
 
 from transformers import PreTrainedTokenizerBase
 
-from .base import HfAttnTokenizerFast
+from .base import HfAttnTokenizerFast, TokenizerContract
 from .bpe import train_bpe_tokenizer
 from .document import DocumentTokenizerFast
 from .word_level import train_document_tokenizer, train_word_level_tokenizer
@@ -82,7 +82,13 @@ TOKENIZER_KINDS: dict[str, TokenizerKind] = {}
 
 
 def register_tokenizer_kind(kind: TokenizerKind) -> TokenizerKind:
-    """Registers `kind` under its name (again: replaced); returns it."""
+    """Registers `kind` under its name (again: replaced); returns it. Its tokenizer keeps the tokenizer contract
+    (`TaskTokenizer`, by inheriting `TokenizerContract`), or it is refused, naming the kind."""
+    if not issubclass(kind.tokenizer_class, TokenizerContract):
+        raise ValueError(
+            f"tokenizer kind {kind.name!r}: {kind.tokenizer_class.__name__} does not keep the tokenizer contract: "
+            "derive it from hf_attn.tokenization.base.HfAttnTokenizerFast (or TokenizerContract)."
+        )
     TOKENIZER_KINDS[kind.name] = kind
     return kind
 

@@ -24,8 +24,9 @@ tokenizer built with a vocabulary (bilm-tf's `vocab.txt`: one token a line, with
 
 The file imports only torch, tokenizers, transformers and one padding helper of hf_attn's; it is registered with
 `AutoTokenizer` through the folder's row (its tokenizer kind, `kinds.py`), and written next to a saved model for
-`trust_remote_code` users (`hf_attn.utils.remote_code`). What hf_attn's task shapes ask of a tokenizer it answers
-itself: `reads_characters`, `sentence_markers` and `config_fields()`.
+`trust_remote_code` users (`hf_attn.utils.remote_code`). What hf_attn's task shapes ask of a tokenizer (the contract,
+`hf_attn.tokenization.base.TaskTokenizer`) it answers itself: `reads_characters`, `sentence_markers`,
+`config_fields()` and `language_model_encoding()`.
 
 Shape legend: B sentences, T tokens (boundary tokens included), C characters per token.
 """
@@ -42,7 +43,7 @@ import torch
 from tokenizers import Tokenizer, models, pre_tokenizers
 from transformers import BatchEncoding, PreTrainedTokenizerFast
 
-from hf_attn.tokenization.base import SavesItsCode
+from hf_attn.tokenization.base import SavesItsCode, TokenizerContract
 from hf_attn.tokenization.document import pad_nested
 
 # bilm-tf's reserved character ids (before the +1 shift).
@@ -84,7 +85,7 @@ def character_ids_to_token(character_ids: Sequence[int]) -> str:
     return bytes(i for i in ids if i < 256).decode("utf-8", "replace")
 
 
-class ElmoCharacterTokenizerFast(SavesItsCode, PreTrainedTokenizerFast):
+class ElmoCharacterTokenizerFast(SavesItsCode, TokenizerContract, PreTrainedTokenizerFast):
     """Whitespace tokens -> ELMo character ids `(B, T, C)` and a token mask `(B, T)` (optionally word ids).
 
     Options (kept in `init_kwargs`, saved to `tokenizer_config.json`):
@@ -103,9 +104,9 @@ class ElmoCharacterTokenizerFast(SavesItsCode, PreTrainedTokenizerFast):
 
     # No `__init__` of our own: transformers 5 loads `tokenizer.json` as-is only for classes without one.
 
-    # What hf_attn's task shapes ask of a tokenizer (`hf_attn.tasks`): the input ids are characters, and the words'
-    # vocabulary ids (`return_token_ids=True`) are a language model's targets; every sentence is framed by <S> and
-    # </S>, so a word's tag sits one position after its index.
+    # The tokenizer contract (`hf_attn.tokenization.base.TaskTokenizer`): the input ids are characters, and the
+    # words' vocabulary ids (`return_token_ids=True`) are a language model's targets; every sentence is framed by <S>
+    # and </S>, so a word's tag sits one position after its index.
     reads_characters = True
     sentence_markers = True
 
@@ -113,6 +114,12 @@ class ElmoCharacterTokenizerFast(SavesItsCode, PreTrainedTokenizerFast):
         """The config fields the vocabulary sets: its size only (the word vocabulary's padding id is not the padding
         of the character ids the model reads)."""
         return {"vocab_size": len(self)}
+
+    def language_model_encoding(self, texts: list[str], **kwargs: Any) -> dict[str, list]:
+        """The characters of `texts` and, as `labels`, their words' ids (the biLM's targets)."""
+        encoded = dict(self(texts, return_token_ids=True, **kwargs))
+        encoded["labels"] = encoded.pop("token_ids")
+        return encoded
 
     @property
     def max_characters_per_token(self) -> int:

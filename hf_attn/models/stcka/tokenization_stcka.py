@@ -24,7 +24,8 @@ word keeps its spelling. Both vocabularies, the source and the option are saved 
 The file imports only torch, transformers and two tokenizer modules of hf_attn's; it is registered with
 `AutoTokenizer` through the folder's row (its tokenizer kind, `kinds.py`, which also trains and builds it), and
 written next to a saved model for `trust_remote_code` users (`hf_attn.utils.remote_code`). What hf_attn's task
-shapes and pictures ask of a tokenizer it answers itself: `config_fields()` and `tokens_of()`.
+shapes and pictures ask of a tokenizer (the contract, `hf_attn.tokenization.base.TaskTokenizer`) it answers itself:
+`config_fields()` and `tokens_of()`.
 
 Shape legend: B texts, T words, M concepts, W characters per word.
 """
