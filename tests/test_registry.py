@@ -225,7 +225,8 @@ class WeightedClassification(Classification):
 
     def extra_metrics(self, model, head, encoded_eval, data):
         lengths = [len(ids) for ids in encoded_eval["input_ids"]]
-        return {**super().extra_metrics(model, head, encoded_eval, data), "tokens_per_text": sum(lengths) / len(lengths)}
+        scores = super().extra_metrics(model, head, encoded_eval, data)
+        return {**scores, "tokens_per_text": sum(lengths) / len(lengths)}
 
     def encoder(self, data, tokenizer, config, head, max_length=None):
         encode_texts = super().encoder(data, tokenizer, config, head, max_length)
