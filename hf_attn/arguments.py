@@ -134,6 +134,10 @@ class HfAttnArguments:
     save: bool = field(default=True, metadata=option_help("save the model, tokenizer and card to output_dir"))
     # The recipe named by `recipe`, read once by `resolve_options` (not an option: no flag).
     loaded_recipe: Recipe | None = field(default=None, init=False, repr=False, compare=False)
+    # The config fields the run sets (the recipe's `config`, then `--config`'s) and the synthetic task's options
+    # (`task_args`), merged and parsed once, by `resolve_options` (not options: no flag).
+    config_overrides: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    task_kwargs: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     # The options the recipe set and the user did not type (messages about them say whose they are).
     from_recipe: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
     # The architecture's own options (`Architecture.arguments`), read by `resolve_options` (not an option: no flag).

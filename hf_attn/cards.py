@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
-from transformers import AutoConfig
+from transformers import AutoConfig, PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
 
 from .pictures import visualize
 from .registry import Architecture, get_architecture
@@ -103,21 +103,28 @@ def _conversion_section(conversion: dict[str, Any] | None) -> str | None:
     return "\n".join(lines)
 
 
-def render_model_card(model_dir: str | Path, repo_id: str | None = None, base_model: str | None = None) -> ModelCard:
-    """The card of the model saved in `model_dir`, as a `huggingface_hub.ModelCard`."""
+def render_model_card(
+    model_dir: str | Path, repo_id: str | None = None, base_model: str | None = None,
+    config: PreTrainedConfig | None = None, destination: str | Path | None = None,
+) -> ModelCard:  # fmt: skip
+    """The card of the model saved in `model_dir`, as a `huggingface_hub.ModelCard`; `config`: the saved model's
+    config in memory (a training run's, just saved), else read from the folder; `destination`: the folder the model
+    is moved to, where `model_dir` is a staged save's staging folder (the card names the destination)."""
     if repo_id is not None:
         check_repo_id(repo_id, "repo_id")
     from .utils.inputs import MODEL_FOLDER, read_input
 
     model_dir = Path(model_dir)
-    config = read_input("MODEL_DIR", model_dir, MODEL_FOLDER, lambda: AutoConfig.from_pretrained(model_dir))
+    if config is None:
+        config = read_input("MODEL_DIR", model_dir, MODEL_FOLDER, lambda: AutoConfig.from_pretrained(model_dir))
     architecture = get_architecture(config.model_type)
     class_name = (config.architectures or [architecture.base_model_class.__name__])[0]
     head = next((h for h in architecture.heads if h.model_class.__name__ == class_name), None)
     pipeline_tag = head.pipeline_tag if head else None
     training = _read_json(model_dir / TRAINING_FILE)
     conversion = _read_json(model_dir / CONVERSION_FILE)
-    name = repo_id or model_dir.resolve().name
+    shown = Path(destination) if destination is not None else model_dir
+    name = repo_id or shown.resolve().name
 
     card_data = ModelCardData(
         model_name=name,
@@ -134,7 +141,7 @@ def render_model_card(model_dir: str | Path, repo_id: str | None = None, base_mo
         template_str=template_text(architecture),
         # Given again: with eval results, `card_data` moves `model_name` into the model-index and the heading lost it.
         model_name=name,
-        repo_id=repo_id or str(model_dir),
+        repo_id=repo_id or str(shown),
         model_class=class_name,
         auto_class=(head.auto_class if head else "AutoModel") or "",  # "": the head has no Auto class
         config=config.to_dict(),
@@ -153,13 +160,18 @@ def render_model_card(model_dir: str | Path, repo_id: str | None = None, base_mo
 ATTENTION_PICTURE = "attention.png"
 
 
-def draw_attention_picture(model_dir: str | Path, text: str, pair: str | None = None, **options: Any) -> Path | None:
+def draw_attention_picture(
+    model_dir: str | Path, text: str, pair: str | None = None, model: PreTrainedModel | None = None,
+    tokenizer: PreTrainedTokenizerBase | None = None, **options: Any,
+) -> Path | None:  # fmt: skip
     """Draws the saved model's attention for `text` into `model_dir/attention.png` (`hf_attn.visualization`;
-    `options` go to the architecture's view, e.g. a few-shot model's `support`). The picture is an extra of the
-    card: when it cannot be drawn (no tokenizer in the folder, a head without a picture, any failure) the reason is
+    `options` go to the architecture's view, e.g. a few-shot model's `support`): `model` and `tokenizer` where they
+    are in memory (a training run's, just saved), else loaded from the folder. The picture is an extra of the card:
+    when it cannot be drawn (no tokenizer in the folder, a head without a picture, any failure) the reason is
     reported on stderr, `None` returned, and the card written without it."""
     try:
-        model, tokenizer, _, _ = load_trained(str(model_dir))
+        if model is None or tokenizer is None:
+            model, tokenizer, _, _ = load_trained(str(model_dir))
         figure = visualize(model, tokenizer, text, pair=pair, **options)
         return figure.save_png(Path(model_dir) / ATTENTION_PICTURE)
     except Exception as error:  # reported, and the card still written
@@ -168,20 +180,29 @@ def draw_attention_picture(model_dir: str | Path, text: str, pair: str | None = 
 
 
 def write_model_card(
-    model_dir: str | Path, repo_id: str | None = None, base_model: str | None = None, example: dict | None = None
-) -> Path:
+    model_dir: str | Path, repo_id: str | None = None, base_model: str | None = None, example: dict | None = None,
+    model: PreTrainedModel | None = None, tokenizer: PreTrainedTokenizerBase | None = None,
+    destination: str | Path | None = None,
+) -> Path:  # fmt: skip
     """Renders the card and writes it to `model_dir/README.md`; returns its path. With an example (`example`:
     `{"text", "pair"?, "support"?, "entities"?}`, else the one the training or conversion record holds), the card
     gets the picture of the model's attention for it (`attention.png`, linked from the card; it travels with
-    `hf-attn push`)."""
+    `hf-attn push`). `model` and `tokenizer`: the saved ones, where they are still in memory (nothing is read
+    back from the folder); else they are loaded from it. `destination`: where a staged save moves the folder."""
     model_dir = Path(model_dir)
     path = model_dir / "README.md"
-    card = render_model_card(model_dir, repo_id=repo_id, base_model=base_model)
+    config = model.config if model is not None else None
+    card = render_model_card(model_dir, repo_id, base_model, config=config, destination=destination)
     if example is None:
         records = (_read_json(model_dir / TRAINING_FILE) or {}, _read_json(model_dir / CONVERSION_FILE) or {})
         example = next((record["example"] for record in records if record.get("example")), None)
     options = {name: example[name] for name in ("support", "entities") if name in (example or {})}
-    if example and draw_attention_picture(model_dir, example["text"], example.get("pair"), **options) is not None:
+    picture = (
+        draw_attention_picture(model_dir, example["text"], example.get("pair"), model, tokenizer, **options)
+        if example
+        else None
+    )
+    if picture is not None:
         section = (
             f'## Attention\n\nWhat the model attends to in an example, "{example["text"][:120]}" (weights '
             f"as computed; `hf-attn visualize` draws any text):\n\n![attention]({ATTENTION_PICTURE})\n\n"

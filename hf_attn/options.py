@@ -75,20 +75,49 @@ def noam_arguments(d_model: int, warmup_steps: int = 4000, factor: float = 1.0) 
 
 
 def config_fields(config_class: type) -> set[str]:
-    """The fields a config of `config_class` reads: its dataclass fields, what a default instance holds, and
-    `num_labels` (transformers' alias of `id2label`'s size)."""
+    """The fields a config of `config_class` reads, from the class (no config is built): its dataclass fields and
+    the two keywords transformers' configs take for a property (`num_labels`, the size of `id2label`;
+    `output_attentions`)."""
+    return set(_declared(config_class)) | {"num_labels", "output_attentions"}
+
+
+def _declared(config_class: type) -> dict[str, Any]:
+    """The config class's dataclass fields by name (`@strict` configs are dataclasses)."""
     import dataclasses
 
-    fields = (
-        {field.name for field in dataclasses.fields(config_class)} if dataclasses.is_dataclass(config_class) else set()
+    return (
+        {field.name: field for field in dataclasses.fields(config_class)}
+        if dataclasses.is_dataclass(config_class)
+        else {}
     )
-    return fields | set(config_class().to_dict()) | {"num_labels"}
+
+
+def config_value(config_class: type, overrides: dict[str, Any], name: str) -> Any:
+    """The value field `name` will have in a config of `config_class` built with `overrides` (the override, else
+    the field's default; `None` for a field the class does not declare), read without building one."""
+    import dataclasses
+
+    if name in overrides:
+        return overrides[name]
+    declared = (
+        {field.name: field for field in dataclasses.fields(config_class)}
+        if dataclasses.is_dataclass(config_class)
+        else {}
+    )
+    if name not in declared:
+        return None
+    field = declared[name]
+    return field.default_factory() if field.default_factory is not dataclasses.MISSING else field.default
 
 
 def check_config_overrides(config_class: type, overrides: dict[str, Any], option: str = "--config") -> None:
-    """Refuses a field the config does not have (a typo would otherwise train with the default and be saved in
-    config.json as a dead key), naming the nearest fields."""
+    """Refuses, before any work and without building a config, a field the config does not have (a typo would
+    otherwise train with the default and be saved in config.json as a dead key), naming the nearest fields, and a
+    value its field's own validators refuse (its type, its range: huggingface_hub's strict dataclasses run the same
+    validators when the config is built, which checks the rules that tie fields together)."""
     import difflib
+
+    from huggingface_hub.errors import StrictDataclassFieldValidationError
 
     known = config_fields(config_class)
     for name in overrides:
@@ -96,14 +125,23 @@ def check_config_overrides(config_class: type, overrides: dict[str, Any], option
             nearest = difflib.get_close_matches(name, sorted(known), n=3, cutoff=0.6)
             hint = f"did you mean {' or '.join(nearest)}?" if nearest else f"its fields: {', '.join(sorted(known))}"
             raise ValueError(f"{option}: {config_class.__name__} has no field {name!r}; {hint}")
+    # `__validators__`: what `@strict` runs on every assignment to a field, by field name.
+    validators = getattr(config_class, "__validators__", {})
+    for name, value in overrides.items():
+        for validate in validators.get(name, ()):
+            try:
+                validate(value)
+            except (TypeError, ValueError) as cause:
+                error = StrictDataclassFieldValidationError(field=name, cause=cause)
+                raise ValueError(f"{option}: {' '.join(str(error).split())}") from cause
 
 
 def build_config(config_class: type, overrides: dict[str, Any], **fields: Any) -> Any:
-    """`config_class(**fields, **overrides)`, the overrides checked first (`check_config_overrides`); a value of the
-    wrong type or out of range is a `ValueError` naming `--config` and the field (the config's own message)."""
+    """`config_class(**fields, **overrides)`: the run's one config (the overrides were checked by `resolve_options`,
+    `check_config_overrides`); a value the config refuses is a `ValueError` naming `--config` and the field (the
+    config's own message)."""
     from huggingface_hub.errors import StrictDataclassError
 
-    check_config_overrides(config_class, overrides)
     try:
         return config_class(**fields, **overrides)
     except (StrictDataclassError, TypeError) as error:
@@ -253,10 +291,10 @@ def _architectures_with(test) -> str:
     return ", ".join(name for name, architecture in ARCHITECTURES.items() if test(architecture))
 
 
-def check_noam(config: Any, arch: str) -> None:
+def check_noam(d_model: int | None, arch: str) -> None:
     """`--schedule noam` reads the config's d_model (Vaswani et al., eq. 3): refused, in one line, for a config that
     has none."""
-    if getattr(config, "d_model", None) is None:
+    if d_model is None:
         with_it = _architectures_with(lambda architecture: "d_model" in config_fields(architecture.config_class))
         raise ValueError(
             f"--schedule noam: the Transformer's schedule (eq. 3) reads the config's d_model, which --arch {arch} "
@@ -340,22 +378,29 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
         )
     merged = {**(_recipe_options(recipe) if recipe else {}), **given}
     merged["arch"] = merged.get("arch") or default_architecture()
+    # The config's fields, merged once (the recipe's, then --config's) and checked before any work; the config is
+    # built once, by the run, when the data has set its vocabulary and labels.
+    config_class = get_architecture(merged["arch"]).config_class
     overrides = {**(recipe.config if recipe else {}), **parse_overrides(merged.get("config"))}
-    config = build_config(get_architecture(merged["arch"]).config_class, overrides)
+    check_config_overrides(config_class, overrides)
     if merged.get("schedule") == "noam":
-        check_noam(config, merged["arch"])
-        noam = noam_arguments(config.d_model, int(merged.get("warmup_steps") or 4000))
+        d_model = config_value(config_class, overrides, "d_model")
+        check_noam(d_model, merged["arch"])
+        noam = noam_arguments(d_model, int(merged.get("warmup_steps") or 4000))
         merged = {**merged, **noam, **given}  # the schedule over the recipe, what was typed over both
-    if "label_smoothing_factor" not in merged and getattr(config, "label_smoothing", 0.0):
+    label_smoothing = config_value(config_class, overrides, "label_smoothing")
+    if "label_smoothing_factor" not in merged and label_smoothing:
         # The paper's training loss (the Transformer's ε_ls = 0.1, §5.4) is a training argument: the model's own
         # `outputs.loss` is plain cross-entropy against `labels`, as in transformers' models.
-        merged["label_smoothing_factor"] = config.label_smoothing
+        merged["label_smoothing_factor"] = label_smoothing
     check_ranges(merged, given, recipe.name if recipe else None)
     shape_from = "on the command line" if "shape" in given or recipe is None else f"from recipe {recipe.name!r}"
     check_shape(merged.get("shape"), shape_from)
     own = {item.name for item in fields(HfAttnArguments) if item.init}
     options = HfAttnArguments(**{key: value for key, value in merged.items() if key in own})
     options.loaded_recipe = recipe
+    options.config_overrides = overrides
+    options.task_kwargs = parse_overrides(options.task_args)
     options.from_recipe = tuple(sorted(set(recipe.arguments) - set(given))) if recipe else ()
     options.architecture_arguments, architectures_own = _architecture_arguments(options.arch, merged)
     args = HfAttnTrainingArguments(

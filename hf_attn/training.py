@@ -75,7 +75,6 @@ from .options import (
     parse_overrides,
     resolve_options,
 )
-from .recipes import load_recipe
 from .registry import Architecture, Head, get_architecture
 from .task_registry import TASK_SHAPES
 from .tasks import TaskShape, encode_split, encoding_key, score_evidence_attention, token_accuracy_at
@@ -144,9 +143,7 @@ def task_summary(docstring: str | None) -> str:
 def _synthetic_data(options: HfAttnArguments, architecture: Architecture, seed: int) -> TaskData:
     name = options.task or architecture.synthetic_task
     synthetic = get_synthetic_task(name)
-    train_split, held_out = synthetic.splits(
-        options.num_train, options.num_eval, seed=seed, **parse_overrides(options.task_args)
-    )
+    train_split, held_out = synthetic.splits(options.num_train, options.num_eval, seed=seed, **options.task_kwargs)
     return TaskData(
         train=train_split,
         eval=held_out,
@@ -315,13 +312,17 @@ def _resume_point(
 
 
 def _shared_tokenizer(
-    args: HfAttnTrainingArguments, checkpoint: str | bool | None, source: str | None, build
+    args: HfAttnTrainingArguments, checkpoint: str | bool | None, source: str | None, build, own_class: type
 ) -> PreTrainedTokenizerBase:
     """The given tokenizer; when resuming (from `checkpoint`), the checkpoint's (a vocabulary trained again could
     differ: the BPE trainer orders tied merges by hash-map order); else one `build` trains. Every process must use
     the same vocabulary, so in a distributed run the main process builds the tokenizer and the others load its
     copy."""
-    if source is None and isinstance(checkpoint, str) and (Path(checkpoint) / "tokenizer_config.json").is_file():
+    saved = Path(checkpoint) / "tokenizer_config.json" if isinstance(checkpoint, str) else None
+    if source is None and saved is not None and saved.is_file():
+        # The run's own kind (`own_class`) loads as itself: AutoTokenizer would read the checkpoint's config first.
+        if json.loads(saved.read_text(encoding="utf-8")).get("tokenizer_class") == own_class.__name__:
+            return own_class.from_pretrained(checkpoint)
         source = checkpoint
     if isinstance(source, PreTrainedTokenizerBase):
         return source
@@ -546,8 +547,7 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
             what="this run",
         )
     architecture = get_architecture(options.arch)
-    recipe = options.loaded_recipe or (load_recipe(options.recipe) if options.recipe else None)
-    overrides = {**(recipe.config if recipe else {}), **parse_overrides(options.config)}
+    recipe, overrides = options.loaded_recipe, options.config_overrides  # merged once, by `resolve_options`
     stages = DataStages()
     with stages.stage("reading and preparing") as step:
         data = _dataset_data(options, architecture, args) if options.dataset else None
@@ -579,7 +579,8 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
     resume = _resume_point(args.resume_from_checkpoint, args.output_dir, not staged, report_on_main(args))
     with stages.stage("vocabulary") as step:
         build = lambda: _vocabulary(options, architecture, data)  # noqa: E731 (trained only where none is given)
-        tokenizer = _shared_tokenizer(args, resume, options.tokenizer, build)
+        own_class = get_tokenizer_kind(architecture.tokenizer).tokenizer_class
+        tokenizer = _shared_tokenizer(args, resume, options.tokenizer, build, own_class)
         step.cached = options.tokenizer is None and "vocabulary" in data.from_cache
     labels = shape.label_names(data)
     if not shape.episodic:  # a few-shot split is the instances its episodes are drawn from: all of them are needed
@@ -668,7 +669,7 @@ def _summary(options, args, architecture, data, trainer, metrics, overrides, cov
         "precision": "bf16" if args.bf16 else "fp16" if args.fp16 else "fp32",
         "vocabulary": vocabulary,
         "word vectors": coverage.summary() if coverage else None,
-        "task options": parse_overrides(options.task_args) if not options.dataset else None,
+        "task options": options.task_kwargs if not options.dataset else None,
         "config overrides": overrides,
         "recipe": options.recipe,
     }
@@ -747,12 +748,14 @@ def save_trained(
     arguments into `training_args.bin`: nothing we ship is a pickle."""
     trainer.accelerator.wait_for_everyone()
     if trainer.is_world_process_zero():
+        model = trainer.accelerator.unwrap_model(trainer.model)
         with staged_save(output_dir) as staging:  # all written aside, then moved in, the weights last
-            trainer.accelerator.unwrap_model(trainer.model).save_pretrained(staging)
+            model.save_pretrained(staging)
             tokenizer.save_pretrained(staging)
             (staging / "training_args.json").write_text(trainer.args.to_json_string())
             (staging / TRAINING_FILE).write_text(json.dumps(summary, indent=2, default=str))
-            write_model_card(staging, repo_id=repo_id)
+            # The card from the model and tokenizer in memory, naming the folder it is moved to.
+            write_model_card(staging, repo_id=repo_id, model=model, tokenizer=tokenizer, destination=output_dir)
     trainer.accelerator.wait_for_everyone()
 
 

@@ -54,6 +54,12 @@ def is_weight_file(name: str) -> bool:
     return name.endswith(WEIGHT_SUFFIXES)
 
 
+def is_staging(folder: str | os.PathLike) -> bool:
+    """Whether `folder` is the staging folder of a save in progress: what is written there is staged already (the
+    enclosing `staged_save` moves it in), so a save into it writes directly."""
+    return Path(folder).name.startswith(STAGING_PREFIX)
+
+
 def stale_staging(folder: str | os.PathLike) -> list[Path]:
     """The staging folders of earlier saves into `folder` that did not finish (killed)."""
     folder = Path(folder)

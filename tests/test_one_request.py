@@ -1,0 +1,104 @@
+"""One `hf-attn train` request does each thing once (issue 59, item 3): the config is built once, each checkpoint is
+verified once, the output folder's lock is taken once and the finished folder is written by one staged save, and
+the card is written from the model and tokenizer in memory (nothing is read back from disk to write it).
+
+The real functions run: each is wrapped by a counter that calls it through (`Counter.wrap`), where the pipeline
+looks it up."""
+
+from __future__ import annotations
+
+import collections
+import functools
+import json
+from pathlib import Path
+
+import pytest
+from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+import hf_attn.training
+import hf_attn.utils.locks
+import hf_attn.utils.saving
+from hf_attn.registry import get_architecture
+from hf_attn.registry_index import default_architecture
+from hf_attn.training import train
+
+
+class Counter(collections.Counter):
+    """Counts calls by name (and, with `key`, by what the call names), calling each function through."""
+
+    def wrap(self, monkeypatch, owners, name, key=None):
+        original = getattr(owners[0], name)
+
+        @functools.wraps(original)
+        def counted(*args, **kwargs):
+            self[(name, key(*args, **kwargs)) if key else name] += 1
+            return original(*args, **kwargs)
+
+        for owner in owners:
+            monkeypatch.setattr(owner, name, counted)
+
+
+@pytest.fixture
+def counts(monkeypatch):
+    counter = Counter()
+    config_class = get_architecture(default_architecture()).config_class
+    original_init = config_class.__init__
+
+    def counted_init(self, *args, **kwargs):
+        counter["config built"] += type(self) is config_class
+        original_init(self, *args, **kwargs)
+
+    monkeypatch.setattr(config_class, "__init__", counted_init)
+    saving, training = hf_attn.utils.saving, hf_attn.training
+    counter.wrap(monkeypatch, [saving, training], "checkpoint_problem", key=lambda path: Path(path).name)
+    counter.wrap(monkeypatch, [saving, training], "staged_save", key=lambda folder: Path(folder).name)
+    counter.wrap(monkeypatch, [hf_attn.utils.locks], "_take", key=lambda path: Path(path).parent.name)
+    for owner, name in ((PreTrainedModel, "from_pretrained"), (PreTrainedTokenizerBase, "from_pretrained")):
+        original = getattr(owner, name).__func__
+
+        def reloaded(cls, *args, _original=original, _what=owner.__name__, **kwargs):
+            counter[f"{_what} read back"] += 1
+            return _original(cls, *args, **kwargs)
+
+        monkeypatch.setattr(owner, name, classmethod(reloaded))
+    return counter
+
+
+OPTIONS = {
+    "num_train": 48,
+    "num_eval": 8,
+    "batch_size": 8,
+    "save_steps": 3,
+    "seed": 0,
+    "disable_tqdm": True,
+    "logging_steps": 100,
+    "config": {
+        key: value
+        for key, value in get_architecture(default_architecture()).tiny_config.items()
+        if key not in ("vocab_size", "num_labels", "pad_token_id")
+    },
+}
+
+
+def test_one_training_run_does_each_thing_once(counts, tmp_path):
+    out = tmp_path / "run"
+    train(out, max_steps=3, **OPTIONS)
+    assert counts["config built"] == 1, counts
+    saves = {key[1]: count for key, count in counts.items() if key[0] == "staged_save"}
+    assert saves == {"checkpoint-3": 1, "run": 1}, counts  # the checkpoint's, and the finished folder's: no other
+    assert counts[("_take", "run")] == 1, counts  # the output folder's lock, held from the start to the last save
+    assert counts["PreTrainedModel read back"] == counts["PreTrainedTokenizerBase read back"] == 0, counts
+    card = (out / "README.md").read_text()
+    assert "accuracy" in card and json.loads((out / "hf_attn_training.json").read_text())["metrics"]
+    assert f'from_pretrained("{out}")' in card and "\n# run\n" in card and "saving-" not in card  # not the staging
+
+
+def test_a_resumed_run_verifies_each_checkpoint_once(counts, tmp_path):
+    out = tmp_path / "run"
+    train(out, max_steps=3, **OPTIONS)
+    counts.clear()
+    train(out, max_steps=6, resume_from_checkpoint=True, overwrite_output_dir=True, **OPTIONS)
+    checked = {key[1]: count for key, count in counts.items() if key[0] == "checkpoint_problem"}
+    assert checked == {"checkpoint-3": 1}, counts
+    assert counts["config built"] == 1 and counts[("staged_save", "run")] == 1, counts
+    assert counts[("_take", "run")] == 1 and counts["PreTrainedModel read back"] == 0, counts
