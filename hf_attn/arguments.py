@@ -9,6 +9,7 @@ the full classes (`hf_attn.training_arguments`).
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -25,6 +26,7 @@ __all__ = [
     "HfAttnArguments",
     "HfAttnTrainingDefaults",
     "architecture_arguments",
+    "help_request",
     "one_line_parser",
     "option_help",
     "print_train_help",
@@ -191,6 +193,15 @@ def one_line_parser(dataclass_types: Any, prog: str) -> OneLineArgumentParser:
 
 HELP_ALL = "--help-all"
 HELP_FLAGS = {"-h", "--help", HELP_ALL}
+
+
+def help_request(argv: Sequence[str]) -> str | None:
+    """Which help `hf-attn train`'s argv asks for: `HELP_ALL` (every option of transformers' too), `"--help"`
+    (hf_attn's options, answered without loading the training code), or `None`. Each request asks once, where it
+    enters: `hf-attn train` (`hf_attn.cli`) or `python -m hf_attn.training` (`hf_attn.options.parse_arguments`)."""
+    if not HELP_FLAGS & set(argv):
+        return None
+    return HELP_ALL if HELP_ALL in argv else "--help"
 
 
 @functools.cache

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
 from . import demo  # light: its training imports wait for `run`
 from .utils.errors import OneLineUsageErrors, debug_flags, run_command
 from .utils.hub_faults import quiet_hub_logs
+from .utils.progress import hidden_progress_bars
 
 
 class _OneLineParser(OneLineUsageErrors, argparse.ArgumentParser):
@@ -249,16 +249,19 @@ def _visualize(args: argparse.Namespace) -> None:
 
 
 def _train(argv: list[str]) -> None:
-    from .arguments import HELP_ALL, HELP_FLAGS, print_train_help
+    from .arguments import HELP_ALL, help_request, print_train_help
 
-    if HELP_FLAGS & set(argv) and HELP_ALL not in argv:  # answered before the training code loads (seconds)
-        print_train_help()
-        return
-    from . import training
+    request = help_request(argv)  # the request's one look at its help flags
+    if request == HELP_ALL:
+        from .options import print_full_help  # transformers' every option: loads transformers
 
-    if _quiet() and not {"--no-progress", "--disable_tqdm", "--disable-tqdm"} & set(argv):
-        argv = [*argv, "--no-progress"]  # no bar into a log file; a terminal keeps its bars unless told
-    training.main(argv)
+        print_full_help()
+    elif request is not None:
+        print_train_help()  # answered before the training code loads (seconds)
+    else:
+        from . import training
+
+        training.main(argv)
 
 
 def _convert(argv: list[str]) -> None:
@@ -281,13 +284,14 @@ def _convert(argv: list[str]) -> None:
 
 def _progress(message: str) -> None:
     """A step of a slow command, on a terminal's standard error (a log gets the result alone, as with the bars)."""
-    if not _quiet():
+    if not _QUIET[0]:
         print(message, file=sys.stderr)
 
 
-def _quiet() -> bool:
-    """Whether progress bars stay off: standard error is not a terminal (a log file, a pipe, a test)."""
-    return not sys.stderr.isatty()
+# Whether the running command shows no progress (bars, steps): decided once, by `main`, when standard error is not a
+# terminal (a log file, a pipe, a test) or `--no-progress` asks.
+_QUIET = [False]
+NO_PROGRESS = {"--no-progress", "--disable_tqdm", "--disable-tqdm"}  # train's spellings of TrainingArguments' switch
 
 
 # Commands with their own parsers (HfArgumentParser), given the rest of the command line as it is.
@@ -303,31 +307,13 @@ def main(argv: list[str] | None = None) -> None:
     """Runs a command; a user's mistake ends it with one line and exit status 1 (`SystemExit`), or with its
     traceback under `--debug` (`hf_attn.utils.errors.run_command`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if _quiet() or "--no-progress" in argv:
-        _hide_progress_bars()
+    _QUIET[0] = not sys.stderr.isatty() or bool(NO_PROGRESS & set(argv))
+    if _QUIET[0] and argv[:1] == ["train"] and not NO_PROGRESS & set(argv):
+        argv = [*argv, "--no-progress"]  # the Trainer's own bars too (TrainingArguments.disable_tqdm)
     if not debug_flags(argv):  # a failed transfer is told once, in its one line; --debug shows every retry
         quiet_hub_logs()
-    run_command(_run, argv)
-
-
-def _hide_progress_bars() -> None:
-    """No progress bar from huggingface_hub, transformers ("Loading weights") or datasets: a successful command into
-    a log prints its results alone. The variables reach the libraries a command imports later; those already
-    imported are switched off directly."""
-    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
-    os.environ.setdefault("HF_DATASETS_DISABLE_PROGRESS_BARS", "1")
-    if "huggingface_hub" in sys.modules:
-        from huggingface_hub.utils import disable_progress_bars
-
-        disable_progress_bars()
-    if "transformers" in sys.modules:
-        from transformers.utils import logging as transformers_logging
-
-        transformers_logging.disable_progress_bar()
-    if "datasets" in sys.modules:
-        import datasets
-
-        datasets.disable_progress_bars()
+    with hidden_progress_bars(_QUIET[0]):
+        run_command(_run, argv)
 
 
 def _run(argv: list[str]) -> None:

@@ -24,11 +24,11 @@ from typing import Any
 
 from .arguments import (
     HELP_ALL,
-    HELP_FLAGS,
     ArchitectureArguments,
     HfAttnArguments,
     HfAttnTrainingDefaults,
     architecture_arguments,
+    help_request,
     one_line_parser,
     print_train_help,
 )
@@ -454,8 +454,9 @@ def parse_arguments(argv: Sequence[str] | None = None) -> tuple[HfAttnArguments,
     """`hf-attn train`'s command line -> the two dataclasses. argv is parsed once, with every default suppressed,
     so that what the user typed is known exactly (`resolve_options` fills the rest)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if HELP_FLAGS & set(argv):
-        print_full_help() if HELP_ALL in argv else print_train_help()
+    request = help_request(argv)
+    if request is not None:
+        print_full_help() if request == HELP_ALL else print_train_help()
         raise SystemExit(0)
     parser = one_line_parser(train_dataclasses(), prog="hf-attn train")
     for action in parser._actions:

@@ -31,10 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import datasets
 import torch
 from datasets import Dataset
-from huggingface_hub import utils as hub_utils
 from transformers import (
     AutoTokenizer,
     PreTrainedConfig,
@@ -44,7 +42,6 @@ from transformers import (
     TrainerCallback,
     set_seed,
 )
-from transformers.utils import logging as hf_logging
 
 from .cards import TRAINING_FILE, write_model_card
 from .data import get_synthetic_task
@@ -82,6 +79,7 @@ from .tokenization.kinds import get_tokenizer_kind
 from .training_arguments import HfAttnTrainingArguments
 from .utils.inputs import TOKENIZER, read_input
 from .utils.locks import FolderInUseError, folder_lock
+from .utils.progress import hidden_progress_bars
 from .utils.saving import (
     checkpoint_problem,
     last_complete_checkpoint,
@@ -471,33 +469,6 @@ def _pretrain(
     return base.state_dict(), {"perplexity_before_lm_training": before, "perplexity": after}
 
 
-@contextlib.contextmanager
-def _progress_bars(shown: bool) -> Iterator[None]:
-    """`--no-progress` hides every bar of the run, not only `Trainer`'s: datasets' file reading and `map`,
-    transformers' shard writing, the Hub's uploads. The libraries' own switches are restored afterwards."""
-    if shown:
-        yield
-        return
-    switches = [
-        (datasets.is_progress_bar_enabled, datasets.disable_progress_bars, datasets.enable_progress_bars),
-        (
-            lambda: not hub_utils.are_progress_bars_disabled(),
-            hub_utils.disable_progress_bars,
-            hub_utils.enable_progress_bars,
-        ),
-        (hf_logging.is_progress_bar_enabled, hf_logging.disable_progress_bar, hf_logging.enable_progress_bar),
-    ]
-    enabled = [is_enabled() for is_enabled, _, _ in switches]
-    for _, disable, _ in switches:
-        disable()
-    try:
-        yield
-    finally:
-        for was_enabled, (_, _, enable) in zip(enabled, switches, strict=True):
-            if was_enabled:
-                enable()
-
-
 def run(
     options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Sequence[TrainerCallback] = ()
 ) -> TrainingResult:
@@ -508,7 +479,7 @@ def run(
     # One run per output folder: the main process holds its lock from the overwrite check to the last save, and a
     # second run into it is refused at once (the other processes of a distributed run write nothing there).
     lock = folder_lock(folder, writer="this run") if args.process_index == 0 else contextlib.nullcontext()
-    with _progress_bars(shown=not args.disable_tqdm):
+    with hidden_progress_bars(args.disable_tqdm):  # every library's bars, not only the Trainer's
         try:
             with lock:
                 return _run(options, args, callbacks)

@@ -260,9 +260,7 @@ def test_every_command_answers_help_without_torch(command):
 def test_train_help_all_lists_every_training_argument(capsys):
     from transformers import Seq2SeqTrainingArguments
 
-    with pytest.raises(SystemExit) as exit:
-        main(["train", "--help-all"])
-    assert exit.value.code == 0
+    main(["train", "--help-all"])  # answered where `hf-attn train` looks at its help flags, once, as --help is
     shown = capsys.readouterr().out
     for item in dataclasses.fields(Seq2SeqTrainingArguments):
         if item.init:

@@ -165,7 +165,7 @@ def _run_on_a_terminal(command: list[str], cwd: Path) -> str:
     leader, follower = pty.openpty()
     # A new pseudo-terminal is 0 columns wide, and tqdm draws a 0-column bar: give it a terminal's size.
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 200, 0, 0))
-    # Not the switches an in-process `hf-attn` run of another test set in this process (`cli._hide_progress_bars`).
+    # Not the switches an in-process `hf-attn` run of another test left in this process (`hidden_progress_bars`).
     env = {name: value for name, value in os.environ.items() if "PROGRESS" not in name and "TQDM" not in name}
     process = subprocess.Popen(command, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=follower, stderr=follower)
     os.close(follower)
