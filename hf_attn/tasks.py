@@ -59,7 +59,6 @@ from .data.kinds import (
     Episodes,
     InputKind,
     LabelKind,
-    MaskSpec,
     Sentence,
     SourceAndTarget,
 )
@@ -704,7 +703,8 @@ def top_attended(model, head: Head, inputs: dict[str, torch.Tensor], output, tok
     ids_name = spec.ids
     ids = inputs[ids_name]
     if spec.level == "sentences":  # (B, S) over sentences: times the word-level map over the same document
-        words = next((getattr(output, field) for field, mask in masks.items() if mask == MaskSpec(spec.keys)), None)
+        words = next((getattr(output, field) for field, mask in masks.items() if mask.keys == spec.keys and
+                      mask.level is mask.queries is mask.rows is None), None)  # fmt: skip
         attention = attention[..., None] * (words if words is not None else 1.0 / ids.shape[-1])
     while attention.dim() > ids.dim():  # (B, heads, T, T), (B, hops, T), (B, T, T): average the query rows
         attention = attention.mean(dim=-2) if attention.dim() == ids.dim() + 1 else attention.mean(dim=1)

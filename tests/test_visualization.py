@@ -304,3 +304,25 @@ def test_inter_block_labels_follow_the_models_block_length():
     figure = visualize(model, tokenizer, TEXTS[0])
     inter = next(panel for panel in figure.panels if panel.title.startswith("inter block attentions, forward"))
     assert inter.row_labels == ["the food was great", "and the service was", "awful"]
+
+
+def test_a_map_of_several_distributions_is_labelled_as_its_spec_declares_not_by_its_field_name():
+    """What a map's rows are comes from its mask spec (`#hops`, `#labels`, `#features`), whatever the field is
+    called: hops get their summed view, labels the config's names; an unknown meaning is refused, naming it."""
+    from types import SimpleNamespace
+
+    from hf_attn.data.kinds import MaskSpec
+    from hf_attn.visualization.views import field_panels
+
+    tokenizer = corpus_tokenizer("word_level", ("a b c",))
+    inputs = dict(tokenizer(["a b c"], return_tensors="pt"))
+    weights = torch.softmax(torch.randn(1, 2, 3), dim=-1)
+    config = SimpleNamespace(id2label={0: "sports", 1: "arts"})
+    for spec, rows, summed in (("attention_mask#hops", ["hop 1", "hop 2"], True),
+                               ("attention_mask#labels", ["sports", "arts"], False),
+                               ("attention_mask#features", ["feature 1", "feature 2"], False),
+                               ("attention_mask", ["row 1", "row 2"], False)):  # fmt: skip
+        panels = field_panels(config, "weights", spec, weights, inputs, tokenizer, 1)  # a name that says nothing
+        assert panels[0].row_labels == rows and (len(panels) == 2) == summed, spec
+    with pytest.raises(ValueError, match="unknown rows 'heads'; known: hops, labels, features"):
+        MaskSpec.parse("attention_mask#heads")

@@ -17,8 +17,10 @@ by name, that the rest of hf_attn asks instead of comparing names.
       support_attention_mask/instances  keys = a few-shot episode's support instances
       attention_mask/causal             (B, T, T): row t reads keys 0..t, a padded token's row is empty
       attention_mask@pair_attention_mask  (B, Q, K): rows are the second mask's tokens, keys the first's
-      attention_mask/blocks             BiBloSA's intra-block maps (B, 2, m, r, r)
-      attention_mask/block_summaries    BiBloSA's inter-block maps (B, 2, m, m)
+      attention_mask/blocks             block self-attention maps (B, 2, m, r, r): m blocks of r tokens
+      attention_mask/block_summaries    block-level maps (B, 2, m, m) over the blocks
+      attention_mask#hops               (B, R, T): R distributions over the same keys, and what the R rows are
+                                        (`ROW_MEANINGS`: hops of one attention, the config's labels, features)
 
 A kind is an object, one per class (`SENTENCE`, `DOCUMENT`, `EPISODES`, ... `CLASS`, `LABEL_SEQUENCE`, ...): code
 asks it (`head.inputs.pair`) or compares it to another kind (`head.labels is LABEL_SEQUENCE`), never its name to a
@@ -45,22 +47,32 @@ from .collators import PaddingCollator, Seq2SeqCollator
 # ---------------------------------------------------------------------------------------------------------------
 
 MASK_LEVELS = ("sentences", "instances", "causal", "blocks", "block_summaries")
+# What the rows of a map with several distributions over the same keys are (`#<rows>`): each one's name in a picture
+# ("hop 2"; `labels`: the config's label names), and whether their sum is a reading of its own (the paper's summed
+# view of a multi-hop attention, Lin et al. 2017, fig. 2).
+ROW_MEANINGS = {"hops": ("hop", True), "labels": ("label", False), "features": ("feature", False)}
 
 
 @dataclass(frozen=True)
 class MaskSpec:
     """The input mask the keys of one attention field follow (module docstring): `keys` names the mask, `level`
-    what its keys are beyond tokens, `queries` the mask of the rows of a queries × keys map."""
+    what its keys are beyond tokens, `queries` the mask of the rows of a queries × keys map, `rows` what the rows of
+    a map of several distributions are (`ROW_MEANINGS`)."""
 
     keys: str
     level: str | None = None
     queries: str | None = None
+    rows: str | None = None
 
     @classmethod
     def parse(cls, spec: str | MaskSpec) -> MaskSpec:
-        """`attention_mask`, `attention_mask/<level>` or `<keys>@<queries>`; a ValueError names a malformed one."""
+        """`attention_mask`, `attention_mask/<level>` or `<keys>@<queries>`, each with an optional `#<rows>`; a
+        ValueError names a malformed one."""
         if isinstance(spec, MaskSpec):
             return spec
+        spec, hash_, rows = spec.partition("#")
+        if hash_ and rows not in ROW_MEANINGS:
+            raise ValueError(f"attention mask spec {spec!r}: unknown rows {rows!r}; known: {', '.join(ROW_MEANINGS)}")
         keys, at, queries = spec.partition("@")
         keys, slash, level = keys.partition("/")
         if not keys.endswith("attention_mask") or (at and not queries.endswith("attention_mask")):
@@ -69,7 +81,7 @@ class MaskSpec:
             raise ValueError(f"attention mask spec {spec!r}: unknown level {level!r}; known: {', '.join(MASK_LEVELS)}")
         if at and slash:
             raise ValueError(f"attention mask spec {spec!r}: a queries × keys map has no level")
-        return cls(keys, level or None, queries or None)
+        return cls(keys, level or None, queries or None, rows or None)
 
     @property
     def ids(self) -> str:

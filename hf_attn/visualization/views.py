@@ -29,7 +29,7 @@ from typing import Any
 import torch
 from transformers import GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase
 
-from ..data.kinds import CLASS, INPUT_KINDS, SENTENCE, MaskSpec
+from ..data.kinds import CLASS, INPUT_KINDS, ROW_MEANINGS, SENTENCE, MaskSpec
 from ..tokenization.bpe import ids_to_tokens
 from .figure import HeatmapPanel, TextPanel
 
@@ -57,14 +57,12 @@ def real_tokens(tokenizer, inputs: dict[str, torch.Tensor], mask_name: str) -> l
     return ids_to_tokens(tokenizer, ids_name, ids[mask].tolist())
 
 
-def _row_labels(config, field: str, rows: int) -> list[str]:
-    if rows == getattr(config, "num_labels", None) and "label" in field:
+def _row_labels(config, spec: MaskSpec, rows: int) -> list[str]:
+    """The names of a map's rows, as its spec declares them (`#hops`, `#labels`, `#features`; else "row i")."""
+    if spec.rows == "labels" and rows == len(config.id2label):
         return [config.id2label.get(index, str(index)) for index in range(rows)]
-    if "hop" in field:
-        return [f"hop {index + 1}" for index in range(rows)]
-    if "feature" in field:
-        return [f"feature {index + 1}" for index in range(rows)]
-    return [f"row {index + 1}" for index in range(rows)]
+    word = ROW_MEANINGS[spec.rows][0] if spec.rows not in (None, "labels") else "row"  # candidates: rows, not labels
+    return [f"{word} {index + 1}" for index in range(rows)]
 
 
 def field_panels(
@@ -101,9 +99,9 @@ def field_panels(
     rows = weights.reshape(-1, len(tokens))
     if rows.shape[0] == 1:
         return [TextPanel(name, tokens, rows[0].tolist())]
-    panels = [HeatmapPanel(name, rows.tolist(), _row_labels(config, field, rows.shape[0]), tokens)]
-    if "hop" in field:  # the paper's summed view (Lin et al., fig. 2)
-        panels.append(TextPanel(f"{name} summed over the hops", tokens, rows.sum(0).tolist()))
+    panels = [HeatmapPanel(name, rows.tolist(), _row_labels(config, spec, rows.shape[0]), tokens)]
+    if spec.rows is not None and ROW_MEANINGS[spec.rows][1]:  # their sum, a reading of its own (Lin et al., fig. 2)
+        panels.append(TextPanel(f"{name} summed over the {spec.rows}", tokens, rows.sum(0).tolist()))
     return panels
 
 

@@ -66,7 +66,7 @@ ARCHITECTURE = Architecture(
     tokenizer=WORD_LEVEL_TOKENIZER,
     synthetic_task="label_topics",
     example_files=example_files,
-    attention_fields={"label_attentions": "attention_mask"},
+    attention_fields={"label_attentions": "attention_mask#labels"},
     tiny_config={
         "vocab_size": 50,
         "embedding_size": 12,

@@ -59,11 +59,11 @@ ARCHITECTURE = Architecture(
     # or after it (backward, [:, 1]); inter-block maps (B, 2, m, m): the blocks holding a real token, likewise.
     attention_fields={
         "sentence_attentions": "attention_mask",
-        "sentence_feature_attentions": "attention_mask",
+        "sentence_feature_attentions": "attention_mask#features",
         "block_attentions": "attention_mask/blocks",
         "inter_block_attentions": "attention_mask/block_summaries",
         "pair_sentence_attentions": "pair_attention_mask",
-        "pair_sentence_feature_attentions": "pair_attention_mask",
+        "pair_sentence_feature_attentions": "pair_attention_mask#features",
         "pair_block_attentions": "pair_attention_mask/blocks",
         "pair_inter_block_attentions": "pair_attention_mask/block_summaries",
     },

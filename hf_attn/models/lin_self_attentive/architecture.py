@@ -52,7 +52,7 @@ ARCHITECTURE = Architecture(
     original_code="https://github.com/ExplorerFreda/Structured-Self-Attentive-Sentence-Embedding",
     tokenizer=WORD_LEVEL_TOKENIZER,
     synthetic_task="cue_sentiment",
-    attention_fields={"hop_attentions": "attention_mask", "pair_hop_attentions": "pair_attention_mask"},
+    attention_fields={"hop_attentions": "attention_mask#hops", "pair_hop_attentions": "pair_attention_mask#hops"},
     tiny_config={
         "vocab_size": 50,
         "embedding_size": 12,
