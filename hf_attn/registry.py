@@ -13,7 +13,7 @@ without a circle.
 from __future__ import annotations
 
 import importlib
-from dataclasses import is_dataclass
+from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +46,18 @@ def _check_row(name: str, folder: Path, module: Any, cards_dir: Path) -> Archite
         raise ValueError(f"{where}: {row.config_class.__name__}.model_type must be {name!r}.")
     if row.pretraining_head is not None and row.pretraining_head not in {h.model_class.__name__ for h in row.heads}:
         raise ValueError(f"{where}: pretraining_head {row.pretraining_head!r} is not one of its heads.")
+    declared = {field.name for field in fields(row.config_class)} if is_dataclass(row.config_class) else set()
     for head in row.heads:
         unknown = [field for field in head.attention_fields if field not in row.attention_fields]
         if unknown:
             raise ValueError(
                 f"{where}: {head.model_class.__name__}'s fields {unknown} have no mask in attention_fields."
+            )
+        lacking = [field for field in head.inputs.config_fields if field not in declared]
+        if lacking:
+            raise ValueError(
+                f"{where}: {head.model_class.__name__} reads {head.inputs} inputs, whose kind reads the config fields "
+                f"{', '.join(lacking)}, which {row.config_class.__name__} lacks."
             )
     if row.converter is not None and not (folder / f"{row.converter}.py").is_file():
         raise ValueError(

@@ -322,10 +322,10 @@ class PairClassification(Classification):
 
 
 class MultiLabel(TaskShape):
-    """A text and a set of labels. Labels are sorted by training frequency (`id2label`, the order SGM emits them
-    in). A label-sequence head learns `[l_1, …, l_k, EOS]` (target id = specials + label index) and is scored on
-    `generate()`'s label sets (greedy unless `num_beams`); a multi-hot head learns indicator vectors. Both report
-    hamming loss, micro/macro-F1 and subset accuracy."""
+    """A text and a set of labels. Labels are sorted by training frequency (`id2label`, the order a label-sequence
+    head emits them in). Each head learns its label kind's targets (`LabelKind.label_set_targets`): a label sequence
+    `[l_1, …, l_k, EOS]`, scored on `generate()`'s label sets (greedy unless `num_beams`), or indicator vectors.
+    Both report hamming loss, micro/macro-F1 and subset accuracy."""
 
     layout = TASK_LAYOUTS["multi_label"]
     label_kinds = (LABEL_SEQUENCE, MULTI_HOT)
@@ -341,7 +341,6 @@ class MultiLabel(TaskShape):
 
     def encoder(self, data, tokenizer, config, head, max_length=None):
         kwargs = {"truncation": max_length is not None, "max_length": max_length}
-        sequence = head.labels is LABEL_SEQUENCE
 
         def encode(batch: dict[str, list]) -> dict[str, list]:
             encoded = dict(tokenizer(batch[data.text_column], **kwargs))
@@ -349,11 +348,7 @@ class MultiLabel(TaskShape):
             # as `prepare_task_data` leaves it out of a file's held-out label sets: no model can predict it.
             known = config.label2id
             indices = [sorted(known[name] for name in names if name in known) for names in batch[data.label_column]]
-            if sequence:
-                specials = config.num_special_tokens
-                encoded["labels"] = [[specials + index for index in row] + [config.eos_token_id] for row in indices]
-            else:
-                encoded["labels"] = [[float(index in row) for index in range(config.num_labels)] for row in indices]
+            encoded["labels"] = head.labels.label_set_targets(indices, config)  # indicators, or a label sequence
             return encoded
 
         return encode

@@ -675,7 +675,7 @@ def _card_example(data: TaskData, config) -> dict[str, Any] | None:
         return example
     column = CLASS_COLUMN if CLASS_COLUMN in rows.column_names else data.label_column
     entities = {"head", "tail"} <= set(rows.column_names)
-    ways, shots = getattr(config, "num_ways", 2), getattr(config, "num_shots", 1)
+    ways, shots = config.num_ways, config.num_shots  # an episode head's config (`layers.few_shot.EpisodeConfig`)
     chosen: dict[Any, list] = {rows[0][column]: []}
     for row in rows.select(range(1, len(rows))):
         label = row[column]

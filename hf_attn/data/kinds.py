@@ -40,6 +40,7 @@ from typing import Any, ClassVar
 import torch
 from transformers import PreTrainedConfig, PreTrainedTokenizerBase
 
+from ..layers.few_shot import EPISODE_CONFIG_FIELDS
 from .collators import PaddingCollator, Seq2SeqCollator
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -157,8 +158,8 @@ def documents(
 
 
 def output_vocab_size(config: PreTrainedConfig) -> int:
-    """The vocabulary of a model's generated ids: `target_vocab_size` where the target side has its own (SGM's
-    specials + labels), else `vocab_size`."""
+    """The vocabulary of a model's generated ids: `target_vocab_size` where the target side has its own (a label
+    sequence's specials + labels), else `vocab_size`."""
     return getattr(config, "target_vocab_size", config.vocab_size)
 
 
@@ -173,6 +174,9 @@ class InputKind:
 
     name: ClassVar[str]
     pair: ClassVar[bool] = False  # reads a second text (`pair_input_ids`, `pair_attention_mask`)
+    # The config fields the kind reads (its encoding, collator, example inputs): the registry refuses a row whose
+    # head of this kind has a config without one, naming it.
+    config_fields: ClassVar[tuple[str, ...]] = ()
     viewable: ClassVar[bool] = True  # the generic attention view draws its maps over the text's tokens
 
     def __repr__(self) -> str:
@@ -309,12 +313,14 @@ class Episodes(InputKind):
 
     name = "episodes"
     viewable = False  # a query is drawn with a support set: the few-shot architectures' own view
+    config_fields = EPISODE_CONFIG_FIELDS  # N, K, queries, text width, entities: `layers.few_shot.EpisodeConfig`
 
     def encode(self, tokenizer, texts, pairs=None):
         raise ValueError(FEW_SHOT_PREDICTION)
 
     def collator(self, config):
-        # A model without padding masks (a converted Proto-HATT) reads every text padded to max_sentence_length.
+        # A model without padding masks (an original's switch, `mask_padding=False`) reads every text padded to
+        # max_sentence_length.
         width = None if getattr(config, "mask_padding", True) else config.max_sentence_length
         return PaddingCollator(config.pad_token_id or 0, width=width)
 
@@ -379,6 +385,11 @@ class LabelKind:
     ) -> tuple[int, ...]:
         raise NotImplementedError
 
+    def label_set_targets(self, label_sets: list[list[int]], config: PreTrainedConfig) -> list[list]:
+        """The `labels` of examples whose label sets are `label_sets` (label ids, in the order the head learns
+        them), for a head that learns label sets (`hf_attn.tasks.MultiLabel`)."""
+        raise ValueError(f"a {self.name} head does not learn label sets.")
+
 
 class ClassLabels(LabelKind):
     """One class id per example, `(B,)`; logits `(B, num_labels)`."""
@@ -399,6 +410,9 @@ class MultiHot(ClassLabels):
 
     def example_labels(self, config, inputs, input_kind, generator):
         return torch.randint(0, 2, (inputs["input_ids"].size(0), config.num_labels), generator=generator).float()
+
+    def label_set_targets(self, label_sets, config):
+        return [[float(index in row) for index in range(config.num_labels)] for row in label_sets]
 
 
 class TokenClass(LabelKind):
@@ -431,9 +445,14 @@ class TokenVocabulary(TokenClass):
 
 
 class LabelSequence(TokenVocabulary):
-    """Labels generated as a sequence (SGM): a target id per step, from the config's `target_vocab_size`."""
+    """Labels generated as a sequence: a target id per step, from the config's `target_vocab_size` (its
+    `num_special_tokens` first, then the labels), ending with its `eos_token_id`."""
 
     name = "label_sequence"
+
+    def label_set_targets(self, label_sets, config):
+        specials = config.num_special_tokens  # [l_1, …, l_k, EOS]: target id = specials + label index
+        return [[specials + index for index in row] + [config.eos_token_id] for row in label_sets]
 
 
 class EpisodeLabels(LabelKind):

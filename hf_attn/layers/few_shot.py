@@ -11,13 +11,29 @@ size (words, plus two position embeddings for relations), ``D`` hidden size, ``n
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 import torch
 from torch import nn
 
 from .checkpointing import CheckpointingLayer
 from .validation import check_token_inputs, value_checks_apply
+
+
+class EpisodeConfig(Protocol):
+    """The config fields episodes are drawn and read by: the `episodes` input kind (`hf_attn.data.kinds`), the
+    few-shot task shape and `predict` below. Every few-shot architecture's config declares them (the registry
+    refuses a row whose episode head's config lacks one, naming it). Its padding switch is the house's
+    `mask_padding` (default `True`: padding never changes an example)."""
+
+    num_ways: int  # N: the classes of an episode
+    num_shots: int  # K: the support instances of each class
+    num_queries: int  # the queries of each class
+    max_sentence_length: int  # the longest text read (the original's fixed padded width)
+    use_entity_positions: bool  # each text carries its head and tail entity positions (relations)
+
+
+EPISODE_CONFIG_FIELDS = tuple(EpisodeConfig.__annotations__)
 
 
 def relative_positions(entity_positions: torch.Tensor, length: int, max_distance: int) -> torch.Tensor:
@@ -268,7 +284,7 @@ class FewShotPredictionMixin:
             )
         shots = [[i for i, label in enumerate(support_labels) if label == name] for name in names]
         counts = {len(indices) for indices in shots}
-        fixed = getattr(self.config, "num_shots", None) if not self.supports_ragged_shots else None
+        fixed = None if self.supports_ragged_shots else self.config.num_shots
         if fixed is not None and counts != {fixed}:
             raise ValueError(
                 f"`support_labels`: this model's feature attention is tied to K = {fixed} shots per class "
