@@ -814,3 +814,59 @@ def _backward(ctx: Any, grads: list[torch.Tensor | None]) -> tuple[torch.Tensor 
 
 
 lstmn_recurrence.register_autograd(_backward, setup_context=_setup_context)
+
+
+def scan_recurrence(
+    layer: Any,
+    inputs: torch.Tensor,
+    mask: torch.Tensor,
+    memory: Any | None = None,
+    memory_mask: torch.Tensor | None = None,
+) -> tuple[torch.Tensor, ...]:
+    """The layer's `forward_reference` as one `scan` over the steps, for `torch.export` and ONNX at any length:
+    the tape is `(B, T, ·)` from the start, slot t + 1 written by step t (slot 0 is h_0 = 0; the last step's
+    state is read by no step), and `valid` grows with it. Same weights, same outputs: the hidden states, cells,
+    intra-attention, memory reads and inter-attention, each `(B, T, ·)` (the last two zeros without fusion).
+    `layer`: an `LstmnLayer` (`modeling_lstmn.py`), whose step functions it runs."""
+    from torch._higher_order_ops.scan import scan
+
+    batch_size, steps, _ = inputs.shape
+    parts = list(layer.input_projection(inputs).split(layer.split_sizes, dim=-1))
+    slots = torch.arange(steps, device=inputs.device)
+    zeros = inputs.new_zeros(batch_size, layer.hidden_size)
+    carry = (
+        inputs.new_zeros(batch_size, steps, layer.hidden_size),  # hidden tape
+        inputs.new_zeros(batch_size, steps, layer.hidden_size),  # cell tape
+        (slots == 0)[None, :].expand(batch_size, steps).clone(),  # valid slots: h_0 only
+        zeros.clone(),  # summary h̃_{t−1}
+        zeros.clone(),  # memory summary γ̃_{t−1}
+    )
+    per_step = [parts[0], parts[1], mask[..., None].to(inputs.dtype), *parts[2:]]  # with fusion: W_x' x, W_r x
+
+    def step(carry, xs):
+        hidden_tape, cell_tape, valid, summary, memory_summary = carry
+        index, (query, gate_input, real, *memory_inputs) = xs[0], xs[1:]
+        weights, read_hidden, cell, output_gate = layer._intra_step(
+            hidden_tape, cell_tape, valid, summary, query, gate_input
+        )
+        memory_weights = memory_hidden = zeros  # placeholders of the outputs without fusion (dropped below)
+        if layer.reads_memory:
+            memory_gate_input = memory_inputs[1] if layer.deep else None
+            memory_weights, memory_hidden, cell = layer._inter_step(
+                memory, memory_mask, memory_summary, memory_inputs[0], memory_gate_input, cell
+            )
+            memory_summary = torch.where(real.bool(), memory_hidden, memory_summary)
+        else:
+            memory_summary = memory_summary.clone()  # a scan's carry out must not alias its carry in
+        hidden = output_gate.sigmoid() * cell.tanh()
+        written = (slots == index + 1)[None, :]  # (1, T): slot t + 1
+        hidden_tape = hidden_tape + written[..., None] * hidden[:, None]
+        cell_tape = cell_tape + written[..., None] * cell[:, None]
+        valid = valid | (written & real.bool())
+        summary = torch.where(real.bool(), read_hidden, summary)
+        outputs = (hidden * real, cell * real, weights * real, memory_hidden * real, memory_weights * real)
+        return (hidden_tape, cell_tape, valid, summary, memory_summary), outputs
+
+    xs = [slots, *(value.transpose(0, 1) for value in per_step)]
+    _, outputs = scan(step, carry, xs)  # each (T, B, ·)
+    return tuple(value.transpose(0, 1) for value in outputs)

@@ -71,7 +71,14 @@ from hf_attn.layers.validation import check_token_inputs, embed_inputs
 from hf_attn.utils.loading import SafetensorsLoadingMixin
 
 from .configuration_lstmn import LstmnConfig
-from .fast_recurrence import LstmnLayerState, LstmnStepInputs, LstmnWeights, lstmn_recurrence, run_recurrence
+from .fast_recurrence import (
+    LstmnLayerState,
+    LstmnStepInputs,
+    LstmnWeights,
+    lstmn_recurrence,
+    run_recurrence,
+    scan_recurrence,
+)
 
 # ---------------------------------------------------------------------------------------------------------------
 # Outputs
@@ -375,66 +382,6 @@ class LstmnLayer(CheckpointingLayer):
             cell = cell + (memory_gate_input + self.memory_gate(memory_hidden)).sigmoid() * memory_cell
         return memory_weights, memory_hidden, cell
 
-    def forward_traced(
-        self,
-        inputs: torch.Tensor,
-        mask: torch.Tensor,
-        memory: LstmnLayerOutput | None = None,
-        memory_mask: torch.Tensor | None = None,
-    ) -> LstmnLayerOutput:
-        """`forward_reference` as one `scan` over the steps, for `torch.export` and ONNX at any length: the tape is
-        `(B, T, ·)` from the start, slot t + 1 written by step t (slot 0 is h_0 = 0; the last step's state is read
-        by no step), and `valid` grows with it. Same weights, same outputs."""
-        from torch._higher_order_ops.scan import scan
-
-        batch_size, steps, _ = inputs.shape
-        parts = list(self.input_projection(inputs).split(self.split_sizes, dim=-1))
-        slots = torch.arange(steps, device=inputs.device)
-        zeros = inputs.new_zeros(batch_size, self.hidden_size)
-        carry = (
-            inputs.new_zeros(batch_size, steps, self.hidden_size),  # hidden tape
-            inputs.new_zeros(batch_size, steps, self.hidden_size),  # cell tape
-            (slots == 0)[None, :].expand(batch_size, steps).clone(),  # valid slots: h_0 only
-            zeros.clone(),  # summary h̃_{t−1}
-            zeros.clone(),  # memory summary γ̃_{t−1}
-        )
-        per_step = [parts[0], parts[1], mask[..., None].to(inputs.dtype), *parts[2:]]  # with fusion: W_x' x, W_r x
-
-        def step(carry, xs):
-            hidden_tape, cell_tape, valid, summary, memory_summary = carry
-            index, (query, gate_input, real, *memory_inputs) = xs[0], xs[1:]
-            weights, read_hidden, cell, output_gate = self._intra_step(
-                hidden_tape, cell_tape, valid, summary, query, gate_input
-            )
-            memory_weights = memory_hidden = zeros  # placeholders of the outputs without fusion (dropped below)
-            if self.reads_memory:
-                memory_gate_input = memory_inputs[1] if self.deep else None
-                memory_weights, memory_hidden, cell = self._inter_step(
-                    memory, memory_mask, memory_summary, memory_inputs[0], memory_gate_input, cell
-                )
-                memory_summary = torch.where(real.bool(), memory_hidden, memory_summary)
-            else:
-                memory_summary = memory_summary.clone()  # a scan's carry out must not alias its carry in
-            hidden = output_gate.sigmoid() * cell.tanh()
-            written = (slots == index + 1)[None, :]  # (1, T): slot t + 1
-            hidden_tape = hidden_tape + written[..., None] * hidden[:, None]
-            cell_tape = cell_tape + written[..., None] * cell[:, None]
-            valid = valid | (written & real.bool())
-            summary = torch.where(real.bool(), read_hidden, summary)
-            outputs = (hidden * real, cell * real, weights * real, memory_hidden * real, memory_weights * real)
-            return (hidden_tape, cell_tape, valid, summary, memory_summary), outputs
-
-        xs = [slots, *(value.transpose(0, 1) for value in per_step)]
-        _, outputs = scan(step, carry, xs)  # each (T, B, ·)
-        hidden, cells, intra, memory_read, inter = (value.transpose(0, 1) for value in outputs)
-        return LstmnLayerOutput(
-            hidden=hidden,
-            cells=cells,
-            intra_attentions=intra,
-            memory_read=memory_read if self.reads_memory else None,
-            inter_attentions=inter if self.reads_memory else None,
-        )
-
     def forward(
         self,
         inputs: torch.Tensor,
@@ -460,7 +407,14 @@ class LstmnLayer(CheckpointingLayer):
         # Everywhere else, `torch.compile` included, the recurrence is the `lstmn_recurrence` operator (one
         # node in a compiled graph, with its hand-written backward).
         if torch.compiler.is_exporting() and state is None and not return_state:
-            return self.forward_traced(inputs, mask, memory, memory_mask)
+            hidden, cells, intra, memory_read, inter = scan_recurrence(self, inputs, mask, memory, memory_mask)
+            return LstmnLayerOutput(
+                hidden=hidden,
+                cells=cells,
+                intra_attentions=intra,
+                memory_read=memory_read if self.reads_memory else None,
+                inter_attentions=inter if self.reads_memory else None,
+            )
         step_inputs = self.step_inputs(inputs, mask, memory, memory_mask)
         compiled = self.config.compile_recurrence
         if state is not None:  # continuing a cached memory: inference only, no graph through the past
