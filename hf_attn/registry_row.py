@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
     from transformers import PreTrainedConfig, PreTrainedModel
 
-    from .data.kinds import InputKind, LabelKind, MaskSpec
+    from .data.kinds import InputKind, LabelKind
+    from .data.masks import MaskSpec
     from .tokenization.kinds import TokenizerKind
 
 __all__ = ["Architecture", "ArchitectureArguments", "Head", "Paper", "TokenizerColumn", "option_help"]
@@ -197,7 +198,7 @@ class Architecture:
     attention_masks: dict[str, MaskSpec] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        from .data.kinds import MaskSpec
+        from .data.masks import MaskSpec
         from .tokenization.kinds import get_tokenizer_kind
 
         try:  # the kind's object, whichever way the row named it

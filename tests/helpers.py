@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from hf_attn.data.kinds import documents, get_input_kind, output_vocab_size
+from hf_attn.data.example_inputs import documents, output_vocab_size
+from hf_attn.data.kinds import get_input_kind
 from hf_attn.registry import ARCHITECTURES, Architecture, Head
 
 __all__ = ["documents", "output_vocab_size"]  # re-exported for the tests that build inputs by hand

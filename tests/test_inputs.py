@@ -223,7 +223,7 @@ def test_a_stage_names_its_input_and_keeps_our_own_messages_and_bugs(tmp_path):
     with pytest.raises(FileNotFoundError, match=r"--tokenizer .*nope: no such file or folder"):
         read_input("--tokenizer", tmp_path / "nope", TOKENIZER, lambda: None)
 
-    from hf_attn.data.kinds import MaskSpec
+    from hf_attn.data.masks import MaskSpec
     from hf_attn.options import parse_overrides
 
     (tmp_path / "vectors.txt").write_text("a 1 2 3 4\n")

@@ -311,7 +311,7 @@ def test_a_map_of_several_distributions_is_labelled_as_its_spec_declares_not_by_
     called: hops get their summed view, labels the config's names; an unknown meaning is refused, naming it."""
     from types import SimpleNamespace
 
-    from hf_attn.data.kinds import MaskSpec
+    from hf_attn.data.masks import MaskSpec
     from hf_attn.visualization.views import field_panels
 
     tokenizer = corpus_tokenizer("word_level", ("a b c",))

@@ -1,5 +1,5 @@
-"""What a head reads, what its labels are, and what the keys of its attention maps are: each one object, registered
-by name, that the rest of hf_attn asks instead of comparing names.
+"""What a head reads and what its labels are: each one object, registered by name, that the rest of hf_attn asks
+instead of comparing names.
 
 - An `InputKind` (`Head.inputs`) owns a head's inputs: the model inputs it builds from raw texts (`encode`: what
   `predict`, the pipelines and the attention pictures feed the model), its collator (`collator`: padding), which
@@ -9,18 +9,8 @@ by name, that the rest of hf_attn asks instead of comparing names.
 - A `LabelKind` (`Head.labels`) owns a head's labels: random labels for example inputs (`example_labels`) and the
   logits' shape (`logits_shape`), the labels being one class, a class or vocabulary id per token, indicators or a
   class per query.
-- A `MaskSpec` (`Architecture.attention_fields`, parsed once by the row) says which input mask the keys of an
-  attention map follow, and computes the mask (`key_mask`):
-
-      attention_mask                    keys = that mask's last axis
-      attention_mask/sentences          keys = a document's sentences (one counts when any of its words does)
-      support_attention_mask/instances  keys = a few-shot episode's support instances
-      attention_mask/causal             (B, T, T): row t reads keys 0..t, a padded token's row is empty
-      attention_mask@pair_attention_mask  (B, Q, K): rows are the second mask's tokens, keys the first's
-      attention_mask/blocks             block self-attention maps (B, 2, m, r, r): m blocks of r tokens
-      attention_mask/block_summaries    block-level maps (B, 2, m, m) over the blocks
-      attention_mask#hops               (B, R, T): R distributions over the same keys, and what the R rows are
-                                        (`ROW_MEANINGS`: hops of one attention, the config's labels, features)
+- What the keys of an attention map are (`MaskSpec`, `Architecture.attention_fields`) is `hf_attn.data.masks`; the
+  random inputs of given lengths the kinds build on, `hf_attn.data.example_inputs`.
 
 A kind is an object, one per class (`SENTENCE`, `DOCUMENT`, `EPISODES`, ... `CLASS`, `LABEL_SEQUENCE`, ...): code
 asks it (`head.inputs.pair`) or compares it to another kind (`head.labels is LABEL_SEQUENCE`), never its name to a
@@ -34,7 +24,6 @@ Shape legend: B examples, T tokens, S sentences, C characters per word, Q querie
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import torch
@@ -42,126 +31,7 @@ from transformers import PreTrainedConfig, PreTrainedTokenizerBase
 
 from ..layers.few_shot import EPISODE_CONFIG_FIELDS
 from .collators import PaddingCollator, Seq2SeqCollator
-
-# ---------------------------------------------------------------------------------------------------------------
-# Masks of attention keys
-# ---------------------------------------------------------------------------------------------------------------
-
-MASK_LEVELS = ("sentences", "instances", "causal", "blocks", "block_summaries")
-# What the rows of a map with several distributions over the same keys are (`#<rows>`): each one's name in a picture
-# ("hop 2"; `labels`: the config's label names), and whether their sum is a reading of its own (the paper's summed
-# view of a multi-hop attention, Lin et al. 2017, fig. 2).
-ROW_MEANINGS = {"hops": ("hop", True), "labels": ("label", False), "features": ("feature", False)}
-
-
-@dataclass(frozen=True)
-class MaskSpec:
-    """The input mask the keys of one attention field follow (module docstring): `keys` names the mask, `level`
-    what its keys are beyond tokens, `queries` the mask of the rows of a queries × keys map, `rows` what the rows of
-    a map of several distributions are (`ROW_MEANINGS`)."""
-
-    keys: str
-    level: str | None = None
-    queries: str | None = None
-    rows: str | None = None
-
-    @classmethod
-    def parse(cls, spec: str | MaskSpec) -> MaskSpec:
-        """`attention_mask`, `attention_mask/<level>` or `<keys>@<queries>`, each with an optional `#<rows>`; a
-        ValueError names a malformed one."""
-        if isinstance(spec, MaskSpec):
-            return spec
-        spec, hash_, rows = spec.partition("#")
-        if hash_ and rows not in ROW_MEANINGS:
-            raise ValueError(f"attention mask spec {spec!r}: unknown rows {rows!r}; known: {', '.join(ROW_MEANINGS)}")
-        keys, at, queries = spec.partition("@")
-        keys, slash, level = keys.partition("/")
-        if not keys.endswith("attention_mask") or (at and not queries.endswith("attention_mask")):
-            raise ValueError(f"attention mask spec {spec!r}: name an input mask (`...attention_mask`)")
-        if slash and level not in MASK_LEVELS:
-            raise ValueError(f"attention mask spec {spec!r}: unknown level {level!r}; known: {', '.join(MASK_LEVELS)}")
-        if at and slash:
-            raise ValueError(f"attention mask spec {spec!r}: a queries × keys map has no level")
-        return cls(keys, level or None, queries or None, rows or None)
-
-    @property
-    def ids(self) -> str:
-        """The input ids its keys are tokens of (`concept_attention_mask` -> `concept_input_ids`)."""
-        return self.keys.replace("attention_mask", "input_ids")
-
-    def key_mask(
-        self, inputs: dict[str, torch.Tensor], shape: tuple[int, ...] | None = None, block_length: int | None = None
-    ) -> torch.Tensor:
-        """The boolean mask over the keys of a map of `shape` for these inputs. The block levels take m (and r, for
-        `/blocks`) from the map's `shape`; `/block_summaries` takes r as `block_length`."""
-        mask = inputs[self.keys].bool()
-        if self.queries is not None:
-            return inputs[self.queries].bool()[:, :, None] & mask[:, None, :]
-        if self.level == "causal":
-            prefix = torch.ones(mask.size(-1), mask.size(-1), dtype=torch.bool, device=mask.device).tril()
-            return mask[:, :, None] & prefix
-        if self.level in ("blocks", "block_summaries"):
-            blocks = shape[2]
-            block_length = shape[-1] if self.level == "blocks" else block_length
-            padded = torch.zeros(mask.size(0), max(blocks * block_length, mask.size(1)), dtype=torch.bool)
-            padded[:, : mask.size(1)] = mask
-            units = padded[:, : blocks * block_length].view(mask.size(0), blocks, block_length)
-            if self.level == "block_summaries":
-                units = units.any(dim=-1)[:, None, :]  # (B, 1, m): one sequence of blocks
-            positions = torch.arange(units.size(-1))
-            before = positions[None, :] < positions[:, None]  # key j strictly before query i
-            both = units[..., :, None] & units[..., None, :]  # (…, L, L)
-            return torch.stack([both & before, both & before.T], dim=1).reshape(shape)
-        return mask.any(dim=-1) if self.level in ("sentences", "instances") else mask
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Example inputs (random, of given lengths): what every head is tested on
-# ---------------------------------------------------------------------------------------------------------------
-
-
-def token_ids(
-    config: PreTrainedConfig, lengths: Sequence[int], generator: torch.Generator, vocab_size: int | None = None
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Right-padded random ids `(B, T)` below `vocab_size` (default the config's) that avoid the padding id, and
-    their mask; a length of 0 is an all-padding row."""
-    longest = max([*lengths, 1])
-    pad = config.pad_token_id if config.pad_token_id is not None else 0
-    ids = torch.randint(0, (vocab_size or config.vocab_size) - 1, (len(lengths), longest), generator=generator)
-    ids = ids + (ids >= pad).long()  # skip the pad id
-    mask = (torch.arange(longest)[None, :] < torch.tensor(list(lengths))[:, None]).long()
-    return ids.masked_fill(mask == 0, pad), mask
-
-
-def document_sentence_lengths(length: int) -> list[int]:
-    """The sentence lengths of an example document of "length" n: up to 3 sentences of varied lengths (n, n−1, n−2,
-    rotated so the longest is not always first); n = 0 is an empty document."""
-    sentences = [length - k for k in range(min(3, length))]
-    return sentences[1:] + sentences[:1]
-
-
-def documents(
-    sentence_lengths: Sequence[Sequence[int]], vocab_size: int, pad_token_id: int = 0,
-    generator: torch.Generator | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
-    """Random right-padded documents `(B, S, T)` (ids avoid the padding id) and their mask, from each document's
-    sentence lengths (0 = an empty sentence)."""
-    sentences = max([len(document) for document in sentence_lengths] + [1])
-    words = max([n for document in sentence_lengths for n in document] + [1])
-    mask = torch.zeros(len(sentence_lengths), sentences, words, dtype=torch.long)
-    for b, document in enumerate(sentence_lengths):
-        for s, n in enumerate(document):
-            mask[b, s, :n] = 1
-    ids = torch.randint(0, vocab_size - 1, mask.shape, generator=generator)
-    ids = ids + (ids >= pad_token_id).long()  # skip the pad id
-    return ids.masked_fill(mask == 0, pad_token_id), mask
-
-
-def output_vocab_size(config: PreTrainedConfig) -> int:
-    """The vocabulary of a model's generated ids: `target_vocab_size` where the target side has its own (a label
-    sequence's specials + labels), else `vocab_size`."""
-    return getattr(config, "target_vocab_size", config.vocab_size)
-
+from .example_inputs import document_sentence_lengths, documents, output_vocab_size, token_ids
 
 # ---------------------------------------------------------------------------------------------------------------
 # Input kinds

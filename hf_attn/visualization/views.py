@@ -29,7 +29,8 @@ from typing import Any
 import torch
 from transformers import GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase
 
-from ..data.kinds import CLASS, INPUT_KINDS, ROW_MEANINGS, SENTENCE, MaskSpec
+from ..data.kinds import CLASS, INPUT_KINDS, SENTENCE
+from ..data.masks import ROW_MEANINGS, MaskSpec
 from ..tokenization.bpe import ids_to_tokens
 from .figure import HeatmapPanel, TextPanel
 

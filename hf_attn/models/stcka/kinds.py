@@ -12,7 +12,8 @@ from collections.abc import Sequence
 
 import torch
 
-from hf_attn.data.kinds import Sentence, register_input_kind, token_ids
+from hf_attn.data.example_inputs import token_ids
+from hf_attn.data.kinds import Sentence, register_input_kind
 from hf_attn.tokenization.kinds import TokenizerKind, register_tokenizer_kind
 from hf_attn.tokenization.word_level import (
     PAD_TOKEN,
