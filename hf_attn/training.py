@@ -23,10 +23,7 @@ import contextlib
 import hashlib
 import json
 import math
-import re
-import shutil
-import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,21 +41,15 @@ from transformers import (
 )
 
 from .cards import TRAINING_FILE, write_model_card
-from .data import get_synthetic_task
 from .data.cache import (
     APART_FROM_TEXTS,
     cache_folder,
     cached_tokenizer,
-    column_values,
     fingerprint,
-    sample_rows,
     train_apart,
     train_vocabulary,
 )
-from .data.episodes import CLASS_COLUMN, prepare_few_shot_data
-from .data.files import load_splits, prepare_task_data
-from .data.kinds import EPISODES
-from .data.streaming import prepare_stream
+from .data.episodes import CLASS_COLUMN
 from .data.task_data import TaskData
 from .data.word_vectors import initialise_embeddings
 from .hub import push_model_dir
@@ -72,19 +63,21 @@ from .options import (
     parse_overrides,
     resolve_options,
 )
-from .registry import Architecture, Head, get_architecture
+from .registry import Architecture, get_architecture
 from .task_registry import TASK_SHAPES
-from .tasks import TaskShape, encode_split, encoding_key, score_evidence_attention, token_accuracy_at
+from .tasks import encode_split, encoding_key, score_evidence_attention, token_accuracy_at
 from .tokenization.kinds import get_tokenizer_kind
 from .training_arguments import HfAttnTrainingArguments
+from .training_data import DataStages, dataset_data, fit_held_out, pick_head, shape_for_head, synthetic_data
 from .utils.inputs import TOKENIZER, read_input
 from .utils.locks import FolderInUseError, folder_lock
 from .utils.progress import hidden_progress_bars
 from .utils.saving import (
-    checkpoint_problem,
     last_complete_checkpoint,
     refuse_overwrite,
+    remove_if_worthless,
     report_on_main,
+    resume_point,
     staged_save,
 )
 
@@ -128,185 +121,6 @@ def train(output_dir: str | Path | None = None, callbacks: Sequence[TrainerCallb
         given["output_dir"] = str(output_dir)
     hf_attn_options, args = resolve_options(given)
     return run(hf_attn_options, args, callbacks)
-
-
-def task_summary(docstring: str | None) -> str:
-    """A task generator's one-line summary for its model card: its docstring's first line, without the pointers a
-    docstring makes to its module's (" (module docstring)", " (see the module docstring)"), which mean nothing on a
-    card."""
-    first = (docstring or "").strip().splitlines()[0] if (docstring or "").strip() else ""
-    return re.sub(r"\s*\((see )?(the )?module docstring\)", "", first)
-
-
-def _synthetic_data(options: HfAttnArguments, architecture: Architecture, seed: int) -> TaskData:
-    name = options.task or architecture.synthetic_task
-    synthetic = get_synthetic_task(name)
-    train_split, held_out = synthetic.splits(options.num_train, options.num_eval, seed=seed, **options.task_kwargs)
-    return TaskData(
-        train=train_split,
-        eval=held_out,
-        shape=options.shape or synthetic.shape,
-        text_column=synthetic.text_column,
-        pair_column=synthetic.pair_column,
-        label_column=synthetic.label_column if TASK_SHAPES[synthetic.shape].has_labels else None,
-        labels=list(synthetic.labels) or None,
-        evidence_column=synthetic.evidence_column,
-        resources=dict(synthetic.resources),
-        source={
-            "type": f"hf_attn/{name}",
-            "name": f"{name} (synthetic, hf_attn.data)",
-            "description": task_summary(synthetic.generator.__doc__),
-        },
-    )
-
-
-def _infer_shape(options: HfAttnArguments, architecture: Architecture, train_split: Dataset, label: str | None):
-    """The task shape the columns given ask for, among those the architecture has a head for."""
-    if architecture.heads and all(head.inputs is EPISODES for head in architecture.heads):
-        wanted = ["few_shot"]
-    elif options.target_column:
-        wanted = ["seq2seq"]
-    elif options.text_pair_column:
-        wanted = ["pair_classification"]
-    elif label is None:
-        wanted = ["language_modeling"]
-    elif label not in train_split.column_names:  # `prepare_task_data` names the missing column
-        wanted = ["classification"]
-    else:
-        values = (value for value in column_values(train_split, label) if value is not None)  # read until one
-        listed = options.label_separator is not None or isinstance(next(values, None), list | tuple)
-        wanted = ["token_classification", "multi_label"] if listed else ["classification"]
-    for name in wanted:
-        if _heads(architecture, TASK_SHAPES[name], options.head):
-            return name
-    return wanted[-1]  # `_pick_head` names what is missing
-
-
-def _whose(error: ValueError, options: HfAttnArguments) -> ValueError:
-    """`error` with a word on the options it names that the recipe set, not the user: `--eval-split 'test' is not a
-    split` of the user's own data is the recipe's choice, to override, not a typo of theirs."""
-    message = str(error)
-    named = [key for key in options.from_recipe if f"--{key.replace('_', '-')} " in message or f"--{key} " in message]
-    if not named:
-        return error
-    recipe = options.loaded_recipe.name if options.loaded_recipe else options.recipe
-    given = ", ".join(f"--{key}" for key in named)
-    return ValueError(f"{message.rstrip('.')} ({given} from recipe {recipe!r}: give your own to override it).")
-
-
-def _dataset_data(options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments) -> TaskData:
-    try:
-        return _read_dataset(options, architecture, args)
-    except ValueError as error:
-        raise _whose(error, options) from error
-
-
-def _read_dataset(options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments) -> TaskData:
-    """The user's dataset in canonical form: read whole (`prepare_task_data`), or with `--streaming` as training asks
-    for it (`prepare_stream`), for a task shape that needs no whole split ahead."""
-    notes: list[str] = []
-    streaming = options.streaming
-    train_split, held_out, source = load_splits(
-        options.dataset,
-        options.dataset_config,
-        train_split=options.train_split,
-        eval_split=options.eval_split,
-        eval_dataset=options.eval_dataset,
-        eval_fraction=options.eval_fraction,
-        seed=args.seed,
-        data_format=options.dataset_format,
-        column_names=options.column_names,
-        notes=notes,
-        streaming=streaming,
-    )
-    # A stream's first rows stand for it where its columns and labels decide the task.
-    seen = Dataset.from_list(list(train_split.take(100)), features=train_split.features) if streaming else train_split
-    label = options.label_column
-    if label is None and not options.target_column:
-        label = next((name for name in ("label", "labels") if name in seen.column_names), None)
-    shape = TASK_SHAPES[options.shape or _infer_shape(options, architecture, seen, label)]
-    if streaming and not shape.streams:
-        raise ValueError(
-            f"--streaming: a {shape.name} task needs its whole training split ahead ({shape.needs_ahead}); train "
-            "without --streaming."
-        )
-    if shape.episodic:
-        data = prepare_few_shot_data(
-            train_split, held_out, options.text_column, label or "label", options.eval_fraction, args.seed, source
-        )
-        data.notes = notes
-        return data
-    columns = options.architecture_arguments.columns()  # what the tokenizer reads beside the text (STCKA: concepts)
-    for option, _, name in columns:
-        for split_name, split in (("train", seen), ("held-out", held_out)):
-            if split is not None and split.column_names is not None and name not in split.column_names:
-                raise ValueError(
-                    f"--{option} {name!r} is not a column of the {split_name} split ({', '.join(split.column_names)})."
-                )
-    layout, pair_column = shape.layout, options.target_column or options.text_pair_column
-    label_column, keep_columns = label if shape.has_labels else None, [column.column for column in columns]
-    if streaming:
-        data = prepare_stream(
-            train_split, held_out, layout, options.text_column, pair_column, label_column, options.label_separator,
-            source, keep_columns, sample_rows=options.tokenizer_sample_rows,
-            eval_rows=options.max_eval_samples or MIN_EVAL_SAMPLES, process=(args.process_index, args.world_size),
-        )  # fmt: skip
-    else:
-        data = prepare_task_data(
-            train_split, held_out, layout, options.text_column, pair_column, label_column, options.label_separator,
-            source, keep_columns=keep_columns, workers=options.preprocessing_num_workers,
-        )  # fmt: skip
-    data.tokenizer_columns = {column.keyword: column.column for column in columns}
-    data.notes = notes + data.notes
-    return data
-
-
-def _heads(architecture: Architecture, shape: TaskShape, name: str | None) -> list[Head]:
-    return [head for head in shape.heads(architecture) if name is None or head.model_class.__name__ == name]
-
-
-def _shape_for_head(shape: TaskShape, architecture: Architecture, name: str | None) -> TaskShape:
-    """`shape`, or the variant of it (same data, another training: `label_tree` for `multi_label`) that has the
-    head asked for by name."""
-    if name is None or _heads(architecture, shape, name):
-        return shape
-    return next((TASK_SHAPES[v] for v in shape.variants if _heads(architecture, TASK_SHAPES[v], name)), shape)
-
-
-def _pick_head(architecture: Architecture, shape: TaskShape, name: str | None) -> Head:
-    heads = _heads(architecture, shape, name)
-    if not heads:
-        wanted = f"{name} " if name else ""
-        available = ", ".join(head.model_class.__name__ for head in architecture.heads)
-        raise ValueError(f"{architecture.name} has no head {wanted}for {shape.name} tasks (its heads: {available}).")
-    return heads[0]
-
-
-def _resume_point(
-    resume: str | bool | None, folder: str, started: bool = True, report: Callable[[str], None] | None = None
-) -> str | bool | None:
-    """What `Trainer.train(resume_from_checkpoint=...)` gets: the path asked for, refused in one line naming the file
-    when it does not load (`checkpoint_problem`), or for `True` the newest checkpoint of `folder` that loads
-    (`last_complete_checkpoint`: one a kill cut short, or whose weights, optimizer, scheduler or state are damaged,
-    is passed over and named through `report`; transformers' `get_last_checkpoint` would take it), a `ValueError`
-    naming the folder when there is none. With `started=False` (a later stage of a multi-stage run, which may not
-    have begun when the run stopped) none is no error: nothing. Nothing is deleted."""
-    if resume is True:
-        checkpoint = last_complete_checkpoint(folder, report)
-        if checkpoint is None and started:
-            raise ValueError(
-                f"--resume_from_checkpoint true: {folder} holds no checkpoint (checkpoint-N) that loads to resume "
-                "from."
-            )
-        return checkpoint
-    if isinstance(resume, str):
-        problem = checkpoint_problem(resume)
-        if problem is not None:
-            raise ValueError(
-                f"--resume_from_checkpoint {resume}: {problem}. Nothing was changed; --resume_from_checkpoint true "
-                "takes the newest checkpoint that loads."
-            )
-    return resume or None
 
 
 def _shared_tokenizer(
@@ -367,68 +181,6 @@ def _vocabulary(options: HfAttnArguments, architecture: Architecture, data: Task
     return tokenizer
 
 
-# Held-out rows scored by default: as many as the run trains on, and never fewer than this (a small held-out split
-# says little: 2,000 rows give an accuracy to about ±2%).
-MIN_EVAL_SAMPLES = 2000
-
-
-def _fit_held_out(data: TaskData, options: HfAttnArguments, args: HfAttnTrainingArguments) -> None:
-    """Scores a seeded sample of the held-out split when it is larger than `--max_eval_samples`, or, by default,
-    than the rows the run trains on (at least `MIN_EVAL_SAMPLES`): a five-step run on a million rows does not score
-    100,000. Says so in a status line."""
-    if data.streamed:  # the first rows of the held-out stream (`prepare_stream` held out no more when it chose them)
-        limit = options.max_eval_samples or MIN_EVAL_SAMPLES
-        data.eval = data.eval.take(limit)
-        data.notes.append(f"[hf-attn] held-out: scoring the first {limit} rows of the held-out stream")
-        return
-    held_out = len(data.eval)
-    if options.max_eval_samples is not None:
-        limit, why = options.max_eval_samples, "--max_eval_samples"
-    else:
-        steps = args.max_steps if args.max_steps > 0 else None
-        batch = args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size
-        trained = steps * batch if steps else math.ceil(args.num_train_epochs * len(data.train))
-        limit = max(MIN_EVAL_SAMPLES, trained)
-        why = f"about as many as the run trains on ({trained}); --max_eval_samples N chooses"
-    if held_out <= limit:
-        return
-    data.eval = sample_rows(data.eval, limit, args.seed)
-    data.notes.append(f"[hf-attn] held-out: scoring {limit} of {held_out} rows, a sample (seed {args.seed}): {why}")
-
-
-class DataStages:
-    """Times the data steps of a run (reading, vocabulary, encoding) and says in one status line how long each took
-    and which came from the `datasets` cache."""
-
-    @dataclass
-    class Step:
-        name: str
-        seconds: float = 0.0
-        cached: bool = False
-
-    def __init__(self) -> None:
-        self.steps: list[DataStages.Step] = []
-
-    @contextlib.contextmanager
-    def stage(self, name: str) -> Iterator[DataStages.Step]:
-        step = DataStages.Step(name)
-        started = time.perf_counter()
-        yield step
-        step.seconds = time.perf_counter() - started
-        self.steps.append(step)
-
-    def summary(self, data: TaskData) -> str:
-        """`[hf-attn] data: 900000 training rows, 2000 held-out; reading and preparing 3.1 s, vocabulary 16.0 s,
-        encoding 35.2 s` (`(cached)` after a step the `datasets` cache answered)."""
-        steps = ", ".join(f"{s.name} {s.seconds:.1f} s{' (cached)' if s.cached else ''}" for s in self.steps)
-        rows = "streamed" if data.streamed else f"{len(data.train)} training rows, {len(data.eval)} held-out"
-        line = f"[hf-attn] data: {rows}; {steps}"
-        folder = cache_folder(data.train)
-        if folder is not None and all(step.cached for step in self.steps):
-            line += f"; reused from the datasets cache ({folder})"
-        return line
-
-
 def _pretrain(
     architecture: Architecture,
     data: TaskData,
@@ -461,7 +213,7 @@ def _pretrain(
         callbacks=list(callbacks),
     )
     before = math.exp(trainer.evaluate()["eval_loss"])
-    resume = _resume_point(args.resume_from_checkpoint, stage_args.output_dir, report=report_on_main(args))
+    resume = resume_point(args.resume_from_checkpoint, stage_args.output_dir, report=report_on_main(args))
     trainer.train(resume_from_checkpoint=resume)
     after = math.exp(trainer.evaluate()["eval_loss"])
     _report(trainer, tokenizer, f"{head.model_class.__name__} held-out perplexity {before:.2f} -> {after:.2f}")
@@ -487,7 +239,7 @@ def run(
             if isinstance(error, FolderInUseError):
                 raise  # the folder is another run's: nothing of it is this run's to clean up
             if not existed and args.process_index == 0:
-                _remove_if_worthless(folder)
+                remove_if_worthless(folder)
             interrupted = isinstance(error, KeyboardInterrupt) and folder.is_dir()
             checkpoint = last_complete_checkpoint(str(folder)) if interrupted else None
             if checkpoint is None:
@@ -496,17 +248,6 @@ def run(
             raise KeyboardInterrupt(
                 f"the last complete checkpoint is {checkpoint}; continue with --resume_from_checkpoint true"
             ) from None
-
-
-def _remove_if_worthless(folder: Path) -> None:
-    """After a failed run that made `folder`: removes it unless it holds what the run achieved (a checkpoint to
-    resume from, a saved model), so that no empty or half-made output folder is left behind."""
-    if not folder.is_dir():
-        return
-    kept = [path for path in folder.iterdir() if path.name.startswith("checkpoint-") or path.suffix == ".safetensors"]
-    kept += list(folder.glob("pretraining/checkpoint-*"))
-    if not kept:
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Sequence[TrainerCallback]):
@@ -521,13 +262,13 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
     recipe, overrides = options.loaded_recipe, options.config_overrides  # merged once, by `resolve_options`
     stages = DataStages()
     with stages.stage("reading and preparing") as step:
-        data = _dataset_data(options, architecture, args) if options.dataset else None
-        data = data or _synthetic_data(options, architecture, args.seed)
+        data = dataset_data(options, architecture, args) if options.dataset else None
+        data = data or synthetic_data(options, architecture, args.seed)
         step.cached = "prepared rows" in data.from_cache
     data.episode_settings = {"eval_episodes": options.eval_episodes, "noise_rate": options.support_noise}
-    shape = _shape_for_head(TASK_SHAPES[data.shape], architecture, options.head)
+    shape = shape_for_head(TASK_SHAPES[data.shape], architecture, options.head)
     data.shape = shape.name
-    head = _pick_head(architecture, shape, options.head)
+    head = pick_head(architecture, shape, options.head)
     staged = architecture.pretraining_head is not None and head.model_class.__name__ != architecture.pretraining_head
     if staged and data.streamed:
         raise ValueError(
@@ -547,7 +288,7 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
     args.predict_with_generate = shape.generates(head)
 
     # Where the run goes on from, found once, before any work (each checkpoint that does not load is named here).
-    resume = _resume_point(args.resume_from_checkpoint, args.output_dir, not staged, report_on_main(args))
+    resume = resume_point(args.resume_from_checkpoint, args.output_dir, not staged, report_on_main(args))
     with stages.stage("vocabulary") as step:
         build = lambda: _vocabulary(options, architecture, data)  # noqa: E731 (trained only where none is given)
         own_class = get_tokenizer_kind(architecture.tokenizer).tokenizer_class
@@ -555,7 +296,7 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
         step.cached = options.tokenizer is None and "vocabulary" in data.from_cache
     labels = shape.label_names(data)
     if not shape.episodic:  # a few-shot split is the instances its episodes are drawn from: all of them are needed
-        _fit_held_out(data, options, args)
+        fit_held_out(data, options, args)
     if args.process_index == 0:
         for note in data.notes:  # said now that the data has passed its checks: a refused run prints one line
             print(note, flush=True)

@@ -124,7 +124,7 @@ def test_every_synthetic_tasks_card_description_is_plain_text():
     module docstring ("(module docstring)") means nothing on a card and is dropped."""
     from hf_attn.data.synthetic import SYNTHETIC_TASKS
     from hf_attn.registry import ARCHITECTURES
-    from hf_attn.training import task_summary
+    from hf_attn.training_data import task_summary
 
     assert {architecture.synthetic_task for architecture in ARCHITECTURES.values()} <= set(SYNTHETIC_TASKS)
 

@@ -14,7 +14,8 @@ The layers, lowest first (a module may import its own layer and those below; CON
                   (hf_attn.models.<name>.architecture), hf_attn.registry_index
                   (the rows read from their source, for `hf-attn list` and Auto registration) and
                   hf_attn.auto_registration (registering as transformers loads its Auto classes)
-    tasks         hf_attn.tasks (task shapes, one Trainer per shape), hf_attn.task_registry (the shapes by name,
+    tasks         hf_attn.tasks (task shapes, one Trainer per shape), hf_attn.training_data (a run's data, shape and
+                  head), hf_attn.task_registry (the shapes by name,
                   the folders' included), a folder's tasks_<name>.py and training_<name>.py, hf_attn.data.examples,
                   hf_attn.options, hf_attn.arguments, hf_attn.training_arguments, hf_attn.recipes,
                   hf_attn.pictures (visualize: a model's row and view)
@@ -74,6 +75,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "hf_attn.tasks",
             "hf_attn.task_registry",
+            "hf_attn.training_data",
             "hf_attn.options",
             "hf_attn.arguments",
             "hf_attn.training_arguments",

@@ -50,7 +50,7 @@ def counts(monkeypatch):
 
     monkeypatch.setattr(config_class, "__init__", counted_init)
     saving, training = hf_attn.utils.saving, hf_attn.training
-    counter.wrap(monkeypatch, [saving, training], "checkpoint_problem", key=lambda path: Path(path).name)
+    counter.wrap(monkeypatch, [saving], "checkpoint_problem", key=lambda path: Path(path).name)
     counter.wrap(monkeypatch, [saving, training], "staged_save", key=lambda folder: Path(folder).name)
     counter.wrap(monkeypatch, [hf_attn.utils.locks], "_take", key=lambda path: Path(path).parent.name)
     for owner, name in ((PreTrainedModel, "from_pretrained"), (PreTrainedTokenizerBase, "from_pretrained")):

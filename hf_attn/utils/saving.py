@@ -247,3 +247,41 @@ def last_complete_checkpoint(folder: str | os.PathLike, report: Callable[[str], 
         if report is not None:
             report(f"skipped {path.name}: {problem}")
     return None
+
+
+def resume_point(
+    resume: str | bool | None, folder: str, started: bool = True, report: Callable[[str], None] | None = None
+) -> str | bool | None:
+    """What `Trainer.train(resume_from_checkpoint=...)` gets: the path asked for, refused in one line naming the file
+    when it does not load (`checkpoint_problem`), or for `True` the newest checkpoint of `folder` that loads
+    (`last_complete_checkpoint`: one a kill cut short, or whose weights, optimizer, scheduler or state are damaged,
+    is passed over and named through `report`; transformers' `get_last_checkpoint` would take it), a `ValueError`
+    naming the folder when there is none. With `started=False` (a later stage of a multi-stage run, which may not
+    have begun when the run stopped) none is no error: nothing. Nothing is deleted."""
+    if resume is True:
+        checkpoint = last_complete_checkpoint(folder, report)
+        if checkpoint is None and started:
+            raise ValueError(
+                f"--resume_from_checkpoint true: {folder} holds no checkpoint (checkpoint-N) that loads to resume "
+                "from."
+            )
+        return checkpoint
+    if isinstance(resume, str):
+        problem = checkpoint_problem(resume)
+        if problem is not None:
+            raise ValueError(
+                f"--resume_from_checkpoint {resume}: {problem}. Nothing was changed; --resume_from_checkpoint true "
+                "takes the newest checkpoint that loads."
+            )
+    return resume or None
+
+
+def remove_if_worthless(folder: Path) -> None:
+    """After a failed run that made `folder`: removes it unless it holds what the run achieved (a checkpoint to
+    resume from, a saved model), so that no empty or half-made output folder is left behind."""
+    if not folder.is_dir():
+        return
+    kept = [path for path in folder.iterdir() if path.name.startswith("checkpoint-") or path.suffix == ".safetensors"]
+    kept += list(folder.glob("pretraining/checkpoint-*"))
+    if not kept:
+        shutil.rmtree(folder, ignore_errors=True)

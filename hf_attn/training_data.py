@@ -1,0 +1,252 @@
+"""What a training run trains on: the data (a synthetic task or the user's files, `--dataset`), the task shape its
+columns ask for, the head that trains on it, and how much of the held-out split is scored. `hf_attn.training` runs
+the rest (vocabulary, config, model, `Trainer`, the saved folder).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from datasets import Dataset
+
+from .arguments import HfAttnArguments
+from .data import get_synthetic_task
+from .data.cache import cache_folder, column_values, sample_rows
+from .data.episodes import prepare_few_shot_data
+from .data.files import load_splits, prepare_task_data
+from .data.kinds import EPISODES
+from .data.streaming import prepare_stream
+from .data.task_data import TaskData
+from .registry import Architecture, Head
+from .task_registry import TASK_SHAPES
+from .tasks import TaskShape
+from .training_arguments import HfAttnTrainingArguments
+
+__all__ = [
+    "DataStages",
+    "dataset_data",
+    "fit_held_out",
+    "pick_head",
+    "shape_for_head",
+    "synthetic_data",
+    "task_summary",
+]
+
+
+def task_summary(docstring: str | None) -> str:
+    """A task generator's one-line summary for its model card: its docstring's first line, without the pointers a
+    docstring makes to its module's (" (module docstring)", " (see the module docstring)"), which mean nothing on a
+    card."""
+    first = (docstring or "").strip().splitlines()[0] if (docstring or "").strip() else ""
+    return re.sub(r"\s*\((see )?(the )?module docstring\)", "", first)
+
+
+def synthetic_data(options: HfAttnArguments, architecture: Architecture, seed: int) -> TaskData:
+    name = options.task or architecture.synthetic_task
+    synthetic = get_synthetic_task(name)
+    train_split, held_out = synthetic.splits(options.num_train, options.num_eval, seed=seed, **options.task_kwargs)
+    return TaskData(
+        train=train_split,
+        eval=held_out,
+        shape=options.shape or synthetic.shape,
+        text_column=synthetic.text_column,
+        pair_column=synthetic.pair_column,
+        label_column=synthetic.label_column if TASK_SHAPES[synthetic.shape].has_labels else None,
+        labels=list(synthetic.labels) or None,
+        evidence_column=synthetic.evidence_column,
+        resources=dict(synthetic.resources),
+        source={
+            "type": f"hf_attn/{name}",
+            "name": f"{name} (synthetic, hf_attn.data)",
+            "description": task_summary(synthetic.generator.__doc__),
+        },
+    )
+
+
+def infer_shape(options: HfAttnArguments, architecture: Architecture, train_split: Dataset, label: str | None):
+    """The task shape the columns given ask for, among those the architecture has a head for."""
+    if architecture.heads and all(head.inputs is EPISODES for head in architecture.heads):
+        wanted = ["few_shot"]
+    elif options.target_column:
+        wanted = ["seq2seq"]
+    elif options.text_pair_column:
+        wanted = ["pair_classification"]
+    elif label is None:
+        wanted = ["language_modeling"]
+    elif label not in train_split.column_names:  # `prepare_task_data` names the missing column
+        wanted = ["classification"]
+    else:
+        values = (value for value in column_values(train_split, label) if value is not None)  # read until one
+        listed = options.label_separator is not None or isinstance(next(values, None), list | tuple)
+        wanted = ["token_classification", "multi_label"] if listed else ["classification"]
+    for name in wanted:
+        if heads_for(architecture, TASK_SHAPES[name], options.head):
+            return name
+    return wanted[-1]  # `_pick_head` names what is missing
+
+
+def _whose(error: ValueError, options: HfAttnArguments) -> ValueError:
+    """`error` with a word on the options it names that the recipe set, not the user: `--eval-split 'test' is not a
+    split` of the user's own data is the recipe's choice, to override, not a typo of theirs."""
+    message = str(error)
+    named = [key for key in options.from_recipe if f"--{key.replace('_', '-')} " in message or f"--{key} " in message]
+    if not named:
+        return error
+    recipe = options.loaded_recipe.name if options.loaded_recipe else options.recipe
+    given = ", ".join(f"--{key}" for key in named)
+    return ValueError(f"{message.rstrip('.')} ({given} from recipe {recipe!r}: give your own to override it).")
+
+
+def dataset_data(options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments) -> TaskData:
+    try:
+        return _read_dataset(options, architecture, args)
+    except ValueError as error:
+        raise _whose(error, options) from error
+
+
+def _read_dataset(options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments) -> TaskData:
+    """The user's dataset in canonical form: read whole (`prepare_task_data`), or with `--streaming` as training asks
+    for it (`prepare_stream`), for a task shape that needs no whole split ahead."""
+    notes: list[str] = []
+    streaming = options.streaming
+    train_split, held_out, source = load_splits(
+        options.dataset,
+        options.dataset_config,
+        train_split=options.train_split,
+        eval_split=options.eval_split,
+        eval_dataset=options.eval_dataset,
+        eval_fraction=options.eval_fraction,
+        seed=args.seed,
+        data_format=options.dataset_format,
+        column_names=options.column_names,
+        notes=notes,
+        streaming=streaming,
+    )
+    # A stream's first rows stand for it where its columns and labels decide the task.
+    seen = Dataset.from_list(list(train_split.take(100)), features=train_split.features) if streaming else train_split
+    label = options.label_column
+    if label is None and not options.target_column:
+        label = next((name for name in ("label", "labels") if name in seen.column_names), None)
+    shape = TASK_SHAPES[options.shape or infer_shape(options, architecture, seen, label)]
+    if streaming and not shape.streams:
+        raise ValueError(
+            f"--streaming: a {shape.name} task needs its whole training split ahead ({shape.needs_ahead}); train "
+            "without --streaming."
+        )
+    if shape.episodic:
+        data = prepare_few_shot_data(
+            train_split, held_out, options.text_column, label or "label", options.eval_fraction, args.seed, source
+        )
+        data.notes = notes
+        return data
+    columns = options.architecture_arguments.columns()  # what the tokenizer reads beside the text (STCKA: concepts)
+    for option, _, name in columns:
+        for split_name, split in (("train", seen), ("held-out", held_out)):
+            if split is not None and split.column_names is not None and name not in split.column_names:
+                raise ValueError(
+                    f"--{option} {name!r} is not a column of the {split_name} split ({', '.join(split.column_names)})."
+                )
+    layout, pair_column = shape.layout, options.target_column or options.text_pair_column
+    label_column, keep_columns = label if shape.has_labels else None, [column.column for column in columns]
+    if streaming:
+        data = prepare_stream(
+            train_split, held_out, layout, options.text_column, pair_column, label_column, options.label_separator,
+            source, keep_columns, sample_rows=options.tokenizer_sample_rows,
+            eval_rows=options.max_eval_samples or MIN_EVAL_SAMPLES, process=(args.process_index, args.world_size),
+        )  # fmt: skip
+    else:
+        data = prepare_task_data(
+            train_split, held_out, layout, options.text_column, pair_column, label_column, options.label_separator,
+            source, keep_columns=keep_columns, workers=options.preprocessing_num_workers,
+        )  # fmt: skip
+    data.tokenizer_columns = {column.keyword: column.column for column in columns}
+    data.notes = notes + data.notes
+    return data
+
+
+def heads_for(architecture: Architecture, shape: TaskShape, name: str | None) -> list[Head]:
+    return [head for head in shape.heads(architecture) if name is None or head.model_class.__name__ == name]
+
+
+def shape_for_head(shape: TaskShape, architecture: Architecture, name: str | None) -> TaskShape:
+    """`shape`, or the variant of it (same data, another training: `label_tree` for `multi_label`) that has the
+    head asked for by name."""
+    if name is None or heads_for(architecture, shape, name):
+        return shape
+    return next((TASK_SHAPES[v] for v in shape.variants if heads_for(architecture, TASK_SHAPES[v], name)), shape)
+
+
+def pick_head(architecture: Architecture, shape: TaskShape, name: str | None) -> Head:
+    heads = heads_for(architecture, shape, name)
+    if not heads:
+        wanted = f"{name} " if name else ""
+        available = ", ".join(head.model_class.__name__ for head in architecture.heads)
+        raise ValueError(f"{architecture.name} has no head {wanted}for {shape.name} tasks (its heads: {available}).")
+    return heads[0]
+
+
+# Held-out rows scored by default: as many as the run trains on, and never fewer than this (a small held-out split
+# says little: 2,000 rows give an accuracy to about ±2%).
+MIN_EVAL_SAMPLES = 2000
+
+
+def fit_held_out(data: TaskData, options: HfAttnArguments, args: HfAttnTrainingArguments) -> None:
+    """Scores a seeded sample of the held-out split when it is larger than `--max_eval_samples`, or, by default,
+    than the rows the run trains on (at least `MIN_EVAL_SAMPLES`): a five-step run on a million rows does not score
+    100,000. Says so in a status line."""
+    if data.streamed:  # the first rows of the held-out stream (`prepare_stream` held out no more when it chose them)
+        limit = options.max_eval_samples or MIN_EVAL_SAMPLES
+        data.eval = data.eval.take(limit)
+        data.notes.append(f"[hf-attn] held-out: scoring the first {limit} rows of the held-out stream")
+        return
+    held_out = len(data.eval)
+    if options.max_eval_samples is not None:
+        limit, why = options.max_eval_samples, "--max_eval_samples"
+    else:
+        steps = args.max_steps if args.max_steps > 0 else None
+        batch = args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size
+        trained = steps * batch if steps else math.ceil(args.num_train_epochs * len(data.train))
+        limit = max(MIN_EVAL_SAMPLES, trained)
+        why = f"about as many as the run trains on ({trained}); --max_eval_samples N chooses"
+    if held_out <= limit:
+        return
+    data.eval = sample_rows(data.eval, limit, args.seed)
+    data.notes.append(f"[hf-attn] held-out: scoring {limit} of {held_out} rows, a sample (seed {args.seed}): {why}")
+
+
+class DataStages:
+    """Times the data steps of a run (reading, vocabulary, encoding) and says in one status line how long each took
+    and which came from the `datasets` cache."""
+
+    @dataclass
+    class Step:
+        name: str
+        seconds: float = 0.0
+        cached: bool = False
+
+    def __init__(self) -> None:
+        self.steps: list[DataStages.Step] = []
+
+    @contextlib.contextmanager
+    def stage(self, name: str) -> Iterator[DataStages.Step]:
+        step = DataStages.Step(name)
+        started = time.perf_counter()
+        yield step
+        step.seconds = time.perf_counter() - started
+        self.steps.append(step)
+
+    def summary(self, data: TaskData) -> str:
+        """`[hf-attn] data: 900000 training rows, 2000 held-out; reading and preparing 3.1 s, vocabulary 16.0 s,
+        encoding 35.2 s` (`(cached)` after a step the `datasets` cache answered)."""
+        steps = ", ".join(f"{s.name} {s.seconds:.1f} s{' (cached)' if s.cached else ''}" for s in self.steps)
+        rows = "streamed" if data.streamed else f"{len(data.train)} training rows, {len(data.eval)} held-out"
+        line = f"[hf-attn] data: {rows}; {steps}"
+        folder = cache_folder(data.train)
+        if folder is not None and all(step.cached for step in self.steps):
+            line += f"; reused from the datasets cache ({folder})"
+        return line
