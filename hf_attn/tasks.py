@@ -45,7 +45,7 @@ from transformers import (
 )
 
 from .data.cache import cached_map, column_values, fingerprint, tokenizer_fingerprint
-from .data.collators import PaddingCollator, labels_by_frequency
+from .data.collators import labels_by_frequency
 from .data.episodes import CLASS_COLUMN, EpisodeDataset, compute_episode_metrics
 from .data.kinds import (
     CLASS,
@@ -65,17 +65,19 @@ from .data.kinds import (
 from .data.task_data import TASK_LAYOUTS, TaskData, TaskLayout
 from .evaluation import (
     accuracy_metric,
-    evidence_attention_scores,
     jain_propensities,
     label_propensities,
     label_sequence_metrics,
     multi_hot_metrics,
+    score_evidence_attention,
+    token_accuracy_at,
     translation_metrics,
+    word_attention_on_evidence,
 )
 from .layers.few_shot import entity_token_positions
+from .prediction import model_inputs, top_attended
 from .registry import Architecture, Head
 from .tokenization.base import task_tokenizer
-from .tokenization.bpe import ids_to_tokens
 
 
 def vocabulary_fields(tokenizer: PreTrainedTokenizerBase) -> dict[str, Any]:
@@ -637,143 +639,6 @@ class EpisodeEpochCallback(TrainerCallback):
 
     def on_epoch_begin(self, args, state, control, **kwargs):
         self.dataset.set_epoch(math.floor(state.epoch + 1e-6))
-
-
-@torch.no_grad()
-def word_attention_on_evidence(model: PreTrainedModel, episodes: Any, evidence: list[list[int]], collator: Any,
-                               field: str = "word_attentions", batch_size: int = 16) -> dict[str, float]:  # fmt: skip
-    """How much of the queries' word attention lands on the words that carry their class: `hit_rate` (the most
-    attended word is one of them), `evidence_mass` (their total weight) and `evidence_mass_uniform` (what a
-    uniform attention would give them), over the queries of `episodes`."""
-    was_training = model.training
-    model.eval()
-    hits, masses, uniform = [], [], []
-    for start in range(0, len(episodes), batch_size):
-        indices = range(start, min(start + batch_size, len(episodes)))
-        batch = collator([episodes[i] for i in indices])
-        inputs = {name: tensor.to(model.device) for name, tensor in batch.items() if name != "labels"}
-        attention = getattr(model(**inputs), field)  # over the queries' tokens, (B, Q, T)
-        if attention is None:  # the word attention is switched off
-            model.train(was_training)
-            return {}
-        attention = attention.float().cpu()  # (B, Q, T)
-        lengths = batch["attention_mask"].sum(-1)
-        for row, index in enumerate(indices):
-            _, queries, _ = episodes.sample(index)
-            for slot, instance in enumerate(queries):
-                positions = [p for p in evidence[instance] if p < int(lengths[row, slot])]
-                if not positions:
-                    continue
-                weights = attention[row, slot]
-                hits.append(int(weights.argmax()) in positions)
-                masses.append(float(weights[positions].sum()))
-                uniform.append(len(positions) / int(lengths[row, slot]))
-    model.train(was_training)
-    return {
-        "hit_rate": float(np.mean(hits)) if hits else float("nan"),
-        "evidence_mass": float(np.mean(masses)) if masses else float("nan"),
-        "evidence_mass_uniform": float(np.mean(uniform)) if uniform else float("nan"),
-    }
-
-
-def model_inputs(
-    head: Head, tokenizer: Any, texts: list[str], pairs: list[str] | None, device: Any
-) -> dict[str, torch.Tensor]:
-    """The head's input kind's padded batch of `texts` (and their `pairs`), on `device`."""
-    return {name: tensor.to(device) for name, tensor in head.inputs.encode(tokenizer, texts, pairs).items()}
-
-
-def top_attended(model, head: Head, inputs: dict[str, torch.Tensor], output, tokenizer, top_k: int) -> list[list]:
-    """Per example, the `top_k` tokens (STCKA: concepts) the head's first attention map weighs most, `(token,
-    weight)`, padding never listed. A map with one row per query (hops, tokens, heads) is averaged over its rows;
-    over the sentences of a document, a word's weight is its sentence's weight times its weight within the
-    sentence."""
-    if not head.attention_fields:
-        return [[] for _ in range(inputs["input_ids"].shape[0])]
-    masks = head.architecture.attention_masks
-    name = head.attention_fields[0]
-    spec = masks[name]
-    attention = getattr(output, name)
-    attention = attention[-1] if isinstance(attention, tuple) else attention
-    ids_name = spec.ids
-    ids = inputs[ids_name]
-    if spec.level == "sentences":  # (B, S) over sentences: times the word-level map over the same document
-        words = next((getattr(output, field) for field, mask in masks.items() if mask.keys == spec.keys and
-                      mask.level is mask.queries is mask.rows is None), None)  # fmt: skip
-        attention = attention[..., None] * (words if words is not None else 1.0 / ids.shape[-1])
-    while attention.dim() > ids.dim():  # (B, heads, T, T), (B, hops, T), (B, T, T): average the query rows
-        attention = attention.mean(dim=-2) if attention.dim() == ids.dim() + 1 else attention.mean(dim=1)
-    weights = attention.float().reshape(ids.shape[0], -1)
-    ids = ids.reshape(ids.shape[0], -1)
-    mask = inputs[spec.keys].reshape(ids.shape[0], -1).bool()
-    results = []
-    for row in range(ids.shape[0]):
-        order = weights[row].masked_fill(~mask[row], -1.0).argsort(descending=True)[: min(top_k, int(mask[row].sum()))]
-        tokens = ids_to_tokens(tokenizer, ids_name, ids[row, order].tolist())  # STCKA: concepts
-        results.append([(token, round(float(weights[row, i]), 4)) for token, i in zip(tokens, order, strict=True)])
-    return results
-
-
-def encoded_input_columns(dataset: Dataset) -> list[str]:
-    """The columns of an encoded split the model reads (its ids and masks), not its labels or evidence."""
-    return [name for name in dataset.column_names if name.endswith(("input_ids", "attention_mask"))]
-
-
-@torch.no_grad()
-def score_evidence_attention(
-    model: PreTrainedModel, dataset: Dataset, evidence_column: str, attention_field: str, batch_size: int = 64,
-    attention_kwargs: dict[str, Any] | None = None,
-) -> dict[str, float]:  # fmt: skip
-    """Runs `model` over the encoded `dataset` (with the head's `attention_kwargs`, e.g. `output_attentions=True`)
-    and scores `attention_field` (the top layer's, for per-layer maps) against the evidence column; `{}` when the
-    model does not return that field."""
-    collator = PaddingCollator(model.config.pad_token_id or 0)
-    input_names = encoded_input_columns(dataset)
-    was_training = model.training
-    model.eval()
-    attentions, evidence = [], []
-    for start in range(0, len(dataset), batch_size):
-        rows = dataset.select(range(start, min(start + batch_size, len(dataset))))
-        batch = collator([{name: row[name] for name in [*input_names, evidence_column]} for row in rows])
-        output = model(**{name: batch[name].to(model.device) for name in input_names}, **(attention_kwargs or {}))
-        attention = getattr(output, attention_field)
-        if attention is None:  # e.g. a pair model built without the attention this field holds
-            model.train(was_training)
-            return {}
-        if isinstance(attention, tuple):  # one map per layer: the top layer's
-            attention = attention[-1]
-        attention = attention.float().cpu()  # (B, R, T), or (B, S) over sentences
-        if attention.dim() == 2:
-            attention = attention[:, None, :]
-        attentions.append(attention)
-        # Evidence beyond the keys the model was given (a concept set without the deciding concept), or an attention
-        # with no key at all, has nothing to be found: not scored.
-        absent = (batch[evidence_column] >= attention.size(-1)) | (attention.sum(-1).amax(-1) == 0)
-        evidence.append(batch[evidence_column].masked_fill(absent, -1))
-    model.train(was_training)
-    # Batches pad to different lengths: right-pad every batch's attention to the longest of the dataset.
-    longest = max(attention.size(-1) for attention in attentions)
-    attentions = [torch.nn.functional.pad(attention, (0, longest - attention.size(-1))) for attention in attentions]
-    return evidence_attention_scores(torch.cat(attentions), torch.cat(evidence))
-
-
-@torch.no_grad()
-def token_accuracy_at(model: PreTrainedModel, dataset: Dataset, position_column: str, offset: int = 0) -> float:
-    """Token-classification accuracy at one position per example (`position_column` + `offset`)."""
-    was_training = model.training
-    model.eval()
-    collator = PaddingCollator(0)
-    correct = []
-    for start in range(0, len(dataset), 64):
-        rows = dataset.select(range(start, min(start + 64, len(dataset))))
-        batch = collator([{"input_ids": r["input_ids"], "attention_mask": r["attention_mask"]} for r in rows])
-        logits = model(**{name: tensor.to(model.device) for name, tensor in batch.items()}).logits
-        positions = torch.tensor(rows[position_column], device=logits.device) + offset
-        predicted = logits[torch.arange(len(rows), device=logits.device), positions].argmax(dim=-1)
-        labels = torch.tensor([r["labels"][p] for r, p in zip(rows, positions.tolist(), strict=True)])
-        correct.append(predicted.cpu() == labels)
-    model.train(was_training)
-    return torch.cat(correct).float().mean().item()
 
 
 def encode_split(

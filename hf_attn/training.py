@@ -52,6 +52,7 @@ from .data.cache import (
 from .data.episodes import CLASS_COLUMN
 from .data.task_data import TaskData
 from .data.word_vectors import initialise_embeddings
+from .evaluation import score_evidence_attention, token_accuracy_at
 from .hub import push_model_dir
 from .options import (
     DATACLASSES,
@@ -65,7 +66,7 @@ from .options import (
 )
 from .registry import Architecture, get_architecture
 from .task_registry import TASK_SHAPES
-from .tasks import encode_split, encoding_key, score_evidence_attention, token_accuracy_at
+from .tasks import encode_split, encoding_key
 from .tokenization.kinds import get_tokenizer_kind
 from .training_arguments import HfAttnTrainingArguments
 from .training_data import DataStages, dataset_data, fit_held_out, pick_head, shape_for_head, synthetic_data

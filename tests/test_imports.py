@@ -7,7 +7,8 @@ The layers, lowest first (a module may import its own layer and those below; CON
     primitives    hf_attn.layers, hf_attn.utils
     model code    a model folder's configuration / modeling files (everything in it but its row and views)
     tokenization  hf_attn.tokenization
-    data          hf_attn.data (the input and label kinds among it), hf_attn.evaluation, hf_attn.pipelines, the
+    data          hf_attn.data (the input and label kinds among it), hf_attn.evaluation, hf_attn.prediction,
+                  hf_attn.pipelines, the
                   attention views (hf_attn.visualization: figure, views; each folder's visualization_<name>.py), a
                   folder's kinds.py
     registry      hf_attn.registry, its rows' classes (hf_attn.registry_row), the folders' rows
@@ -52,6 +53,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "hf_attn.data",
             "hf_attn.data.*",
             "hf_attn.evaluation",
+            "hf_attn.prediction",
             "hf_attn.pipelines",
             "hf_attn.visualization",
             "hf_attn.visualization.figure",
