@@ -1,8 +1,9 @@
 """The options of `hf-attn train`: hf_attn's own (`HfAttnArguments`) and transformers' (`HfAttnTrainingArguments`),
 read once from the command line (`parse_arguments`) or from keywords (`resolve_options`, what `train()` uses).
 
-Where a value comes from, first match wins: what the user typed; the Transformer paper's schedule (`--schedule
-noam`: its optimiser and peak learning rate, which depend on d_model and the warm-up); the recipe's options
+Where a value comes from, first match wins: what the user typed; the schedule `--schedule` names, where the
+architecture's row has it (`Architecture.schedules`: the Transformer's `noam`, its optimiser and peak learning rate,
+which depend on d_model and the warm-up); the recipe's options
 (`--recipe`, read once and kept on the options as `HfAttnArguments.loaded_recipe`); the architecture config's
 training setting (`label_smoothing` → `label_smoothing_factor`: the Transformer's ε_ls, §5.4, which its loss does
 not apply itself); the dataclasses' defaults. A
@@ -18,7 +19,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import fields
 from typing import Any
 
@@ -42,36 +43,10 @@ __all__ = [
     "HfAttnArguments",
     "HfAttnTrainingArguments",
     "HfAttnTrainingDefaults",
-    "noam_arguments",
-    "noam_learning_rate",
     "parse_arguments",
     "parse_overrides",
     "resolve_options",
 ]
-
-
-def noam_learning_rate(d_model: int, warmup_steps: int, factor: float = 1.0) -> float:
-    """The peak of Vaswani et al.'s schedule (eq. 3), lrate = d_model^-0.5 · min(step^-0.5, step · warmup^-1.5),
-    reached at step = warmup_steps."""
-    return factor * d_model**-0.5 * warmup_steps**-0.5
-
-
-def noam_arguments(d_model: int, warmup_steps: int = 4000, factor: float = 1.0) -> dict[str, Any]:
-    """`TrainingArguments` keywords for the paper's optimiser (§5.3): Adam(β1 0.9, β2 0.98, ε 1e-9) and eq. 3.
-
-    Eq. 3 rises linearly to its peak over `warmup_steps` and then decays as step^-0.5: exactly transformers'
-    `inverse_sqrt` schedule with timescale = warmup_steps, started from the peak learning rate."""
-    return {
-        "learning_rate": noam_learning_rate(d_model, warmup_steps, factor),
-        "lr_scheduler_type": "inverse_sqrt",
-        "lr_scheduler_kwargs": {"timescale": warmup_steps},
-        "warmup_steps": warmup_steps,
-        "adam_beta1": 0.9,
-        "adam_beta2": 0.98,
-        "adam_epsilon": 1e-9,
-        "weight_decay": 0.0,
-        "optim": "adamw_torch",
-    }
 
 
 def config_fields(config_class: type) -> set[str]:
@@ -291,15 +266,17 @@ def _architectures_with(test) -> str:
     return ", ".join(name for name, architecture in ARCHITECTURES.items() if test(architecture))
 
 
-def check_noam(d_model: int | None, arch: str) -> None:
-    """`--schedule noam` reads the config's d_model (Vaswani et al., eq. 3): refused, in one line, for a config that
-    has none."""
-    if d_model is None:
-        with_it = _architectures_with(lambda architecture: "d_model" in config_fields(architecture.config_class))
+def check_schedule(name: str, architecture: Any) -> Callable[..., dict[str, Any]]:
+    """The training arguments' function of schedule `name` (`--schedule`) of `architecture`'s row
+    (`Architecture.schedules`); refused, in one line, for an architecture whose row has none of that name."""
+    if name not in architecture.schedules:
+        with_it = _architectures_with(lambda other: name in other.schedules)
         raise ValueError(
-            f"--schedule noam: the Transformer's schedule (eq. 3) reads the config's d_model, which --arch {arch} "
-            f"has not (architectures with one: {with_it}); set --learning_rate and --lr_scheduler_type yourself."
+            f"--schedule {name}: a schedule of {with_it}, which --arch {architecture.name} has not (it reads their "
+            "configs: noam, Vaswani et al.'s eq. 3, reads d_model); set --learning_rate and --lr_scheduler_type "
+            "yourself."
         )
+    return architecture.schedules[name]
 
 
 def check_model_options(options: HfAttnArguments, given: dict[str, Any]) -> None:
@@ -380,14 +357,14 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
     merged["arch"] = merged.get("arch") or default_architecture()
     # The config's fields, merged once (the recipe's, then --config's) and checked before any work; the config is
     # built once, by the run, when the data has set its vocabulary and labels.
-    config_class = get_architecture(merged["arch"]).config_class
+    architecture = get_architecture(merged["arch"])
+    config_class = architecture.config_class
     overrides = {**(recipe.config if recipe else {}), **parse_overrides(merged.get("config"))}
     check_config_overrides(config_class, overrides)
-    if merged.get("schedule") == "noam":
-        d_model = config_value(config_class, overrides, "d_model")
-        check_noam(d_model, merged["arch"])
-        noam = noam_arguments(d_model, int(merged.get("warmup_steps") or 4000))
-        merged = {**merged, **noam, **given}  # the schedule over the recipe, what was typed over both
+    if merged.get("schedule", "linear") != "linear":  # the row's schedule, from the config the run will build
+        schedule = check_schedule(merged["schedule"], architecture)
+        scheduled = schedule(lambda name: config_value(config_class, overrides, name), merged.get("warmup_steps"))
+        merged = {**merged, **scheduled, **given}  # the schedule over the recipe, what was typed over both
     label_smoothing = config_value(config_class, overrides, "label_smoothing")
     if "label_smoothing_factor" not in merged and label_smoothing:
         # The paper's training loss (the Transformer's ε_ls = 0.1, §5.4) is a training argument: the model's own

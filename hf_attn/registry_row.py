@@ -166,6 +166,10 @@ class Architecture:
         arguments: the architecture's own `hf-attn train` options, a subclass of
             `hf_attn.arguments.ArchitectureArguments` in a module of the folder that loads without torch (STCKA's
             knowledge base and concept column); `None`: none.
+        schedules: the training schedules of its paper, by the `--schedule` name that picks them (the Transformer's
+            `noam`), each a function `(config_value, warmup_steps) -> TrainingArguments keywords`, `config_value(name)`
+            being the value a config field will have in the run (`hf_attn.options.config_value`), kept in the
+            folder's `schedules_<name>.py`; `{}`: none (`--schedule noam` is refused for it in one line).
         default: the architecture `hf-attn train` and `train()` train when neither `arch` nor a recipe names one
             (exactly one row says `True`).
         tasks: the folder's module of task shapes of its own (a `TASK_SHAPES` tuple of `hf_attn.tasks.TaskShape`
@@ -192,6 +196,7 @@ class Architecture:
     arguments: type | None = None
     tasks: str | None = None
     example_files: Callable[[Path, int, int], None] | None = None
+    schedules: dict[str, Callable[..., dict[str, Any]]] = field(default_factory=dict)
     default: bool = False
 
     # `attention_fields` parsed once (`MaskSpec`): what every reader of the maps' keys uses.

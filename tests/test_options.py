@@ -7,7 +7,8 @@ import pytest
 from transformers import HfArgumentParser
 
 import hf_attn.options as options_module
-from hf_attn.options import HfAttnArguments, noam_arguments, parse_arguments, resolve_options
+from hf_attn.models.vaswani_transformer.schedules_vaswani_transformer import noam_arguments
+from hf_attn.options import HfAttnArguments, parse_arguments, resolve_options
 from hf_attn.recipes import load_recipe
 from hf_attn.training_arguments import HfAttnTrainingArguments
 

@@ -9,6 +9,7 @@ from .modeling_vaswani_transformer import (
     VaswaniTransformerForConditionalGeneration,
     VaswaniTransformerModel,
 )
+from .schedules_vaswani_transformer import SCHEDULES
 from .visualization_vaswani_transformer import transformer_view
 
 ARCHITECTURE = Architecture(
@@ -67,4 +68,5 @@ ARCHITECTURE = Architecture(
     attention_view=transformer_view,
     tags=("transformer", "encoder-decoder", "translation"),
     converter="convert_vaswani_transformer_to_hf",
+    schedules=SCHEDULES,
 )

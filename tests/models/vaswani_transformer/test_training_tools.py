@@ -8,8 +8,8 @@ from transformers import AutoTokenizer, Trainer, TrainingArguments
 
 from hf_attn import ARCHITECTURES, VaswaniTransformerForConditionalGeneration
 from hf_attn.data import toy_translation
+from hf_attn.models.vaswani_transformer.schedules_vaswani_transformer import noam_arguments
 from hf_attn.tokenization import train_bpe_tokenizer
-from hf_attn.training import noam_arguments
 from tests.helpers import tiny_config
 
 
