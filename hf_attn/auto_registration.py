@@ -18,6 +18,13 @@ only. A model's module is imported when an Auto class first looks up its config,
 models: the Auto mappings keep registered classes in a dict (`_LazyAutoMapping._extra_content`, transformers'
 private field, the one `register` fills), which here resolves a class on first lookup (`_ClassesOnDemand`). Should a
 transformers version change that field, every class is imported and registered at once instead (correct, slower).
+
+The trade-off, kept on purpose: the public API (`AutoModelForX.register(config_class, model_class)`) takes the model
+class itself, so registering through it alone would import every architecture's modeling code (torch, seconds) at
+the first Auto lookup of any model, ours or transformers'. Filling the private dict with classes resolved on demand
+costs a dependency on a field transformers does not promise; the fallback above keeps it correct when the field
+changes, and `make test-oldest` and `make test` run the registration on the oldest and the newest supported
+transformers.
 """
 
 from __future__ import annotations
@@ -67,12 +74,10 @@ def register_configs(configuration_auto: ModuleType) -> None:
 
 def register_tokenizers(tokenization_auto: ModuleType) -> None:
     """`AutoTokenizer` gives each architecture's tokenizer class for its config."""
-    from .tokenization.kinds import get_tokenizer_kind
-
     configuration_auto = importlib.import_module(CONFIGURATION_AUTO)
     for row in _rows():
         config_class = configuration_auto.CONFIG_MAPPING[row.name]
-        kind = get_tokenizer_kind(_load(row.tokenizer) if isinstance(row.tokenizer, ClassRef) else row.tokenizer)
+        kind = _load(row.tokenizer)  # the row's TokenizerKind object, by its module and name
         tokenizer = kind.tokenizer_class  # marked for AutoTokenizer by its class (`_auto_class`)
         tokenization_auto.AutoTokenizer.register(config_class, tokenizer_class=tokenizer, exist_ok=True)
 

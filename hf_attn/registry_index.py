@@ -43,7 +43,7 @@ class IndexRow:
     display_name: str
     year: int
     reference: str
-    tokenizer: ClassRef | str  # the kind's object (by its module and name), or its name
+    tokenizer: ClassRef  # the kind's object, by its module and name
     config_class: ClassRef
     base_model_class: ClassRef
     heads: tuple[IndexHead, ...]
@@ -58,7 +58,8 @@ ROW_RULES = {
     "one-call": "the row is one `ARCHITECTURE = Architecture(...)` call, its fields by keyword",
     "literal": "`{field}=` is a literal (a string, number, bool or None), not an expression",
     "paper": "`paper=` is an inline `Paper(...)` call whose `year`, `arxiv` (and `link`) are literals",
-    "name": "`{field}=` is a bare name, imported into architecture.py or defined there (no call, no attribute)",
+    "name": "`{field}=` is a bare name, imported into architecture.py or defined there (no call, no attribute, no "
+    "string)",
     "heads": "`heads=` is a literal tuple of inline `Head(...)` calls, each `model_class=` a bare name and "
     "`auto_class=` a literal",
 }
@@ -143,7 +144,7 @@ def read_row(source: Path, package: str) -> IndexRow | None:
         display_name=literal("display_name"),  # type: ignore[arg-type]
         year=paper.get("year"),  # type: ignore[arg-type]
         reference=f"arXiv:{paper['arxiv']}" if paper.get("arxiv") else str(paper.get("link")),
-        tokenizer=literal("tokenizer") if isinstance(tokenizer, ast.Constant) else ref(tokenizer, "tokenizer"),  # type: ignore[arg-type]
+        tokenizer=ref(tokenizer, "tokenizer"),  # type: ignore[arg-type]
         config_class=ref(fields.get("config_class"), "config_class"),  # type: ignore[arg-type]
         base_model_class=ref(fields.get("base_model_class"), "base_model_class"),  # type: ignore[arg-type]
         heads=tuple(head(node) for node in fields["heads"].elts),  # type: ignore[attr-defined]

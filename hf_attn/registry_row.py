@@ -94,21 +94,24 @@ class Head:
 
     model_class: type[PreTrainedModel]
     auto_class: str | None
-    inputs: InputKind | str  # a registered input kind, or its name (`hf_attn.data.kinds`)
+    inputs: InputKind  # a registered input kind (`hf_attn.data.kinds`)
     pipeline_tag: str | None = None
     attention_kwargs: dict[str, Any] = field(default_factory=dict)
-    labels: LabelKind | str = "class"  # a registered label kind, or its name
+    labels: LabelKind = field(kw_only=True)  # a registered label kind (`CLASS`, `MULTI_HOT`, ...)
     attention_fields: tuple[str, ...] = ()
     scores_evidence: bool = True
     # The row the head belongs to (set by `Architecture`): the masks of its fields, its tokenizer, its view.
     architecture: Architecture = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
-        from .data.kinds import get_input_kind, get_label_kind
+        from .data.kinds import InputKind, LabelKind
 
-        # The kinds' objects, whichever way the row named them (by object, or by name: looked up here, once).
-        object.__setattr__(self, "inputs", get_input_kind(self.inputs))
-        object.__setattr__(self, "labels", get_label_kind(self.labels))
+        for name, kind in (("inputs", InputKind), ("labels", LabelKind)):  # objects, never names
+            if not isinstance(getattr(self, name), kind):
+                raise TypeError(
+                    f"{self.model_class.__name__}'s Head({name}=...) must be a registered {kind.__name__} object "
+                    f"(`hf_attn.data.kinds`), got {getattr(self, name)!r}."
+                )
 
     @property
     def has_attention(self) -> bool:
@@ -184,7 +187,7 @@ class Architecture:
     heads: tuple[Head, ...]
     paper: Paper
     original_code: str | None
-    tokenizer: TokenizerKind | str
+    tokenizer: TokenizerKind
     synthetic_task: str
     attention_fields: dict[str, str]
     pretraining_head: str | None = None
@@ -204,12 +207,13 @@ class Architecture:
 
     def __post_init__(self) -> None:
         from .data.masks import MaskSpec
-        from .tokenization.kinds import get_tokenizer_kind
+        from .tokenization.kinds import TokenizerKind
 
-        try:  # the kind's object, whichever way the row named it
-            object.__setattr__(self, "tokenizer", get_tokenizer_kind(self.tokenizer))
-        except ValueError as error:
-            raise ValueError(f"hf_attn/models/{self.name}: {error}") from None
+        if not isinstance(self.tokenizer, TokenizerKind):
+            raise TypeError(
+                f"hf_attn/models/{self.name}: tokenizer= must be a registered TokenizerKind object "
+                f"(`hf_attn.tokenization.kinds`), got {self.tokenizer!r}."
+            )
         for head in self.heads:
             object.__setattr__(head, "architecture", self)
         masks = {}

@@ -66,7 +66,6 @@ from .options import (
 from .registry import Architecture, get_architecture
 from .task_registry import TASK_SHAPES
 from .tasks import encode_split, encoding_key
-from .tokenization.kinds import get_tokenizer_kind
 from .training_arguments import HfAttnTrainingArguments
 from .training_data import DataStages, dataset_data, fit_held_out, pick_head, shape_for_head, synthetic_data
 from .utils.inputs import TOKENIZER, read_input
@@ -159,7 +158,7 @@ def _vocabulary(options: HfAttnArguments, architecture: Architecture, data: Task
     knowledge = options.architecture_arguments.tokenizer_knowledge(architecture, data)
     settings = (options.max_vocab_size, options.min_frequency, options.lowercase)
 
-    kind = get_tokenizer_kind(architecture.tokenizer)
+    kind = architecture.tokenizer
     rows, columns = data.vocabulary_source, (data.text_column, data.pair_column)
     # A million texts: trained in a process of its own, so that their mapped pages do not stay with this one.
     large = cache_folder(rows) is not None and data.count_texts() >= APART_FROM_TEXTS
@@ -290,7 +289,7 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
     resume = resume_point(args.resume_from_checkpoint, args.output_dir, not staged, report_on_main(args))
     with stages.stage("vocabulary") as step:
         build = lambda: _vocabulary(options, architecture, data)  # noqa: E731 (trained only where none is given)
-        own_class = get_tokenizer_kind(architecture.tokenizer).tokenizer_class
+        own_class = architecture.tokenizer.tokenizer_class
         tokenizer = _shared_tokenizer(args, resume, options.tokenizer, build, own_class)
         step.cached = options.tokenizer is None and "vocabulary" in data.from_cache
     labels = shape.label_names(data)

@@ -360,21 +360,20 @@ def register_label_kind(kind: LabelKind) -> LabelKind:
     return kind
 
 
-def _get(registry: dict[str, Any], kind: Any, what: str) -> Any:
-    name = kind if isinstance(kind, str) else getattr(kind, "name", None)
+def _get(registry: dict[str, Any], name: str, what: str) -> Any:
     if name not in registry:
-        raise ValueError(f"Unknown {what} kind {kind!r}; registered: {', '.join(sorted(registry))}.")
+        raise ValueError(f"Unknown {what} kind {name!r}; registered: {', '.join(sorted(registry))}.")
     return registry[name]
 
 
-def get_input_kind(kind: str | InputKind) -> InputKind:
-    """The registered input kind of that name (or that kind); a ValueError names the registered ones."""
-    return _get(INPUT_KINDS, kind, "input")
+def get_input_kind(name: str) -> InputKind:
+    """The registered input kind of that name (where a string gives one); a ValueError names the registered ones."""
+    return _get(INPUT_KINDS, name, "input")
 
 
-def get_label_kind(kind: str | LabelKind) -> LabelKind:
-    """The registered label kind of that name (or that kind); a ValueError names the registered ones."""
-    return _get(LABEL_KINDS, kind, "label")
+def get_label_kind(name: str) -> LabelKind:
+    """The registered label kind of that name (where a string gives one); a ValueError names the registered ones."""
+    return _get(LABEL_KINDS, name, "label")
 
 
 SENTENCE = register_input_kind(Sentence())

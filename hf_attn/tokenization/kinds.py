@@ -93,11 +93,10 @@ def register_tokenizer_kind(kind: TokenizerKind) -> TokenizerKind:
     return kind
 
 
-def get_tokenizer_kind(kind: str | TokenizerKind) -> TokenizerKind:
-    """The registered tokenizer kind of that name (or that kind); a ValueError names the registered ones."""
-    name = kind if isinstance(kind, str) else getattr(kind, "name", None)
+def get_tokenizer_kind(name: str) -> TokenizerKind:
+    """The registered tokenizer kind of that name (where a string gives one); a ValueError names the known ones."""
     if name not in TOKENIZER_KINDS:
-        raise ValueError(f"Unknown tokenizer kind {kind!r}; known: {', '.join(TOKENIZER_KINDS)}.")
+        raise ValueError(f"Unknown tokenizer kind {name!r}; known: {', '.join(TOKENIZER_KINDS)}.")
     return TOKENIZER_KINDS[name]
 
 
@@ -115,7 +114,7 @@ BPE_TOKENIZER = register_tokenizer_kind(
 
 
 def train_tokenizer(
-    kind: str | TokenizerKind,
+    kind: TokenizerKind,
     texts: Iterable[str],
     vocab_size: int | None = None,
     min_frequency: int | None = None,
@@ -124,4 +123,4 @@ def train_tokenizer(
 ) -> PreTrainedTokenizerBase:
     """A tokenizer of `kind` trained on `texts` (`TokenizerKind.train`), with what a kind that `reads_knowledge`
     needs beyond them (STCKA's `concepts`: a knowledge base, `concept_source`, or the texts' `concept_sets`)."""
-    return get_tokenizer_kind(kind).train(texts, vocab_size, min_frequency, lowercase, **knowledge)
+    return kind.train(texts, vocab_size, min_frequency, lowercase, **knowledge)

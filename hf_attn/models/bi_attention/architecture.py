@@ -1,6 +1,6 @@
 """The registry row of BI-Attention (attention-based bilingual LSTM) (`hf_attn.registry_row.Architecture`)."""
 
-from hf_attn.data.kinds import DOCUMENT_PAIR
+from hf_attn.data.kinds import CLASS, DOCUMENT_PAIR
 from hf_attn.registry_row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import DOCUMENT_TOKENIZER
 
@@ -25,6 +25,7 @@ ARCHITECTURE = Architecture(
                 "sentence_attentions",
                 "word_attentions",
             ),
+            labels=CLASS,
         ),
     ),
     paper=Paper(

@@ -1,6 +1,6 @@
 """The registry row of Bi-BloSAN (Bi-Directional Block Self-Attention) (`hf_attn.registry_row.Architecture`)."""
 
-from hf_attn.data.kinds import SENTENCE, SENTENCE_PAIR
+from hf_attn.data.kinds import CLASS, SENTENCE, SENTENCE_PAIR
 from hf_attn.registry_row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
@@ -26,6 +26,7 @@ ARCHITECTURE = Architecture(
             "text-classification",
             attention_kwargs={"output_attentions": True},  # the inter-block maps, quadratic in m, only when asked
             attention_fields=_SENTENCE_FIELDS,
+            labels=CLASS,
         ),
         Head(
             BiBlosaForPairClassification,
@@ -34,6 +35,7 @@ ARCHITECTURE = Architecture(
             "text-classification",
             attention_kwargs={"output_attentions": True},
             attention_fields=_SENTENCE_FIELDS + tuple(f"pair_{field}" for field in _SENTENCE_FIELDS),
+            labels=CLASS,
         ),
     ),
     paper=Paper(

@@ -1,6 +1,6 @@
 """The registry row of ELMo (deep contextualized word representations) (`hf_attn.registry_row.Architecture`)."""
 
-from hf_attn.data.kinds import TOKEN_CLASS, TOKEN_VOCAB
+from hf_attn.data.kinds import CLASS, TOKEN_CLASS, TOKEN_VOCAB
 from hf_attn.registry_row import Architecture, Head, Paper
 
 from . import synthetic_elmo  # noqa: F401  (registers its synthetic task, ambiguous_tagging)
@@ -32,6 +32,7 @@ ARCHITECTURE = Architecture(
             "AutoModelForSequenceClassification",
             CHARACTERS,
             "text-classification",
+            labels=CLASS,
         ),
         Head(ElmoForBidirectionalLanguageModeling, "AutoModelForPreTraining", CHARACTERS, labels=TOKEN_VOCAB),
     ),

@@ -1,6 +1,6 @@
 """The registry row of Hierarchical Attention Network (HAN) (`hf_attn.registry_row.Architecture`)."""
 
-from hf_attn.data.kinds import DOCUMENT
+from hf_attn.data.kinds import CLASS, DOCUMENT
 from hf_attn.registry_row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import DOCUMENT_TOKENIZER
 
@@ -19,6 +19,7 @@ ARCHITECTURE = Architecture(
             DOCUMENT,
             "text-classification",
             attention_fields=("sentence_attentions", "word_attentions"),
+            labels=CLASS,
         ),
     ),
     paper=Paper(

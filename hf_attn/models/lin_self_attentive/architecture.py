@@ -1,6 +1,6 @@
 """The registry row of Structured Self-Attentive Sentence Embedding (`hf_attn.registry_row.Architecture`)."""
 
-from hf_attn.data.kinds import SENTENCE, SENTENCE_PAIR
+from hf_attn.data.kinds import CLASS, SENTENCE, SENTENCE_PAIR
 from hf_attn.registry_row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
@@ -23,6 +23,7 @@ ARCHITECTURE = Architecture(
             SENTENCE,
             "text-classification",
             attention_fields=("hop_attentions",),
+            labels=CLASS,
         ),
         Head(
             LinSelfAttentiveForPairClassification,
@@ -30,6 +31,7 @@ ARCHITECTURE = Architecture(
             SENTENCE_PAIR,
             "text-classification",
             attention_fields=("hop_attentions", "pair_hop_attentions"),
+            labels=CLASS,
         ),
     ),
     paper=Paper(

@@ -1,6 +1,6 @@
 """The registry row of LSTMN (Long Short-Term Memory-Network) (`hf_attn.registry_row.Architecture`)."""
 
-from hf_attn.data.kinds import SENTENCE, SENTENCE_PAIR, TOKEN_VOCAB
+from hf_attn.data.kinds import CLASS, SENTENCE, SENTENCE_PAIR, TOKEN_VOCAB
 from hf_attn.registry_row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
@@ -27,6 +27,7 @@ ARCHITECTURE = Architecture(
             attention_kwargs={"output_attentions": True},
             attention_fields=("intra_attentions",),
             scores_evidence=False,
+            labels=CLASS,
         ),
         Head(
             LstmnForPairClassification,
@@ -35,6 +36,7 @@ ARCHITECTURE = Architecture(
             "text-classification",
             attention_kwargs={"output_attentions": True},
             attention_fields=("inter_attentions", "intra_attentions", "pair_intra_attentions"),
+            labels=CLASS,
         ),
         Head(
             LstmnForCausalLM,

@@ -1,5 +1,6 @@
 """The registry row of STCKA (`hf_attn.registry_row.Architecture`)."""
 
+from hf_attn.data.kinds import CLASS
 from hf_attn.registry_row import Architecture, Head, Paper
 
 from .arguments_stcka import StckaArguments
@@ -21,6 +22,7 @@ ARCHITECTURE = Architecture(
             SENTENCE_CONCEPTS,
             "text-classification",
             attention_fields=("concept_attentions", "cst_attentions", "ccs_attentions", "self_attentions"),
+            labels=CLASS,
         ),
     ),
     paper=Paper(
