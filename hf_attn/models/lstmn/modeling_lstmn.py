@@ -407,14 +407,7 @@ class LstmnLayer(CheckpointingLayer):
         # Everywhere else, `torch.compile` included, the recurrence is the `lstmn_recurrence` operator (one
         # node in a compiled graph, with its hand-written backward).
         if torch.compiler.is_exporting() and state is None and not return_state:
-            hidden, cells, intra, memory_read, inter = scan_recurrence(self, inputs, mask, memory, memory_mask)
-            return LstmnLayerOutput(
-                hidden=hidden,
-                cells=cells,
-                intra_attentions=intra,
-                memory_read=memory_read if self.reads_memory else None,
-                inter_attentions=inter if self.reads_memory else None,
-            )
+            return self._output(*scan_recurrence(self, inputs, mask, memory, memory_mask))
         step_inputs = self.step_inputs(inputs, mask, memory, memory_mask)
         compiled = self.config.compile_recurrence
         if state is not None:  # continuing a cached memory: inference only, no graph through the past
@@ -465,13 +458,25 @@ class LstmnLayer(CheckpointingLayer):
                 summary=summary,
                 memory_summary=memory_summary if self.reads_memory else None,
             )
+        return self._output(hidden, cells, intra, memory_read, inter, final_state)
+
+    def _output(
+        self,
+        hidden: torch.Tensor,
+        cells: torch.Tensor,
+        intra: torch.Tensor,
+        memory_read: torch.Tensor | None,
+        inter: torch.Tensor | None,
+        state: LstmnLayerState | None = None,
+    ) -> LstmnLayerOutput:
+        """The layer's output; the memory read and inter-attention only with fusion."""
         return LstmnLayerOutput(
             hidden=hidden,
             cells=cells,
             intra_attentions=intra,
             memory_read=memory_read if self.reads_memory else None,
             inter_attentions=inter if self.reads_memory else None,
-            state=final_state,
+            state=state,
         )
 
 
