@@ -150,10 +150,9 @@ class Architecture:
             `attention_mask/causal`: a sequence attending over its own prefix, `(B, T, T)`: row t
             reads keys 0..t, and a padded token's row is empty. `attention_mask@pair_attention_mask`: rows are the
             tokens of the second mask (a padded one's row is empty), keys those of the first.
-            `attention_mask/blocks`: block self-attention maps `(B, 2, m, r, r)` over the tokens cut into m blocks
-            of r, direction 0 reading the real tokens of the query's block strictly before it, direction 1
-            strictly after (BiBloSA); `attention_mask/block_summaries`: `(B, 2, m, m)`, likewise over the blocks
-            that hold a real token. The common tests check them; the first one is scored against a synthetic
+            `attention_mask/<level>` with a level of the folder's own (`hf_attn.data.masks.register_mask_level`, in
+            its `kinds.py`), and `#hops`, `#labels`, `#features`: what the rows of a map of several distributions
+            are (`hf_attn.data.masks`). The common tests check them; the first one is scored against a synthetic
             task's evidence.
         pretraining_head: the class name of a head trained first, as a language model on the task's own texts,
             whose base model every other head of the architecture then starts from (ELMo's biLM, §3 of its paper);

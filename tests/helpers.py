@@ -103,22 +103,22 @@ def logits_shape(head: Head, config, inputs: dict[str, torch.Tensor]) -> tuple[i
 
 def attention_maps(architecture, output, inputs) -> list[tuple[str, torch.Tensor, torch.Tensor]]:
     """Every attention distribution a head returned, as (field, weights `(B, …, Q|R, K)`, key mask `(B, …, K)`) from
-    the row's parsed masks (`MaskSpec.key_mask`); per-layer tuples are flattened. A `/block_summaries` field takes
-    its block length from the head's `/blocks` field over the same mask."""
+    the row's parsed masks (`MaskSpec.key_mask`); per-layer tuples are flattened. A level whose keys need the size of
+    another map of the same input (`MaskLevel.sized_by`) takes it from the head's maps (`level_sizes`)."""
+    from hf_attn.data.masks import level_sizes
+
     masks = architecture.attention_masks
     returned = {field: getattr(output, field, None) for field in masks}
-    block_lengths = {
-        spec.keys: value.size(-1)
-        for field, spec in masks.items()
-        if spec.level == "blocks" and (value := returned[field]) is not None
-    }
+    returned = {field: value for field, value in returned.items() if value is not None}
+    sizes = level_sizes(
+        {field: masks[field] for field in returned},
+        {field: value[-1] if isinstance(value, tuple) else value for field, value in returned.items()},
+    )
     maps = []
-    for field, spec in masks.items():
-        value = returned[field]
-        if value is None:
-            continue
+    for field, value in returned.items():
+        spec = masks[field]
         for index, weights in enumerate(value if isinstance(value, tuple) else (value,)):
-            mask = spec.key_mask(inputs, tuple(weights.shape), block_lengths.get(spec.keys))
+            mask = spec.key_mask(inputs, tuple(weights.shape), sizes[field])
             maps.append((f"{field}[{index}]", weights, mask))
     return maps
 

@@ -6,23 +6,77 @@ once by the row) says which input mask the keys follow, and computes the mask (`
       support_attention_mask/instances  keys = a few-shot episode's support instances
       attention_mask/causal             (B, T, T): row t reads keys 0..t, a padded token's row is empty
       attention_mask@pair_attention_mask  (B, Q, K): rows are the second mask's tokens, keys the first's
-      attention_mask/blocks             block self-attention maps (B, 2, m, r, r): m blocks of r tokens
-      attention_mask/block_summaries    block-level maps (B, 2, m, m) over the blocks
+      attention_mask/<level>            a level an architecture registers (`register_mask_level`, from its folder's
+                                        kinds.py: BiBloSA's `/blocks` and `/block_summaries`)
       attention_mask#hops               (B, R, T): R distributions over the same keys, and what the R rows are
                                         (`ROW_MEANINGS`: hops of one attention, the config's labels, features)
 
-Shape legend: B examples, T tokens, S sentences, R rows of a map of several distributions, m blocks of r tokens.
+A level is a `MaskLevel` object registered by name: its `key_mask` builds the keys' mask from the input mask and the
+map's shape, and, where its keys need the size of another map of the same input (`sized_by`: the blocks of
+`/block_summaries` are as long as the `/blocks` maps' last axis), `level_sizes` finds it among a head's maps.
+
+Shape legend: B examples, T tokens, S sentences, R rows of a map of several distributions.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
-__all__ = ["MASK_LEVELS", "ROW_MEANINGS", "MaskSpec"]
+__all__ = ["MASK_LEVELS", "ROW_MEANINGS", "MaskLevel", "MaskSpec", "level_sizes", "register_mask_level"]
 
-MASK_LEVELS = ("sentences", "instances", "causal", "blocks", "block_summaries")
+
+class MaskLevel:
+    """What the keys of a map are beyond tokens (`<keys>/<level>`, module docstring). Subclasses set `name` and
+    build the keys' mask."""
+
+    name: ClassVar[str]
+    # The level of the same input's map whose last axis this level's keys need (`level_sizes`), or None.
+    sized_by: ClassVar[str | None] = None
+
+    def key_mask(self, mask: torch.Tensor, shape: tuple[int, ...] | None, size: int | None) -> torch.Tensor:
+        """The boolean mask over the keys of a map of `shape`, from the input mask `mask` (and `size`, the last axis
+        of the `sized_by` map)."""
+        raise NotImplementedError
+
+
+class Sentences(MaskLevel):
+    """Keys that are units of tokens (a document's sentences, an episode's support instances): one counts when any
+    of its tokens does."""
+
+    name = "sentences"
+
+    def key_mask(self, mask, shape, size):
+        return mask.any(dim=-1)
+
+
+class Instances(Sentences):
+    name = "instances"
+
+
+class Causal(MaskLevel):
+    """`(B, T, T)`: row t reads keys 0..t, and a padded token's row is empty."""
+
+    name = "causal"
+
+    def key_mask(self, mask, shape, size):
+        prefix = torch.ones(mask.size(-1), mask.size(-1), dtype=torch.bool, device=mask.device).tril()
+        return mask[:, :, None] & prefix
+
+
+MASK_LEVELS: dict[str, MaskLevel] = {}
+
+
+def register_mask_level(level: MaskLevel) -> MaskLevel:
+    """Registers `level` under its name (again: replaced); returns it."""
+    MASK_LEVELS[level.name] = level
+    return level
+
+
+for _level in (Sentences(), Instances(), Causal()):
+    register_mask_level(_level)
 # What the rows of a map with several distributions over the same keys are (`#<rows>`): each one's name in a picture
 # ("hop 2"; `labels`: the config's label names), and whether their sum is a reading of its own (the paper's summed
 # view of a multi-hop attention, Lin et al. 2017, fig. 2).
@@ -65,26 +119,21 @@ class MaskSpec:
         return self.keys.replace("attention_mask", "input_ids")
 
     def key_mask(
-        self, inputs: dict[str, torch.Tensor], shape: tuple[int, ...] | None = None, block_length: int | None = None
+        self, inputs: dict[str, torch.Tensor], shape: tuple[int, ...] | None = None, size: int | None = None
     ) -> torch.Tensor:
-        """The boolean mask over the keys of a map of `shape` for these inputs. The block levels take m (and r, for
-        `/blocks`) from the map's `shape`; `/block_summaries` takes r as `block_length`."""
+        """The boolean mask over the keys of a map of `shape` for these inputs (`size`: what its level's `sized_by`
+        map gives, `level_sizes`)."""
         mask = inputs[self.keys].bool()
         if self.queries is not None:
             return inputs[self.queries].bool()[:, :, None] & mask[:, None, :]
-        if self.level == "causal":
-            prefix = torch.ones(mask.size(-1), mask.size(-1), dtype=torch.bool, device=mask.device).tril()
-            return mask[:, :, None] & prefix
-        if self.level in ("blocks", "block_summaries"):
-            blocks = shape[2]
-            block_length = shape[-1] if self.level == "blocks" else block_length
-            padded = torch.zeros(mask.size(0), max(blocks * block_length, mask.size(1)), dtype=torch.bool)
-            padded[:, : mask.size(1)] = mask
-            units = padded[:, : blocks * block_length].view(mask.size(0), blocks, block_length)
-            if self.level == "block_summaries":
-                units = units.any(dim=-1)[:, None, :]  # (B, 1, m): one sequence of blocks
-            positions = torch.arange(units.size(-1))
-            before = positions[None, :] < positions[:, None]  # key j strictly before query i
-            both = units[..., :, None] & units[..., None, :]  # (…, L, L)
-            return torch.stack([both & before, both & before.T], dim=1).reshape(shape)
-        return mask.any(dim=-1) if self.level in ("sentences", "instances") else mask
+        return mask if self.level is None else MASK_LEVELS[self.level].key_mask(mask, shape, size)
+
+
+def level_sizes(specs: dict[str, MaskSpec], maps: dict[str, torch.Tensor]) -> dict[str, int | None]:
+    """Each field's `size` for `MaskSpec.key_mask`: the last axis of the map, among `maps` (the head's, by field),
+    over the same keys at its level's `sized_by` level; `None` where its level needs none."""
+    sizes = {(specs[field].keys, specs[field].level): value.shape[-1] for field, value in maps.items()}
+    return {
+        field: sizes.get((spec.keys, MASK_LEVELS[spec.level].sized_by)) if spec.level else None
+        for field, spec in specs.items()
+    }

@@ -8,8 +8,8 @@ that decides the picture, so a new architecture is drawn without code of its own
   tokens, and Lin's hops also their sum, the view of the paper's figures;
 - `<keys>@<queries>` and `/causal`: queries × keys heatmaps (the LSTMN's tape, STCKA's self-attention);
 - `/sentences`: the sentences of a document shaded by their weight, each with its words shaded inside (HAN);
-- `/blocks`, `/block_summaries`: BiBloSA's intra-block maps as token × token matrices (one per direction) and its
-  inter-block maps as block × block matrices.
+- a level an architecture registers (`hf_attn.data.masks.register_mask_level`) is drawn by the view its folder
+  registers for it (`register_level_view`: BiBloSA's blocks, in its `visualization_biblosa.py`).
 
 An architecture whose picture needs more than its maps (decoding first: the Transformer, SGM; a top-k of labels:
 AttentionXML; weights that are parameters: ELMo's scalar mix; a support set: the few-shot models) names its own view
@@ -23,14 +23,14 @@ An architecture with neither raises `NotImplementedError` naming it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
 from transformers import GenerationConfig, PreTrainedModel, PreTrainedTokenizerBase
 
 from ..data.kinds import CLASS, INPUT_KINDS, SENTENCE
-from ..data.masks import ROW_MEANINGS, MaskSpec
+from ..data.masks import ROW_MEANINGS, MaskSpec, level_sizes
 from ..tokenization.bpe import ids_to_tokens
 from .figure import HeatmapPanel, TextPanel
 
@@ -66,11 +66,22 @@ def _row_labels(config, spec: MaskSpec, rows: int) -> list[str]:
     return [f"{word} {index + 1}" for index in range(rows)]
 
 
+# A registered mask level's drawing: `(title, weights of one example, the keys' real tokens, size) -> panels`, `size`
+# being what the level's `sized_by` map gives (`hf_attn.data.masks.level_sizes`).
+LEVEL_VIEWS: dict[str, Callable[[str, torch.Tensor, list, int | None], list]] = {}
+
+
+def register_level_view(level: str, draw: Callable[[str, torch.Tensor, list, int | None], list]) -> None:
+    """Draws the maps of mask level `level` with `draw` (a model folder's `visualization_<name>.py` registers the
+    views of the levels it registers)."""
+    LEVEL_VIEWS[level] = draw
+
+
 def field_panels(
-    config, field: str, spec: MaskSpec | str, value: torch.Tensor, inputs: dict, tokenizer, block_length: int
+    config, field: str, spec: MaskSpec | str, value: torch.Tensor, inputs: dict, tokenizer, size: int | None = None
 ) -> list:
-    """The panels of one attention field (batch of one), by what its keys are (module docstring); `block_length`: r of
-    the head's `/blocks` map of the same input, for its `/block_summaries` map."""
+    """The panels of one attention field (batch of one), by what its keys are (module docstring); `size`: what its
+    mask level's `sized_by` map gives (`level_sizes`)."""
     name = field.replace("_", " ")
     weights = value[0].detach().float()
     spec = MaskSpec.parse(spec)
@@ -86,8 +97,8 @@ def field_panels(
         sentences = real_tokens(tokenizer, inputs, mask_name)
         labels = [" ".join(words[:6]) + (" …" if len(words) > 6 else "") for words in sentences]
         return [TextPanel(f"{name} (sentences)", labels, weights[: len(sentences)].tolist())]
-    if level in ("blocks", "block_summaries"):
-        return _block_panels(name, level, weights, real_tokens(tokenizer, inputs, mask_name), block_length)
+    if level in LEVEL_VIEWS:
+        return LEVEL_VIEWS[level](name, weights, real_tokens(tokenizer, inputs, mask_name), size)
     tokens = real_tokens(tokenizer, inputs, mask_name)
     if tokens and isinstance(tokens[0], list):  # word maps of a document: one row of words per sentence
         rows = weights.reshape(-1, weights.shape[-1])
@@ -103,28 +114,6 @@ def field_panels(
     panels = [HeatmapPanel(name, rows.tolist(), _row_labels(config, spec, rows.shape[0]), tokens)]
     if spec.rows is not None and ROW_MEANINGS[spec.rows][1]:  # their sum, a reading of its own (Lin et al., fig. 2)
         panels.append(TextPanel(f"{name} summed over the {spec.rows}", tokens, rows.sum(0).tolist()))
-    return panels
-
-
-def _block_panels(name: str, level: str, weights: torch.Tensor, tokens: list[str], block_length: int) -> list:
-    """BiBloSA: `(2, m, r, r)` intra-block maps as token × token matrices, `(2, m, m)` inter-block maps."""
-    panels = []
-    directions = ("forward", "backward")
-    if level == "blocks":
-        blocks, length = weights.shape[1], weights.shape[-1]
-        n = len(tokens)
-        for index, direction in enumerate(directions):
-            full = torch.zeros(blocks * length, blocks * length)
-            for block in range(blocks):
-                span = slice(block * length, (block + 1) * length)
-                full[span, span] = weights[index, block]
-            panels.append(HeatmapPanel(f"{name}, {direction} (blocks of {length})", full[:n, :n].tolist(), tokens,
-                                       tokens))  # fmt: skip
-        return panels
-    blocks = -(-len(tokens) // block_length)
-    labels = [" ".join(tokens[block * block_length : (block + 1) * block_length]) for block in range(blocks)]
-    for index, direction in enumerate(directions):
-        panels.append(HeatmapPanel(f"{name}, {direction}", weights[index, :blocks, :blocks].tolist(), labels, labels))
     return panels
 
 
@@ -159,12 +148,10 @@ def maps_panels(model: PreTrainedModel, head, tokenizer, inputs: dict[str, torch
     maps = {field: getattr(output, field, None) for field in head.attention_fields}
     maps = {field: (value[-1] if isinstance(value, tuple) else value).cpu() for field, value in maps.items()
             if value is not None}  # fmt: skip
-    block_lengths = {specs[field].keys: value.shape[-1] for field, value in maps.items()
-                     if specs[field].level == "blocks"}  # fmt: skip
+    sizes = level_sizes({field: specs[field] for field in maps}, maps)
     panels = []
     for field, value in maps.items():
-        block_length = block_lengths.get(specs[field].keys, 1)
-        panels += field_panels(model.config, field, specs[field], value, inputs, tokenizer, block_length)
+        panels += field_panels(model.config, field, specs[field], value, inputs, tokenizer, sizes[field])
     return panels
 
 

@@ -4,6 +4,7 @@ from hf_attn.data.kinds import CLASS, SENTENCE, SENTENCE_PAIR
 from hf_attn.registry_row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
+from . import kinds, visualization_biblosa  # noqa: F401  (register its mask levels and their views)
 from .configuration_biblosa import BiBlosaConfig
 from .modeling_biblosa import (
     BiBlosaForPairClassification,
