@@ -26,6 +26,7 @@ from datasets import Dataset
 from transformers import PreTrainedTokenizerBase, Trainer, TrainerCallback, TrainingArguments
 
 from hf_attn.data.collators import PaddingCollator
+from hf_attn.evaluation import RankingMetrics
 from hf_attn.utils.saving import last_complete_checkpoint, report_on_main
 
 from .configuration_attention_xml import AttentionXmlConfig
@@ -178,3 +179,28 @@ def train_label_tree(
     data = Dataset.from_dict({"input_ids": encoded["input_ids"], "attention_mask": encoded["attention_mask"]})
     train_levels(model, data, label_sets, args)
     return model
+
+
+def evaluate_label_tree(
+    model: AttentionXmlForLabelTree,
+    tokenizer: PreTrainedTokenizerBase,
+    texts: Sequence[str],
+    label_sets: Sequence[Sequence[int]],
+    ks: tuple[int, ...] = (1, 3, 5),
+    batch_size: int = 64,
+    propensities: np.ndarray | None = None,
+) -> dict[str, float]:
+    """P@k and nDCG@k (and PSP@k with `propensities`) of the cascade's beam on `texts` (labels it did not reach
+    score 0), batch by batch."""
+    model.eval()
+    metrics = RankingMetrics(ks, propensities)
+    with torch.no_grad():
+        for start in range(0, len(texts), batch_size):
+            batch = tokenizer(list(texts[start : start + batch_size]), truncation=True, padding=True,
+                              max_length=model.config.max_text_length, return_tensors="pt")  # fmt: skip
+            output = model(batch["input_ids"].to(model.device), batch["attention_mask"].to(model.device))
+            gold = np.zeros((output.logits.size(0), model.config.num_labels), dtype=bool)
+            for row, labels in enumerate(label_sets[start : start + batch_size]):
+                gold[row, list(labels)] = True
+            metrics.update(output.logits, gold)
+    return metrics.compute()

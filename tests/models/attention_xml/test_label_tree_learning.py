@@ -6,16 +6,14 @@ Python (`train_label_tree`)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 
 import numpy as np
 import torch
 from transformers import TrainingArguments
 
 from hf_attn import AttentionXmlConfig, AttentionXmlForLabelTree
-from hf_attn.evaluation import RankingMetrics
 from hf_attn.models.attention_xml.synthetic_attention_xml import xmc_documents
-from hf_attn.models.attention_xml.training_attention_xml import train_label_tree, tree_of
+from hf_attn.models.attention_xml.training_attention_xml import evaluate_label_tree, train_label_tree, tree_of
 from hf_attn.tokenization import train_word_level_tokenizer
 
 NUM_LABELS, NUM_TRAIN, NUM_EVAL = 64, 1200, 200
@@ -92,7 +90,7 @@ def test_train_label_tree_from_python_matches_a_given_tree(tmp_path):
     model = train_label_tree(texts, label_sets, tokenizer, config, args, tree=tree)
     assert isinstance(model, AttentionXmlForLabelTree) and not model.training
     assert all(np.array_equal(a, b) for a, b in zip(tree_of(model).parents, tree.parents, strict=True))
-    metrics = beam_metrics(model, tokenizer, texts[:50], label_sets[:50])
+    metrics = evaluate_label_tree(model, tokenizer, texts[:50], label_sets[:50])
     assert set(metrics) >= {"precision_at_1", "ndcg_at_5"}
     model.save_pretrained(tmp_path / "saved")
     reloaded = AttentionXmlForLabelTree.from_pretrained(tmp_path / "saved").eval()
@@ -109,28 +107,3 @@ def chance_at_1(data) -> float:
             counts[label] = counts.get(label, 0) + 1
     frequent = max(counts, key=counts.get)
     return float(np.mean([frequent in labels for labels in data["labels"][NUM_TRAIN:]]))
-
-
-def beam_metrics(
-    model,
-    tokenizer,
-    texts: Sequence[str],
-    label_sets: Sequence[Sequence[int]],
-    ks: tuple[int, ...] = (1, 3, 5),
-    batch_size: int = 64,
-    propensities=None,
-) -> dict[str, float]:
-    """P@k and nDCG@k (and PSP@k with `propensities`) of the cascade's beam on `texts` (labels it did not reach
-    score 0), batch by batch: what the label-tree task shape's evaluation computes (`RankingMetrics`)."""
-    model.eval()
-    metrics = RankingMetrics(ks, propensities)
-    with torch.no_grad():
-        for start in range(0, len(texts), batch_size):
-            batch = tokenizer(list(texts[start : start + batch_size]), truncation=True, padding=True,
-                              max_length=model.config.max_text_length, return_tensors="pt")  # fmt: skip
-            output = model(batch["input_ids"].to(model.device), batch["attention_mask"].to(model.device))
-            gold = np.zeros((output.logits.size(0), model.config.num_labels), dtype=bool)
-            for row, labels in enumerate(label_sets[start : start + batch_size]):
-                gold[row, list(labels)] = True
-            metrics.update(output.logits, gold)
-    return metrics.compute()
