@@ -80,9 +80,27 @@ OPTIONS = {
 }
 
 
-def test_one_training_run_does_each_thing_once(counts, tmp_path):
+def command_line(options: dict) -> list[str]:
+    """`options` (`train()`'s keywords) as `hf-attn train` flags, spelt with dashes (`--batch-size`)."""
+    argv = []
+    for key, value in options.items():
+        flag = "--" + key.replace("_", "-")
+        if key == "config":
+            argv += [flag, *(f"{name}={json.dumps(field)}" for name, field in value.items())]
+        else:
+            argv += [flag] if value is True else [flag, str(value)]
+    return argv
+
+
+@pytest.mark.parametrize("entry", ["hf-attn train", "train()"])
+def test_one_training_run_does_each_thing_once(counts, tmp_path, entry):
     out = tmp_path / "run"
-    train(out, max_steps=3, **OPTIONS)
+    if entry == "train()":
+        train(out, max_steps=3, **OPTIONS)
+    else:
+        from hf_attn.cli import main
+
+        main(["train", "--output_dir", str(out), "--max_steps", "3", *command_line(OPTIONS)])
     assert counts["config built"] == 1, counts
     saves = {key[1]: count for key, count in counts.items() if key[0] == "staged_save"}
     assert saves == {"checkpoint-3": 1, "run": 1}, counts  # the checkpoint's, and the finished folder's: no other
