@@ -28,7 +28,7 @@ from hf_attn.cli import main
 from hf_attn.data.cache import cached_map, column_values
 from hf_attn.data.examples import review_rows
 from hf_attn.data.files import prepare_task_data
-from hf_attn.tokenization.kinds import train_tokenizer
+from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER, train_tokenizer
 
 from .test_distributed import free_port
 from .test_hub import hub, run_client  # noqa: F401 (the loopback Hub fixture)
@@ -109,7 +109,7 @@ def test_workers_prepare_and_encode_the_same_rows_and_leave_tokenizers_parallel(
     two = prepare_task_data(split, split, "classification", "review", label_column="stars", workers=2)
     assert one.train.to_dict() == two.train.to_dict() and len(one.train) == 392
     assert one.dropped == two.dropped == {"train": {"no label": 8}, "held-out": {"no label": 8}}
-    tokenizer = train_tokenizer("word_level", one.texts())
+    tokenizer = train_tokenizer(WORD_LEVEL_TOKENIZER, one.texts())
     encode = lambda batch: dict(tokenizer(batch["text"]))  # noqa: E731
     encoded, cached = cached_map(one.train, encode, "encoded-rows-2", "Encoding", workers=2)
     assert not cached and encoded["input_ids"] == [tokenizer(text)["input_ids"] for text in one.train["text"]]

@@ -202,10 +202,12 @@ def _train_and_save(
 
     import datasets
 
-    importlib.import_module(module)
+    from ..tokenization.kinds import get_tokenizer_kind
+
+    importlib.import_module(module)  # registers the kind, which crossed into this process by its name
     if not shown:
         datasets.disable_progress_bars()
-    train_vocabulary(kind, split, columns, settings).save_pretrained(folder)
+    train_vocabulary(get_tokenizer_kind(kind), split, columns, settings).save_pretrained(folder)
 
 
 def train_vocabulary(kind: Any, split: Any, columns: Sequence[str | None], settings: tuple, **knowledge: Any) -> Any:
