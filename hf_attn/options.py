@@ -74,14 +74,9 @@ def config_value(config_class: type, overrides: dict[str, Any], name: str) -> An
 
     if name in overrides:
         return overrides[name]
-    declared = (
-        {field.name: field for field in dataclasses.fields(config_class)}
-        if dataclasses.is_dataclass(config_class)
-        else {}
-    )
-    if name not in declared:
+    field = _declared(config_class).get(name)
+    if field is None:
         return None
-    field = declared[name]
     return field.default_factory() if field.default_factory is not dataclasses.MISSING else field.default
 
 
