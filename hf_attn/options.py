@@ -267,9 +267,8 @@ def check_schedule(name: str, architecture: Any) -> Callable[..., dict[str, Any]
     if name not in architecture.schedules:
         with_it = _architectures_with(lambda other: name in other.schedules)
         raise ValueError(
-            f"--schedule {name}: a schedule of {with_it}, which --arch {architecture.name} has not (it reads their "
-            "configs: noam, Vaswani et al.'s eq. 3, reads d_model); set --learning_rate and --lr_scheduler_type "
-            "yourself."
+            f"--schedule {name}: a schedule of {with_it}, which --arch {architecture.name} has not; set "
+            "--learning_rate and --lr_scheduler_type yourself."
         )
     return architecture.schedules[name]
 
