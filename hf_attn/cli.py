@@ -284,13 +284,13 @@ def _convert(argv: list[str]) -> None:
 
 def _progress(message: str) -> None:
     """A step of a slow command, on a terminal's standard error (a log gets the result alone, as with the bars)."""
-    if not _QUIET[0]:
+    if not _quiet:
         print(message, file=sys.stderr)
 
 
 # Whether the running command shows no progress (bars, steps): decided once, by `main`, when standard error is not a
 # terminal (a log file, a pipe, a test) or `--no-progress` asks.
-_QUIET = [False]
+_quiet = False
 NO_PROGRESS = {"--no-progress", "--disable_tqdm", "--disable-tqdm"}  # train's spellings of TrainingArguments' switch
 
 
@@ -306,13 +306,14 @@ PASSTHROUGH = {
 def main(argv: list[str] | None = None) -> None:
     """Runs a command; a user's mistake ends it with one line and exit status 1 (`SystemExit`), or with its
     traceback under `--debug` (`hf_attn.utils.errors.run_command`)."""
+    global _quiet
     argv = list(sys.argv[1:] if argv is None else argv)
-    _QUIET[0] = not sys.stderr.isatty() or bool(NO_PROGRESS & set(argv))
-    if _QUIET[0] and argv[:1] == ["train"] and not NO_PROGRESS & set(argv):
+    _quiet = not sys.stderr.isatty() or bool(NO_PROGRESS & set(argv))
+    if _quiet and argv[:1] == ["train"] and not NO_PROGRESS & set(argv):
         argv = [*argv, "--no-progress"]  # the Trainer's own bars too (TrainingArguments.disable_tqdm)
     if not debug_flags(argv):  # a failed transfer is told once, in its one line; --debug shows every retry
         quiet_hub_logs()
-    with hidden_progress_bars(_QUIET[0]):
+    with hidden_progress_bars(_quiet):
         run_command(_run, argv)
 
 

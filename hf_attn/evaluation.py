@@ -18,6 +18,13 @@ if TYPE_CHECKING:  # datasets loads in a second: only its type is named here
     from datasets import Dataset
 
 
+# The names the scores below report, which the task shapes list among their `reported_metrics`: attention on the
+# evidence (`score_evidence_attention`, `word_attention_on_evidence`) and the ranking of label sets (`RankingMetrics`
+# with its default ks).
+EVIDENCE_METRICS = ("hit_rate", "evidence_mass", "best_hop_evidence_mass", "evidence_mass_uniform")
+RANKING_METRICS = tuple(f"{metric}_at_{k}" for metric in ("precision", "ndcg", "psp") for k in (1, 3, 5))
+
+
 def accuracy_metric(prediction: EvalPrediction) -> dict[str, float]:
     """`compute_metrics` for `Trainer`: accuracy of the argmax of the logits over the labelled examples (label
     -100 marks an unlabelled one)."""

@@ -64,6 +64,8 @@ from .data.kinds import (
 )
 from .data.task_data import TASK_LAYOUTS, TaskData, TaskLayout
 from .evaluation import (
+    EVIDENCE_METRICS,
+    RANKING_METRICS,
     accuracy_metric,
     jain_propensities,
     label_propensities,
@@ -93,12 +95,6 @@ def _label_fields(labels: list[str]) -> dict[str, Any]:
         "id2label": dict(enumerate(labels)),
         "label2id": {label: index for index, label in enumerate(labels)},
     }
-
-
-# What `score_evidence_attention` (`hf_attn.evaluation`) and `word_attention_on_evidence` report.
-EVIDENCE_METRICS = ("hit_rate", "evidence_mass", "best_hop_evidence_mass", "evidence_mass_uniform")
-# What the ranking metrics of label sets report (`hf_attn.evaluation`: precision, nDCG and propensity-scored P@k).
-RANKING_METRICS = tuple(f"{metric}_at_{k}" for metric in ("precision", "ndcg", "psp") for k in (1, 3, 5))
 
 
 class TaskShape:

@@ -75,8 +75,10 @@ def register_mask_level(level: MaskLevel) -> MaskLevel:
     return level
 
 
-for _level in (Sentences(), Instances(), Causal()):
-    register_mask_level(_level)
+SENTENCES = register_mask_level(Sentences())
+INSTANCES = register_mask_level(Instances())
+CAUSAL = register_mask_level(Causal())
+
 # What the rows of a map with several distributions over the same keys are (`#<rows>`): each one's name in a picture
 # ("hop 2"; `labels`: the config's label names), and whether their sum is a reading of its own (the paper's summed
 # view of a multi-hop attention, Lin et al. 2017, fig. 2).
@@ -133,7 +135,5 @@ def level_sizes(specs: dict[str, MaskSpec], maps: dict[str, torch.Tensor]) -> di
     """Each field's `size` for `MaskSpec.key_mask`: the last axis of the map, among `maps` (the head's, by field),
     over the same keys at its level's `sized_by` level; `None` where its level needs none."""
     sizes = {(specs[field].keys, specs[field].level): value.shape[-1] for field, value in maps.items()}
-    return {
-        field: sizes.get((spec.keys, MASK_LEVELS[spec.level].sized_by)) if spec.level else None
-        for field, spec in specs.items()
-    }
+    by = {field: MASK_LEVELS[spec.level].sized_by if spec.level else None for field, spec in specs.items()}
+    return {field: sizes.get((spec.keys, by[field])) if by[field] else None for field, spec in specs.items()}
