@@ -8,6 +8,7 @@ the full classes (`hf_attn.training_arguments`).
 
 from __future__ import annotations
 
+import argparse
 import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from .registry_row import ArchitectureArguments, option_help
 from .utils.errors import OneLineUsageErrors
 
 __all__ = [
+    "EPISODE_OPTIONS",
     "HELP_ALL",
     "HELP_FLAGS",
     "ArchitectureArguments",
@@ -182,14 +184,38 @@ class HfAttnTrainingDefaults:
     )
 
 
+class OptionHelpFormatter(argparse.ArgumentDefaultsHelpFormatter):
+    """transformers' help format (each option's default after its help), except for a help line that already says
+    its default in words (`the labels (default: label or labels)`): argparse would add a second, `(default: None)`."""
+
+    def _get_help_string(self, action: argparse.Action) -> str | None:
+        if "(default:" in (action.help or ""):
+            return action.help
+        return super()._get_help_string(action)
+
+
 class OneLineArgumentParser(OneLineUsageErrors, HfArgumentParser):
-    """`HfArgumentParser` whose usage errors are one line, `PROG: message (see PROG --help)` (the CLI's style)."""
+    """`HfArgumentParser` whose usage errors are one line, `PROG: message (see PROG --help)` (the CLI's style), and
+    whose help says each default once. A switch that is on by default (`save`) gets its `--no_save` complement from
+    `HfArgumentParser` with the switch's own help, which reads inverted there: it says what it turns off instead."""
+
+    def __init__(self, dataclass_types: Any, **kwargs: Any) -> None:
+        super().__init__(dataclass_types, formatter_class=OptionHelpFormatter, **kwargs)
+        switches = {action.dest: action for action in self._actions if action.option_strings and action.const is True}
+        for action in self._actions:
+            if isinstance(action, argparse._StoreFalseAction) and action.dest in switches:
+                switch = switches[action.dest].option_strings[0]
+                action.help = f"turn {switch} off (default: {switch} is on)"
 
 
 def one_line_parser(dataclass_types: Any, prog: str) -> OneLineArgumentParser:
     """An `OneLineArgumentParser` over `dataclass_types`, named `prog` in its messages."""
     return OneLineArgumentParser(dataclass_types, prog=prog)
 
+
+# `hf-attn evaluate`'s episode sizes of a few-shot model, by option: the config field each sets for the held-out
+# episodes (a prototypical network is not tied to the N, K and Q it was trained with: a class is a prototype).
+EPISODE_OPTIONS = {"n_way": "num_ways", "k_shot": "num_shots", "n_query": "num_queries"}
 
 HELP_ALL = "--help-all"
 HELP_FLAGS = {"-h", "--help", HELP_ALL}

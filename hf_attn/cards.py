@@ -26,6 +26,9 @@ from .utils.paths import check_repo_id
 
 TRAINING_FILE = "hf_attn_training.json"
 CONVERSION_FILE = "hf_attn_conversion.json"
+# The training record's options that `hf-attn evaluate` takes from the run when it is not given them: what changes
+# what the model reads of a text (`--max_length`) and the columns its tokenizer reads beside it (STCKA's concepts).
+EVALUATION_OPTIONS = "evaluation options"
 
 
 def template_text(architecture: Architecture) -> str:
@@ -162,20 +165,23 @@ ATTENTION_PICTURE = "attention.png"
 
 def draw_attention_picture(
     model_dir: str | Path, text: str, pair: str | None = None, model: PreTrainedModel | None = None,
-    tokenizer: PreTrainedTokenizerBase | None = None, **options: Any,
+    tokenizer: PreTrainedTokenizerBase | None = None, destination: str | Path | None = None, **options: Any,
 ) -> Path | None:  # fmt: skip
     """Draws the saved model's attention for `text` into `model_dir/attention.png` (`hf_attn.visualization`;
     `options` go to the architecture's view, e.g. a few-shot model's `support`): `model` and `tokenizer` where they
     are in memory (a training run's, just saved), else loaded from the folder. The picture is an extra of the card:
     when it cannot be drawn (no tokenizer in the folder, a head without a picture, any failure) the reason is
-    reported on stderr, `None` returned, and the card written without it."""
+    reported on stderr, naming `destination` (where a staged save moves the folder) or `model_dir`, `None`
+    returned, and the card written without it."""
     try:
         if model is None or tokenizer is None:
             model, tokenizer, _, _ = load_trained(str(model_dir))
         figure = visualize(model, tokenizer, text, pair=pair, **options)
         return figure.save_png(Path(model_dir) / ATTENTION_PICTURE)
     except Exception as error:  # reported, and the card still written
-        print(f"[hf-attn] no attention picture for {model_dir}: {type(error).__name__}: {error}", file=sys.stderr)
+        shown = destination if destination is not None else model_dir  # the folder the user will find, not staging
+        reason = str(error).replace(str(model_dir), str(shown))
+        print(f"[hf-attn] no attention picture for {shown}: {type(error).__name__}: {reason}", file=sys.stderr)
         return None
 
 
@@ -198,7 +204,9 @@ def write_model_card(
         example = next((record["example"] for record in records if record.get("example")), None)
     options = {name: example[name] for name in ("support", "entities") if name in (example or {})}
     picture = (
-        draw_attention_picture(model_dir, example["text"], example.get("pair"), model, tokenizer, **options)
+        draw_attention_picture(
+            model_dir, example["text"], example.get("pair"), model, tokenizer, destination=destination, **options
+        )
         if example
         else None
     )

@@ -102,24 +102,67 @@ def _recipes(_: argparse.Namespace) -> None:
 
 
 def _evaluation_parser(prog: str):
-    """`hf-attn train`'s data options (`HfAttnArguments`) and a positional MODEL."""
-    from .arguments import HfAttnArguments, one_line_parser
+    """`hf-attn train`'s data options (`HfAttnArguments`), each architecture's own (`Architecture.arguments`: the
+    columns its tokenizer reads, STCKA's `--concept_column`) and a positional MODEL."""
+    from .arguments import HfAttnArguments, architecture_arguments, one_line_parser
 
-    parser = one_line_parser(HfAttnArguments, prog=prog)
+    parser = one_line_parser((HfAttnArguments, *architecture_arguments().values()), prog=prog)
     parser.add_argument("model", help="a trained model folder or Hub id")
     return parser
 
 
+def _evaluation_architecture_arguments(model: str, given: list) -> object | None:
+    """The options of the model's own architecture among `given` (one instance per architecture's options class,
+    as parsed; `None` for an architecture without options). Evaluation reads only the columns they name
+    (`columns()`, the training run's where not given); an option that only training reads (a knowledge base to build
+    the vocabulary from), or another architecture's, is refused in one line."""
+    import dataclasses
+
+    from .arguments import architecture_arguments
+    from .task_registry import trained_head
+
+    classes = architecture_arguments()
+    typed = {
+        (name, item.name): getattr(options, item.name)
+        for name, options in zip(classes, given, strict=True)
+        for item in dataclasses.fields(options)
+        if item.init and getattr(options, item.name) != item.default
+    }
+    config, _ = trained_head(model)
+    own = next((options for name, options in zip(classes, given, strict=True) if name == config.model_type), None)
+    read = {column.option for column in own.columns()} if own is not None else set()
+    for (name, option), _ in typed.items():
+        if name != config.model_type:
+            raise ValueError(f"--{option} is an option of --arch {name}; {model} is a {config.model_type} model.")
+        if option not in read:
+            raise ValueError(
+                f"--{option}: a training option of --arch {name}, which evaluation does not read (the saved "
+                "tokenizer holds what training built from it)."
+            )
+    return own
+
+
 def _evaluate(argv: list[str]) -> None:
+    from .arguments import EPISODE_OPTIONS
+
     parser = _evaluation_parser("hf-attn evaluate")
     parser.add_argument("--batch_size", "--batch-size", type=int, default=64, help="evaluation batch size")
     parser.add_argument("--output_file", "--output-file", help="write the metrics here as JSON")
-    options, rest = parser.parse_args_into_dataclasses(argv)
+    sizes = {"n_way": "N, the classes", "k_shot": "K, the support texts of each class", "n_query": "the queries of "
+             "each class"}  # fmt: skip
+    for option in EPISODE_OPTIONS:
+        text = f"a few-shot model's held-out episodes: {sizes[option]} (default: the trained one)"
+        parser.add_argument(f"--{option}", f"--{option.replace('_', '-')}", type=int, help=text)
+    options, *own, rest = parser.parse_args_into_dataclasses(argv)
     if not options.dataset:  # an option first, before the model is looked for
         raise ValueError("hf-attn evaluate needs --dataset (a file, a folder or a Hub id).")
     from . import inference
 
-    metrics = inference.evaluate(rest.model, options, batch_size=rest.batch_size, output_file=rest.output_file)
+    metrics = inference.evaluate(
+        rest.model, options, batch_size=rest.batch_size, output_file=rest.output_file,
+        architecture_arguments=_evaluation_architecture_arguments(rest.model, own),
+        episodes={option: getattr(rest, option) for option in EPISODE_OPTIONS},
+    )  # fmt: skip
     print(json.dumps({key: round(value, 4) for key, value in metrics.items()}, indent=2))
 
 

@@ -6,22 +6,27 @@ data options of `hf-attn train` (`--dataset`, the columns, `--eval_split`) and s
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from datasets import Dataset
 from transformers import PreTrainedConfig
 
+from .arguments import EPISODE_OPTIONS
+from .cards import EVALUATION_OPTIONS, TRAINING_FILE
 from .data.episodes import canonical_few_shot_rows
 from .data.files import load_splits, prepare_task_data
 from .data.task_data import TaskData
+from .registry_row import ArchitectureArguments, TokenizerColumn
 from .task_registry import load_trained, shape_of, trained_head
 from .tasks import TaskShape, encode_split
 from .training_arguments import HfAttnTrainingArguments
 
-__all__ = ["evaluate", "load_trained", "predict", "trained_head"]
+__all__ = ["EPISODE_OPTIONS", "episode_sizes", "evaluate", "load_trained", "predict", "trained_head"]
 
 
 def _evaluation_split(options) -> Dataset:
@@ -40,8 +45,11 @@ def _evaluation_split(options) -> Dataset:
     return split
 
 
-def _evaluation_data(shape: TaskShape, rows: Dataset, options: Any, config: PreTrainedConfig) -> TaskData:
-    """The rows in the canonical form of the model's task shape, labels encoded with the model's own label names."""
+def _evaluation_data(
+    shape: TaskShape, rows: Dataset, options: Any, config: PreTrainedConfig, columns: Sequence[TokenizerColumn] = ()
+) -> TaskData:
+    """The rows in the canonical form of the model's task shape, labels encoded with the model's own label names;
+    `columns`: what the tokenizer reads beside each text (`ArchitectureArguments.columns`), kept and passed to it."""
     if shape.episodic:  # classes are names, new at test time: the same episodes as training's held-out
         canonical, dropped = canonical_few_shot_rows(rows, "evaluation", options.text_column,
                                                      options.label_column or "label")  # fmt: skip
@@ -49,23 +57,39 @@ def _evaluation_data(shape: TaskShape, rows: Dataset, options: Any, config: PreT
                         dropped={"eval": {"empty text or no label": dropped}} if dropped else {})  # fmt: skip
         data.episode_settings = {"eval_episodes": options.eval_episodes, "noise_rate": options.support_noise}
         return data
+    for column in columns:
+        if column.column not in rows.column_names:
+            raise ValueError(
+                f"--{column.option} {column.column!r} (the training run's, unless given) is not a column of the "
+                f"evaluation data ({', '.join(rows.column_names)}): name the column with --{column.option}."
+            )
     label = options.label_column
     if label is None and shape.has_labels:
         label = next((name for name in ("label", "labels") if name in rows.column_names), "label")
     known = list(config.id2label.values()) if shape.has_labels else None
-    return prepare_task_data(
+    data = prepare_task_data(
         rows, rows, shape.layout, text_column=options.text_column,
         pair_column=options.target_column or options.text_pair_column,
         label_column=label if known else None, label_separator=options.label_separator, labels=known,
-        split_names=("evaluation", "evaluation"),
+        keep_columns=[column.column for column in columns], split_names=("evaluation", "evaluation"),
     )  # fmt: skip
+    data.tokenizer_columns = {column.keyword: column.column for column in columns}
+    return data
+
+
+def _saved_json(model_path: str, name: str) -> dict[str, Any]:
+    """A JSON file of the saved model (`training_args.json`, the training record), from its folder or its Hub repo
+    (transformers' `cached_file`); `{}` where the model has none (a converted model, or one saved by hand)."""
+    from transformers.utils import cached_file
+
+    path = cached_file(model_path, name, _raise_exceptions_for_missing_entries=False)
+    return json.loads(Path(path).read_text(encoding="utf-8")) if path else {}
 
 
 def _training_seed(model_path: str) -> int:
-    """The seed the model was trained with (its folder's `training_args.json`; 0, the default, elsewhere): the
-    held-out episodes of a few-shot model are drawn with it."""
-    path = Path(model_path) / "training_args.json"
-    return int(json.loads(path.read_text()).get("seed", 0)) if path.is_file() else 0
+    """The seed the model was trained with (its `training_args.json`; 0, the default, elsewhere): the held-out
+    episodes of a few-shot model are drawn with it."""
+    return int(_saved_json(model_path, "training_args.json").get("seed", 0))
 
 
 def _check_evaluation_options(head: Any, options: Any) -> None:
@@ -82,17 +106,72 @@ def _check_evaluation_options(head: Any, options: Any) -> None:
             raise ValueError(f"{option} {column}: {name} reads one text, with no {shape.layout.pair_is} beside it.")
 
 
-def evaluate(model_path: str, options, batch_size: int = 64, output_file: str | None = None) -> dict[str, float]:
+def episode_sizes(head: Any, config: PreTrainedConfig, given: dict[str, int | None]) -> dict[str, int]:
+    """The config fields of the held-out episodes that `given` (`--n_way`, `--k_shot`, `--n_query`) changes. Refused
+    in one line: for a head that reads no episodes, a size below its minimum, and a K other than the trained one for
+    a model whose attention is tied to its K (`supports_ragged_shots = False`: Proto-HATT's feature attention is a
+    convolution spanning exactly the K shots)."""
+    given = {option: value for option, value in given.items() if value is not None}
+    if not given:
+        return {}
+    name = head.model_class.__name__
+    if not shape_of(head).episodic:
+        typed = " ".join(f"--{option}" for option in given)
+        raise ValueError(f"{typed}: {name} is not a few-shot model (it reads no episodes).")
+    for option, smallest in (("n_way", 2), ("k_shot", 1), ("n_query", 1)):
+        if option in given and given[option] < smallest:
+            raise ValueError(f"--{option} {given[option]}: give {smallest} or more.")
+    shots = given.get("k_shot", config.num_shots)
+    if shots != config.num_shots and not head.model_class.supports_ragged_shots:
+        raise ValueError(
+            f"--k_shot {shots}: {name}'s attention is tied to the K = {config.num_shots} shots it was trained with "
+            f"(its convolutions span exactly K); evaluate with --k_shot {config.num_shots}, or train with K = {shots}."
+        )
+    return {EPISODE_OPTIONS[option]: value for option, value in given.items()}
+
+
+def evaluation_columns(model_path: str, arguments: ArchitectureArguments | None) -> list[TokenizerColumn]:
+    """The columns the model's tokenizer reads beside each text (`ArchitectureArguments.columns`: STCKA's
+    `--concept_column`), each the one given, else the training run's (its record's `EVALUATION_OPTIONS`)."""
+    if arguments is None:
+        return []
+    reused = _saved_json(model_path, TRAINING_FILE).get(EVALUATION_OPTIONS, {})
+    for item in dataclasses.fields(arguments):
+        if getattr(arguments, item.name) is None and item.name in reused:
+            setattr(arguments, item.name, reused[item.name])
+    return arguments.columns()
+
+
+def evaluate(
+    model_path: str,
+    options: Any,
+    batch_size: int = 64,
+    output_file: str | None = None,
+    architecture_arguments: ArchitectureArguments | None = None,
+    episodes: dict[str, int | None] | None = None,
+) -> dict[str, float]:
     """Scores the model on `options.dataset` exactly as training scored its held-out split: the shape's encoding,
     its `Trainer` (`TaskShape.trainer`: the episodes of a few-shot model, the level-by-level beam of a label tree,
-    generation for a generating head) and its metrics; writes them as JSON to `output_file`."""
+    generation for a generating head) and its metrics; writes them as JSON to `output_file`.
+
+    What the run set that changes what the model reads is the run's unless given: `--max_length` and the columns
+    its tokenizer reads (`architecture_arguments`, the model's architecture's own options: STCKA's
+    `--concept_column`). `episodes`: a few-shot model's held-out N, K and Q (`--n_way`, `--k_shot`, `--n_query`;
+    `episode_sizes`), else the trained ones."""
     if options.dataset is None:
         raise ValueError("hf-attn evaluate needs --dataset (a file, a folder or a Hub id).")
-    _, head = trained_head(model_path)  # the options against the saved head, before its weights load
+    config, head = trained_head(model_path)  # the options against the saved head, before its weights load
     _check_evaluation_options(head, options)
+    sizes = episode_sizes(head, config, episodes or {})
+    columns = evaluation_columns(model_path, architecture_arguments)
+    max_length = options.max_length
+    if max_length is None:
+        max_length = _saved_json(model_path, TRAINING_FILE).get(EVALUATION_OPTIONS, {}).get("max_length")
     model, tokenizer, head, shape = load_trained(model_path, head=head)
-    data = _evaluation_data(shape, _evaluation_split(options), options, model.config)
-    encoded, _ = encode_split(data.eval, shape.encoder(data, tokenizer, model.config, head, options.max_length))
+    for field, value in sizes.items():
+        setattr(model.config, field, value)
+    data = _evaluation_data(shape, _evaluation_split(options), options, model.config, columns)
+    encoded, _ = encode_split(data.eval, shape.encoder(data, tokenizer, model.config, head, max_length))
     with tempfile.TemporaryDirectory() as scratch:
         args = HfAttnTrainingArguments(
             output_dir=scratch, per_device_eval_batch_size=batch_size, report_to="none",
@@ -103,6 +182,8 @@ def evaluate(model_path: str, options, batch_size: int = 64, output_file: str | 
         trainer = shape.trainer(args, model, head, tokenizer, data, None, encoded, callbacks=())
         metrics = shape.evaluate(trainer)
     metrics["examples"] = len(encoded)
+    if shape.episodic:  # the sizes of the episodes scored: the trained ones, or those asked for
+        metrics.update({option: getattr(model.config, field) for option, field in EPISODE_OPTIONS.items()})
     if output_file:
         Path(output_file).write_text(json.dumps(metrics, indent=2))
     return metrics

@@ -40,7 +40,7 @@ from transformers import (
     set_seed,
 )
 
-from .cards import TRAINING_FILE, write_model_card
+from .cards import EVALUATION_OPTIONS, TRAINING_FILE, write_model_card
 from .data.cache import (
     APART_FROM_TEXTS,
     cache_folder,
@@ -381,6 +381,7 @@ def _summary(options, args, architecture, data, trainer, metrics, overrides, cov
         "word vectors": coverage.summary() if coverage else None,
         "task options": options.task_kwargs if not options.dataset else None,
         "config overrides": overrides,
+        "max length": options.max_length,
         "recipe": options.recipe,
     }
     source = dict(data.source)
@@ -392,12 +393,22 @@ def _summary(options, args, architecture, data, trainer, metrics, overrides, cov
         "settings": {key: value for key, value in settings.items() if value not in (None, {}, [])},
         "metrics": metrics,
     }
+    reused = evaluation_options(options)
+    if reused:
+        summary[EVALUATION_OPTIONS] = reused
     if recipe is not None:
         summary["paper"] = recipe.paper
     example = _card_example(data, trainer.model.config)
     if example is not None:
         summary["example"] = example
     return summary
+
+
+def evaluation_options(options: HfAttnArguments) -> dict[str, Any]:
+    """The run's options that evaluation reuses (`EVALUATION_OPTIONS`), by option name."""
+    reused: dict[str, Any] = {"max_length": options.max_length}
+    reused.update({column.option: column.column for column in options.architecture_arguments.columns()})
+    return {name: value for name, value in reused.items() if value is not None}
 
 
 def _card_example(data: TaskData, config) -> dict[str, Any] | None:

@@ -90,6 +90,18 @@ def test_document_tokenizer_truncates_and_takes_pre_split_sentences():
         tokenizer(DOCUMENTS, return_tensors="np")
 
 
+def test_document_max_length_is_a_budget_of_words_for_the_whole_document():
+    """`max_length` with truncation (what `hf-attn train --max_length` passes every tokenizer) keeps a document's
+    first words, sentence by sentence, the last kept sentence cut short; without truncation it does nothing."""
+    tokenizer = train_document_tokenizer(DOCUMENTS)
+    words = [len(sentence) for sentence in tokenizer(DOCUMENTS[0], truncation=True, max_length=7)["input_ids"]]
+    assert words == [5, 2]
+    assert [len(s) for s in tokenizer(DOCUMENTS[0], truncation=True, max_length=5)["input_ids"]] == [5]
+    assert [len(s) for s in tokenizer(DOCUMENTS[0], max_length=3)["input_ids"]] == [5, 5]
+    batch = tokenizer(DOCUMENTS, truncation=True, max_length=4, return_tensors="pt")
+    assert batch["attention_mask"].sum(dim=(1, 2)).tolist() == [4, 4, 0]
+
+
 def test_document_tokenizer_reloads_with_auto_tokenizer(tmp_path):
     import hf_attn  # noqa: F401  (registers the class with AutoTokenizer)
 

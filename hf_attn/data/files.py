@@ -510,13 +510,18 @@ def prepare_task_data(
 
     One rewriting pass over each split, a batch at a time (`RowRules.canonical`), under a fingerprint of the split
     and the rules, so that a second run over the same file finds it in the `datasets` cache; the rows it marks are
-    then counted and filtered out."""
+    then counted and filtered out. Held-out rows that are the training rows (`hf-attn evaluate` scores one file) are
+    prepared, and reported, once."""
+    one_split = held_out is train
     rules, splits = _rules(train, held_out, shape, text_column, pair_column, label_column, label_separator, labels,
                            keep_columns, split_names)  # fmt: skip
     prepared: dict[str, Dataset] = {}
     dropped: dict[str, dict[str, int]] = {}
     cached = True
     for split_name, split in splits.items():
+        if one_split and split_name == "held-out":
+            prepared[split_name] = prepared["train"]
+            continue
         canonical = functools.partial(rules.canonical, split=split_name)
         description = f"Preparing the {rules.named(split_name)} split"
         rows, reused = cached_map(
@@ -540,7 +545,8 @@ def prepare_task_data(
             unseen = sum(column_values(rows, UNSEEN_COLUMN))
             if unseen:
                 dropped.setdefault(split_name, {})[f"labels not in {rules.seen}"] = unseen
-                print(f"[hf-attn] {split_name} split: left out {unseen} labels that are not in {rules.seen}")
+                named = rules.named(split_name)
+                print(f"[hf-attn] {named} split: left out {unseen} labels that are not in {rules.seen}")
         rows = rows.remove_columns([name for name in (DROP_COLUMN, UNSEEN_COLUMN) if name in rows.column_names])
         prepared[split_name] = _typed_labels(rows, rules)
     return TaskData(

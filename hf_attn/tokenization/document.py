@@ -11,7 +11,9 @@ into word ids, and a batch comes out as `input_ids (B, S, T)` and `attention_mas
 Documents may also come pre-split, as lists of sentences. Empty sentences are dropped; an empty document keeps
 zero sentences (one all-padding row once padded). Without `return_tensors` and `padding`, the result is nested
 lists (documents -> sentences -> ids) for `datasets.map`; `hf_attn.data.PaddingCollator` pads both levels per
-batch. `max_sentences` / `max_words_per_sentence` (set at construction, overridable per call) truncate.
+batch. `max_sentences` / `max_words_per_sentence` (set at construction, overridable per call) truncate, and so does
+`max_length` with truncation, as a text tokenizer's does: a document keeps its first `max_length` words, sentence
+by sentence (`hf-attn train --max_length`).
 
 The class is self-contained (it imports only transformers and `base.py`), is registered with `AutoTokenizer` by
 `import hf_attn`, and is copied next to a saved model for `trust_remote_code` users.
@@ -88,6 +90,10 @@ class DocumentTokenizerFast(HfAttnTokenizerFast):
         sentence of one word, so an empty document is a single all-padding row. `truncation=False` turns the
         instance's limits off; limits passed to the call always apply.
 
+        `max_length` with `truncation` (what `hf-attn train --max_length` passes to every tokenizer) is a budget of
+        words for the whole document: its first `max_length` words are kept, sentence by sentence, the last kept
+        sentence cut short. Without `truncation` it does nothing, as for transformers' tokenizers.
+
         `text` is another name for `documents` (transformers' pipelines call `tokenizer(text=..., text_pair=...)`);
         `text_pair` documents become `pair_input_ids` / `pair_attention_mask`, the second view a document-pair model
         (BI-Attention) reads.
@@ -107,11 +113,14 @@ class DocumentTokenizerFast(HfAttnTokenizerFast):
         is_split = kwargs.pop("is_split_into_sentences", False)
         single = isinstance(documents, str) or (is_split and documents and isinstance(documents[0], str))
         batch = [documents] if single else list(documents)
+        max_length = kwargs.pop("max_length", None)
         if truncation is False:
             limits = (max_sentences, max_words_per_sentence)
         else:
             limits = (max_sentences or self.max_sentences, max_words_per_sentence or self.max_words_per_sentence)
         ids = self.encode_documents(batch, *limits)
+        if truncation and max_length is not None:
+            ids = [_first_words(document, max_length) for document in ids]
         masks = [[[1] * len(sentence) for sentence in document] for document in ids]
         if padding or return_tensors is not None:
             ids, masks = pad_nested(ids, self.pad_token_id, min_dims=3), pad_nested(masks, 0, min_dims=3)
@@ -138,6 +147,17 @@ class DocumentTokenizerFast(HfAttnTokenizerFast):
         rows = input_ids.tolist() if isinstance(input_ids, torch.Tensor) else input_ids
         sentences = [self.decode([i for i in row if i != self.pad_token_id]) for row in rows]
         return [sentence for sentence in sentences if sentence]
+
+
+def _first_words(document: list[list[int]], budget: int) -> list[list[int]]:
+    """The sentences of `document` (word ids) that its first `budget` words fill, the last one cut to fit."""
+    kept = []
+    for sentence in document:
+        if budget <= 0:
+            break
+        kept.append(sentence[:budget])
+        budget -= len(sentence)
+    return kept
 
 
 def pad_nested(values: Sequence[Any], pad: int, min_dims: int = 2) -> torch.Tensor:

@@ -320,8 +320,9 @@ class ConceptTokenizerFast(HfAttnTokenizerFast):
         source = self.concept_source
         if source is None:
             raise ValueError(
-                "This tokenizer has no concept source: pass each text's concepts (`concepts=`), or build it with a "
-                "knowledge base (`train_concept_tokenizer(..., concept_source=ConceptSource.from_file(...))`)."
+                "This tokenizer has no concept source: pass each text's concepts (`concepts=`; hf-attn train and "
+                "evaluate: --concept_column COLUMN), or build it with a knowledge base (`train_concept_tokenizer(..., "
+                "concept_source=ConceptSource.from_file(...))`; hf-attn train: --concepts FILE)."
             )
         return [source.concepts(self.words(text)) for text in texts]
 

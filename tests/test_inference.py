@@ -1,0 +1,140 @@
+"""`hf-attn evaluate` (`hf_attn.inference`) through the console script, as a user runs it after `hf-attn train`: it
+reads what the run set that changes what the model reads (`--max_length`, the columns its tokenizer reads), names
+one file once, and draws a few-shot model's held-out episodes at the N, K and Q it is asked for where the model allows
+it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pytest
+
+from hf_attn.data.examples import write_example_files
+from tests.helpers import console_script, one_line_faults
+from tests.test_few_shot import write_fewrel
+
+pytestmark = pytest.mark.xdist_group("evaluate_command")
+
+QUICK = ["--no-progress", "--save_strategy", "no", "--report_to", "none", "--num_train_epochs", "1"]
+
+
+def hf_attn(*argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*console_script(), *argv], capture_output=True, text=True, timeout=600)
+
+
+def trained(result: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    assert result.returncode == 0, result.stderr[-2000:]
+    return result
+
+
+def evaluated(tmp_path, *argv: str) -> dict:
+    """`hf-attn evaluate ARGV`'s metrics (the JSON it writes with `--output_file`), after checking that it ran."""
+    output = tmp_path / "metrics.json"
+    result = hf_attn("evaluate", *argv, "--output_file", str(output))
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(output.read_text())
+
+
+@pytest.fixture(scope="module")
+def example_files(tmp_path_factory):
+    return write_example_files(tmp_path_factory.mktemp("data"), num_rows=120)
+
+
+def test_a_model_trained_on_a_concept_column_is_evaluated_with_that_column(example_files, tmp_path):
+    """STCKA trained with `--concept_column` is scored with the run's column unless another is named; a file without
+    it is refused in one line that names the option, not the tokenizer's Python keyword."""
+    snippets = example_files / "snippets"
+    run = tmp_path / "stcka"
+    training = trained(hf_attn("train", "--arch", "stcka", "--dataset", str(snippets / "train.tsv"), "--eval_dataset",
+                    str(snippets / "test.tsv"), "--column_names", "text", "concepts", "label", "--concept_column",
+                    "concepts", "--output_dir", str(run), *QUICK, "--config", "embedding_size=8",
+                    "hidden_size=8"))  # fmt: skip
+    # The card's picture needs the example's concepts, which only the data holds: the run says so naming its own
+    # folder, never the staging folder the save is written in first.
+    assert f"[hf-attn] no attention picture for {run}: ValueError" in training.stderr
+    assert ".hf_attn-saving" not in training.stdout + training.stderr
+    reported = json.loads((run / "hf_attn_training.json").read_text())
+    assert reported["evaluation options"] == {"concept_column": "concepts"}
+    common = ["--dataset", str(snippets / "test.tsv"), "--column_names", "text", "concepts", "label"]
+    for named in ([], ["--concept_column", "concepts"]):
+        metrics = evaluated(tmp_path, str(run), *common, *named)
+        assert metrics["examples"] == len((snippets / "test.tsv").read_text().splitlines())
+        assert abs(metrics["accuracy"] - reported["metrics"]["accuracy"]) < 1e-6
+    (tmp_path / "bare.csv").write_text("text,label\nwhat do you think of zokaben,business\n")
+    refused = hf_attn("evaluate", str(run), "--dataset", str(tmp_path / "bare.csv"))
+    assert not one_line_faults(refused, r"--concept_column 'concepts' .* not a column of the evaluation data"), (
+        refused.stderr
+    )
+    # An option that only training reads, and another architecture's, are refused, each in one line.
+    for option, message in ((["--concepts", str(snippets / "train.tsv")], "--concepts: a training option"),
+                            (["--no_concepts"], "--no_concepts: a training option")):  # fmt: skip
+        assert not one_line_faults(hf_attn("evaluate", str(run), *common, *option), message)
+
+
+def test_evaluate_truncates_as_the_training_run_did(example_files, tmp_path):
+    """A document model trained with `--max_length` (HAN: a budget of words per document) reads the same words at
+    evaluation: the accuracy `hf-attn evaluate` gives on the held-out file is the run's own, and no
+    too-long-sequence warning is printed."""
+    reviews = example_files / "reviews.csv"
+    run = tmp_path / "han"
+    trained(hf_attn("train", "--arch", "han", "--dataset", str(reviews), "--text_column", "review", "--label_column",
+                    "stars", "--eval_dataset", str(reviews), "--max_length", "6", "--output_dir", str(run), *QUICK,
+                    "--learning_rate", "2e-2", "--config", "embedding_size=8", "word_hidden_size=8",
+                    "sentence_hidden_size=8", "word_attention_size=8", "sentence_attention_size=8"))  # fmt: skip
+    record = json.loads((run / "hf_attn_training.json").read_text())
+    assert record["settings"]["max length"] == 6 and record["evaluation options"] == {"max_length": 6}
+    common = ["evaluate", str(run), "--dataset", str(reviews), "--text_column", "review", "--label_column", "stars"]
+    output = tmp_path / "metrics.json"
+    reused = hf_attn(*common, "--output_file", str(output))
+    assert reused.returncode == 0, reused.stderr[-2000:]
+    assert "longer than the specified maximum" not in reused.stderr
+    assert abs(json.loads(output.read_text())["accuracy"] - record["metrics"]["accuracy"]) < 1e-6
+
+
+def test_one_evaluation_file_is_one_split_in_every_message(example_files, tmp_path):
+    """A multi-label model scored on one file that holds labels it never saw says so once, naming the evaluation
+    split, never a training split."""
+    topics = example_files / "topics.jsonl"
+    rows = [json.loads(line) for line in topics.read_text().splitlines()]
+    (tmp_path / "train.jsonl").write_text(
+        "".join(json.dumps({"text": row["text"], "labels": row["labels"][:1]}) + "\n" for row in rows)
+    )
+    run = tmp_path / "labels"
+    small = ["embedding_size=8", "hidden_size=8", "linear_sizes=[8]"]
+    trained(hf_attn("train", "--arch", "attention_xml", "--dataset", str(tmp_path / "train.jsonl"), "--output_dir",
+                    str(run), *QUICK, "--config", *small))  # fmt: skip
+    (tmp_path / "unseen.jsonl").write_text(
+        "".join(json.dumps({"text": row["text"], "labels": [*row["labels"], "weather"]}) + "\n" for row in rows[:20])
+    )
+    result = hf_attn("evaluate", str(run), "--dataset", str(tmp_path / "unseen.jsonl"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    seen = {row["labels"][0] for row in rows}
+    unseen = sum(label not in seen for row in rows[:20] for label in [*row["labels"], "weather"])
+    said = [line for line in (result.stdout + result.stderr).splitlines() if "left out" in line]
+    assert said == [f"[hf-attn] evaluation split: left out {unseen} labels that are not in the model's labels"]
+
+
+def test_few_shot_evaluation_takes_n_k_and_q_where_the_model_allows_them(tmp_path):
+    """HAPN is scored at another N, K and Q than it trained with (its prototypes are means over any K); Proto-HATT's
+    feature attention spans exactly its K shots, so another K is refused in one line; a classifier has no episodes."""
+    write_fewrel(tmp_path / "train_wiki.json", list(range(8)), 12, seed=0)
+    write_fewrel(tmp_path / "val_wiki.json", list(range(8, 14)), 12, seed=1)
+    small = ["hidden_size=16", "word_embedding_size=8", "max_sentence_length=20", "num_ways=3", "num_shots=3",
+             "num_queries=2"]  # fmt: skip
+    runs = {}
+    for arch in ("hapn", "proto_hatt"):
+        runs[arch] = tmp_path / arch
+        trained(hf_attn("train", "--arch", arch, "--dataset", str(tmp_path / "train_wiki.json"), "--eval_dataset",
+                        str(tmp_path / "val_wiki.json"), "--output_dir", str(runs[arch]), *QUICK, "--eval_episodes",
+                        "10", "--config", *small))  # fmt: skip
+    held_out = ["--dataset", str(tmp_path / "val_wiki.json"), "--eval_episodes", "10"]
+    metrics = evaluated(tmp_path, str(runs["hapn"]), *held_out, "--n_way", "5", "--k_shot", "4", "--n_query", "1")
+    assert metrics["episodes"] == 10 and 0.0 <= metrics["accuracy"] <= 1.0
+    assert (metrics["n_way"], metrics["k_shot"], metrics["n_query"]) == (5, 4, 1)
+    assert not one_line_faults(
+        hf_attn("evaluate", str(runs["proto_hatt"]), *held_out, "--k_shot", "4"),
+        r"--k_shot 4: ProtoHatt\w+'s attention is tied to the K = 3 shots",
+    )
+    assert evaluated(tmp_path, str(runs["proto_hatt"]), *held_out, "--k_shot", "3", "--n_way", "4")["n_way"] == 4
+    assert not one_line_faults(hf_attn("evaluate", str(runs["hapn"]), *held_out, "--n_way", "1"), "--n_way 1: give 2")
