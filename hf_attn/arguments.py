@@ -126,7 +126,11 @@ class HfAttnArguments:
         metadata=option_help("config overrides KEY=VALUE", "--config-overrides", "--config_overrides"),
     )
     word_vectors: str | None = field(
-        default=None, metadata=option_help("GloVe / word2vec (text or .bin) / fastText .vec vectors for the embedding")
+        default=None,
+        metadata=option_help(
+            "GloVe / word2vec (text or .bin) / fastText .vec vectors for the embedding (none: without, also where "
+            "the recipe names the paper's)"
+        ),
     )
     freeze_embeddings: bool = field(default=False, metadata=option_help("keep the word embedding fixed"))
     schedule: Literal["linear", "noam"] = field(

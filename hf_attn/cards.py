@@ -20,6 +20,7 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from transformers import AutoConfig, PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
 
 from .pictures import visualize
+from .recipes import paper_number
 from .registry import Architecture, get_architecture
 from .task_registry import load_trained
 from .utils.paths import check_repo_id
@@ -79,11 +80,11 @@ def _evaluation_section(training: dict[str, Any] | None) -> str | None:
         return f"Held-out split of {training['dataset']['name']}:\n\n| metric | value |\n|---|---|\n{rows}"
     # Trained from a recipe: the paper's number beside the measured one.
     rows = "\n".join(
-        f"| {name} | {value:.4f} | {paper['value'] if name == paper['metric'] else ''} |"
+        f"| {name} | {value:.4f} | {paper_number(paper) if name == paper['metric'] else ''} |"
         for name, value in training["metrics"].items()
     )
     if paper["metric"] not in training["metrics"]:
-        rows += f"\n| {paper['metric']} | not measured | {paper['value']} |"
+        rows += f"\n| {paper['metric']} | not measured | {paper_number(paper)} |"
     note = f"\n\n{paper['note']}" if paper.get("note") else ""
     return (
         f"Held-out split of {training['dataset']['name']}, beside the paper's {paper.get('split', 'test')} result "

@@ -91,13 +91,14 @@ def _verify(args: argparse.Namespace) -> None:
 
 
 def _recipes(_: argparse.Namespace) -> None:
-    from .recipes import list_recipes, load_recipe
+    from .recipes import list_recipes, load_recipe, paper_number
 
     for name in list_recipes():
         recipe = load_recipe(name)
         paper = recipe.paper
         print(
-            f"{name:24s} {recipe.description}\n{'':24s} paper: {paper['metric']} {paper['value']} ({paper['source']})"
+            f"{name:24s} {recipe.description}\n{'':24s} paper: {paper['metric']} {paper_number(paper)} "
+            f"({paper['source']})"
         )
 
 

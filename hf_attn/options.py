@@ -364,6 +364,7 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
         # The paper's training loss (the Transformer's ε_ls = 0.1, §5.4) is a training argument: the model's own
         # `outputs.loss` is plain cross-entropy against `labels`, as in transformers' models.
         merged["label_smoothing_factor"] = label_smoothing
+    merged = _recipe_word_vectors(merged, given, recipe)
     check_ranges(merged, given, recipe.name if recipe else None)
     shape_from = "on the command line" if "shape" in given or recipe is None else f"from recipe {recipe.name!r}"
     check_shape(merged.get("shape"), shape_from)
@@ -395,6 +396,25 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
             "of steps, or leave it out to train for --num_train_epochs."
         )
     return options, args
+
+
+# `--word_vectors none`: train without pretrained vectors, also where the recipe names the paper's.
+NO_VECTORS = "none"
+
+
+def _recipe_word_vectors(merged: dict[str, Any], given: dict[str, Any], recipe: Recipe | None) -> dict[str, Any]:
+    """The word vectors of the run: `--word_vectors PATH` (a local copy of the paper's file), `--word_vectors none`
+    (none), else the recipe's, which names the paper's file: where it is not here, the run is refused before any
+    work, naming both ways on."""
+    vectors = merged.get("word_vectors")
+    if isinstance(vectors, str) and vectors.lower() == NO_VECTORS:
+        return {**merged, "word_vectors": None}
+    if recipe is not None and "word_vectors" not in given and vectors is not None and not os.path.exists(vectors):
+        raise ValueError(
+            f"--word_vectors {vectors} (from recipe {recipe.name!r}): the paper's word vectors are not here; give a "
+            "local copy with --word_vectors PATH, or train without them with --word_vectors none."
+        )
+    return merged
 
 
 def _architecture_arguments(arch: str, merged: dict[str, Any]) -> tuple[ArchitectureArguments, set[str]]:

@@ -17,7 +17,7 @@ from hf_attn.cli import main
 from hf_attn.data import cue_word_pairs, topic_labels, toy_translation
 from hf_attn.data.examples import write_example_files
 from hf_attn.data.word_vectors import read_word_vectors
-from hf_attn.recipes import list_recipes, load_recipe
+from hf_attn.recipes import list_recipes, load_recipe, paper_number
 from hf_attn.registry import get_architecture
 
 QUIET = ["--no-progress", "--save_strategy", "no", "--logging_steps", "1000", "--report_to", "none"]
@@ -198,6 +198,15 @@ def test_word_vectors_initialise_covered_rows_and_freeze_keeps_them(files, tmp_p
     record = json.loads((output / "hf_attn_training.json").read_text())
     assert "glove.txt: 4 of" in record["settings"]["word vectors"]
     assert ("frozen" in record["settings"]["word vectors"]) == freeze
+    if freeze:  # the words the file does not cover start at its vectors' scale (Kim 2014), not the model's 0.02
+        covered = np.stack([vectors[word] for word in ("superb", "Awful", "food", "the")])
+        from transformers import AutoTokenizer
+
+        specials = set(AutoTokenizer.from_pretrained(output).all_special_tokens)
+        others = [index for word, index in vocabulary.items()
+                  if word not in specials | {"superb", "awful", "food", "the"}]  # fmt: skip
+        spread = embedding[others].std().item()
+        assert 0.5 * covered.std() < spread < 1.5 * covered.std(), (spread, covered.std())
 
 
 def test_word_vectors_read_word2vec_text_binary_and_fasttext(files, tmp_path):
@@ -308,10 +317,44 @@ SNLI = Features({"premise": Value("string"), "hypothesis": Value("string"),
                  "label": ClassLabel(names=["entailment", "neutral", "contradiction"])})  # fmt: skip
 
 
+SENTIMENT = ["very negative", "negative", "neutral", "positive", "very positive"]
+
+
 def recipe_data(name: str, folder, files) -> list[str]:
     """Writes `name`'s dataset in its real layout into `folder`; returns the options that point the recipe at it."""
     folder.mkdir()
-    if "yelp" in name:
+    dataset = load_recipe(name).arguments.get("dataset")
+    reviews = list(csv.DictReader((files / "reviews.csv").open()))[:24]
+    if dataset in ("SetFit/sst5", "SetFit/sst2"):  # text, label (an id), label_text
+        names = SENTIMENT if dataset.endswith("5") else ["negative", "positive"]
+        for split in ("train", "validation", "test"):
+            rows = [{"text": row["review"], "label": int(row["stars"]) % len(names),
+                     "label_text": names[int(row["stars"]) % len(names)]} for row in reviews]  # fmt: skip
+            Dataset.from_list(rows).to_parquet(folder / f"{split}.parquet")
+    elif dataset == "CogComp/trec":  # text, coarse_label, fine_label
+        for split in ("train", "test"):
+            rows = [{"text": row["review"], "coarse_label": int(row["stars"]) % 6, "fine_label": int(row["stars"])}
+                    for row in reviews]  # fmt: skip
+            Dataset.from_list(rows).to_parquet(folder / f"{split}.parquet")
+    elif dataset == "snippets":  # the STCKA authors' texts with their concepts, as JSON lines
+        lines = (files / "snippets" / "train.tsv").read_text().splitlines()[:24]
+        rows = [dict(zip(("text", "concepts", "label"), line.split("\t"), strict=True)) for line in lines]
+        for split in ("train", "dev", "test"):
+            (folder / f"{split}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    elif dataset == "train_wiki.json":  # FewRel's own files
+        from tests.test_few_shot import write_fewrel
+
+        write_fewrel(folder / "train_wiki.json", list(range(8)), 12, seed=0)
+        write_fewrel(folder / "val_wiki.json", list(range(8, 14)), 12, seed=1)
+        return ["--dataset", str(folder / "train_wiki.json"), "--eval_dataset", str(folder / "val_wiki.json"),
+                "--eval_episodes", "4"]  # fmt: skip
+    elif dataset == "bentrevett/multi30k":  # en, de
+        pairs = [line.split("\t") for line in (files / "pairs.tsv").read_text().splitlines()[:24]]
+        for split in ("train", "validation", "test"):
+            Dataset.from_list([{"en": source, "de": target} for source, target in pairs]).to_parquet(
+                folder / f"{split}.parquet"
+            )
+    elif "yelp" in name:
         reader = csv.DictReader((files / "reviews.csv").open())
         rows = [{"label": int(row["stars"]) - 1, "text": row["review"]} for row in reader][:24]
         for split in ("train", "test"):
@@ -342,18 +385,36 @@ def recipe_data(name: str, folder, files) -> list[str]:
 def test_every_recipe_runs_end_to_end_on_rows_in_its_datasets_layout(name, files, tmp_path, capsys):
     recipe = load_recipe(name)
     architecture = get_architecture(recipe.arguments["arch"])
-    tiny = {key: value for key, value in architecture.tiny_config.items()
-            if key not in ("vocab_size", "num_labels", "pad_token_id")}  # fmt: skip
+    tiny = {key: value for key, value in architecture.tiny_config.items()  # less what the vocabulary sets
+            if not key.endswith(("vocab_size", "pad_token_id")) and key != "num_labels"}  # fmt: skip
     output = tmp_path / "model"
+    # The paper's word vectors are not here: a recipe that names them trains without (`--word_vectors none`).
+    vectors = ["--word_vectors", "none"] if "word_vectors" in recipe.arguments else []
     main(["train", "--recipe", name, *recipe_data(name, tmp_path / "data", files), "--output_dir", str(output),
-          "--max_steps", "1", "--no-progress", "--num_train_epochs", "1",
+          "--max_steps", "1", "--no-progress", "--num_train_epochs", "1", *vectors,
           "--config", *(f"{key}={json.dumps(value)}" for key, value in tiny.items())])  # fmt: skip
     capsys.readouterr()
     record = json.loads((output / "hf_attn_training.json").read_text())
     assert record["settings"]["recipe"] == name and record["settings"]["steps"] == 1
     assert record["paper"] == recipe.paper
     card = (output / "README.md").read_text()
-    assert "| metric | measured | paper |" in card and str(recipe.paper["value"]) in card, card
+    assert "| metric | measured | paper |" in card and paper_number(recipe.paper) in card, card
+
+
+def test_a_recipe_names_the_papers_word_vectors_and_a_local_copy_replaces_them(files, tmp_path, capsys):
+    """A recipe's word vectors are the paper's file: where it is not here the run is refused in one line naming
+    `--word_vectors PATH` and `none`; a local copy given with `--word_vectors` is read into the embedding."""
+    recipe = next(name for name in list_recipes() if load_recipe(name).arguments.get("arch") == "lstmn"
+                  and "word_vectors" in load_recipe(name).arguments)  # fmt: skip
+    data = recipe_data(recipe, tmp_path / "data", files)
+    short = ["--max_steps", "1", "--no-progress", "--config", "hidden_size=8", "embedding_size=4"]
+    message = one_line_error(["--recipe", recipe, *data, "--output_dir", str(tmp_path / "refused"), *short])
+    assert "(from recipe" in message and "--word_vectors PATH" in message and "--word_vectors none" in message
+    vectors = tmp_path / "vectors.txt"
+    vectors.write_text("the 0.1 0.2 0.3 0.4\nwas -0.1 0.5 0.2 0.0\n")
+    main(["train", "--recipe", recipe, *data, "--output_dir", str(tmp_path / "run"), "--word_vectors", str(vectors),
+          *short])  # fmt: skip
+    assert "word vectors vectors.txt: 2 of" in capsys.readouterr().out
 
 
 def test_the_readme_commands_for_your_own_data_run_as_written(tmp_path):

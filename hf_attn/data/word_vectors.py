@@ -8,11 +8,16 @@ AttentionXML: GloVe). Formats read:
 
 Only the vocabulary's words are kept, so a 5 GB file costs one pass and a matrix of the vocabulary's size. A word
 matches exactly, or, for a lower-casing tokenizer, by its lower-cased form (the first such line wins: files list
-frequent words first). Rows of words the file does not cover keep the model's initialisation.
+frequent words first). Rows of words the file does not cover are drawn from U[−a, a] with a chosen so that their
+variance is that of the covered rows, as Kim (2014, §3.1: "words not present in the set of pre-trained words are
+initialized randomly", variance matched) and the CNN/LSTM baselines after it do: left at the model's initialisation
+(std 0.02), they would be two orders of magnitude smaller than the GloVe rows (std about 0.4) and barely move the
+encoder. The padding row stays as the model set it.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -168,9 +173,16 @@ def initialise_embeddings(
             f"{embedding.embedding_dim}-d: set the embedding size to {dimension} with --config."
         )
     with torch.no_grad():
-        for token_id, vector in found.items():
-            if token_id < embedding.num_embeddings:
-                embedding.weight[token_id] = torch.from_numpy(vector).to(embedding.weight.dtype)
+        covered = [token_id for token_id in found if token_id < embedding.num_embeddings]
+        if covered:
+            # Kim (2014): the words the file does not cover at the covered vectors' variance, U[−a, a], a = √3·σ.
+            rows = torch.from_numpy(np.stack([found[token_id] for token_id in covered]))
+            bound = math.sqrt(3.0) * rows.std().item()
+            uncovered = sorted(set(vocabulary.values()) - set(covered))
+            uncovered = [token_id for token_id in uncovered if token_id < embedding.num_embeddings]
+            weight = embedding.weight
+            weight[uncovered] = torch.empty(len(uncovered), weight.shape[1]).uniform_(-bound, bound).to(weight.dtype)
+            weight[covered] = rows.to(weight.dtype)
     if freeze:
         embedding.weight.requires_grad_(False)
     return Coverage(str(path), dimension, len(found), len(vocabulary), freeze)

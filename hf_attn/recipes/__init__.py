@@ -4,6 +4,7 @@ A recipe is a YAML file (`hf_attn/models/<arch>/recipes/<name>.yaml`, its archit
 
     description: one line
     paper: {metric: accuracy, value: 0.71, split: test, source: "Table 2", note: "..."}  # the number to compare
+                                                  # (value: null where it is not transcribed: source names it)
     options: {...}   # fields of HfAttnArguments and TrainingArguments: the data, its columns, the optimiser
     config: {...}    # the model's hyper-parameters (config fields)
 
@@ -35,6 +36,13 @@ class Recipe:
     paper: dict[str, Any]
     arguments: dict[str, Any] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
+
+
+def paper_number(paper: dict[str, Any]) -> str:
+    """The paper's number as tables show it: `value`, or a dash where the recipe has not transcribed it (`value:
+    null`: the recipe names the table to read it from, in `source`)."""
+    value = paper.get("value")
+    return "— (not transcribed: see the source)" if value is None else str(value)
 
 
 def _shipped() -> dict[str, Traversable]:
