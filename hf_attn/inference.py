@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from datasets import Dataset
-from transformers import PreTrainedConfig
+from transformers import PreTrainedConfig, PrinterCallback
 
 from .arguments import EPISODE_OPTIONS
 from .cards import EVALUATION_OPTIONS, TRAINING_FILE
@@ -180,6 +180,8 @@ def evaluate(
         beams = options.num_beams or model.generation_config.num_beams if shape.generates(head) else None
         shape.prepare(model, args, encoded, beams)
         trainer = shape.trainer(args, model, head, tokenizer, data, None, encoded, callbacks=())
+        # Without progress bars the Trainer prints its log dict; the command's output is the metrics' JSON alone.
+        trainer.remove_callback(PrinterCallback)
         metrics = shape.evaluate(trainer)
     metrics["examples"] = len(encoded)
     if shape.episodic:  # the sizes of the episodes scored: the trained ones, or those asked for

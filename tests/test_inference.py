@@ -59,6 +59,8 @@ def test_a_model_trained_on_a_concept_column_is_evaluated_with_that_column(examp
     common = ["--dataset", str(snippets / "test.tsv"), "--column_names", "text", "concepts", "label"]
     for named in ([], ["--concept_column", "concepts"]):
         metrics = evaluated(tmp_path, str(run), *common, *named)
+        printed = hf_attn("evaluate", str(run), *common, *named).stdout
+        assert json.loads(printed)["accuracy"] == round(metrics["accuracy"], 4)  # the output is the JSON alone
         assert metrics["examples"] == len((snippets / "test.tsv").read_text().splitlines())
         assert abs(metrics["accuracy"] - reported["metrics"]["accuracy"]) < 1e-6
     (tmp_path / "bare.csv").write_text("text,label\nwhat do you think of zokaben,business\n")

