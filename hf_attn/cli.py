@@ -122,12 +122,15 @@ def _evaluation_architecture_arguments(model: str, given: list) -> object | None
     from .arguments import architecture_arguments
     from .task_registry import trained_head
 
+    def default(item: dataclasses.Field) -> object:
+        return item.default_factory() if item.default_factory is not dataclasses.MISSING else item.default
+
     classes = architecture_arguments()
     typed = {
         (name, item.name): getattr(options, item.name)
         for name, options in zip(classes, given, strict=True)
         for item in dataclasses.fields(options)
-        if item.init and getattr(options, item.name) != item.default
+        if item.init and getattr(options, item.name) != default(item)
     }
     config, _ = trained_head(model)
     own = next((options for name, options in zip(classes, given, strict=True) if name == config.model_type), None)

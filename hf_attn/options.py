@@ -404,11 +404,13 @@ NO_VECTORS = "none"
 
 def _recipe_word_vectors(merged: dict[str, Any], given: dict[str, Any], recipe: Recipe | None) -> dict[str, Any]:
     """The word vectors of the run: `--word_vectors PATH` (a local copy of the paper's file), `--word_vectors none`
-    (none), else the recipe's, which names the paper's file: where it is not here, the run is refused before any
-    work, naming both ways on."""
+    (none, and a recipe's frozen embedding trains), else the recipe's, which names the paper's file: where it is not
+    here, the run is refused before any work, naming both ways on."""
     vectors = merged.get("word_vectors")
     if isinstance(vectors, str) and vectors.lower() == NO_VECTORS:
-        return {**merged, "word_vectors": None}
+        # Without the paper's vectors, the recipe's frozen embedding would stay random: it trains, unless typed.
+        frozen = given.get("freeze_embeddings", False)
+        return {**merged, "word_vectors": None, "freeze_embeddings": frozen}
     if recipe is not None and "word_vectors" not in given and vectors is not None and not os.path.exists(vectors):
         raise ValueError(
             f"--word_vectors {vectors} (from recipe {recipe.name!r}): the paper's word vectors are not here; give a "
