@@ -16,9 +16,9 @@ into `~/.cache/hf_attn/benchmarks`, outside the repository). Proto-HATT's paper 
 
 `--budget cpu` (the default) stops each training after `--minutes` of wall-clock training (the epochs, steps and
 model selection of the recipe otherwise); `--budget full` trains the recipe's own epochs or steps. Each run's result
-is written beside its model (`runs/paper_table/<recipe>/paper_table.json`), and the table, with the budget, the
-machine and the versions, to `benchmarks/results/paper_table.md`; `--report` writes the table again from the runs
-already there.
+is written beside its model (`runs/paper_table/<budget>/<recipe>/paper_table.json`), and one table per budget, with
+the machine and the versions, to `benchmarks/results/paper_table.md`; `--report` writes the tables again from the
+runs already there.
 """
 
 from __future__ import annotations
@@ -258,7 +258,7 @@ def nearest_pair_bleu(run: Run) -> float:
 
 
 def run_one(run: Run, folder: Path, budget: str, minutes: float) -> dict[str, Any]:
-    output = folder / run.recipe
+    output = folder / budget / run.recipe
     result = {"recipe": run.recipe, "dataset": run.dataset, "budget": budget, "minutes": minutes}
     result.update(train_run(run, output, budget, minutes))
     test = evaluate(output, run)
@@ -293,19 +293,18 @@ def _versions() -> str:
     )
 
 
-def report(folder: Path, results_file: Path) -> str:
-    """The table of every run found under `folder`, written to `results_file`."""
+def _table(results: list[dict[str, Any]]) -> list[str]:
+    """The rows of one budget's runs: ours, the baseline, the margin and the paper's number, in the same units."""
     from hf_attn.recipes import load_recipe, paper_number
 
-    rows = []
-    found = {run.recipe: folder / run.recipe / "paper_table.json" for run in RUNS}
-    results = [json.loads(path.read_text()) for path in found.values() if path.is_file()]
+    rows = ["| dataset (test split) | recipe | metric | ours | baseline | ours − baseline | paper | training |",
+            "|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for result in results:
         paper = load_recipe(result["recipe"]).paper
+        percent = result.get("metric") != "bleu"
         for line in (result, result.get("also")):
             if line is None:
                 continue
-            percent = result.get("metric") != "bleu"
             shown = (lambda v: f"{100 * v:.1f}") if percent else (lambda v: f"{v:.1f}")
             margin = line["ours"] - line["baseline"]
             number = paper.get("value")
@@ -315,26 +314,37 @@ def report(folder: Path, results_file: Path) -> str:
                 f"{shown(line['baseline'])} | {'+' if margin >= 0 else ''}{shown(margin)} | {shown_paper} | "
                 f"{result['steps']} steps, {result['epochs']} epochs, {result['seconds']} s |"
             )
-    budgets = sorted({f"{r['budget']}" + (f" ({r['minutes']:g} min of training a model)" if r["budget"] == "cpu"
-                      else "") for r in results})  # fmt: skip
-    cores = os.cpu_count()
+    return rows
+
+
+def report(folder: Path, results_file: Path) -> str:
+    """One table per budget of the runs found under `folder` (`<budget>/<recipe>/paper_table.json`), written to
+    `results_file` with the machine and the versions."""
+    sections = []
+    for budget in ("cpu", "full"):
+        found = [folder / budget / run.recipe / "paper_table.json" for run in RUNS]
+        results = [json.loads(path.read_text()) for path in found if path.is_file()]
+        if not results:
+            continue
+        minutes = sorted({result["minutes"] for result in results})
+        title = (
+            f"## CPU budget: {', '.join(f'{m:g}' for m in minutes)} minutes of training a model"
+            if budget == "cpu"
+            else "## Full budget: the recipe's own epochs or steps"
+        )
+        sections += [title, "", *_table(results), ""]
     text = "\n".join([
         "# The papers' tables, on the local copies of their data",
         "",
         "`python benchmarks/paper_table.py` (module docstring): each recipe through "
         "`hf_attn.training.train(recipe=...)`, its test split scored by `hf-attn evaluate`; the baseline on the same "
         "split (classification: TF-IDF 1-2 grams + logistic regression, C on dev; few-shot: TF-IDF nearest centroid "
-        "over the same episodes; translation: the"
-        " target of the TF-IDF-nearest training source). Accuracy in %, BLEU as sacrebleu. Word vectors: GloVe 6B 50d"
-        " (the papers but Proto-HATT's used 300d).",
+        "over the same episodes; translation: the target of the TF-IDF-nearest training source). Accuracy in %, BLEU "
+        "as sacrebleu. Word vectors: GloVe 6B 50d (the papers but Proto-HATT's used 300d).",
         "",
-        f"Budget: {', '.join(budgets) or 'none run'}. Machine: {platform.machine()}, {cores} CPU cores, no GPU. "
-        f"{_versions()}.",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, no GPU. {_versions()}.",
         "",
-        "| dataset (test split) | recipe | metric | ours | baseline | ours − baseline | paper | training |",
-        "|---|---|---|---|---|---|---|---|",
-        *rows,
-        "",
+        *sections,
     ])  # fmt: skip
     results_file.parent.mkdir(parents=True, exist_ok=True)
     results_file.write_text(text)
