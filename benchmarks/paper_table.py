@@ -80,11 +80,11 @@ RUNS = [
     # STCKA's input embedding is half characters, half words (§3.2): 100 gives the 50-d word half.
     Run("stcka-snippets", "Snippets (its concepts)", _sentences("snippets"), "snippets/test.jsonl", "classification",
         {"embedding_size": 100}),
-    Run("proto-hatt-fewrel", "FewRel, 6 unseen relations, 5-way 5-shot",
+    Run("proto-hatt-fewrel", "FewRel, 6 unseen relations, 5-way",
         {"dataset": str(DATA / "fewrel/train10.json"), "eval_dataset": str(DATA / "fewrel/monitor_pubmed.json"),
          "eval_episodes": 300}, "fewrel/test6.json", "few_shot", {"word_embedding_size": 50},
         ["--eval_episodes", "1000"]),
-    Run("hapn-fewrel", "FewRel, 6 unseen relations, 5-way 5-shot",
+    Run("hapn-fewrel", "FewRel, 6 unseen relations, 5-way",
         {"dataset": str(DATA / "fewrel/train10.json"), "eval_dataset": str(DATA / "fewrel/monitor_pubmed.json"),
          "eval_episodes": 300}, "fewrel/test6.json", "few_shot", {"word_embedding_size": 50},
         ["--eval_episodes", "1000"], also_k_shot=1),
