@@ -519,8 +519,10 @@ def prepare_task_data(
     dropped: dict[str, dict[str, int]] = {}
     cached = True
     for split_name, split in splits.items():
-        if one_split and split_name == "held-out":
+        if one_split and split_name == "held-out":  # the same rows: the same result and counts, said once
             prepared[split_name] = prepared["train"]
+            if "train" in dropped:
+                dropped[split_name] = dict(dropped["train"])
             continue
         canonical = functools.partial(rules.canonical, split=split_name)
         description = f"Preparing the {rules.named(split_name)} split"
