@@ -130,12 +130,11 @@ def episode_sizes(head: Any, config: PreTrainedConfig, given: dict[str, int | No
     return {EPISODE_OPTIONS[option]: value for option, value in given.items()}
 
 
-def evaluation_columns(model_path: str, arguments: ArchitectureArguments | None) -> list[TokenizerColumn]:
+def evaluation_columns(arguments: ArchitectureArguments | None, reused: dict[str, Any]) -> list[TokenizerColumn]:
     """The columns the model's tokenizer reads beside each text (`ArchitectureArguments.columns`: STCKA's
-    `--concept_column`), each the one given, else the training run's (its record's `EVALUATION_OPTIONS`)."""
+    `--concept_column`), each the one given, else the training run's (`reused`: its record's `EVALUATION_OPTIONS`)."""
     if arguments is None:
         return []
-    reused = _saved_json(model_path, TRAINING_FILE).get(EVALUATION_OPTIONS, {})
     for item in dataclasses.fields(arguments):
         if getattr(arguments, item.name) is None and item.name in reused:
             setattr(arguments, item.name, reused[item.name])
@@ -163,10 +162,9 @@ def evaluate(
     config, head = trained_head(model_path)  # the options against the saved head, before its weights load
     _check_evaluation_options(head, options)
     sizes = episode_sizes(head, config, episodes or {})
-    columns = evaluation_columns(model_path, architecture_arguments)
-    max_length = options.max_length
-    if max_length is None:
-        max_length = _saved_json(model_path, TRAINING_FILE).get(EVALUATION_OPTIONS, {}).get("max_length")
+    reused = _saved_json(model_path, TRAINING_FILE).get(EVALUATION_OPTIONS, {})  # the run's, where not given
+    columns = evaluation_columns(architecture_arguments, reused)
+    max_length = options.max_length if options.max_length is not None else reused.get("max_length")
     model, tokenizer, head, shape = load_trained(model_path, head=head)
     for field, value in sizes.items():
         setattr(model.config, field, value)
