@@ -103,6 +103,13 @@ class HfAttnArguments:
         metadata=option_help("with --streaming and no --tokenizer: the first rows the vocabulary is trained on"),
     )
     eval_episodes: int = field(default=500, metadata=option_help("few-shot: the fixed, seeded held-out episodes"))
+    train_ways: int | None = field(
+        default=None,
+        metadata=option_help(
+            "few-shot: N of the training episodes, at most the training split's classes (default: the model's "
+            "num_ways, which the held-out episodes keep)"
+        ),
+    )
     support_noise: float = field(
         default=0.0,
         metadata=option_help("few-shot: the share of support instances replaced by other classes' (noisy FewRel)"),

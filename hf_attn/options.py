@@ -180,6 +180,7 @@ RANGES: dict[str, tuple[float, str]] = {
     "warmup_steps": (0, "0 or more steps"),
     "seed": (0, "an integer of 0 or more"),
     "eval_episodes": (1, "a positive number of episodes"),
+    "train_ways": (2, "at least 2 classes an episode"),
     "num_beams": (1, "a positive number of beams"),
     "max_vocab_size": (1, "a positive number of words"),
     "min_frequency": (0, "a count of 0 or more"),
@@ -276,7 +277,8 @@ def check_schedule(name: str, architecture: Any) -> Callable[..., dict[str, Any]
 def check_model_options(options: HfAttnArguments, given: dict[str, Any]) -> None:
     """An option only some architectures' heads read is refused, before any work, for an architecture with no such
     head, naming those that have one: a second text (`--text_pair_column`), a target (`--target_column`), beams
-    (`--num_beams` above 1: a head that generates), few-shot episodes (`--eval_episodes`, `--support_noise`)."""
+    (`--num_beams` above 1: a head that generates), few-shot episodes (`--eval_episodes`, `--support_noise`,
+    `--train_ways`)."""
     from .task_registry import TASK_SHAPES
 
     def shapes(architecture):
@@ -294,7 +296,7 @@ def check_model_options(options: HfAttnArguments, given: dict[str, Any]) -> None
     def episodic(architecture):
         return any(shape.episodic for shape, _ in shapes(architecture))
 
-    few_shot = [name for name in ("eval_episodes", "support_noise") if name in given]
+    few_shot = [name for name in ("eval_episodes", "support_noise", "train_ways") if name in given]
     beams = options.num_beams if (options.num_beams or 1) > 1 else None
     needs = [
         (f"--text_pair_column {options.text_pair_column}", options.text_pair_column, reads_pairs, "reads no pair"),

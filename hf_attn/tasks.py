@@ -46,7 +46,7 @@ from transformers import (
 
 from .data.cache import cached_map, column_values, fingerprint, tokenizer_fingerprint
 from .data.collators import labels_by_frequency
-from .data.episodes import CLASS_COLUMN, EpisodeDataset, compute_episode_metrics
+from .data.episodes import CLASS_COLUMN, EpisodeDataset, class_rows, compute_episode_metrics, eligible_classes
 from .data.kinds import (
     CLASS,
     EPISODE,
@@ -590,18 +590,38 @@ class FewShotClassification(TaskShape):
         return compute_episode_metrics
 
     def episodes(self, split: Dataset, config: PreTrainedConfig, data: TaskData, count: int, seed: int,
-                 fixed: bool) -> Any:  # fmt: skip
+                 fixed: bool, ways: int | None = None) -> Any:  # fmt: skip
         return EpisodeDataset(
-            split, config.num_ways, config.num_shots, config.num_queries, count, seed=seed,
+            split, ways or config.num_ways, config.num_shots, config.num_queries, count, seed=seed,
             noise_rate=data.episode_settings.get("noise_rate", 0.0), fixed=fixed,
         )  # fmt: skip
+
+    @staticmethod
+    def training_ways(split: Dataset, config: PreTrainedConfig, data: TaskData) -> int:
+        """N of the training episodes: `--train_ways` where given, else the model's `num_ways`. The FewRel
+        framework trains prototypical models on 20-way episodes and scores 5-way ones (thunlp/FewRel and
+        HATT-Proto `train.py`: `framework.train(model, model_name, 4, 20, N, K, 5)`, B = 4, N_for_train = 20): more
+        classes an episode make a harder training task. A split with fewer classes trains on all of them, said once,
+        so that one recipe serves FewRel's 64 training relations and a smaller set alike."""
+        wanted = data.episode_settings.get("train_ways") or config.num_ways
+        available = len(eligible_classes(class_rows(split), config.num_shots, config.num_queries))
+        if wanted > available >= config.num_ways:
+            print(
+                f"[hf-attn] --train_ways {wanted}: the training split has {available} classes of at least "
+                f"{config.num_shots + config.num_queries} instances (K + Q); training episodes are {available}-way.",
+                flush=True,
+            )
+            return available
+        return wanted
 
     def trainer(self, args, model, head, tokenizer, data, train_split, eval_split, callbacks):
         config = model.config
         callbacks = list(callbacks)
         train_episodes = None
         if train_split is not None:
-            train_episodes = self.episodes(train_split, config, data, len(train_split), args.seed, fixed=False)
+            ways = self.training_ways(train_split, config, data)
+            train_episodes = self.episodes(train_split, config, data, len(train_split), args.seed, fixed=False,
+                                           ways=ways)  # fmt: skip
             callbacks.append(EpisodeEpochCallback(train_episodes))
         eval_episodes = self.episodes(eval_split, config, data, data.episode_settings.get("eval_episodes", 500),
                                       args.seed + 1, fixed=True)  # fmt: skip

@@ -169,3 +169,24 @@ def test_hf_attn_evaluate_scores_a_few_shot_model_on_the_episodes_training_score
     assert evaluated["episodes"] == 30
     for name in ("accuracy", "accuracy_ci95"):
         assert abs(evaluated[name] - reported[name]) < 1e-6, (name, evaluated[name], reported[name])
+
+
+@pytest.mark.parametrize("arch", ["proto_hatt", "hapn"])
+def test_train_ways_draws_wider_training_episodes_capped_at_the_training_classes(arch, tmp_path, capsys):
+    """`--train_ways` (the FewRel framework's N_for_train): training episodes are that wide, the held-out ones keep
+    the model's N; more than the training split's classes trains on all of them and says so once."""
+    write_fewrel(tmp_path / "train_wiki.json", list(range(8)), 8, seed=0)
+    write_fewrel(tmp_path / "val_wiki.json", list(range(8, 12)), 8, seed=1)
+    common = {"arch": arch, "max_steps": 2, "per_device_train_batch_size": 2, "eval_episodes": 4,
+              "config": [*SMALL, "num_ways=3", "num_shots=3", "num_queries=2"], "disable_tqdm": True,
+              "report_to": "none", "save": False, "dataset": str(tmp_path / "train_wiki.json"),
+              "eval_dataset": str(tmp_path / "val_wiki.json")}  # fmt: skip
+    wide = train(output_dir=str(tmp_path / "wide"), train_ways=6, **common)
+    assert wide.trainer.train_dataset.ways == 6 and wide.trainer.eval_dataset.ways == 3
+    assert np.isfinite(wide.metrics["accuracy"]) and "training episodes are" not in capsys.readouterr().out
+    capped = train(output_dir=str(tmp_path / "capped"), train_ways=20, **common)
+    assert capped.trainer.train_dataset.ways == 8 and capped.trainer.eval_dataset.ways == 3
+    said = capsys.readouterr().out
+    assert said.count("--train_ways 20: the training split has 8 classes") == 1 and "8-way" in said
+    with pytest.raises(ValueError, match=r"--train_ways.*1.*at least 2"):
+        train(output_dir=str(tmp_path / "one"), train_ways=1, **common)

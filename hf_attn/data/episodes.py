@@ -32,6 +32,19 @@ INSTANCE_FIELDS = ("input_ids", "attention_mask", "entity_positions")
 CLASS_COLUMN = "episode_class"
 
 
+def class_rows(instances: Dataset) -> dict[str, list[int]]:
+    """Each class name's row indices, in the order the classes first occur."""
+    classes: dict[str, list[int]] = {}
+    for index, name in enumerate(instances.select_columns([CLASS_COLUMN]).to_dict()[CLASS_COLUMN]):
+        classes.setdefault(name, []).append(index)
+    return classes
+
+
+def eligible_classes(classes: dict[str, list[int]], shots: int, queries: int) -> list[str]:
+    """The classes an episode can draw: those with K support instances and Q queries to spare, sorted."""
+    return sorted(name for name, rows in classes.items() if len(rows) >= shots + queries)
+
+
 class EpisodeDataset(torch.utils.data.Dataset):
     """`num_episodes` N-way K-shot episodes over encoded instances (`input_ids`, `attention_mask`, optionally
     `entity_positions`, and the class name in `episode_class`), one episode per item, for `Trainer` to batch.
@@ -58,11 +71,9 @@ class EpisodeDataset(torch.utils.data.Dataset):
         self.fields = [name for name in INSTANCE_FIELDS if name in instances.column_names]
         columns = instances.select_columns(self.fields).to_dict()  # plain lists: an episode reads many rows
         self.rows = {name: columns[name] for name in self.fields}
-        classes: dict[str, list[int]] = {}
-        for index, name in enumerate(instances.select_columns([CLASS_COLUMN]).to_dict()[CLASS_COLUMN]):
-            classes.setdefault(name, []).append(index)
-        self.classes = classes
-        self.eligible = sorted(name for name, rows in classes.items() if len(rows) >= shots + queries)
+        self.classes = class_rows(instances)
+        self.eligible = eligible_classes(self.classes, shots, queries)
+        classes = self.classes
         if len(self.eligible) < ways:
             raise ValueError(
                 f"{ways}-way {shots}-shot episodes with {queries} queries per class need {ways} classes of at least "

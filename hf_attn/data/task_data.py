@@ -100,7 +100,8 @@ class TaskData:
         source: `{"type", "name", "description"}` of the data, for the card.
         dropped: per split, the rows the loader dropped and why (`{"train": {"empty text": 3}}`), for the record.
         episode_settings: the settings of a few-shot task's episodes beyond the model's N, K, Q: `eval_episodes` (the
-            fixed held-out episodes) and `noise_rate` (the share of support instances replaced by other classes').
+            fixed held-out episodes), `noise_rate` (the share of support instances replaced by other classes') and
+            `train_ways` (N of the training episodes, where it is not the model's).
         tokenizer_columns: further columns the tokenizer reads beside each text, keyword of its call -> column
             (STCKA's concept column: `{"concepts": ...}`; `ArchitectureArguments.columns`).
         resources: files the task ships for the tokenizer, by name (a synthetic task's; STCKA's `knowledge_base`).
