@@ -74,7 +74,7 @@ class HfAttnArguments:
     eval_fraction: float = field(
         default=0.1, metadata=option_help("held out from training when the dataset has no held-out split")
     )
-    shape: str | None = field(  # one of `hf_attn.task_registry.TASK_SHAPES`, checked by `resolve_options`
+    shape: str | None = field(  # one of `hf_attn.tasks.heads.TASK_SHAPES`, checked by `resolve_options`
         default=None, metadata=option_help("the task shape (default: from the columns given and the architecture)")
     )
     text_column: str = field(default="text", metadata=option_help("the text (the source text, for seq2seq)"))

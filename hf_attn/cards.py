@@ -22,7 +22,7 @@ from transformers import AutoConfig, PreTrainedConfig, PreTrainedModel, PreTrain
 from .pictures import visualize
 from .recipes import paper_number
 from .registry import Architecture, get_architecture
-from .task_registry import load_trained
+from .tasks.heads import load_trained
 from .utils.paths import check_repo_id
 
 TRAINING_FILE = "hf_attn_training.json"

@@ -21,6 +21,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from . import demo  # light: its training imports wait for `run`
 from .utils.errors import OneLineUsageErrors, debug_flags, run_command
@@ -60,7 +61,7 @@ def _card(args: argparse.Namespace) -> None:
     example = None
     if args.example:
         from .pictures import check_view_options
-        from .task_registry import trained_head
+        from .tasks.heads import trained_head
 
         example = {"text": args.example, **_view_inputs(args)}
         _, head = trained_head(args.model_dir, "MODEL_DIR")  # the example's options against the saved head first
@@ -120,7 +121,7 @@ def _evaluation_architecture_arguments(model: str, given: list) -> object | None
     import dataclasses
 
     from .arguments import architecture_arguments
-    from .task_registry import trained_head
+    from .tasks.heads import trained_head
 
     def default(item: dataclasses.Field) -> object:
         return item.default_factory() if item.default_factory is not dataclasses.MISSING else item.default
@@ -234,6 +235,44 @@ def _add_view_arguments(parser: argparse.ArgumentParser, whose: str) -> None:
                         help=f"few-shot relation models: the entity word indices of {whose}")  # fmt: skip
 
 
+def _add_own_view_options(parser: argparse.ArgumentParser) -> None:
+    """Each architecture's own view options (`Architecture.view_arguments`, fields of a dataclass), once per option
+    name: an `int`, a `str`, or a `list[int]` (`nargs="+"`), each defaulting to `None` (not given)."""
+    import dataclasses
+    import typing
+
+    from .registry_index import view_arguments
+
+    added = set()
+    for options in view_arguments().values():
+        hints = typing.get_type_hints(options)
+        for item in dataclasses.fields(options):
+            if item.name in added:
+                continue
+            added.add(item.name)
+            kind = typing.get_args(hints[item.name])[0]  # `X | None` -> X
+            many = typing.get_origin(kind) is list
+            element = typing.get_args(kind)[0] if many else kind
+            spellings = dict.fromkeys((f"--{item.name}", f"--{item.name.replace('_', '-')}"))
+            parser.add_argument(*spellings, type=element, nargs="+" if many else None, default=None,
+                                help=item.metadata.get("help"))  # fmt: skip
+
+
+def _given_view_options(args: argparse.Namespace) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
+    """Per architecture with view options, those given: as typed, and as its view reads them (`view_options()`,
+    which refuses a value it cannot read, before any model is looked up)."""
+    import dataclasses
+
+    from .registry_index import view_arguments
+
+    given = {}
+    for name, view_options in view_arguments().items():
+        typed = {item.name: getattr(args, item.name) for item in dataclasses.fields(view_options)}
+        typed = {key: value for key, value in typed.items() if value is not None}
+        given[name] = (typed, view_options(**typed).view_options())
+    return given
+
+
 def _view_inputs(args: argparse.Namespace) -> dict:
     """`pair`, `support` and `entities` as `visualize` takes them, from the arguments given."""
     inputs = {"pair": args.pair, "entities": args.entities}
@@ -271,20 +310,17 @@ def _visualize(args: argparse.Namespace) -> None:
     suffix = args.out.rsplit(".", 1)[-1].lower() if "." in args.out else ""
     if suffix not in ("html", "png"):
         raise ValueError(f"--out must end in .html or .png, got {args.out!r}.")
-    options = {"top_k": args.top_k, "layers": args.layers, "heads": args.heads}
-    options = {name: value for name, value in options.items() if value is not None}
-    if args.heads not in (None, "mean", "all"):
-        try:
-            options["heads"] = [int(index) for index in args.heads.split(",")]
-        except ValueError:
-            raise ValueError(f"--heads must be mean, all or head indices like 0,3; got {args.heads!r}.") from None
+    given = _given_view_options(args)
     if not args.text.strip():
         raise ValueError("the text is empty: give the text whose attention to draw.")
-    options.update(_view_inputs(args))
     from . import inference
     from .pictures import check_view_options, visualize
 
-    _, head = inference.trained_head(args.model)  # the options against the saved head, before its weights load
+    config, head = inference.trained_head(args.model)  # the options against the saved head, before its weights load
+    options = {}
+    for name, (typed, read) in given.items():  # another architecture's option as typed: refused below, named
+        options.update(read if name == config.model_type else typed)
+    options.update(_view_inputs(args))
     check_view_options(head, options.pop("pair", None), options)
     _progress(f"loading {args.model} ...")
     model, tokenizer, _, _ = inference.load_trained(args.model, head=head)
@@ -407,9 +443,7 @@ def _run(argv: list[str]) -> None:
     visualize_parser.add_argument("text")
     visualize_parser.add_argument("--out", required=True, help="file.html (self-contained) or file.png")
     _add_view_arguments(visualize_parser, "the text")
-    visualize_parser.add_argument("--top_k", "--top-k", type=int, help="AttentionXML: how many labels (default 5)")
-    visualize_parser.add_argument("--heads", help="Transformer: mean (default), all, or head indices 0,3")
-    visualize_parser.add_argument("--layers", type=int, nargs="+", help="Transformer: layer indices (default all)")
+    _add_own_view_options(visualize_parser)
     visualize_parser.set_defaults(run=_visualize)
     args = parser.parse_args(argv)
     args.run(args)

@@ -22,8 +22,8 @@ from .data.episodes import canonical_few_shot_rows
 from .data.files import load_splits, prepare_task_data
 from .data.task_data import TaskData
 from .registry_row import ArchitectureArguments, TokenizerColumn
-from .task_registry import load_trained, shape_of, trained_head
 from .tasks import TaskShape, encode_split
+from .tasks.heads import load_trained, shape_of, trained_head
 from .training_arguments import HfAttnTrainingArguments
 
 __all__ = ["EPISODE_OPTIONS", "episode_sizes", "evaluate", "load_trained", "predict", "trained_head"]

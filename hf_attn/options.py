@@ -220,7 +220,7 @@ def check_ranges(merged: dict[str, Any], given: dict[str, Any], recipe: str | No
 
 def check_shape(shape: str | None, where: str) -> None:
     """Refuses a `--shape` that names no task shape, listing those there are."""
-    from .task_registry import TASK_SHAPES
+    from .tasks.heads import TASK_SHAPES
 
     if shape is not None and shape not in TASK_SHAPES:
         raise ValueError(f"--shape {shape} ({where}): not a task shape; the shapes are {', '.join(TASK_SHAPES)}.")
@@ -279,7 +279,7 @@ def check_model_options(options: HfAttnArguments, given: dict[str, Any]) -> None
     head, naming those that have one: a second text (`--text_pair_column`), a target (`--target_column`), beams
     (`--num_beams` above 1: a head that generates), few-shot episodes (`--eval_episodes`, `--support_noise`,
     `--train_ways`)."""
-    from .task_registry import TASK_SHAPES
+    from .tasks.heads import TASK_SHAPES
 
     def shapes(architecture):
         return [(shape, head) for shape in TASK_SHAPES.values() for head in shape.heads(architecture)]
@@ -392,12 +392,40 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
         raise ValueError(
             "--streaming reads the data as training asks for it, with no length to count epochs by: give --max_steps."
         )
+    if args.push_to_hub and not args.hub_model_id:
+        raise ValueError("--push_to_hub needs --hub_model_id USER/REPO.")
+    if options.freeze_embeddings and not options.word_vectors:
+        raise ValueError("--freeze_embeddings needs --word_vectors (a random embedding would stay random).")
     if args.max_steps == 0:  # transformers reads max_steps ≤ 0 as "use the epochs": 0 would silently train them
         raise ValueError(
             "--max_steps 0 would train nothing (transformers would train the epochs instead): give a positive number "
             "of steps, or leave it out to train for --num_train_epochs."
         )
     return options, args
+
+
+def trains_in_stages(architecture: Any, head: Any) -> bool:
+    """Whether a run of `head` first trains the architecture's language model (ELMo's biLM, then the task)."""
+    pretraining = architecture.pretraining_head
+    return pretraining is not None and head.model_class.__name__ != pretraining
+
+
+def check_staged_run(architecture: Any, head: Any, streamed: bool, resume_from_checkpoint: bool | str | None) -> None:
+    """The options a run in two stages (`trains_in_stages`) cannot take, checked once the data has chosen the head:
+    a stream (each stage reads the whole training split) and a checkpoint path (each stage has its own)."""
+    if not trains_in_stages(architecture, head):
+        return
+    if streamed:
+        raise ValueError(
+            f"--streaming: {architecture.display_name} trains in two stages (a language model, then the task), each "
+            "over the whole training split; train without --streaming."
+        )
+    if isinstance(resume_from_checkpoint, str):
+        raise ValueError(
+            f"{architecture.display_name} trains in two stages, each with its own checkpoints "
+            "(output_dir/pretraining, then output_dir): resume with `--resume_from_checkpoint true` "
+            "(`resume_from_checkpoint=True`), not a checkpoint path."
+        )
 
 
 # `--word_vectors none`: train without pretrained vectors, also where the recipe names the paper's.

@@ -13,20 +13,10 @@ from typing import Any
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from .registry import Architecture, Head, get_architecture
+from .registry import Head
+from .tasks.heads import find_head, shape_of
 from .visualization.figure import AttentionFigure
 from .visualization.views import generic_view
-
-
-def find_head(model: PreTrainedModel) -> tuple[Architecture, Head]:
-    """The registry row and head of `model` (a ValueError for a base model)."""
-    architecture = get_architecture(model.config.model_type)
-    head = next((head for head in architecture.heads if type(model) is head.model_class), None)
-    if head is None:
-        raise ValueError(
-            f"{type(model).__name__} is not a head of {architecture.name}: pass a head, not the base model."
-        )
-    return architecture, head
 
 
 def check_view_options(head: Head, pair: str | None, options: dict[str, Any]) -> None:
@@ -34,8 +24,6 @@ def check_view_options(head: Head, pair: str | None, options: dict[str, Any]) ->
     check a saved folder's head with it): a head without a picture, a second text (`pair`, `--pair`) for a head
     that reads no second text or target, and an option its view does not take (`support`, `entities`, ...), each
     named with what the head takes instead."""
-    from .task_registry import shape_of
-
     architecture, name = head.architecture, head.model_class.__name__
     view = architecture.attention_view or generic_view
     if not head.attention_fields and architecture.attention_view is None:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .registry_index import ROW_FILE
-from .registry_row import Architecture, ArchitectureArguments, Head, Paper
+from .registry_row import Architecture, ArchitectureArguments, Head, Paper, ViewArguments
 
 __all__ = ["Architecture", "Head", "Paper", "get_architecture", "list_models"]
 
@@ -73,6 +73,16 @@ def _check_row(name: str, folder: Path, module: Any, cards_dir: Path) -> Archite
         raise ValueError(
             f"{where}: its arguments must be a dataclass subclassing hf_attn.registry_row.ArchitectureArguments."
         )
+    if row.view_arguments is not None and not (
+        isinstance(row.view_arguments, type)
+        and issubclass(row.view_arguments, ViewArguments)
+        and is_dataclass(row.view_arguments)
+    ):
+        raise ValueError(
+            f"{where}: its view_arguments must be a dataclass subclassing hf_attn.registry_row.ViewArguments."
+        )
+    if row.view_arguments is not None and row.attention_view is None:
+        raise ValueError(f"{where}: view_arguments are the options of its own attention_view, and it has none.")
     if not (cards_dir / f"{name}.md").is_file():
         raise ValueError(f"{where} has no card template: add model_cards/{name}.md.")
     public = getattr(importlib.import_module(module.__name__.rpartition(".")[0]), "__all__", None)

@@ -49,6 +49,7 @@ class IndexRow:
     heads: tuple[IndexHead, ...]
     converter: str | None = None  # the folder's converter module (`hf-attn convert`)
     arguments: ClassRef | None = None  # the architecture's own `hf-attn train` options (`--help` lists them)
+    view_arguments: ClassRef | None = None  # its attention view's `hf-attn visualize` options
     default: bool = False  # what `hf-attn train` trains when neither --arch nor a recipe names an architecture
 
 
@@ -150,6 +151,7 @@ def read_row(source: Path, package: str) -> IndexRow | None:
         heads=tuple(head(node) for node in fields["heads"].elts),  # type: ignore[attr-defined]
         converter=literal("converter"),  # type: ignore[arg-type]
         arguments=ref(fields["arguments"], "arguments") if "arguments" in fields else None,
+        view_arguments=ref(fields["view_arguments"], "view_arguments") if "view_arguments" in fields else None,
         default=bool(literal("default", False)),
     )
 
@@ -274,3 +276,16 @@ def write_type_checking_blocks() -> None:
 
 if __name__ == "__main__":  # `python -m hf_attn.registry_index`: the generated blocks rewritten
     write_type_checking_blocks()
+
+
+def view_arguments() -> dict[str, type]:
+    """Each architecture's attention-view options class (`Architecture.view_arguments`, a `ViewArguments`
+    dataclass), by architecture name, from the index and imported alone (a light module of its folder, no torch nor
+    transformers): what `hf-attn visualize` adds to its options."""
+    import importlib
+
+    return {
+        row.name: getattr(importlib.import_module(row.view_arguments.module), row.view_arguments.name)
+        for row in read_index()
+        if row.view_arguments is not None
+    }

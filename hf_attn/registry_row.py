@@ -5,7 +5,7 @@ rows without a circle)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -17,7 +17,15 @@ if TYPE_CHECKING:
     from .data.masks import MaskSpec
     from .tokenization.kinds import TokenizerKind
 
-__all__ = ["Architecture", "ArchitectureArguments", "Head", "Paper", "TokenizerColumn", "option_help"]
+__all__ = [
+    "Architecture",
+    "ArchitectureArguments",
+    "Head",
+    "Paper",
+    "TokenizerColumn",
+    "ViewArguments",
+    "option_help",
+]
 
 
 def option_help(text: str, *aliases: str, **metadata: Any) -> dict[str, Any]:
@@ -51,6 +59,17 @@ class ArchitectureArguments:
 
     def tokenizer_knowledge(self, architecture: Any, data: Any) -> dict[str, Any]:
         return {}
+
+
+@dataclass
+class ViewArguments:
+    """The `hf-attn visualize` options an architecture's attention view takes beyond the text (`Architecture.
+    view_arguments`: a subclass in its folder, a plain dataclass that loads without torch; each field an option, its
+    default `None`: not given). `view_options()` gives the view's keyword arguments from the options given, in the
+    types its signature reads; a value it cannot read is refused naming the option."""
+
+    def view_options(self) -> dict[str, Any]:
+        return {item.name: getattr(self, item.name) for item in fields(self) if getattr(self, item.name) is not None}
 
 
 @dataclass(frozen=True)
@@ -139,7 +158,7 @@ class Architecture:
             `CONCEPT_TOKENIZER`), or its name.
         synthetic_task: the task in `hf_attn.data` it learns in tests and the demo.
         example_files: writes the architecture's own example data files, in the layout of its original's data
-            (`hf_attn.data.examples.write_example_files` calls it with the folder, the row count and the seed), from
+            (`hf_attn.tasks.examples.write_example_files` calls it with the folder, the row count and the seed), from
             the folder's `synthetic_<name>.py`; `None`: the shared example files serve it.
         attention_fields: output field -> the input mask over its keys, for every field holding attention
             distributions (a tensor or a tuple of per-layer tensors; rows sum to 1 over unmasked keys, 0 when no key
@@ -168,6 +187,9 @@ class Architecture:
         arguments: the architecture's own `hf-attn train` options, a subclass of
             `hf_attn.arguments.ArchitectureArguments` in a module of the folder that loads without torch (STCKA's
             knowledge base and concept column); `None`: none.
+        view_arguments: the `hf-attn visualize` options of its `attention_view`, a subclass of `ViewArguments` in a
+            module of the folder that loads without torch (AttentionXML's `--top_k`, the Transformer's `--heads` and
+            `--layers`); `None`: its view takes only the text and what the head reads (`--pair`, `--support`).
         schedules: the training schedules of its paper, by the `--schedule` name that picks them (the Transformer's
             `noam`), each a function `(config_value, warmup_steps) -> TrainingArguments keywords`, `config_value(name)`
             being the value a config field will have in the run (`hf_attn.options.config_value`), kept in the
@@ -175,7 +197,7 @@ class Architecture:
         default: the architecture `hf-attn train` and `train()` train when neither `arch` nor a recipe names one
             (exactly one row says `True`).
         tasks: the folder's module of task shapes of its own (a `TASK_SHAPES` tuple of `hf_attn.tasks.TaskShape`
-            subclasses, which `hf_attn.task_registry` reads when it builds the table of shapes: AttentionXML's
+            subclasses, which `hf_attn.tasks.heads` reads when it builds the table of shapes: AttentionXML's
             label-tree training); `None`: its heads train on the shared shapes.
     """
 
@@ -196,6 +218,7 @@ class Architecture:
     tags: tuple[str, ...] = ()
     converter: str | None = None
     arguments: type | None = None
+    view_arguments: type | None = None
     tasks: str | None = None
     example_files: Callable[[Path, int, int], None] | None = None
     schedules: dict[str, Callable[..., dict[str, Any]]] = field(default_factory=dict)

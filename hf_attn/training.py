@@ -58,16 +58,18 @@ from .options import (
     DATACLASSES,
     HfAttnArguments,
     build_config,
+    check_staged_run,
     keyword_options,
     parse_arguments,
     parse_overrides,
     resolve_options,
+    trains_in_stages,
 )
 from .registry import Architecture, get_architecture
-from .task_registry import TASK_SHAPES
 from .tasks import encode_split, encoding_key
+from .tasks.heads import TASK_SHAPES, pick_head, shape_for_head
 from .training_arguments import HfAttnTrainingArguments
-from .training_data import DataStages, dataset_data, fit_held_out, pick_head, shape_for_head, synthetic_data
+from .training_data import DataStages, dataset_data, fit_held_out, synthetic_data
 from .utils.inputs import TOKENIZER, read_input
 from .utils.locks import FolderInUseError, folder_lock
 from .utils.progress import hidden_progress_bars
@@ -269,21 +271,9 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
     shape = shape_for_head(TASK_SHAPES[data.shape], architecture, options.head)
     data.shape = shape.name
     head = pick_head(architecture, shape, options.head)
-    staged = architecture.pretraining_head is not None and head.model_class.__name__ != architecture.pretraining_head
-    if staged and data.streamed:
-        raise ValueError(
-            f"--streaming: {architecture.display_name} trains in two stages (a language model, then the task), each "
-            "over the whole training split; train without --streaming."
-        )
-    if staged and isinstance(args.resume_from_checkpoint, str):
-        raise ValueError(
-            f"{architecture.display_name} trains in two stages, each with its own checkpoints "
-            "(output_dir/pretraining, then output_dir): resume with `--resume_from_checkpoint true` "
-            "(`resume_from_checkpoint=True`), not a checkpoint path."
-        )
+    staged = trains_in_stages(architecture, head)
+    check_staged_run(architecture, head, data.streamed, args.resume_from_checkpoint)
     push_repo = (args.hub_model_id or None) if args.push_to_hub else None
-    if args.push_to_hub and push_repo is None:
-        raise ValueError("--push_to_hub needs --hub_model_id USER/REPO.")
     args.push_to_hub = False  # hf_attn pushes the finished folder itself: no pickled arguments, no checkpoints
     args.predict_with_generate = shape.generates(head)
 
@@ -331,8 +321,6 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
         coverage = initialise_embeddings(model, tokenizer, options.word_vectors, freeze=options.freeze_embeddings)
         if args.process_index == 0:
             print(f"[hf-attn] word vectors {coverage.summary()}", flush=True)
-    elif options.freeze_embeddings:
-        raise ValueError("--freeze_embeddings needs --word_vectors (a random embedding would stay random).")
     if args.process_index == 0:  # once every input has been read (the word vectors too): a refused run prints one line
         print(stages.summary(data), flush=True)
     shape.prepare(model, args, eval_split, options.num_beams)

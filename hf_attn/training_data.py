@@ -22,17 +22,14 @@ from .data.files import load_splits, prepare_task_data
 from .data.kinds import EPISODES
 from .data.streaming import prepare_stream
 from .data.task_data import TaskData
-from .registry import Architecture, Head
-from .task_registry import TASK_SHAPES
-from .tasks import TaskShape
+from .registry import Architecture
+from .tasks.heads import TASK_SHAPES, heads_for
 from .training_arguments import HfAttnTrainingArguments
 
 __all__ = [
     "DataStages",
     "dataset_data",
     "fit_held_out",
-    "pick_head",
-    "shape_for_head",
     "synthetic_data",
     "task_summary",
 ]
@@ -87,7 +84,7 @@ def infer_shape(options: HfAttnArguments, architecture: Architecture, train_spli
     for name in wanted:
         if heads_for(architecture, TASK_SHAPES[name], options.head):
             return name
-    return wanted[-1]  # `_pick_head` names what is missing
+    return wanted[-1]  # `pick_head` names what is missing
 
 
 def _whose(error: ValueError, options: HfAttnArguments) -> ValueError:
@@ -167,27 +164,6 @@ def _read_dataset(options: HfAttnArguments, architecture: Architecture, args: Hf
     data.tokenizer_columns = {column.keyword: column.column for column in columns}
     data.notes = notes + data.notes
     return data
-
-
-def heads_for(architecture: Architecture, shape: TaskShape, name: str | None) -> list[Head]:
-    return [head for head in shape.heads(architecture) if name is None or head.model_class.__name__ == name]
-
-
-def shape_for_head(shape: TaskShape, architecture: Architecture, name: str | None) -> TaskShape:
-    """`shape`, or the variant of it (same data, another training: `label_tree` for `multi_label`) that has the
-    head asked for by name."""
-    if name is None or heads_for(architecture, shape, name):
-        return shape
-    return next((TASK_SHAPES[v] for v in shape.variants if heads_for(architecture, TASK_SHAPES[v], name)), shape)
-
-
-def pick_head(architecture: Architecture, shape: TaskShape, name: str | None) -> Head:
-    heads = heads_for(architecture, shape, name)
-    if not heads:
-        wanted = f"{name} " if name else ""
-        available = ", ".join(head.model_class.__name__ for head in architecture.heads)
-        raise ValueError(f"{architecture.name} has no head {wanted}for {shape.name} tasks (its heads: {available}).")
-    return heads[0]
 
 
 # Held-out rows scored by default: as many as the run trains on, and never fewer than this (a small held-out split

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import functools
+import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,7 +12,7 @@ import torch
 
 from hf_attn.data.example_inputs import documents, output_vocab_size
 from hf_attn.data.kinds import get_input_kind
-from hf_attn.registry import ARCHITECTURES, Architecture, Head
+from hf_attn.registry import ARCHITECTURES, Architecture, Head, get_architecture
 
 __all__ = ["documents", "output_vocab_size"]  # re-exported for the tests that build inputs by hand
 
@@ -35,7 +37,6 @@ SHARED_FIXTURES = REPO_ROOT.parent / "shared" / "fixtures"
 def load_benchmark(name: str):
     """Loads `benchmarks/<name>.py` as running it does: with its folder (and `timing.py`) importable."""
     import importlib.util
-    import sys
 
     folder = REPO_ROOT / "benchmarks"
     spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
@@ -160,7 +161,6 @@ def corpus_tokenizer(kind, corpus: tuple[str, ...], concepts: tuple[tuple[str, s
 
 def console_script() -> list[str]:
     """The installed `hf-attn` console script (as a user runs it), or the module where it is not on PATH."""
-    import sys
 
     script = Path(sys.executable).parent / "hf-attn"
     return [str(script)] if script.exists() else [sys.executable, "-m", "hf_attn.cli"]
@@ -180,3 +180,44 @@ def one_line_faults(result, message: str) -> list[str]:
     if result.stdout.strip():
         faults.append(f"stdout {result.stdout.strip()[:200]!r}")
     return faults
+
+
+def write_fewrel(path: Path, relations: list[int], per_relation: int, seed: int) -> None:
+    """A FewRel JSON file (relation -> instances with `tokens`, `h`, `t`) of the synthetic relation task: `relations`
+    name the relations (P<n>), `per_relation` instances each."""
+    from hf_attn.data.episodes import few_shot_classes
+
+    rows = few_shot_classes(len(relations) * per_relation, seed=seed, relations=True, num_train_classes=64)
+    data: dict[str, list] = {}
+    for text, label, head, tail in zip(rows["text"], rows["label"], rows["head"], rows["tail"], strict=True):
+        relation = f"P{relations[int(label.split()[1]) % len(relations)]}"
+        tokens = text.split()
+        data.setdefault(relation, []).append(
+            {"tokens": tokens, "h": [tokens[head], "Q1", [[head]]], "t": [tokens[tail], "Q2", [[tail]]]}
+        )
+    path.write_text(json.dumps(data))
+
+
+def head_of(arch: str, class_name: str) -> tuple[torch.nn.Module, object, Head]:
+    """A tiny model of `arch`'s head `class_name` (seeded, in eval mode), its config and its registry head."""
+    architecture = get_architecture(arch)
+    (head,) = [head for head in architecture.heads if head.model_class.__name__ == class_name]
+    torch.manual_seed(0)
+    config = tiny_config(architecture)
+    return head.model_class(config).eval(), config, head
+
+
+def temporary_files(folder) -> list[str]:
+    """Names in `folder` that are not part of a saved model: staging folders, `.tmp` files."""
+    return sorted(path.name for path in folder.iterdir() if path.name.startswith(".") or path.suffix == ".tmp")
+
+
+def sentence_words(text: str) -> list[list[str]]:
+    """Word lists, each ending at a "." word (as the document tokenizer splits them)."""
+    sentences, current = [], []
+    for word in text.split():
+        current.append(word)
+        if word == ".":
+            sentences.append(current)
+            current = []
+    return sentences

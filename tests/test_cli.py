@@ -112,7 +112,7 @@ MISTAKES = {
     "verify a folder without weights": (["verify", "FILES"], "no weight file carries an integrity record"),
     "visualize to an svg": (["visualize", "FILES/no-model", "x", "--out", "OUT.svg"], r"\.html or \.png"),
     "unknown command": (["trian"], "invalid choice: 'trian'"),
-    # Numbers that would train nothing or fail deep inside transformers, refused before any work (issue 47).
+    # Numbers that would train nothing or fail deep inside transformers, refused before any work.
     "negative epochs": (
         ["train", "--num_train_epochs", "-1", "--output_dir", "OUT"],
         "--num_train_epochs -1 .*nothing",
@@ -306,6 +306,9 @@ def test_the_light_listing_is_the_registry():
         assert [(head.model_class, head.auto_class) for head in row.heads] == [
             (ref(head.model_class), head.auto_class) for head in architecture.heads
         ]
+        for name in ("arguments", "view_arguments"):
+            own = getattr(architecture, name)
+            assert getattr(row, name) == (ref(own) if own is not None else None), (name, row)
 
 
 def test_console_script_is_installed():

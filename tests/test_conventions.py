@@ -44,8 +44,8 @@ def test_embeddings_are_found_through_input_embed_layer(name):
 
 
 def test_conversion_tests_live_beside_their_architecture():
-    """Every conversion script has its tests in `tests/models/<name>/test_conversion_<name>.py`, and conversion tests
-    live nowhere else."""
+    """Every conversion script has its tests in `tests/models/<name>/test_conversion_<name>.py`, and an architecture's
+    conversion tests live nowhere else (`tests/test_conversion.py` tests the converters' shared steps)."""
     scripts = sorted((REPO_ROOT / "conversion").glob("convert_*.py"))
     assert scripts
     for script in scripts:
@@ -54,7 +54,7 @@ def test_conversion_tests_live_beside_their_architecture():
         assert (REPO_ROOT / "tests" / "models" / name / f"test_conversion_{name}.py").is_file(), name
     elsewhere = [
         str(path.relative_to(REPO_ROOT))
-        for path in (REPO_ROOT / "tests").rglob("test_conversion*.py")
+        for path in (REPO_ROOT / "tests").rglob("test_conversion_*.py")
         if path.parent.parent.name != "models"
     ]
     assert not elsewhere, elsewhere
@@ -164,3 +164,69 @@ def test_the_architecture_name_check_finds_names(tmp_path):
     (tmp_path / "models" / "x.py").write_text("HanModel\n")  # an architecture's own folder may name it
     found = named_architectures(tmp_path, names)
     assert found == ["notes.yaml:1: han", "notes.yaml:2: Han", "shared.py:1: han"], found
+
+
+# The shared modules whose tests still live elsewhere than at their mirrored path (CONTRIBUTING: "The tests"). The
+# list only shrinks: a module that gains its test file leaves it (the test below says so), a new module comes with one.
+# fmt: off
+NOT_YET_MIRRORED = frozenset({
+    "arguments", "data/cache", "data/example_inputs", "data/examples", "data/kinds", "data/masks", "data/streaming",
+    "data/task_data", "data/word_vectors", "demo", "layers/checkpointing", "layers/cuda_graphs", "layers/few_shot",
+    "layers/generation_cache", "layers/hierarchy", "layers/initialization", "layers/kernels", "layers/outputs",
+    "layers/positions", "layers/sequences", "layers/triton_losses", "layers/triton_math", "pictures", "pipelines",
+    "prediction", "registry_index", "registry_row", "tasks/base", "tasks/classification", "tasks/examples",
+    "tasks/language_modeling", "tasks/multi_label", "tasks/seq2seq", "tasks/token_classification",
+    "tokenization/kinds", "training_arguments", "training_data", "utils/auto_classes", "utils/hub_cache",
+    "utils/loading", "utils/model_type", "utils/paths", "utils/progress", "utils/remote_code",
+    "visualization/figure", "visualization/views",
+})
+# fmt: on
+# Words that name a review round or an issue, not what a file tests.
+OCCASION_WORDS = re.compile(r"round|issue|one_request|reliability|findings|review")
+
+
+def mirrored_test(module: str) -> str:
+    """`tests/<package>/test_<module>.py` for `hf_attn/<package>/<module>.py` (a path below `hf_attn/`, no suffix)."""
+    package, _, name = module.rpartition("/")
+    return f"tests/{package + '/' if package else ''}test_{name}.py"
+
+
+def unmirrored(root, waived: frozenset[str]) -> tuple[list[str], list[str]]:
+    """The shared modules under `root/hf_attn` (outside `models/`) without a test file at their mirrored path and
+    not waived, and the waived ones that have one now."""
+    package = root / "hf_attn"
+    modules = sorted(
+        str(path.relative_to(package).with_suffix(""))
+        for path in package.rglob("*.py")
+        if path.name != "__init__.py" and path.relative_to(package).parts[0] != "models"
+    )
+    has = {module: (root / mirrored_test(module)).is_file() for module in modules}
+    missing = [mirrored_test(module) for module in modules if not has[module] and module not in waived]
+    gained = [module for module in sorted(waived) if has.get(module, True)]
+    return missing, gained
+
+
+def test_every_shared_module_has_its_test_file_at_the_mirrored_path():
+    """`hf_attn/<package>/<module>.py` is tested in `tests/<package>/test_<module>.py`, so a reader finds a module's
+    tests where the module is; the waived modules (`NOT_YET_MIRRORED`) only shrink."""
+    missing, gained = unmirrored(REPO_ROOT, NOT_YET_MIRRORED)
+    assert not missing, f"shared modules without their test file: {missing}"
+    assert not gained, f"take these out of NOT_YET_MIRRORED (they have their test file, or are gone): {gained}"
+
+
+def test_no_test_file_is_named_after_an_occasion():
+    named = sorted(
+        str(path.relative_to(REPO_ROOT)) for path in (REPO_ROOT / "tests").rglob("test_*.py")
+        if OCCASION_WORDS.search(path.stem)
+    )  # fmt: skip
+    assert not named, f"name these after what they test: {named}"
+
+
+def test_the_mirror_check_finds_a_module_without_tests_and_a_stale_waiver(tmp_path):
+    for path in ("hf_attn/data/files.py", "hf_attn/cli.py", "hf_attn/models/han/modeling_han.py",
+                 "tests/data/test_files.py"):  # fmt: skip
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("")
+    assert unmirrored(tmp_path, frozenset()) == (["tests/test_cli.py"], [])
+    assert unmirrored(tmp_path, frozenset({"cli", "data/files", "gone"})) == ([], ["data/files", "gone"])
+    assert OCCASION_WORDS.search("test_faults_round_three") and not OCCASION_WORDS.search("test_saving")

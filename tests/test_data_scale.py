@@ -1,4 +1,4 @@
-"""Your data at scale (issue 55): a split read in batches and read once (a second run finds its work in the
+"""Your data at scale: a split read in batches and read once (a second run finds its work in the
 `datasets` cache), on several processes, with progress a person can see, an evaluation in proportion to the run, and
 data larger than memory read as a stream (local shards, the loopback Hub, two processes). The speed itself is
 measured in `benchmarks/own_data_scale.py`, never asserted here."""

@@ -15,9 +15,9 @@ The layers, lowest first (a module may import its own layer and those below; CON
                   (hf_attn.models.<name>.architecture), hf_attn.registry_index
                   (the rows read from their source, for `hf-attn list` and Auto registration) and
                   hf_attn.auto_registration (registering as transformers loads its Auto classes)
-    tasks         hf_attn.tasks (task shapes, one Trainer per shape), hf_attn.training_data (a run's data, shape and
-                  head), hf_attn.task_registry (the shapes by name,
-                  the folders' included), a folder's tasks_<name>.py and training_<name>.py, hf_attn.data.examples,
+    tasks         hf_attn.tasks (task shapes, one Trainer per shape; its heads module: which shape and head, the
+                  shapes by name, the folders' included; its examples: every layout's example files),
+                  hf_attn.training_data (a run's data and shape), a folder's tasks_<name>.py and training_<name>.py,
                   hf_attn.options, hf_attn.arguments, hf_attn.training_arguments, hf_attn.recipes,
                   hf_attn.pictures (visualize: a model's row and view)
     cards and hub hf_attn.cards, hf_attn.hub, hf_attn.conversion and the folders' converters (convert_*.py)
@@ -76,7 +76,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "tasks",
         (
             "hf_attn.tasks",
-            "hf_attn.task_registry",
+            "hf_attn.tasks.*",
             "hf_attn.training_data",
             "hf_attn.options",
             "hf_attn.arguments",
@@ -108,7 +108,6 @@ _PLACED_FIRST = {
     "hf_attn.models.*.arguments_*": "registry",  # a folder's own `hf-attn train` options, named by its row
     "hf_attn.models.*.tasks_*": "tasks",  # a folder's own task shape
     "hf_attn.models.*.training_*": "tasks",  # a folder's own training (AttentionXML's levels)
-    "hf_attn.data.examples": "tasks",  # example files of every architecture's data layout (STCKA's by its folder)
     "hf_attn.models.*": "registry",
     "hf_attn.models.*.architecture": "registry",  # a folder's row
     "hf_attn.models.*.convert_*": "cards and hub",  # a folder's converter (with the converters' shared steps)

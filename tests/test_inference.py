@@ -10,9 +10,8 @@ import subprocess
 
 import pytest
 
-from hf_attn.data.examples import write_example_files
-from tests.helpers import console_script, one_line_faults
-from tests.test_few_shot import write_fewrel
+from hf_attn.tasks.examples import write_example_files
+from tests.helpers import console_script, one_line_faults, write_fewrel
 
 pytestmark = pytest.mark.xdist_group("evaluate_command")
 

@@ -1,4 +1,4 @@
-"""Memory bounded at any setting (issue 36): for every head whose cost can explode with a setting (BiBloSA's block
+"""Memory bounded at any setting: for every head whose cost can explode with a setting (BiBloSA's block
 count, AttentionXML's label count, SGM's beams × labels, the few-shot heads' N × K, the LSTMN's tape length), the
 largest tensor one training step (or one beam search) creates stays within the bound stated here, at a small and
 at a four times larger setting. Every bound also admits the largest parameter (and its gradient): the model's size,

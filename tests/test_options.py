@@ -3,6 +3,8 @@ typed is never replaced by a recipe's or the noam schedule's default, even when 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from transformers import HfArgumentParser
 
@@ -92,3 +94,34 @@ def test_an_output_dir_that_is_a_file_is_refused_in_one_line(tmp_path):
     with pytest.raises(ValueError, match=r"--output_dir .*model\.safetensors is a file, not a folder"):
         resolve_options({"arch": "han", "output_dir": str(taken)})
     assert taken.read_bytes() == b"weights"  # untouched
+
+
+@pytest.mark.parametrize(
+    ("given", "named"),
+    [
+        ({"push_to_hub": True}, "--push_to_hub needs --hub_model_id USER/REPO."),
+        ({"freeze_embeddings": True}, "--freeze_embeddings needs --word_vectors"),
+        ({"recipe": "stcka-snippets", "word_vectors": "none", "freeze_embeddings": True}, "needs --word_vectors"),
+    ],
+)
+def test_option_combinations_are_refused_before_any_work(tmp_path, given, named):
+    with pytest.raises(ValueError, match=re.escape(named)):
+        resolve_options({"output_dir": str(tmp_path / "run"), **given})
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_run_in_two_stages_refuses_a_stream_and_a_checkpoint_path():
+    from hf_attn.options import check_staged_run, trains_in_stages
+    from hf_attn.registry import get_architecture
+
+    elmo, lin = get_architecture("elmo"), get_architecture("lin_self_attentive")
+    classifier = next(head for head in elmo.heads if head.model_class.__name__ != elmo.pretraining_head)
+    language_model = next(head for head in elmo.heads if head.model_class.__name__ == elmo.pretraining_head)
+    assert trains_in_stages(elmo, classifier) and not trains_in_stages(elmo, language_model)
+    with pytest.raises(ValueError, match=r"^--streaming: ELMo .* trains in two stages"):
+        check_staged_run(elmo, classifier, True, None)
+    with pytest.raises(ValueError, match=r"each with its own checkpoints .*not a checkpoint path"):
+        check_staged_run(elmo, classifier, False, "run/checkpoint-4")
+    check_staged_run(elmo, classifier, False, True)  # resuming each stage from its own last checkpoint
+    check_staged_run(elmo, language_model, True, "run/checkpoint-4")  # one stage: both are fine
+    check_staged_run(lin, lin.heads[0], True, "run/checkpoint-4")

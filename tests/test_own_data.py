@@ -1,5 +1,5 @@
 """Training on your own data, from the command line alone: files in real datasets' layouts (written by
-`hf_attn.data.examples`), every architecture's task shape, word vectors, Trainer flags, recipes, bad inputs."""
+`hf_attn.tasks.examples`), every architecture's task shape, word vectors, Trainer flags, recipes, bad inputs."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from safetensors.torch import load_file
 
 from hf_attn.cli import main
 from hf_attn.data import cue_word_pairs, topic_labels, toy_translation
-from hf_attn.data.examples import write_example_files
 from hf_attn.data.word_vectors import read_word_vectors
 from hf_attn.recipes import list_recipes, load_recipe, paper_number
 from hf_attn.registry import get_architecture
+from hf_attn.tasks.examples import write_example_files
 
 QUIET = ["--no-progress", "--save_strategy", "no", "--logging_steps", "1000", "--report_to", "none"]
 LIN = ["--config", "embedding_size=16", "hidden_size=16", "attention_hidden_size=16", "attention_hops=2",
@@ -342,7 +342,7 @@ def recipe_data(name: str, folder, files) -> list[str]:
         for split in ("train", "dev", "test"):
             (folder / f"{split}.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
     elif dataset == "train_wiki.json":  # FewRel's own files
-        from tests.test_few_shot import write_fewrel
+        from tests.helpers import write_fewrel
 
         write_fewrel(folder / "train_wiki.json", list(range(8)), 12, seed=0)
         write_fewrel(folder / "val_wiki.json", list(range(8, 14)), 12, seed=1)

@@ -421,13 +421,29 @@ def test_a_row_without_its_card_template_fails_naming_it(tmp_path, monkeypatch):
         ('tasks="tasks_mean_pool",', 'tasks="tasks_elsewhere",', "its task shapes 'tasks_elsewhere' are not a module"),
         ('tasks="tasks_mean_pool",', 'tasks="tasks_mean_pool", arguments=dict,', "arguments must be a dataclass"),
         (
+            'tasks="tasks_mean_pool",',
+            'tasks="tasks_mean_pool", view_arguments=dict,',
+            "its view_arguments must be a dataclass subclassing hf_attn.registry_row.ViewArguments",
+        ),
+        (
+            'tasks="tasks_mean_pool",',
+            'tasks="tasks_mean_pool", view_arguments=__import__("hf_attn.registry_row").registry_row.ViewArguments,',
+            "view_arguments are the options of its own attention_view, and it has none",
+        ),
+        (
             "            WEIGHTED_SENTENCE,\n",
             "            __import__('hf_attn.data.kinds').data.kinds.EPISODES,\n",
             "reads episodes inputs, whose kind reads the config fields num_ways, num_shots, num_queries, "
             "max_sentence_length, use_entity_positions, which MeanPoolConfig lacks",
         ),
     ],
-    ids=["missing-tasks-module", "arguments-not-options", "episodes-without-their-fields"],
+    ids=[
+        "missing-tasks-module",
+        "arguments-not-options",
+        "view-arguments-not-options",
+        "view-arguments-no-view",
+        "episodes-without-their-fields",
+    ],
 )
 def test_a_row_naming_what_its_folder_lacks_fails_naming_it(tmp_path, monkeypatch, original, changed, message):
     package = tmp_path / f"pkg_row_{len(message)}"  # a package of its own: rows are imported once per process

@@ -326,3 +326,32 @@ def test_a_map_of_several_distributions_is_labelled_as_its_spec_declares_not_by_
         assert panels[0].row_labels == rows and (len(panels) == 2) == summed, spec
     with pytest.raises(ValueError, match="unknown rows 'heads'; known: hops, labels, features"):
         MaskSpec.parse("attention_mask#heads")
+
+
+def test_a_views_own_options_reach_it_through_the_cli_and_another_architectures_are_refused(tmp_path, capsys):
+    """`hf-attn visualize` lists every architecture's view options (`Architecture.view_arguments`) and hands the
+    model's own to its view, read as the view reads them (`--heads 0,1`: head indices); the options of another
+    architecture's view are refused naming what the view takes."""
+    drawn = {}
+    for name in ("vaswani_transformer", "attention_xml"):
+        architecture = ARCHITECTURES[name]
+        model, tokenizer = build(architecture, architecture.heads[0])
+        model.save_pretrained(tmp_path / name)
+        tokenizer.save_pretrained(tmp_path / name)
+        drawn[name] = str(tmp_path / name)
+    out = str(tmp_path / "out.html")
+
+    def panels(*arguments: str) -> int:
+        capsys.readouterr()
+        main(["visualize", *arguments, "--out", out])
+        return int(re.search(r"\((\d+) panels?;", capsys.readouterr().out)[1])
+
+    config = tiny_config(ARCHITECTURES["vaswani_transformer"])
+    assert config.encoder_layers == config.decoder_layers  # cross, encoder and decoder maps: 3 a layer
+    assert panels(drawn["vaswani_transformer"], TEXTS[0]) == 3 * config.encoder_layers  # the mean over the heads
+    assert panels(drawn["vaswani_transformer"], TEXTS[0], "--layers", "0") == 3
+    assert panels(drawn["vaswani_transformer"], TEXTS[0], "--layers", "0", "--heads", "0,1") == 6
+    assert "head 2" in Path(out).read_text()
+    assert panels(drawn["attention_xml"], TEXTS[0], "--top-k", "2") == 1
+    with pytest.raises(SystemExit, match=r"takes no option.*heads"):
+        main(["visualize", drawn["attention_xml"], TEXTS[0], "--heads", "all", "--out", out])

@@ -1,7 +1,7 @@
 """Example files in the layouts of real datasets, with learnable labels: what `hf-attn train --dataset` reads.
 
-`write_example_files(folder)` writes, from the synthetic generators (so each task is learnable and its evidence
-known):
+`write_shared_example_files(folder)` writes, from the synthetic generators (so each task is learnable and its
+evidence known):
 
     reviews.csv         stars,review              5 classes, star rating set by one cue word (Yelp-like)
     snli.jsonl          premise,hypothesis,label  "the red cat" / "the cat is red": entailment / neutral /
@@ -10,7 +10,8 @@ known):
     pairs.tsv           source<TAB>target         no header: a sentence and its translation
     corpus.txt          one sentence per line      plain text for language models (blank lines between some)
 
-and each architecture's own, in its original's layout (its row's `example_files`, written by its folder):
+and `hf_attn.tasks.examples.write_example_files(folder)` adds each architecture's own, in its original's layout
+(its row's `example_files`, written by its folder; the registry sits above this module):
 
     xmc/                train_texts.txt + train_labels.txt, test_*: the extreme multi-label text layout, 64 labels
                         with power-law frequencies, 4 × num_rows texts
@@ -59,8 +60,8 @@ def review_rows(num_rows: int, seed: int = 0) -> list[dict[str, object]]:
     return rows
 
 
-def write_example_files(folder: str | Path, num_rows: int = 600, seed: int = 0) -> Path:
-    """Writes the example files (module docstring) into `folder`; returns it."""
+def write_shared_example_files(folder: str | Path, num_rows: int = 600, seed: int = 0) -> Path:
+    """Writes the shared shapes' example files (module docstring) into `folder`; returns it."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     with (folder / "reviews.csv").open("w", newline="") as handle:
@@ -84,9 +85,4 @@ def write_example_files(folder: str | Path, num_rows: int = 600, seed: int = 0) 
     with (folder / "corpus.txt").open("w") as handle:
         for index, text in enumerate(cue_word_sentiment(num_rows, seed=seed)["text"]):
             handle.write(text + ("\n\n" if index % 50 == 0 else "\n"))
-    from hf_attn.registry import ARCHITECTURES  # each architecture's own layouts, written by its folder
-
-    for architecture in ARCHITECTURES.values():
-        if architecture.example_files is not None:
-            architecture.example_files(folder, num_rows, seed)
     return folder

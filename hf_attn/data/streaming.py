@@ -14,7 +14,7 @@ task shape with the same rules as a split read whole (`hf_attn.data.files.RowRul
   reads every row but those;
 - under `accelerate launch`, each process reads its own part of the training stream
   (`datasets.distributed.split_dataset_by_node`: whole files when their number divides by the processes, else every
-  n-th row); the trainer then loads it as it is (`hf_attn.tasks.StreamShardTrainer`).
+  n-th row); the trainer then loads it as it is (`hf_attn.tasks.base.StreamShardTrainerMixin`).
 
 A stream has no length: the run needs `--max_steps`, and the task shapes that need a whole split ahead (label
 frequencies, a label tree, episodes) refuse it (`TaskShape.streams`).

@@ -14,7 +14,7 @@ Two checks, both before `from_pretrained` reads a tensor (called by the loading 
   quantisation, transformers' own tests) has no record and loads as transformers loads it.
 
 Cost: one sha256 pass over the weights, about 0.15 s per 100 MB on one core of the CI machine, at save and at load
-(`tests/test_integrity.py -s` prints it).
+(`tests/utils/test_integrity.py -s` prints it).
 """
 
 from __future__ import annotations

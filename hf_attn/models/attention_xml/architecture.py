@@ -4,6 +4,7 @@ from hf_attn.data.kinds import MULTI_HOT, SENTENCE
 from hf_attn.registry_row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
+from .arguments_attention_xml import AttentionXmlViewArguments
 from .configuration_attention_xml import AttentionXmlConfig
 from .kinds import LABEL_TREE
 from .modeling_attention_xml import (
@@ -82,6 +83,7 @@ ARCHITECTURE = Architecture(
         "tree_top_candidates": 1,
     },
     attention_view=top_labels_view,
+    view_arguments=AttentionXmlViewArguments,
     tags=("extreme-multi-label", "label-wise-attention", "label-tree", "bilstm"),
     converter="convert_attention_xml_original_to_hf",
     tasks="tasks_attention_xml",

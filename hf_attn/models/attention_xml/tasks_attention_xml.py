@@ -1,6 +1,6 @@
 """AttentionXML's own task shape (`Architecture.tasks`): extreme multi-label classification on a probabilistic label
 tree, trained level by level (You et al., NeurIPS 2019, §2.2–2.3). The training pipeline finds it through the
-folder's row: `hf_attn.task_registry` imports this module and reads `TASK_SHAPES`.
+folder's row: `hf_attn.tasks.heads` imports this module and reads `TASK_SHAPES`.
 
 Shape legend: B texts, T words, L labels.
 """
@@ -96,5 +96,5 @@ class LabelTreeClassification(MultiLabel):
         return f"held-out P@1 {metrics['precision_at_1']:.4f}, P@5 {metrics.get('precision_at_5', float('nan')):.4f}"
 
 
-# The shapes this folder adds (`hf_attn.task_registry` reads them).
+# The shapes this folder adds (`hf_attn.tasks.heads` reads them).
 TASK_SHAPES = (LabelTreeClassification(),)

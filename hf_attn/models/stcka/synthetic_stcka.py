@@ -128,7 +128,7 @@ def example_files(folder: Path, num_rows: int, seed: int) -> None:
 
 
 def write_snippets(folder: Path, num_rows: int, seed: int) -> None:
-    """The `snippets/` example files of `hf_attn.data.examples.write_example_files`: `train.tsv` and `test.tsv`, no
+    """The `snippets/` example files of `hf_attn.tasks.examples.write_example_files`: `train.tsv` and `test.tsv`, no
     header, `text<TAB>concepts<TAB>label` (the unofficial STCKA code's layout: concepts space-separated, `none` when
     no entity is known), from `concept_topics` (the test texts name entities the training texts never do)."""
     folder.mkdir(parents=True, exist_ok=True)

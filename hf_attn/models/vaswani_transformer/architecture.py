@@ -4,6 +4,7 @@ from hf_attn.data.kinds import SEQ2SEQ, TOKEN_VOCAB
 from hf_attn.registry_row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import BPE_TOKENIZER
 
+from .arguments_vaswani_transformer import VaswaniTransformerViewArguments
 from .configuration_vaswani_transformer import VaswaniTransformerConfig
 from .modeling_vaswani_transformer import (
     VaswaniTransformerForConditionalGeneration,
@@ -66,6 +67,7 @@ ARCHITECTURE = Architecture(
         "dropout": 0.05,
     },
     attention_view=transformer_view,
+    view_arguments=VaswaniTransformerViewArguments,
     tags=("transformer", "encoder-decoder", "translation"),
     converter="convert_vaswani_transformer_to_hf",
     schedules=SCHEDULES,

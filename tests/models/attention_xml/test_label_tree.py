@@ -13,6 +13,7 @@ from hf_attn.models.attention_xml.label_tree import (
     build_label_tree,
     label_representations,
 )
+from tests.helpers import head_of, make_inputs
 
 
 def random_representations(num_labels: int, seed: int = 0) -> sparse.csr_matrix:
@@ -60,3 +61,11 @@ def test_label_representations_sum_the_tfidf_of_each_labels_texts_and_the_tree_g
     tree = build_label_tree(representations[:16], cluster_size=4, children=2, height=2)
     clusters = tree.children(len(tree.parents) - 1)
     assert sorted(sorted(c.tolist()) for c in clusters) == [[4 * t + i for i in range(4)] for t in range(4)]
+
+
+@pytest.mark.parametrize("top_k", [-1, 0])
+def test_label_tree_top_k_must_be_at_least_one(top_k):
+    model, config, head = head_of("attention_xml", "AttentionXmlForLabelTree")
+    inputs = make_inputs(head, config, [5, 3])
+    with pytest.raises(ValueError, match=r"`top_k` must be a whole number ≥ 1"):
+        model(**inputs, top_k=top_k)

@@ -9,7 +9,14 @@ import datasets
 import pytest
 import transformers
 
+from hf_attn.data import (
+    NEGATIVE_CUES,
+    POSITIVE_CUES,
+    get_synthetic_task,
+)
+from hf_attn.models.bi_attention.synthetic_bi_attention import _pseudo_translate, bilingual_evidence_documents
 from hf_attn.training import train
+from tests.helpers import sentence_words
 
 CONFIG = {"embedding_size": 32, "word_hidden_size": 32, "sentence_hidden_size": 32, "attention_size": 32}
 ALPHA = 20.0  # the scale at which ‖r_view1 − r_view2‖² competes with the cross-entropy on this task
@@ -55,3 +62,26 @@ def test_unlabelled_pairs_raise_held_out_accuracy(tmp_path):
 def test_the_gain_holds_over_more_seeds(tmp_path):
     with_pairs, labelled_only = compare(tmp_path, seeds=[2, 3, 4, 5])
     assert with_pairs >= labelled_only + 0.12
+
+
+def test_bilingual_documents_translate_word_by_word_and_mark_unlabelled_pairs():
+    assert _pseudo_translate(["the", "food", "was", "good", "."]) == ["doofu", "ehtu", "doogu", "sawu", "."]
+    assert _pseudo_translate(["the", "food", "was", "good", "."], failed_word=3) == ["doofu", "ehtu", "sawu", "."]
+    data = bilingual_evidence_documents(400, seed=1, labelled_fraction=0.25, target_cue_drop=1.0)
+    labelled = [row for row in data if row["labelled"]]
+    assert 60 < len(labelled) < 140 and all(row["label"] == -100 for row in data if not row["labelled"])
+    for row in data:
+        source, target = sentence_words(row["text"]), sentence_words(row["translation"])
+        assert len(source) == len(target)
+        evidence = row["evidence_sentence"]
+        for index, (sentence, translation) in enumerate(zip(source, target, strict=True)):
+            failed = row["labelled"] and index == evidence  # target_cue_drop=1: labelled translations lose the cue
+            if not failed:
+                assert translation == _pseudo_translate(sentence)
+            else:
+                assert len(translation) == len(sentence) - 1
+    held_out = bilingual_evidence_documents(50, seed=2, **get_synthetic_task("bilingual_documents").held_out_kwargs)
+    for row in held_out:  # the held-out first view never has the cue, the second always does
+        assert row["labelled"] and not any(w in POSITIVE_CUES + NEGATIVE_CUES for w in row["text"].split())
+        cue_words = [w[:-1][::-1] for w in row["translation"].split() if w[:-1][::-1] in POSITIVE_CUES + NEGATIVE_CUES]
+        assert len(cue_words) == 1

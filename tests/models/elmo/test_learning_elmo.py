@@ -11,7 +11,9 @@ import transformers
 from transformers import AutoModelForTokenClassification, AutoTokenizer, Trainer, TrainingArguments, set_seed
 
 from hf_attn import ElmoConfig, ElmoForTokenClassification
-from hf_attn.data import PaddingCollator
+from hf_attn.data import (
+    PaddingCollator,
+)
 from hf_attn.models.elmo.synthetic_elmo import TAGS, ambiguous_word_tagging
 from hf_attn.models.elmo.tokenization_elmo import train_elmo_tokenizer
 from hf_attn.training import token_accuracy_at, train
@@ -105,3 +107,22 @@ def test_other_seeds(tmp_path, seed):
     metrics = run(tmp_path, seed=seed)
     assert metrics["perplexity"] * 3 <= metrics["perplexity_before_lm_training"]
     assert metrics["ambiguous_accuracy"] >= 0.95
+
+
+def test_ambiguous_tagging_needs_context_and_tags_every_word():
+    from hf_attn.models.elmo.synthetic_elmo import AMBIGUOUS_WORDS, TAGS, ambiguous_word_tagging
+
+    data = ambiguous_word_tagging(400, seed=3)
+    assert data["text"] == ambiguous_word_tagging(400, seed=3)["text"]
+    assert data["text"] != ambiguous_word_tagging(400, seed=4)["text"]
+    for row in data:
+        words, tags = row["text"].split(), [TAGS[t] for t in row["tags"]]
+        assert len(words) == len(tags)
+        position = row["ambiguous_index"]
+        assert words[position] in AMBIGUOUS_WORDS
+        assert sum(word in AMBIGUOUS_WORDS for word in words) == 1  # exactly one ambiguous word
+        assert tags[position] == ("VERB" if row["ambiguous_is_verb"] else "NOUN")
+        # Its left neighbour decides: a subject before a verb, a determiner or an adjective before a noun.
+        assert tags[position - 1] in (("NOUN", "PRON") if row["ambiguous_is_verb"] else ("DET", "ADJ"))
+    verbs = sum(data["ambiguous_is_verb"])
+    assert 0.4 < verbs / len(data) < 0.6

@@ -10,10 +10,14 @@ import torch
 from torch import nn
 from transformers import Trainer, TrainingArguments
 
-from hf_attn.data import PaddingCollator, cue_word_sentiment, tokenize_dataset
+from hf_attn.data import (
+    PaddingCollator,
+    cue_word_sentiment,
+    tokenize_dataset,
+)
 from hf_attn.models.lstmn.configuration_lstmn import LstmnConfig
 from hf_attn.models.lstmn.modeling_lstmn import LstmnForCausalLM, LstmnForSequenceClassification
-from hf_attn.models.lstmn.synthetic_lstmn import long_range_cue
+from hf_attn.models.lstmn.synthetic_lstmn import _LONG_RANGE_CUES, long_range_cue
 from hf_attn.tokenization import train_word_level_tokenizer
 from hf_attn.training import train
 
@@ -168,3 +172,14 @@ def test_language_model_perplexity_falls_on_generated_text(tmp_path):
     after = math.exp(trainer.evaluate()["eval_loss"])
     assert before > 0.8 * len(tokenizer)  # untrained: about uniform over the vocabulary
     assert after < 12.0 and after < before / 5, (before, after)
+
+
+def test_long_range_cue_is_the_only_cue_and_far_from_the_end():
+    data = long_range_cue(300, seed=2)
+    assert data.to_dict() == long_range_cue(300, seed=2).to_dict()
+    for row in data:
+        words = row["text"].split()
+        assert 30 <= len(words) <= 60 and row["evidence_index"] < 4
+        assert [word for word in words if word in _LONG_RANGE_CUES] == [words[row["evidence_index"]]]
+        assert row["label"] == _LONG_RANGE_CUES[words[row["evidence_index"]]]
+    assert sorted(set(data["label"])) == [0, 1, 2, 3]

@@ -13,7 +13,7 @@ from hf_attn.models.proto_hatt.modeling_proto_hatt import (
     ProtoHattProtoNetForFewShotClassification,
 )
 from hf_attn.registry import get_architecture
-from tests.helpers import make_inputs, tiny_config
+from tests.helpers import head_of, make_inputs, tiny_config
 
 ARCHITECTURE = get_architecture("proto_hatt")
 
@@ -134,3 +134,34 @@ def test_an_even_k_reads_the_first_k_rows_of_the_grown_shot_axis_as_the_original
     torch.testing.assert_close(attention.output(features), attention.output(features[:, :, :4]))
     with pytest.raises(ValueError, match="num_shots = 4 with 4 feature-attention convolutions"):
         ProtoHattForFewShotClassification(ProtoHattConfig(num_shots=4, feature_attention_channels=[2, 2, 2, 2]))
+
+
+@pytest.mark.parametrize(
+    "class_name", ["ProtoHattForFewShotClassification", "ProtoHattProtoNetForFewShotClassification"]
+)
+def test_proto_hatt_entity_positions_must_lie_within_the_text(class_name):
+    model, config, head = head_of("proto_hatt", class_name)
+    inputs = make_inputs(head, config, [6, 4])
+    model(**inputs)
+    for name in ("entity_positions", "support_entity_positions"):
+        for position in (10**6, inputs[name.replace("entity_positions", "input_ids")].size(-1)):
+            bad = inputs[name].clone()
+            bad.view(-1, 2)[0, 1] = position
+            with pytest.raises(ValueError, match=rf"`{name}` holds token index {position} .* outside its text"):
+                model(**{**inputs, name: bad})
+        # Inside the padded width but past the text's own tokens: still outside the text.
+        lengths = inputs[name.replace("entity_positions", "attention_mask")].sum(-1)
+        bad = inputs[name].clone()
+        bad[..., 0] = lengths
+        with pytest.raises(ValueError, match=rf"`{name}` holds token index"):
+            model(**{**inputs, name: bad})
+
+
+def test_proto_hatt_sentence_encoder_checks_entity_positions_too():
+    architecture = get_architecture("proto_hatt")
+    config = tiny_config(architecture)
+    model = architecture.base_model_class(config).eval()
+    ids, mask = torch.tensor([[5, 6, 7, 0]]), torch.tensor([[1, 1, 1, 0]])
+    model(input_ids=ids, attention_mask=mask, entity_positions=torch.tensor([[0, 2]]))
+    with pytest.raises(ValueError, match=r"`entity_positions` holds token index 3 .* \(tail\), outside its text of 3"):
+        model(input_ids=ids, attention_mask=mask, entity_positions=torch.tensor([[0, 3]]))

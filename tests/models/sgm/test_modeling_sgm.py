@@ -10,8 +10,8 @@ from transformers import AutoModelForSeq2SeqLM
 from hf_attn import SgmConfig, SgmForMultiLabelClassification, SgmForMultiLabelGeneration, sgm_original_beam_search
 from hf_attn.evaluation import label_sequences_to_multi_hot, multi_label_metrics
 from hf_attn.models.sgm.modeling_sgm import RepeatedLabelLogitsProcessor, SgmGlobalEmbedding
-from hf_attn.registry import ARCHITECTURES
-from tests.helpers import tiny_config
+from hf_attn.registry import ARCHITECTURES, get_architecture
+from tests.helpers import head_of, make_inputs, make_labels, tiny_config
 
 ARCHITECTURE = ARCHITECTURES["sgm"]
 
@@ -222,3 +222,31 @@ def test_original_code_preset_sets_every_switch_at_once():
         assert getattr(original, name) == value != getattr(paper, name), name
     assert original.encoder_hidden_size == original.decoder_hidden_size == original.attention_size == 16
     assert SgmConfig.original_code(num_labels=3, input_feeding=True).input_feeding  # kwargs override the preset
+
+
+def test_sgm_decoder_mask_and_batch_must_fit_the_decoder_ids():
+    model, config, head = head_of("sgm", "SgmForMultiLabelGeneration")
+    inputs = make_inputs(head, config, [5, 3])
+    decoder_ids = inputs.pop("decoder_input_ids")
+    fits = inputs.pop("decoder_attention_mask")
+    model(**inputs, decoder_input_ids=decoder_ids, decoder_attention_mask=fits)  # the right shape is accepted
+    for bad in (fits[:, :-1], torch.cat([fits, fits[:, :1]], dim=1), fits[:1]):  # short, long, one row
+        with pytest.raises(ValueError, match=r"`decoder_attention_mask` must have shape \(batch, steps\)"):
+            model(**inputs, decoder_input_ids=decoder_ids, decoder_attention_mask=bad)
+    with pytest.raises(ValueError, match=r"`decoder_input_ids` must have the batch size of `input_ids`"):
+        model(**inputs, decoder_input_ids=decoder_ids[:1])
+
+
+def test_sgm_global_embedding_trains_in_float16():
+    """The masked global embedding's score for emitted labels (the original's −1e7) is past float16's range: it is
+    applied in float32, so `Trainer(fp16=True)` and `model.half()` run."""
+    architecture = get_architecture("sgm")
+    head = architecture.heads[0]
+    torch.manual_seed(0)
+    config = tiny_config(architecture, global_embedding=True, global_embedding_source="masked")
+    model = head.model_class(config).half().train()
+    inputs = make_inputs(head, config, [5, 3])
+    output = model(**inputs, labels=make_labels(head, config, inputs))
+    assert torch.isfinite(output.loss)
+    output.loss.backward()
+    assert all(torch.isfinite(p.grad).all() for p in model.parameters() if p.grad is not None)

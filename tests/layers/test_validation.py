@@ -1,5 +1,6 @@
-"""Malformed input gets a `ValueError` naming the argument, never a torch error from deep inside a model; the
-Transformer's decoder side is validated as its encoder side is. Each test here failed on main before issue 16."""
+"""Inputs checked before use (hf_attn.layers.validation), over the registry: malformed input gets a `ValueError`
+naming the argument, never a torch error from deep inside a model; the Transformer's decoder side is validated as
+its encoder side is."""
 
 from __future__ import annotations
 
@@ -8,8 +9,10 @@ import json
 import pytest
 import torch
 import transformers
+from torch import nn
 from transformers import AutoConfig, pipeline
 
+from hf_attn.layers import check_token_inputs
 from hf_attn.registry import ARCHITECTURES, get_architecture
 from tests.helpers import all_heads, make_inputs, make_labels, tiny_config
 
@@ -127,3 +130,38 @@ def test_someone_elses_custom_code_model_keeps_transformers_rules(tmp_path):
     with pytest.raises(ValueError, match="trust_remote_code=True") as error:
         AutoConfig.from_pretrained(str(tmp_path))
     assert "hf_attn" not in str(error.value)
+
+
+def test_check_token_inputs_errors_name_the_problem():
+    ids = torch.tensor([[3, 4, 0]])
+    assert check_token_inputs(ids, None, 10).all()  # no mask: every position is real, the pad id 0 too
+    with pytest.raises(ValueError, match="must be right-padded"):
+        check_token_inputs(ids, torch.tensor([[0, 1, 1]]), 10, right_padded=True)
+    with pytest.raises(ValueError, match=r"2 dimensions \(batch, tokens\), got shape \(3,\)"):
+        check_token_inputs(ids[0], None, 10)
+    with pytest.raises(ValueError, match="`attention_mask` must have the same shape"):
+        check_token_inputs(ids, torch.ones(1, 4), 10)
+    with pytest.raises(ValueError, match=r"outside the vocabulary \[0, 4\): min 0, max 4"):
+        check_token_inputs(ids, None, 4)
+    with pytest.raises(ValueError, match="outside the vocabulary"):
+        check_token_inputs(-ids, None, 10)
+    with pytest.raises(ValueError, match="integer token ids"):
+        check_token_inputs(ids.float(), None, 10)
+    with pytest.raises(ValueError, match="`pair_attention_mask`"):
+        check_token_inputs(ids, torch.ones(2, 3), 10, name="pair_input_ids")
+
+
+def test_value_checks_leave_no_branch_in_an_exported_graph():
+    """Range and right-padding checks read values: `torch.export` traces past them (no data-dependent guard, no
+    host sync), while the static checks still hold there."""
+
+    class Checked(nn.Module):
+        def forward(self, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+            return check_token_inputs(ids, mask, 10, right_padded=True).sum(-1)
+
+    batch, tokens = torch.export.Dim("batch"), torch.export.Dim("tokens")
+    ids, mask = torch.tensor([[3, 4, 0], [1, 2, 3]]), torch.tensor([[1, 1, 0], [1, 1, 1]])
+    program = torch.export.export(Checked(), (ids, mask), dynamic_shapes=({0: batch, 1: tokens},) * 2)
+    assert torch.equal(program.module()(ids, mask), torch.tensor([2, 3]))
+    with pytest.raises(ValueError, match="must be right-padded"):  # eager: the check runs
+        Checked()(ids, mask.flip(-1))

@@ -1,28 +1,31 @@
-"""Reliability, round three (issue 49): faults met on a shared machine or a long run. A checkpoint that is complete
-but does not load is passed over on resume and named; a run into a folder another run is writing is refused at once,
-naming the holder; a save the file system refuses (no space) says so in one line and keeps the earlier model."""
+"""Saves and checkpoints (hf_attn.utils.saving): a save is staged and atomic, a kill during it leaves the earlier or
+the new weights, a full disk is said in one line with the earlier model kept; a checkpoint that is complete but does
+not load is passed over on resume and named, and one whose save was killed is skipped."""
 
 from __future__ import annotations
 
 import errno
+import json
 import os
-import signal
+import random
 import subprocess
 import sys
-import time
+import textwrap
 from pathlib import Path
 
 import pytest
+import torch
 from transformers import TrainerCallback
 
 from hf_attn.registry import ARCHITECTURES
 from hf_attn.training import train
-from hf_attn.utils.locks import LOCK_NAME, FolderInUseError
-from hf_attn.utils.saving import STAGING_PREFIX, SaveError, checkpoint_problem
-from tests.helpers import REPO_ROOT
+from hf_attn.utils.locks import LOCK_NAME
+from hf_attn.utils.saving import STAGING_PREFIX, SaveError, checkpoint_problem, last_complete_checkpoint
+from tests.helpers import head_of, temporary_files, tiny_config
 
 SIZES = {key: value for key, value in ARCHITECTURES["lin_self_attentive"].tiny_config.items()
          if key not in ("vocab_size", "num_labels", "pad_token_id")}  # fmt: skip
+
 RUN = {"arch": "lin_self_attentive", "num_train": 32, "num_eval": 8, "batch_size": 8, "config_overrides": SIZES,
        "disable_tqdm": True, "logging_steps": 100, "report_to": "none"}  # fmt: skip
 
@@ -40,11 +43,6 @@ class Steps(TrainerCallback):
 def cut_in_half(path: Path) -> None:
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# A checkpoint that does not load
-# ---------------------------------------------------------------------------------------------------------------
 
 
 def test_resume_passes_over_checkpoints_that_do_not_load_and_names_each(tmp_path, capsys):
@@ -106,78 +104,6 @@ def test_a_checkpoint_with_a_corrupted_byte_is_caught_by_its_record(tmp_path):
     assert "optimizer.pt" in checkpoint_problem(checkpoint)
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# One run per output folder
-# ---------------------------------------------------------------------------------------------------------------
-
-
-def _cli(*arguments: str) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "TOKENIZERS_PARALLELISM": "false"}
-    return subprocess.Popen([sys.executable, "-m", "hf_attn.cli", *arguments], cwd=REPO_ROOT, env=env, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
-
-
-def _wait_for(path: Path, process: subprocess.Popen, timeout: float = 120.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        assert process.poll() is None, process.communicate()
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.05)
-
-
-def test_a_second_run_into_a_folder_in_use_is_refused_naming_the_holder(tmp_path):
-    """A Lin run and a HAN run into one folder: the one that comes second, while the first trains, exits 1 with one
-    line naming the folder and the first run's process; the first finishes, exit 0, and the folder holds its
-    model."""
-    folder = tmp_path / "shared"
-    first = _cli("train", "--arch", "lin_self_attentive", "--output_dir", str(folder), "--num_train", "400",
-                 "--num_eval", "16", "--max_steps", "40", "--batch-size", "8", "--no-progress", "--report_to",
-                 "none")  # fmt: skip
-    _wait_for(folder / LOCK_NAME, first)
-    second = _cli("train", "--arch", "han", "--output_dir", str(folder), "--num_train", "16", "--num_eval", "8",
-                  "--max_steps", "1", "--no-progress", "--report_to", "none")  # fmt: skip
-    _, error = second.communicate(timeout=300)
-    assert second.returncode == 1, error
-    assert error.strip().count("\n") == 0, error  # one line
-    assert f"{folder} is in use by process {first.pid}: " in error and "this run into it was refused" in error, error
-    assert first.poll() is None  # refused at once: the first run still trains
-    _, error = first.communicate(timeout=600)
-    assert first.returncode == 0, error
-    assert '"model_type": "lin_self_attentive"' in (folder / "config.json").read_text()
-    assert not (folder / LOCK_NAME).exists()
-
-
-def test_a_killed_run_leaves_no_lock_and_a_save_into_a_held_folder_is_refused(tmp_path):
-    """The lock is the OS's: a holder killed with SIGKILL releases it, and the next writer takes it. While it is
-    held, a plain `save_pretrained` into the folder (another writer) is refused, naming the holder, and writes
-    nothing."""
-    from hf_attn.models.lin_self_attentive.modeling_lin_self_attentive import LinSelfAttentiveForSequenceClassification
-    from tests.helpers import tiny_config
-
-    folder = tmp_path / "held"
-    holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time; from hf_attn.utils.locks import folder_lock\n"
-         "with folder_lock(sys.argv[1]):\n    print('held', flush=True); time.sleep(600)", str(folder)],
-        cwd=REPO_ROOT, env={**os.environ, "PYTHONPATH": str(REPO_ROOT)}, stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
-    try:
-        assert holder.stdout.readline().strip() == "held"
-        model = LinSelfAttentiveForSequenceClassification(tiny_config(ARCHITECTURES["lin_self_attentive"]))
-        with pytest.raises(FolderInUseError, match=rf"{folder} is in use by process {holder.pid}: .*a save into it"):
-            model.save_pretrained(folder)
-        assert sorted(path.name for path in folder.iterdir()) == [LOCK_NAME]
-    finally:
-        holder.send_signal(signal.SIGKILL)
-        holder.wait()
-    model.save_pretrained(folder)  # the killed holder's lock went with its process
-    assert (folder / "model.safetensors").is_file() and not (folder / LOCK_NAME).exists()
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# A full disk
-# ---------------------------------------------------------------------------------------------------------------
-
-
 def full_disk_on_weights():
     """A weights writer that fails halfway as a full disk fails a write: the first half of the bytes reach the file,
     then `OSError(ENOSPC)`, what the operating system answers (simulated: a small full file system needs a mount)."""
@@ -195,7 +121,6 @@ def test_a_save_on_a_full_disk_says_so_and_keeps_the_earlier_model(tmp_path, mon
     import transformers.modeling_utils
 
     from hf_attn.models.lin_self_attentive.modeling_lin_self_attentive import LinSelfAttentiveForSequenceClassification
-    from tests.helpers import tiny_config
 
     folder = tmp_path / "model"
     config = tiny_config(ARCHITECTURES["lin_self_attentive"])
@@ -233,15 +158,121 @@ def test_hf_attn_train_on_a_full_disk_says_so_in_one_line(tmp_path, monkeypatch,
     assert not list(folder.glob(STAGING_PREFIX + "*")) and not (folder / LOCK_NAME).exists()
 
 
-def test_a_full_disk_outside_a_staged_save_is_named_and_a_missing_input_keeps_its_message():
-    """A checkpoint's own write (`Trainer`'s `torch.save` of the optimizer) meeting a full disk: the fault first;
-    a missing input file, also an OSError, is not called a vanished folder."""
-    from hf_attn.utils.errors import user_error
+# A ~100 MB model saved by forked children (the parent imports once). Each stdin line is `seed delay`: a child
+# builds the model of that seed, prints its weights' fingerprint, tells the parent it starts `save_pretrained` and
+# prints "saved" after it; the parent kills it `delay` seconds after the start (never when delay < 0) and prints
+# "done <seconds from the start to the child's end>". The parent kills its own unreaped child: no pid reuse.
+SAVER = textwrap.dedent(
+    """
+    import os, signal, sys, time
+    import torch
+    from hf_attn import LinSelfAttentiveConfig, LinSelfAttentiveForSequenceClassification
 
-    full = OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), "runs/x/checkpoint-4/optimizer.pt")
-    assert user_error(full) == f"no space left on device: {full}"
-    missing = FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), "data/train.csv")
-    assert user_error(missing) == str(missing)
-    torch_save = RuntimeError("[enforce fail at inline_container.cc:664] . PytorchStreamWriter failed writing file "
-                              "data/0: file write failed")  # fmt: skip
-    assert user_error(torch_save).startswith("a checkpoint file could not be written (is the disk full?): ")
+    folder = sys.argv[1]
+    config = LinSelfAttentiveConfig(vocab_size=100_000, embedding_size=256, hidden_size=8, attention_hidden_size=8,
+                                    classifier_hidden_size=8)
+    for line in sys.stdin:
+        seed, delay = line.split()
+        started, ready = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            torch.manual_seed(int(seed))
+            model = LinSelfAttentiveForSequenceClassification(config)
+            print("fingerprint", repr(float(model.get_input_embeddings().weight[:64].detach().double().sum())),
+                  flush=True)
+            os.write(ready, b"s")
+            model.save_pretrained(folder)
+            print("saved", flush=True)
+            os._exit(0)
+        os.read(started, 1)
+        start = time.perf_counter()
+        if float(delay) >= 0:
+            time.sleep(float(delay))
+            os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+        print("done", time.perf_counter() - start, flush=True)
+    """
+)
+
+
+def fingerprint_of(folder) -> float:
+    from hf_attn.models.lin_self_attentive.modeling_lin_self_attentive import LinSelfAttentiveForSequenceClassification
+
+    model = LinSelfAttentiveForSequenceClassification.from_pretrained(folder)
+    return float(model.get_input_embeddings().weight[:64].detach().double().sum())
+
+
+def test_a_save_killed_at_ten_random_moments_leaves_the_earlier_or_the_new_weights(tmp_path):
+    folder = tmp_path / "model"
+    log = open(tmp_path / "saver.log", "w")  # noqa: SIM115
+    saver = subprocess.Popen([sys.executable, "-c", SAVER, str(folder)], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=log, text=True, bufsize=1)  # fmt: skip
+
+    def save(seed: int, delay: float = -1.0) -> tuple[float, bool, float]:
+        """The new weights' fingerprint, whether the save finished, and the seconds it ran."""
+        saver.stdin.write(f"{seed} {delay}\n")
+        saver.stdin.flush()
+        fingerprint, finished = None, False
+        while True:
+            line = saver.stdout.readline().split()
+            assert line, f"the saver stopped: {(tmp_path / 'saver.log').read_text()[-2000:]}"
+            if line[0] == "fingerprint":
+                fingerprint = float(line[1])
+            elif line[0] == "saved":
+                finished = True
+            elif line[0] == "done":
+                return fingerprint, finished, float(line[1])
+
+    try:
+        earlier, finished, duration = save(0)  # one whole save: the window the kills fall in
+        assert finished and fingerprint_of(folder) == earlier and temporary_files(folder) == []
+        moments, interrupted, kept_new = random.Random(36), 0, 0
+        for seed in range(1, 11):
+            new, finished, _ = save(seed, moments.uniform(0, 1.1 * duration))
+            interrupted += not finished
+            loaded = fingerprint_of(folder)
+            assert loaded in (earlier, new), f"kill {seed}: the folder holds neither the earlier nor the new weights"
+            kept_new += loaded == new
+            earlier = loaded
+            # A killed save leaves at most its staging folder and its lock file (which nobody holds: the OS released
+            # the lock with the process), both removed by the next save.
+            leftovers = temporary_files(folder)
+            assert all(name.startswith(STAGING_PREFIX) or name == LOCK_NAME for name in leftovers), leftovers
+        last, finished, _ = save(11)
+        assert finished and fingerprint_of(folder) == last
+        assert temporary_files(folder) == []  # the stale staging folders went with the next save
+    finally:
+        saver.stdin.close()
+        saver.wait(timeout=60)
+        log.close()
+    print(f"{interrupted} of 10 kills fell inside a save of {duration:.2f} s; {kept_new} left the new weights")
+    assert interrupted >= 3, f"only {interrupted} of 10 kills fell inside a save"
+
+
+def test_a_save_over_an_earlier_one_removes_its_stale_shards(tmp_path):
+    model, _, _ = head_of("lin_self_attentive", "LinSelfAttentiveForSequenceClassification")
+    (tmp_path / "model-00001-of-00002.safetensors").write_bytes(b"old shard")
+    (tmp_path / "model.safetensors.index.json").write_text("{}")
+    (tmp_path / f"{STAGING_PREFIX}killed").mkdir()
+    model.save_pretrained(tmp_path)
+    names = sorted(path.name for path in tmp_path.iterdir())
+    assert "model.safetensors" in names and "config.json" in names
+    assert not [name for name in names if "-of-" in name or name.endswith(".index.json")]
+    assert temporary_files(tmp_path) == []
+    type(model).from_pretrained(tmp_path)
+
+
+def test_resuming_skips_a_checkpoint_whose_save_was_killed(tmp_path):
+    from safetensors.torch import save_file
+
+    for step, complete in ((2, True), (4, True), (6, False)):
+        checkpoint = tmp_path / f"checkpoint-{step}"
+        checkpoint.mkdir()
+        save_file({"weight": torch.zeros(2)}, checkpoint / "model.safetensors")
+        if complete:
+            (checkpoint / "trainer_state.json").write_text(json.dumps({"global_step": step}))
+    skipped = []
+    assert last_complete_checkpoint(tmp_path, skipped.append) == str(tmp_path / "checkpoint-4")
+    assert skipped == [f"skipped checkpoint-6: {tmp_path / 'checkpoint-6' / 'trainer_state.json'} is missing (the "
+                       "save did not complete)"]  # fmt: skip
+    assert last_complete_checkpoint(tmp_path / "none") is None

@@ -1,4 +1,4 @@
-"""One `hf-attn train` request does each thing once (issue 59, item 3): the config is built once, each checkpoint is
+"""A training run (hf_attn.training) does each thing once: the config is built once, each checkpoint is
 verified once, the output folder's lock is taken once and the finished folder is written by one staged save, and
 the card is written from the model and tokenizer in memory (nothing is read back from disk to write it).
 
@@ -21,6 +21,7 @@ import hf_attn.utils.saving
 from hf_attn.registry import get_architecture
 from hf_attn.registry_index import default_architecture
 from hf_attn.training import train
+from tests.helpers import temporary_files
 
 
 class Counter(collections.Counter):
@@ -120,3 +121,27 @@ def test_a_resumed_run_verifies_each_checkpoint_once(counts, tmp_path):
     assert checked == {"checkpoint-3": 1}, counts
     assert counts["config built"] == 1 and counts[("staged_save", "run")] == 1, counts
     assert counts[("_take", "run")] == 1 and counts["PreTrainedModel read back"] == 0, counts
+
+
+TINY_RUN = {"arch": "lin_self_attentive", "num_train": 16, "num_eval": 8, "max_steps": 1, "batch_size": 8,
+            "save_strategy": "no", "disable_tqdm": True, "report_to": "none",
+            "config_overrides": {"embedding_size": 8, "hidden_size": 8, "attention_hidden_size": 8,
+                                 "classifier_hidden_size": 8}}  # fmt: skip
+
+
+def test_training_into_a_trained_model_is_refused_unless_asked(tmp_path):
+    from hf_attn.training import train
+    from hf_attn.utils.integrity import verify_folder
+
+    folder = tmp_path / "run"
+    train(folder, **{**TINY_RUN, "save_strategy": "steps", "save_steps": 1})
+    checkpoint = folder / "checkpoint-1"  # written by Trainer through save_pretrained: staged, recorded, no leftovers
+    assert verify_folder(checkpoint, require_record=True) == ["model.safetensors"]
+    assert temporary_files(checkpoint) == [] and temporary_files(folder) == []
+    weights = (folder / "model.safetensors").read_bytes()
+    with pytest.raises(FileExistsError, match=r"already holds a saved model.*--overwrite_output_dir"):
+        train(folder, **TINY_RUN, seed=1)
+    assert (folder / "model.safetensors").read_bytes() == weights  # untouched
+    train(folder, **TINY_RUN, seed=1, overwrite_output_dir=True)
+    assert (folder / "model.safetensors").read_bytes() != weights
+    assert temporary_files(folder) == []

@@ -1,8 +1,9 @@
-"""Hub transfers that fail, in one line (issue 58), against the loopback Hub server (`tests/hub_server.py`) with
-faults injected: a connection closed halfway through an upload and through a download, a 500 on the commit, a body
-corrupted at the right length, a token the Hub refuses. Each runs the real `hf-attn` console script: exit 1, one
-stderr line naming the cause and the file (and, for a push, that nothing was committed), nothing on stdout, no
-retry warnings. After each, the Hub's main serves the one complete revision it had, and a retry succeeds."""
+"""Hub transfers that fail, in one line (hf_attn.utils.hub_faults), against the loopback Hub server
+(`tests/hub_server.py`) with faults injected: a connection closed halfway through an upload and through a download,
+a 500 on the commit, a body corrupted at the right length, a token the Hub refuses. Each runs the real `hf-attn`
+console script: exit 1, one stderr line naming the cause and the file (and, for a push, that nothing was committed),
+nothing on stdout, no retry warnings. After each, the Hub's main serves the one complete revision it had, and a
+retry succeeds."""
 
 from __future__ import annotations
 

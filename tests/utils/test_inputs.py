@@ -1,4 +1,4 @@
-"""Every input a stage reads, named when it is wrong (issue 58): through the real `hf-attn` console script, each
+"""Every input a stage reads, named when it is wrong: through the real `hf-attn` console script, each
 wrong input ends the command with exit status 1, exactly one line on standard error that names the option, the
 input and what it is, nothing on standard output, and no output folder. Each stage's reading (`hf_attn.utils.inputs`:
 a model folder, a tokenizer, the data, word vectors, an original checkpoint) meets two wrong inputs or more; options

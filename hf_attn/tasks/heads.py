@@ -1,5 +1,7 @@
-"""The task shapes by name: the shared ones (`hf_attn.tasks`) and those the model folders add (a row's `tasks`
-module, e.g. AttentionXML's label-tree training), with the lookups that go through them.
+"""Which shape and which head: the task shapes by name, the shared ones (`hf_attn.tasks`) and those the model
+folders add (a row's `tasks` module, e.g. AttentionXML's label-tree training), and the one place that finds a
+head, for a run's options (`pick_head`, `shape_for_head`), a saved folder (`trained_head`, `load_trained`) and a
+model in memory (`find_head`): training, evaluation, prediction and pictures all ask here.
 
 A folder's module lists its shapes in a `TASK_SHAPES` tuple and imports `hf_attn.tasks` for their base classes; this
 module imports both, so nothing in `hf_attn.tasks` names a folder. A folder's shape that trains other heads on the
@@ -13,19 +15,26 @@ from typing import Any
 
 from transformers import AutoConfig, AutoTokenizer, PreTrainedModel
 
-from .registry import ARCHITECTURES, Architecture, Head, get_architecture
-from .tasks import (
-    Classification,
-    FewShotClassification,
-    LanguageModeling,
-    MultiLabel,
-    PairClassification,
-    SequenceToSequence,
-    TaskShape,
-    TokenClassification,
-)
+from ..registry import ARCHITECTURES, Architecture, Head, get_architecture
+from .base import TaskShape
+from .classification import Classification, PairClassification
+from .few_shot import FewShotClassification
+from .language_modeling import LanguageModeling
+from .multi_label import MultiLabel
+from .seq2seq import SequenceToSequence
+from .token_classification import TokenClassification
 
-__all__ = ["TASK_SHAPES", "load_trained", "shape_of", "trained_head"]
+__all__ = [
+    "TASK_SHAPES",
+    "find_head",
+    "head_named",
+    "heads_for",
+    "load_trained",
+    "pick_head",
+    "shape_for_head",
+    "shape_of",
+    "trained_head",
+]
 
 
 def _folder_shapes(architecture: Architecture) -> tuple[TaskShape, ...]:
@@ -66,16 +75,56 @@ def shape_of(head: Head) -> TaskShape:
     return next(shape for shape in TASK_SHAPES.values() if shape.accepts(head))
 
 
+def head_named(architecture: Architecture, class_name: str | None) -> Head | None:
+    """The head of `architecture` whose model class is called `class_name` (a config's `architectures[0]`), or
+    `None` (the base model, or another architecture's class)."""
+    return next((head for head in architecture.heads if head.model_class.__name__ == class_name), None)
+
+
+def heads_for(architecture: Architecture, shape: TaskShape, name: str | None) -> list[Head]:
+    """The heads of `architecture` that `shape` trains, only the one called `name` where it is given."""
+    return [head for head in shape.heads(architecture) if name is None or head.model_class.__name__ == name]
+
+
+def shape_for_head(shape: TaskShape, architecture: Architecture, name: str | None) -> TaskShape:
+    """`shape`, or the variant of it (same data, another training: `label_tree` for `multi_label`) that has the
+    head asked for by name."""
+    if name is None or heads_for(architecture, shape, name):
+        return shape
+    return next((TASK_SHAPES[v] for v in shape.variants if heads_for(architecture, TASK_SHAPES[v], name)), shape)
+
+
+def pick_head(architecture: Architecture, shape: TaskShape, name: str | None) -> Head:
+    """The head a run trains: the first of `heads_for`, or an error that lists the architecture's heads."""
+    heads = heads_for(architecture, shape, name)
+    if not heads:
+        wanted = f"{name} " if name else ""
+        available = ", ".join(head.model_class.__name__ for head in architecture.heads)
+        raise ValueError(f"{architecture.name} has no head {wanted}for {shape.name} tasks (its heads: {available}).")
+    return heads[0]
+
+
+def find_head(model: PreTrainedModel) -> tuple[Architecture, Head]:
+    """The registry row and head of `model` (a ValueError for a base model)."""
+    architecture = get_architecture(model.config.model_type)
+    head = head_named(architecture, type(model).__name__)
+    if head is None or type(model) is not head.model_class:
+        raise ValueError(
+            f"{type(model).__name__} is not a head of {architecture.name}: pass a head, not the base model."
+        )
+    return architecture, head
+
+
 def trained_head(model_path: str, option: str = "MODEL") -> tuple[Any, Head]:
     """The config of the model saved at `model_path` and its head's registry entry, read without its weights (what
     a command checks its options against before loading them). The folder is read as a model folder stage
     (`hf_attn.utils.inputs`): a file, a folder without config.json or a config that does not parse is named."""
-    from .utils.inputs import MODEL, read_input
+    from ..utils.inputs import MODEL, read_input
 
     config = read_input(option, model_path, MODEL, lambda: AutoConfig.from_pretrained(model_path))
     architecture = get_architecture(config.model_type)
     class_name = (config.architectures or [None])[0]
-    head = next((head for head in architecture.heads if head.model_class.__name__ == class_name), None)
+    head = head_named(architecture, class_name)
     if head is None:
         raise ValueError(f"{model_path}: {class_name or 'the base model'} is not a task head of {architecture.name}.")
     return config, head
@@ -87,7 +136,7 @@ def load_trained(
     """The model saved at `model_path` (its head's class), its tokenizer, the head's registry entry and its shape;
     each read names `option` and the folder when it fails (`hf_attn.utils.inputs`). `head`: the one `trained_head`
     found already (a command that checked its options against it), so that the config is not read again."""
-    from .utils.inputs import MODEL, read_input
+    from ..utils.inputs import MODEL, read_input
 
     if head is None:
         _, head = trained_head(model_path, option)
