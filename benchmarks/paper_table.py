@@ -317,9 +317,13 @@ def _table(results: list[dict[str, Any]]) -> list[str]:
     return rows
 
 
+# The heading of the hand-written notes on the runs, which `report` keeps when it writes the tables again.
+NOTES = "## Notes"
+
+
 def report(folder: Path, results_file: Path) -> str:
     """One table per budget of the runs found under `folder` (`<budget>/<recipe>/paper_table.json`), written to
-    `results_file` with the machine and the versions."""
+    `results_file` with the machine and the versions; the file's notes (from `NOTES` on) are kept."""
     sections = []
     for budget in ("cpu", "full"):
         found = [folder / budget / run.recipe / "paper_table.json" for run in RUNS]
@@ -346,6 +350,9 @@ def report(folder: Path, results_file: Path) -> str:
         "",
         *sections,
     ])  # fmt: skip
+    notes = results_file.read_text().partition(NOTES)[2] if results_file.is_file() else ""
+    if notes:  # the notes written by hand on the runs: kept under the tables written again
+        text = f"{text.rstrip()}\n\n{NOTES}{notes}"
     results_file.parent.mkdir(parents=True, exist_ok=True)
     results_file.write_text(text)
     return text

@@ -1,8 +1,10 @@
-"""`hf-attn demo`: train Lin et al. (2017) on the cue-word sentiment task, reload it the way users do, and show
-what each attention hop reads.
+"""`hf-attn demo`: train the default architecture (`hf-attn list` marks it) on its synthetic task, reload it the way
+users do, and show what its attention reads.
 
-Steps: train with `Trainer` (progress bar) → held-out accuracy and attention hit rate → `save_pretrained` →
-`AutoModelForSequenceClassification` + `AutoTokenizer` → `pipeline("text-classification")` → per-hop words.
+Steps: train with `Trainer` (progress bar) → the held-out metrics → `save_pretrained` → the head's Auto class +
+`AutoTokenizer` → `pipeline(<the head's task>)` → for a few held-out texts, the words each row of the head's first
+attention map weighs most (one row a hop for Lin et al.'s heads). Nothing here names an architecture: the default
+row says what the demo trains (`Architecture.demo`), and the head contract the rest.
 """
 
 from __future__ import annotations
@@ -12,39 +14,46 @@ import time
 from pathlib import Path
 from typing import Any
 
-DEMO_SENTENCES = [
-    "we went there on a sunday and the food was wonderful",
-    "honestly the service was not good in the end",
-    "my friend ordered the soup , a dreadful meal",
-    "the story is set in a town and i found the cast not boring",
-]
-
-# A small Lin model: r = 4 hops with the penalty on; the paper's sizes (u=300, r=30, MLP 3000) take hours on a CPU.
-DEMO_CONFIG = {
-    "embedding_size": 32,
-    "hidden_size": 32,
-    "attention_hidden_size": 32,
-    "attention_hops": 4,
-    "classifier_hidden_size": 64,
-    "hidden_dropout_prob": 0.1,
-    "penalty_coefficient": 0.3,
-}
+SHOWN_TEXTS = 4  # held-out texts the demo predicts and shows the attention of
 
 
-def describe_hops(model: Any, tokenizer: Any, sentence: str, top: int = 2) -> list[str]:
-    """One line per hop: the `top` words it attends to most, with their weights."""
+def describe_attention(model: Any, head: Any, tokenizer: Any, text: str, top: int = 2) -> list[str]:
+    """The `top` words the head's first attention map weighs most for `text`, with their weights: one line per row
+    of a map of several distributions (its hops, labels or features: the field's mask spec, `hf_attn.data.masks`),
+    else one line."""
     import torch
 
-    encoded = tokenizer(sentence, return_tensors="pt")
+    from .prediction import model_inputs, top_attended
+    from .tokenization.bpe import ids_to_tokens
+
+    field = head.attention_fields[0]
+    spec = head.architecture.attention_masks[field]
+    inputs = model_inputs(head, tokenizer, [text], None, model.device)
     with torch.no_grad():
-        attention = model(**encoded).hop_attentions[0]  # (R, T)
-    words = tokenizer.convert_ids_to_tokens(encoded["input_ids"][0])
+        output = model(**inputs, **head.attention_kwargs)
+    if spec.rows is None:
+        attended = top_attended(model, head, inputs, output, tokenizer, top)[0]
+        return ["    attends to: " + ", ".join(f"{token} ({weight:.2f})" for token, weight in attended)]
+    maps = getattr(output, field)[0]  # (R, T): one distribution over the text a row
+    real = inputs[spec.keys][0].bool()
+    ids = inputs[spec.ids][0]
+    row_name = spec.rows.removesuffix("s")
     lines = []
-    for hop, weights in enumerate(attention):
-        values, indices = weights.topk(min(top, weights.numel()))
-        picks = ", ".join(f"{words[i]} ({v:.2f})" for v, i in zip(values.tolist(), indices.tolist(), strict=True))
-        lines.append(f"    hop {hop}: {picks}")
+    for row, weights in enumerate(maps.float()):
+        weights = weights.masked_fill(~real, -1.0)
+        values, indices = weights.topk(min(top, int(real.sum())))
+        words = ids_to_tokens(tokenizer, spec.ids, ids[indices].tolist())
+        picks = ", ".join(f"{word} ({value:.2f})" for word, value in zip(words, values.tolist(), strict=True))
+        lines.append(f"    {row_name} {row}: {picks}")
     return lines
+
+
+def _said(prediction: Any) -> str:
+    """A pipeline's answer for one text: `label (score)` where it has them (a classifier's), else its fields."""
+    prediction = prediction[0] if isinstance(prediction, list) else prediction
+    if {"label", "score"} <= set(prediction):
+        return f"{prediction['label']} ({prediction['score']:.3f})"
+    return ", ".join(f"{key}: {value}" for key, value in prediction.items())
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,39 +71,42 @@ def main(argv: list[str] | None = None) -> dict[str, float]:
 
 def run(args: argparse.Namespace) -> dict[str, float]:
     """Runs the demo; returns the held-out metrics and the training time in seconds."""
-    from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipeline
+    import transformers
+    from transformers import AutoTokenizer, pipeline
 
+    from .data import get_synthetic_task
+    from .registry import get_architecture
+    from .registry_index import default_architecture
+    from .tasks.heads import find_head
     from .training import train  # here, not at the top: `hf-attn --help` builds this parser without torch
 
-    print("hf_attn demo: Lin et al. (2017) self-attentive sentence embedding on the cue-word sentiment task")
+    architecture = get_architecture(default_architecture())
+    task = get_synthetic_task(architecture.synthetic_task)
+    print(f"hf_attn demo: {architecture.display_name} on the synthetic {architecture.synthetic_task} task")
     started = time.perf_counter()
+    demo = dict(architecture.demo)
     result = train(
-        output_dir=args.output_dir,
-        num_train=args.num_train,
-        num_eval=1000,
-        seed=args.seed,
-        epochs=args.epochs,
-        learning_rate=1e-2,
-        config_overrides=DEMO_CONFIG,
-        logging_steps=10**9,
-    )
+        output_dir=args.output_dir, arch=architecture.name, num_train=args.num_train, num_eval=1000, seed=args.seed,
+        epochs=args.epochs, config_overrides=demo.pop("config", {}), logging_steps=10**9, **demo,
+    )  # fmt: skip
     seconds = time.perf_counter() - started
-    metrics = result.metrics
-    print(f"\ntrained in {seconds:.0f} s; held-out (1000 sentences):")
-    print(f"  accuracy                          {metrics['accuracy']:.3f}")
-    print(f"  attention hit rate                {metrics['hit_rate']:.3f}  (the cue is the argmax of some hop)")
-    print(f"  attention mass on the cue         {metrics['evidence_mass']:.3f}  (mean over hops)")
-    print(f"                                    {metrics['best_hop_evidence_mass']:.3f}  (the hop that attends most)")
+    print(f"\ntrained in {seconds:.0f} s; held-out (1000 examples):")
+    for name, value in result.metrics.items():
+        print(f"  {name:32s}  {value:.3f}")
 
     output_dir = Path(args.output_dir)
-    model = AutoModelForSequenceClassification.from_pretrained(output_dir).eval()
+    _, head = find_head(result.model)
+    auto_class = getattr(transformers, head.auto_class)
+    model = auto_class.from_pretrained(output_dir).eval()
     tokenizer = AutoTokenizer.from_pretrained(output_dir)
-    print(f"\nsaved to {output_dir}/ and reloaded with AutoModelForSequenceClassification + AutoTokenizer")
-    classifier = pipeline("text-classification", model=model, tokenizer=tokenizer)
-    for sentence, prediction in zip(DEMO_SENTENCES, classifier(DEMO_SENTENCES), strict=True):
-        print(f'\n  "{sentence}"\n    -> {prediction["label"]} ({prediction["score"]:.3f})')
-        print("\n".join(describe_hops(model, tokenizer, sentence)))
-    return {**metrics, "seconds": seconds}
+    print(f"\nsaved to {output_dir}/ and reloaded with {head.auto_class} + AutoTokenizer")
+    _, held_out = task.splits(0, SHOWN_TEXTS, seed=args.seed + 1)
+    texts = list(held_out[task.text_column])
+    predictor = pipeline(head.pipeline_tag, model=model, tokenizer=tokenizer)
+    for text, prediction in zip(texts, predictor(texts), strict=True):
+        print(f'\n  "{text}"\n    -> {_said(prediction)}')
+        print("\n".join(describe_attention(model, head, tokenizer, text)))
+    return {**result.metrics, "seconds": seconds}
 
 
 if __name__ == "__main__":

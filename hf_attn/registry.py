@@ -83,6 +83,10 @@ def _check_row(name: str, folder: Path, module: Any, cards_dir: Path) -> Archite
         )
     if row.view_arguments is not None and row.attention_view is None:
         raise ValueError(f"{where}: view_arguments are the options of its own attention_view, and it has none.")
+    if row.default and "config" not in row.demo:
+        raise ValueError(
+            f"{where}: the default architecture says what `hf-attn demo` trains: demo={{'config': {{...}}, ...}}."
+        )
     if not (cards_dir / f"{name}.md").is_file():
         raise ValueError(f"{where} has no card template: add model_cards/{name}.md.")
     public = getattr(importlib.import_module(module.__name__.rpartition(".")[0]), "__all__", None)

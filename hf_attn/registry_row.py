@@ -196,6 +196,9 @@ class Architecture:
             folder's `schedules_<name>.py`; `{}`: none (`--schedule noam` is refused for it in one line).
         default: the architecture `hf-attn train` and `train()` train when neither `arch` nor a recipe names one
             (exactly one row says `True`).
+        demo: what `hf-attn demo` trains when this row is the default: `config` (the fields of a model small
+            enough to learn its synthetic task in a minute on a CPU) and any other `train()` option (its learning
+            rate); the default row must say it.
         tasks: the folder's module of task shapes of its own (a `TASK_SHAPES` tuple of `hf_attn.tasks.TaskShape`
             subclasses, which `hf_attn.tasks.heads` reads when it builds the table of shapes: AttentionXML's
             label-tree training); `None`: its heads train on the shared shapes.
@@ -223,6 +226,7 @@ class Architecture:
     example_files: Callable[[Path, int, int], None] | None = None
     schedules: dict[str, Callable[..., dict[str, Any]]] = field(default_factory=dict)
     default: bool = False
+    demo: dict[str, Any] = field(default_factory=dict)
 
     # `attention_fields` parsed once (`MaskSpec`): what every reader of the maps' keys uses.
     attention_masks: dict[str, MaskSpec] = field(init=False, repr=False, compare=False)

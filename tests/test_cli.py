@@ -15,7 +15,8 @@ import pytest
 import torch
 
 from hf_attn.cli import main
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry import ARCHITECTURES, get_architecture
+from hf_attn.registry_index import default_architecture
 from tests.helpers import console_script, one_line_faults
 
 
@@ -322,9 +323,11 @@ def test_demo_trains_saves_reloads_and_shows_attention(tmp_path, capsys):
     output = tmp_path / "demo"
     main(["demo", "--output-dir", str(output), "--num-train", "600", "--epochs", "2"])
     out = capsys.readouterr().out
-    assert "accuracy" in out and "attention hit rate" in out and "attention mass on the cue" in out
+    assert out.startswith(f"hf_attn demo: {get_architecture(default_architecture()).display_name} on the synthetic ")
+    for metric in ("accuracy", "hit_rate", "evidence_mass"):
+        assert re.search(rf"^  {metric} +0\.\d{{3}}$", out, re.M), (metric, out)
     assert "reloaded with AutoModelForSequenceClassification + AutoTokenizer" in out
-    assert out.count("hop 0:") == 4 and out.count("hop 3:") == 4  # four sentences, four hops each
+    assert out.count("hop 0:") == 4 and out.count("hop 3:") == 4  # four texts, four hops each (the row's demo)
     assert "-> positive" in out or "-> negative" in out
     assert (output / "model.safetensors").is_file() and (output / "tokenizer.json").is_file()
     # the saved folder ships its card, with the held-out metrics in the model-index

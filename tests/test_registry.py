@@ -430,6 +430,7 @@ def test_a_row_without_its_card_template_fails_naming_it(tmp_path, monkeypatch):
             'tasks="tasks_mean_pool", view_arguments=__import__("hf_attn.registry_row").registry_row.ViewArguments,',
             "view_arguments are the options of its own attention_view, and it has none",
         ),
+        ('tasks="tasks_mean_pool",', 'tasks="tasks_mean_pool", default=True,', "says what `hf-attn demo` trains"),
         (
             "            WEIGHTED_SENTENCE,\n",
             "            __import__('hf_attn.data.kinds').data.kinds.EPISODES,\n",
@@ -442,6 +443,7 @@ def test_a_row_without_its_card_template_fails_naming_it(tmp_path, monkeypatch):
         "arguments-not-options",
         "view-arguments-not-options",
         "view-arguments-no-view",
+        "default-without-demo",
         "episodes-without-their-fields",
     ],
 )

@@ -68,5 +68,18 @@ ARCHITECTURE = Architecture(
     },
     tags=("self-attention", "sentence-embedding", "bilstm"),
     converter="convert_lin_self_attentive_original_to_hf",
+    # `hf-attn demo`: r = 4 hops with the penalty on; the paper's sizes (u=300, r=30, MLP 3000) take hours on a CPU.
+    demo={
+        "config": {
+            "embedding_size": 32,
+            "hidden_size": 32,
+            "attention_hidden_size": 32,
+            "attention_hops": 4,
+            "classifier_hidden_size": 64,
+            "hidden_dropout_prob": 0.1,
+            "penalty_coefficient": 0.3,
+        },
+        "learning_rate": 1e-2,
+    },
     default=True,  # `hf-attn train` without --arch: the smallest model that shows its attention
 )
