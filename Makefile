@@ -16,7 +16,7 @@ REGISTRY_TESTS := tests/test_common.py tests/test_transformers_contract.py tests
 	tests/test_peft.py tests/test_batched_pipelines.py tests/test_export.py tests/test_remote_code.py \
 	tests/test_transformers_common.py tests/test_auto_registration.py
 
-.PHONY: install browser demo test test-oldest test-slow test-gpu lint format clean
+.PHONY: install browser demo docs test test-oldest test-slow test-gpu lint format clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ install: $(STAMP)
 
 demo: $(STAMP)
 	$(BIN)/hf-attn demo
+
+# The manual (docs/: its pages, the registry's pages and the API reference) built into site/, every warning an error.
+# MkDocs 1.x prints a notice about its maintenance on each build; the variable keeps it off the log.
+docs: $(STAMP)
+	DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs build --strict --quiet -f docs/mkdocs.yml
 
 # Debian's Chromium for the attention pictures' browser test (tests/test_visualization.py); where it cannot be
 # installed (no apt-get, not root) that test is skipped with the reason.
@@ -71,4 +76,4 @@ format: $(STAMP)
 	$(BIN)/ruff format .
 
 clean:
-	rm -rf $(VENV) $(OLDEST_VENV) build *.egg-info .pytest_cache .ruff_cache hf-attn-demo
+	rm -rf $(VENV) $(OLDEST_VENV) build *.egg-info .pytest_cache .ruff_cache hf-attn-demo site

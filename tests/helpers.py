@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -169,7 +170,6 @@ def console_script() -> list[str]:
 def one_line_faults(result, message: str) -> list[str]:
     """What is wrong with a command that should have failed in one line matching `message` (a regex): its exit
     status (1), its standard error (exactly one line, `hf-attn ...`), its standard output (nothing)."""
-    import re
 
     lines = result.stderr.strip().splitlines()
     faults = []
@@ -221,3 +221,14 @@ def sentence_words(text: str) -> list[list[str]]:
             sentences.append(current)
             current = []
     return sentences
+
+
+def chromium() -> str:
+    """Headless Chromium's path, or the test skipped saying why (the attention pictures' and the manual's browser
+    tests)."""
+    import shutil
+
+    path = shutil.which("chromium") or shutil.which("chromium-browser")
+    if path is None:
+        pytest.skip("Chromium is not installed: `make test` installs Debian's chromium where it can (root, apt-get)")
+    return path

@@ -354,10 +354,9 @@ def test_hf_attn_train_reads_a_hub_dataset_with_its_config_splits_and_class_name
     assert missing["_returncode"] != 0 and "alice/nothing-here" in message
 
 
-def test_readme_share_section_commands_run(hub, tmp_path):
-    """The README's "Share on the Hub" commands, run as written (with the loopback endpoint and a test token)."""
-    readme = (REPO_ROOT / "README.md").read_text()
-    section = readme.split("## Share on the Hub", 1)[1].split("\n## ", 1)[0]
+def test_the_manuals_share_commands_run(hub, tmp_path):
+    """The manual's "Share on the Hub" commands, run as written (with the loopback endpoint and a test token)."""
+    section = (REPO_ROOT / "docs" / "pages" / "hub.md").read_text().split("\n## ", 1)[0]
     commands = [
         line.strip()
         for block in section.split("```bash")[1:]

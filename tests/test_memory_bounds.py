@@ -6,7 +6,7 @@ which the config sets.
 
 The measure is every tensor any aten op returns during forward and backward (`TorchDispatchMode`), so a quadratic
 intermediate that lives for one op counts as much as a stored one. Peak resident memory on a 20,000-token example
-is measured by `benchmarks/biblosa_memory.py` (the README's table).
+is measured by `benchmarks/biblosa_memory.py` (its results table).
 
 Shape legend of the bounds: B batch, n / T tokens, E embedding size, H hidden size, V vocabulary, L labels,
 K beams or shots, N ways, Q queries, S source tokens, D instance features.

@@ -422,15 +422,14 @@ def test_a_recipe_names_the_papers_word_vectors_and_a_local_copy_replaces_them(f
     assert "word vectors vectors.txt: 2 of" in capsys.readouterr().out
 
 
-def test_the_readme_commands_for_your_own_data_run_as_written(tmp_path):
-    """The "Train on your own data" block of README.md, run with this environment's executables."""
+def test_the_manuals_commands_for_your_own_data_run_as_written(tmp_path):
+    """The first block of the manual's "Train on your own data" page, run with this environment's executables."""
     import os
     import subprocess
     import sys
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    section = readme[readme.index("## Train on your own data") :]
+    section = (Path(__file__).resolve().parents[1] / "docs" / "pages" / "own-data.md").read_text()
     block = section[section.index("```bash\n") + 8 : section.index("```\n", section.index("```bash\n") + 8)]
     script = block.replace(".venv/bin/", str(Path(sys.executable).parent) + "/")
     result = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, capture_output=True, text=True,

@@ -64,7 +64,7 @@ def test_left_padding_gives_the_same_outputs_or_is_refused(architecture, head):
 
 @torch.no_grad()
 def test_accelerate_big_model_loading_after_tie_weights(tmp_path):
-    """The README's recipe: `init_empty_weights`, `tie_weights()` (the Transformer's lm_head shares the target
+    """The manual's recipe: `init_empty_weights`, `tie_weights()` (the Transformer's lm_head shares the target
     embeddings, as Bart's does), `load_checkpoint_and_dispatch` gives the saved model's logits."""
     from accelerate import init_empty_weights, load_checkpoint_and_dispatch
     from transformers import AutoConfig, AutoModelForSeq2SeqLM

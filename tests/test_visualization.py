@@ -21,7 +21,7 @@ from hf_attn.inference import load_trained
 from hf_attn.registry import ARCHITECTURES
 from hf_attn.visualization import AttentionFigure, HeatmapPanel, TextPanel
 from hf_attn.visualization.figure import TABLE_CELLS
-from tests.helpers import corpus_tokenizer, tiny_config
+from tests.helpers import chromium, corpus_tokenizer, tiny_config
 
 TEXTS = ["the food was great and the service was awful", "a fine meal . we left at nine ."]
 # ~100 tokens: a page for a text this long stays under 1 MB whatever the head draws.
@@ -153,15 +153,6 @@ def test_cli_writes_html_and_png_and_names_what_is_wrong(tmp_path, capsys):
         main(["visualize", str(tmp_path / "model"), "x", "--out", str(tmp_path / "out.html")])
 
 
-def _chromium() -> str:
-    import shutil
-
-    path = shutil.which("chromium") or shutil.which("chromium-browser")
-    if path is None:
-        pytest.skip("Chromium is not installed: `make test` installs Debian's chromium where it can (root, apt-get)")
-    return path
-
-
 class _PageTokens(HTMLParser):
     """The token elements of a page (weight, opacity, text) and its legends' scales."""
 
@@ -191,7 +182,7 @@ class _PageTokens(HTMLParser):
 def check_in_browser(page, figure: AttentionFigure, tmp_path) -> None:
     """Headless Chromium opens the page: one element per real token, opacity growing with the weight, no padding,
     the legends' scales, large heatmaps as images of their shape; its screenshot is not blank."""
-    browser = [_chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+    browser = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
     dom = subprocess.run([*browser, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
     parsed = _PageTokens()
     parsed.feed(dom)

@@ -18,7 +18,7 @@ and `hf_attn.tasks.examples.write_example_files(folder)` adds each architecture'
     snippets/           train.tsv + test.tsv, no header: text<TAB>concepts<TAB>label (concepts space-separated,
                         `none` when no entity is known); the test texts name entities the training texts never do
 
-The README's "Train on your own data" commands and the tests train on them.
+The manual's "Train on your own data" commands and the tests train on them.
 """
 
 from __future__ import annotations

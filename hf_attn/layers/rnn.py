@@ -38,7 +38,7 @@ from .validation import check_right_padded, value_checks_apply
 # unless `allow_rnn` is on, so no model holding one could compile with `fullgraph=True`. Our models, while traced,
 # run such a module either as `masked_rnn` below (its weights in a `scan`) or over every position (one `aten.lstm`
 # node, cuDNN on CUDA). The flag is process-wide: a user's own RNN modules are then traced too, instead of running
-# eagerly between two graphs (README, "torch.compile").
+# eagerly between two graphs (the manual, "The transformers contract").
 torch._dynamo.config.allow_rnn = True
 
 

@@ -1,6 +1,6 @@
 """Example files of every task's data layout: the shared shapes' (`hf_attn.data.examples`) and each
 architecture's own, in its original's layout (its registry row's `example_files`, written by its folder: AttentionXML's
-extreme multi-label text files, STCKA's Snippets with concepts). The README's "Train on your own data" commands and the
+extreme multi-label text files, STCKA's Snippets with concepts). The manual's "Train on your own data" commands and the
 tests train on them:
 
     python -c "from hf_attn.tasks.examples import write_example_files; write_example_files('my-data')"
