@@ -232,3 +232,66 @@ def chromium() -> str:
     if path is None:
         pytest.skip("Chromium is not installed: `make test` installs Debian's chromium where it can (root, apt-get)")
     return path
+
+
+# Runs `hf-attn` commands one after another in one fresh interpreter, each as the console script runs it
+# (`hf_attn.cli.main` with its argv; its file descriptors 1 and 2 its own; a `SystemExit` message printed to standard
+# error with status 1, as Python does): a refused command costs its own work, not an interpreter's start.
+_CONSOLE_RUNNER = r"""
+import json, os, sys, tempfile
+from hf_attn.cli import main
+results = []
+for argv in json.loads(sys.stdin.read()):
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        sys.stdout.flush(); sys.stderr.flush()
+        saved = os.dup(1), os.dup(2)
+        os.dup2(out.fileno(), 1); os.dup2(err.fileno(), 2)
+        code = 0
+        try:
+            sys.argv = ["hf-attn", *argv]
+            main(argv)
+        except SystemExit as exit:
+            if isinstance(exit.code, str):
+                print(exit.code, file=sys.stderr)
+                code = 1
+            else:
+                code = exit.code or 0
+        except BaseException as error:  # what would have been a traceback
+            print(f"Traceback: {type(error).__name__}: {error}", file=sys.stderr)
+            code = 1
+        finally:
+            sys.stdout.flush(); sys.stderr.flush()
+            os.dup2(saved[0], 1); os.dup2(saved[1], 2)
+            os.close(saved[0]); os.close(saved[1])
+        out.seek(0); err.seek(0)
+        results.append([code, out.read(), err.read()])
+sys.stdout.write(json.dumps(results))
+"""
+
+
+def run_console_commands(jobs: list[list[str]], fresh_every: int = 6, timeout: float = 900) -> list:
+    """Each argv of `jobs` as `hf-attn` runs it, as `subprocess.CompletedProcess`es in order: every `fresh_every`-th
+    (the first included) through the installed console script in a process of its own, the start a user's command
+    pays; the others one after another in one interpreter (`_CONSOLE_RUNNER`), each with its own standard output
+    and error and exit status. The contract checked (one line, exit 1, nothing on stdout) is the command's own;
+    what a fresh start adds is checked on the sample."""
+    import concurrent.futures
+    import subprocess
+
+    fresh = [index for index in range(len(jobs)) if index % fresh_every == 0]
+    shared = [index for index in range(len(jobs)) if index % fresh_every != 0]
+
+    def alone(index: int) -> subprocess.CompletedProcess:
+        return subprocess.run([*console_script(), *jobs[index]], capture_output=True, text=True, timeout=300)
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
+        started = pool.submit(
+            subprocess.run, [sys.executable, "-c", _CONSOLE_RUNNER], input=json.dumps([jobs[i] for i in shared]),
+            capture_output=True, text=True, timeout=timeout,
+        )  # fmt: skip
+        results = dict(zip(fresh, pool.map(alone, fresh), strict=True))
+        runner = started.result()
+    assert runner.returncode == 0, runner.stderr[-3000:]
+    for index, (code, out, err) in zip(shared, json.loads(runner.stdout), strict=True):
+        results[index] = subprocess.CompletedProcess(jobs[index], code, out, err)
+    return [results[index] for index in range(len(jobs))]

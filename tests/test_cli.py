@@ -17,7 +17,7 @@ import torch
 from hf_attn.cli import main
 from hf_attn.registry import ARCHITECTURES, get_architecture
 from hf_attn.registry_index import default_architecture
-from tests.helpers import console_script, one_line_faults
+from tests.helpers import console_script, one_line_faults, run_console_commands
 
 
 def test_list_prints_every_architecture(capsys):
@@ -435,12 +435,11 @@ INTO_A_MODEL_FOLDER = (
 
 
 def test_every_mistake_through_the_real_console_script(tmp_path):
-    """Every mistake of `MISTAKES`, each through the real `hf-attn` in a fresh process (two at a time): exit status 1,
-    exactly one line on standard error naming what is wrong, nothing on standard output, no output folder made.
+    """Every mistake of `MISTAKES`, each as the real `hf-attn` runs it (`run_console_commands`: a sample in fresh
+    processes of the installed script, the rest one after another in one interpreter): exit status 1, exactly one
+    line on standard error naming what is wrong, nothing on standard output, no output folder made.
     The mistakes of `INTO_A_MODEL_FOLDER` run a second time into a folder that holds a model (with
     `--overwrite_output_dir`, so that the mistake itself is what stops them): it is left byte for byte as it was."""
-    import concurrent.futures
-
     files = tmp_path / "files"
     files.mkdir()
     _files(files)
@@ -459,12 +458,7 @@ def test_every_mistake_through_the_real_console_script(tmp_path):
             argv = [argument if argument != str(out) else str(kept) for argument in argv]
             jobs.append((name, [*argv, "--overwrite_output_dir"], message, kept, True))
 
-    def run(job):
-        argv = job[1]
-        return job, subprocess.run([*console_script(), *argv], capture_output=True, text=True, timeout=300)
-
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(run, jobs))
+    results = list(zip(jobs, run_console_commands([job[1] for job in jobs]), strict=True))
     failures = []
     for (name, _, message, folder, existed), result in results:
         problems = one_line_faults(result, message)

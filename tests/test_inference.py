@@ -28,11 +28,14 @@ def trained(result: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
 
 
 def evaluated(tmp_path, *argv: str) -> dict:
-    """`hf-attn evaluate ARGV`'s metrics (the JSON it writes with `--output_file`), after checking that it ran."""
+    """`hf-attn evaluate ARGV`'s metrics (the JSON it writes with `--output_file`), after checking that it ran and
+    that what it printed is that JSON alone (rounded to 4 places)."""
     output = tmp_path / "metrics.json"
     result = hf_attn("evaluate", *argv, "--output_file", str(output))
     assert result.returncode == 0, result.stderr[-2000:]
-    return json.loads(output.read_text())
+    metrics = json.loads(output.read_text())
+    assert json.loads(result.stdout) == {key: round(value, 4) for key, value in metrics.items()}, result.stdout
+    return metrics
 
 
 @pytest.fixture(scope="module")
@@ -57,9 +60,7 @@ def test_a_model_trained_on_a_concept_column_is_evaluated_with_that_column(examp
     assert reported["evaluation options"] == {"concept_column": "concepts"}
     common = ["--dataset", str(snippets / "test.tsv"), "--column_names", "text", "concepts", "label"]
     for named in ([], ["--concept_column", "concepts"]):
-        metrics = evaluated(tmp_path, str(run), *common, *named)
-        printed = hf_attn("evaluate", str(run), *common, *named).stdout
-        assert json.loads(printed)["accuracy"] == round(metrics["accuracy"], 4)  # the output is the JSON alone
+        metrics = evaluated(tmp_path, str(run), *common, *named)  # printing the JSON alone
         assert metrics["examples"] == len((snippets / "test.tsv").read_text().splitlines())
         assert abs(metrics["accuracy"] - reported["metrics"]["accuracy"]) < 1e-6
     (tmp_path / "bare.csv").write_text("text,label\nwhat do you think of zokaben,business\n")

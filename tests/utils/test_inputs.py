@@ -7,7 +7,6 @@ meant (a header row under `--column_names`, swapped text and label columns)."""
 
 from __future__ import annotations
 
-import concurrent.futures
 import subprocess
 from collections import OrderedDict
 from pathlib import Path
@@ -17,7 +16,7 @@ import torch
 
 from hf_attn.registry import ARCHITECTURES
 from hf_attn.utils.inputs import MODEL, TOKENIZER, WORD_VECTORS, read_input, what_is
-from tests.helpers import console_script, one_line_faults, tiny_config
+from tests.helpers import console_script, one_line_faults, run_console_commands, tiny_config
 
 TEXTS = ["the food was good", "the service was bad", "a fine day", "a bad day"]
 
@@ -157,8 +156,9 @@ STAGE_MISTAKES = OrderedDict(
 
 
 def test_each_wrong_input_is_one_line_through_the_console_script(tmp_path):
-    """Each of `STAGE_MISTAKES` through the real `hf-attn`, two at a time: exit 1, one stderr line naming the input
-    and the fault, nothing on stdout, no output folder (nor a picture) left behind."""
+    """Each of `STAGE_MISTAKES` as the real `hf-attn` runs it (`run_console_commands`: a sample in fresh processes,
+    the rest in one interpreter): exit 1, one stderr line naming the input and the fault, nothing on stdout, no
+    output folder (nor a picture) left behind."""
     inputs = tmp_path / "in"
     inputs.mkdir()
     _inputs(inputs)
@@ -169,12 +169,7 @@ def test_each_wrong_input_is_one_line_through_the_console_script(tmp_path):
         argv = [argument.replace("IN", str(inputs)).replace("OUT", str(out)) for argument in argv]
         jobs.append((name, argv, message, out))
 
-    def run(job):
-        result = subprocess.run([*console_script(), *job[1]], capture_output=True, text=True, timeout=300)
-        return job, result
-
-    with concurrent.futures.ThreadPoolExecutor(max_workers=2) as pool:
-        results = list(pool.map(run, jobs))
+    results = list(zip(jobs, run_console_commands([job[1] for job in jobs]), strict=True))
     failures = []
     for (name, _, message, out), result in results:
         faults = one_line_faults(result, message)

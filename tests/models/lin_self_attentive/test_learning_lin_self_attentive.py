@@ -6,10 +6,10 @@ import datasets
 import pytest
 import transformers
 
-from hf_attn.demo import DEMO_CONFIG
+from hf_attn.registry import ARCHITECTURES
 from hf_attn.training import train
 
-CONFIG = DEMO_CONFIG  # r = 4 hops, penalty on (coefficient 0.3, the paper's SNLI value)
+CONFIG = ARCHITECTURES["lin_self_attentive"].demo["config"]  # `hf-attn demo`'s: r = 4 hops, penalty 0.3 (SNLI's)
 
 
 def run(tmp_path, seed: int) -> dict[str, float]:
