@@ -16,7 +16,7 @@ REGISTRY_TESTS := tests/test_common.py tests/test_transformers_contract.py tests
 	tests/test_peft.py tests/test_batched_pipelines.py tests/test_export.py tests/test_remote_code.py \
 	tests/test_transformers_common.py tests/test_auto_registration.py
 
-.PHONY: install browser demo docs test test-oldest test-slow test-gpu lint format clean
+.PHONY: install browser demo docs test test-long test-oldest test-slow test-gpu lint format clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -63,6 +63,10 @@ GPU_WORKERS ?= 8
 test-gpu:
 	PYTHONPATH=$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PYTHON) -m pytest -q -p no:cacheprovider -n $(GPU_WORKERS) \
 		-m gpu tests/test_gpu.py tests/test_kernels.py
+
+# The checks `make test` leaves to this tier (pyproject's `long` marker); CI runs it after `make test`.
+test-long: $(STAMP)
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup -m long
 
 test-slow: $(STAMP)
 	$(BIN)/python -m pytest -q -m slow

@@ -166,6 +166,11 @@ class HfAttnArguments:
 
             self.arch = default_architecture()
 
+    def episode_settings(self) -> dict[str, Any]:
+        """A few-shot task's episodes beyond the model's N, K and Q (`TaskData.episode_settings`): the held-out
+        episodes, the support noise and the training episodes' N, as training and evaluation both read them."""
+        return {"eval_episodes": self.eval_episodes, "noise_rate": self.support_noise, "train_ways": self.train_ways}
+
 
 @dataclass
 class HfAttnTrainingDefaults:

@@ -97,18 +97,20 @@ def rename_state_dict(
 
 
 def max_abs_diffs(
-    actual: Mapping[str, torch.Tensor], expected: Mapping[str, torch.Tensor], atol: float
+    actual: Mapping[str, torch.Tensor], expected: Mapping[str, torch.Tensor], atol: float, rtol: float = 0.0
 ) -> dict[str, float]:
-    """Max |actual − expected| per name; raises `AssertionError` naming every tensor above `atol`."""
-    diffs = {
-        name: (actual[name].detach().double() - expected[name].double()).abs().max().item()
-        if expected[name].numel()
-        else 0.0
-        for name in actual
-    }
-    failing = {name: diff for name, diff in diffs.items() if not diff <= atol}
+    """Max |actual − expected| per name; raises `AssertionError` naming every tensor with an element beyond
+    `atol + rtol · |expected|` (`torch.isclose`'s rule: `rtol` for values whose rounding error grows with their
+    size, such as a sum over many features)."""
+    diffs, failing = {}, {}
+    for name in actual:
+        got, want = actual[name].detach().double(), expected[name].double()
+        excess = (got - want).abs()
+        diffs[name] = excess.max().item() if want.numel() else 0.0
+        if want.numel() and not bool((excess <= atol + rtol * want.abs()).all()):
+            failing[name] = diffs[name]
     if failing:
-        raise AssertionError(f"parity above atol={atol}: {failing}")
+        raise AssertionError(f"parity beyond atol={atol}, rtol={rtol}: {failing}")
     return diffs
 
 

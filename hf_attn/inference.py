@@ -55,7 +55,7 @@ def _evaluation_data(
                                                      options.label_column or "label")  # fmt: skip
         data = TaskData(train=canonical, eval=canonical, shape=shape.name, text_column="text", label_column="label",
                         dropped={"eval": {"empty text or no label": dropped}} if dropped else {})  # fmt: skip
-        data.episode_settings = {"eval_episodes": options.eval_episodes, "noise_rate": options.support_noise}
+        data.episode_settings = options.episode_settings()
         return data
     for column in columns:
         if column.column not in rows.column_names:

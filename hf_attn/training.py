@@ -265,9 +265,7 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
         data = dataset_data(options, architecture, args) if options.dataset else None
         data = data or synthetic_data(options, architecture, args.seed)
         step.cached = "prepared rows" in data.from_cache
-    data.episode_settings = {
-        "eval_episodes": options.eval_episodes, "noise_rate": options.support_noise, "train_ways": options.train_ways
-    }  # fmt: skip
+    data.episode_settings = options.episode_settings()
     shape = shape_for_head(TASK_SHAPES[data.shape], architecture, options.head)
     data.shape = shape.name
     head = pick_head(architecture, shape, options.head)

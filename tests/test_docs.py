@@ -49,6 +49,14 @@ def test_the_manual_has_a_page_per_architecture_and_the_api_reference(site):
         assert (site / f"{page}.html").is_file(), page
 
 
+def test_every_architecture_has_its_picture_and_its_usage():
+    """None of the manual's architecture pages lacks its picture (`docs/attention/<name>.png`) or how to use it
+    (`docs/usage/<name>.md`), and no picture or usage page names an architecture that is not there."""
+    pages = _pages_module()
+    for folder, suffix in ((pages.PICTURES, ".png"), (pages.USAGE, ".md")):
+        assert sorted(path.stem for path in folder.glob(f"*{suffix}")) == sorted(ARCHITECTURES), folder
+
+
 def test_the_readme_table_is_the_registrys():
     """The README's architecture table is `docs/architecture_pages.py`'s (`--readme` writes it)."""
     pages = _pages_module()

@@ -354,6 +354,7 @@ def test_hf_attn_train_reads_a_hub_dataset_with_its_config_splits_and_class_name
     assert missing["_returncode"] != 0 and "alice/nothing-here" in message
 
 
+@pytest.mark.long  # the manual's commands as written, each a fresh `hf-attn` (`make test-long`)
 def test_the_manuals_share_commands_run(hub, tmp_path):
     """The manual's "Share on the Hub" commands, run as written (with the loopback endpoint and a test token)."""
     section = (REPO_ROOT / "docs" / "pages" / "hub.md").read_text().split("\n## ", 1)[0]

@@ -422,6 +422,7 @@ def test_a_recipe_names_the_papers_word_vectors_and_a_local_copy_replaces_them(f
     assert "word vectors vectors.txt: 2 of" in capsys.readouterr().out
 
 
+@pytest.mark.long  # the manual's commands as written, each a fresh `hf-attn` (`make test-long`)
 def test_the_manuals_commands_for_your_own_data_run_as_written(tmp_path):
     """The first block of the manual's "Train on your own data" page, run with this environment's executables."""
     import os

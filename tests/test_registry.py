@@ -513,6 +513,7 @@ def _glob(pattern: str, name: str) -> str:
     return re.sub(r"<(part|topic)>", "*", pattern.replace("<name>", name))
 
 
+@pytest.mark.long  # a copy of the whole project, installed and tested: `make test-long`
 def test_a_new_architecture_touches_only_its_folder_card_and_tests(tmp_path):
     """A copy of the project gains a mean-pooling architecture that brings its own input kind (token weights),
     tokenizer (and tokenizer kind), task shape, synthetic task and converter: its model folder, its card template and

@@ -513,7 +513,7 @@ def prepare_task_data(
     then counted and filtered out. Held-out rows that are the training rows (`hf-attn evaluate` scores one file) are
     prepared, and reported, once."""
     one_split = held_out is train
-    rules, splits = _rules(train, held_out, shape, text_column, pair_column, label_column, label_separator, labels,
+    rules, splits = row_rules(train, held_out, shape, text_column, pair_column, label_column, label_separator, labels,
                            keep_columns, split_names)  # fmt: skip
     prepared: dict[str, Dataset] = {}
     dropped: dict[str, dict[str, int]] = {}
@@ -550,7 +550,7 @@ def prepare_task_data(
                 named = rules.named(split_name)
                 print(f"[hf-attn] {named} split: left out {unseen} labels that are not in {rules.seen}")
         rows = rows.remove_columns([name for name in (DROP_COLUMN, UNSEEN_COLUMN) if name in rows.column_names])
-        prepared[split_name] = _typed_labels(rows, rules)
+        prepared[split_name] = typed_labels(rows, rules)
     return TaskData(
         train=prepared["train"],
         eval=prepared["held-out"],
@@ -565,7 +565,7 @@ def prepare_task_data(
     )
 
 
-def _rules(
+def row_rules(
     train: Any, held_out: Any, shape: str | TaskLayout, text_column: str, pair_column: str | None,
     label_column: str | None, label_separator: str | None, labels: list[str] | None, keep_columns: Sequence[str],
     split_names: tuple[str, str], drop_unknown: bool = False,
@@ -644,7 +644,7 @@ def _refuse_a_class_per_row(train: Any, label_column: str, text_column: str, cla
     )
 
 
-def _typed_labels(rows: Any, rules: RowRules) -> Any:
+def typed_labels(rows: Any, rules: RowRules) -> Any:
     """`rows` with class and tag ids typed as integers: `map` keeps an output column's input type when the names
     agree, so string labels would come back as the strings "0", "1", ... of the class ids, which no collator
     batches."""

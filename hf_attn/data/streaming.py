@@ -31,7 +31,7 @@ from typing import Any
 from datasets import Dataset, IterableDataset
 from datasets.distributed import split_dataset_by_node
 
-from .files import DROP_COLUMN, UNSEEN_COLUMN, RowRules, _rules, _typed_labels
+from .files import DROP_COLUMN, UNSEEN_COLUMN, RowRules, row_rules, typed_labels
 from .task_data import TaskData, TaskLayout
 
 
@@ -80,7 +80,7 @@ def prepare_stream(
         notes.append(f"[hf-attn] streaming: no held-out split; holding out the first {len(first)} training rows")
         source = {**(source or {}), "held_out": f"the first {len(first)} rows of the training stream"}
     sample = _first_rows(train, sample_rows, "The training split")
-    rules, _ = _rules(
+    rules, _ = row_rules(
         sample, _first_rows(held_out, 1, "The held-out split"), layout, text_column, pair_column, label_column,
         label_separator, None, keep_columns, ("train", "held-out"), drop_unknown=True,
     )  # fmt: skip
@@ -118,7 +118,7 @@ def _marked(rows: Any, rules: RowRules, split: str, columns: list[str]) -> Any:
 def _kept(marked: Any, rules: RowRules) -> Any:
     """The rows `_marked` keeps, without its marks."""
     kept = marked.filter(lambda reason: reason is None, input_columns=DROP_COLUMN)
-    return _typed_labels(kept.remove_columns([DROP_COLUMN, *([UNSEEN_COLUMN] if rules.multi else [])]), rules)
+    return typed_labels(kept.remove_columns([DROP_COLUMN, *([UNSEEN_COLUMN] if rules.multi else [])]), rules)
 
 
 def _canonical(rows: Any, rules: RowRules, split: str, columns: list[str]) -> Any:

@@ -19,6 +19,9 @@ from hf_attn.registry import ARCHITECTURES
 from tests.helpers import console_script, one_line_faults, tiny_config
 from tests.hub_server import HubServer
 
+# Each fault waits out huggingface_hub's own retries (1 s, 2 s, 4 s, ... between them): `make test-long`.
+pytestmark = pytest.mark.long
+
 TOKEN, REPO = "hf_alice_test_token", "alice/lin-faults"
 
 
