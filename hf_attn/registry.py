@@ -65,22 +65,13 @@ def _check_row(name: str, folder: Path, module: Any, cards_dir: Path) -> Archite
         )
     if row.tasks is not None and not (folder / f"{row.tasks}.py").is_file():
         raise ValueError(f"{where}: its task shapes {row.tasks!r} are not a module of the folder ({row.tasks}.py).")
-    if row.arguments is not None and not (
-        isinstance(row.arguments, type)
-        and issubclass(row.arguments, ArchitectureArguments)
-        and is_dataclass(row.arguments)
-    ):
-        raise ValueError(
-            f"{where}: its arguments must be a dataclass subclassing hf_attn.registry_row.ArchitectureArguments."
-        )
-    if row.view_arguments is not None and not (
-        isinstance(row.view_arguments, type)
-        and issubclass(row.view_arguments, ViewArguments)
-        and is_dataclass(row.view_arguments)
-    ):
-        raise ValueError(
-            f"{where}: its view_arguments must be a dataclass subclassing hf_attn.registry_row.ViewArguments."
-        )
+    for name_of_field, base in (("arguments", ArchitectureArguments), ("view_arguments", ViewArguments)):
+        options = getattr(row, name_of_field)  # an options class of the folder's: a dataclass of the right base
+        fits = isinstance(options, type) and issubclass(options, base) and is_dataclass(options)
+        if options is not None and not fits:
+            raise ValueError(
+                f"{where}: its {name_of_field} must be a dataclass subclassing hf_attn.registry_row.{base.__name__}."
+            )
     if row.view_arguments is not None and row.attention_view is None:
         raise ValueError(f"{where}: view_arguments are the options of its own attention_view, and it has none.")
     if row.default and "config" not in row.demo:
