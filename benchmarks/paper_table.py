@@ -317,6 +317,13 @@ def _table(results: list[dict[str, Any]]) -> list[str]:
     return rows
 
 
+def _accelerator() -> str:
+    """The GPU the runs had, as torch names it, or "no GPU"."""
+    import torch
+
+    return f"GPU {torch.cuda.get_device_name(0)}" if torch.cuda.is_available() else "no GPU"
+
+
 # The heading of the hand-written notes on the runs, which `report` keeps when it writes the tables again.
 NOTES = "## Notes"
 
@@ -346,7 +353,7 @@ def report(folder: Path, results_file: Path) -> str:
         "over the same episodes; translation: the target of the TF-IDF-nearest training source). Accuracy in %, BLEU "
         "as sacrebleu. Word vectors: GloVe 6B 50d (the papers but Proto-HATT's used 300d).",
         "",
-        f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, no GPU. {_versions()}.",
+        f"Machine: {platform.machine()}, {os.cpu_count()} CPU cores, {_accelerator()}. {_versions()}.",
         "",
         *sections,
     ])  # fmt: skip

@@ -249,17 +249,11 @@ def help_request(argv: Sequence[str]) -> str | None:
 @functools.cache
 def architecture_arguments() -> dict[str, type[ArchitectureArguments]]:
     """Each architecture's own options class (`Architecture.arguments`), by architecture name, found through the
-    registry's index (`hf_attn.registry_index`: the rows as source) and imported alone: what `--help` lists. Read
-    once per process (the option parsing asks it several times)."""
-    import importlib
+    registry's index (`hf_attn.registry_index.option_classes`: the rows as source, read once per process) and
+    imported alone: what `--help` lists."""
+    from .registry_index import option_classes
 
-    from .registry_index import read_index
-
-    classes = {}
-    for row in read_index():
-        if row.arguments is not None:
-            classes[row.name] = getattr(importlib.import_module(row.arguments.module), row.arguments.name)
-    return classes
+    return option_classes("arguments")
 
 
 def print_train_help() -> None:

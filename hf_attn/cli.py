@@ -241,10 +241,10 @@ def _add_own_view_options(parser: argparse.ArgumentParser) -> None:
     import dataclasses
     import typing
 
-    from .registry_index import view_arguments
+    from .registry_index import option_classes
 
     added = set()
-    for options in view_arguments().values():
+    for options in option_classes("view_arguments").values():
         hints = typing.get_type_hints(options)
         for item in dataclasses.fields(options):
             if item.name in added:
@@ -263,10 +263,10 @@ def _given_view_options(args: argparse.Namespace) -> dict[str, tuple[dict[str, A
     which refuses a value it cannot read, before any model is looked up)."""
     import dataclasses
 
-    from .registry_index import view_arguments
+    from .registry_index import option_classes
 
     given = {}
-    for name, view_options in view_arguments().items():
+    for name, view_options in option_classes("view_arguments").items():
         typed = {item.name: getattr(args, item.name) for item in dataclasses.fields(view_options)}
         typed = {key: value for key, value in typed.items() if value is not None}
         given[name] = (typed, view_options(**typed).view_options())

@@ -11,6 +11,7 @@ registry, row by row.
 from __future__ import annotations
 
 import ast
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -274,18 +275,19 @@ def write_type_checking_blocks() -> None:
         init.write_text(text[:start] + generated + text[start + len(current) :], encoding="utf-8")
 
 
-if __name__ == "__main__":  # `python -m hf_attn.registry_index`: the generated blocks rewritten
-    write_type_checking_blocks()
-
-
-def view_arguments() -> dict[str, type]:
-    """Each architecture's attention-view options class (`Architecture.view_arguments`, a `ViewArguments`
-    dataclass), by architecture name, from the index and imported alone (a light module of its folder, no torch nor
-    transformers): what `hf-attn visualize` adds to its options."""
+@functools.cache  # read once per process: option parsing asks several times
+def option_classes(field: str) -> dict[str, type]:
+    """Each architecture's options class named by its row's `field` (`arguments`: its `hf-attn train` options;
+    `view_arguments`: its picture's `hf-attn visualize` options), by architecture name, from the index and imported
+    alone (a light module of its folder, neither torch nor transformers): what `--help` lists."""
     import importlib
 
     return {
-        row.name: getattr(importlib.import_module(row.view_arguments.module), row.view_arguments.name)
+        row.name: getattr(importlib.import_module(ref.module), ref.name)
         for row in read_index()
-        if row.view_arguments is not None
+        if (ref := getattr(row, field)) is not None
     }
+
+
+if __name__ == "__main__":  # `python -m hf_attn.registry_index`: the generated blocks rewritten
+    write_type_checking_blocks()

@@ -73,11 +73,11 @@ class EpisodeDataset(torch.utils.data.Dataset):
         self.rows = {name: columns[name] for name in self.fields}
         self.classes = class_rows(instances)
         self.eligible = eligible_classes(self.classes, shots, queries)
-        classes = self.classes
         if len(self.eligible) < ways:
             raise ValueError(
                 f"{ways}-way {shots}-shot episodes with {queries} queries per class need {ways} classes of at least "
-                f"{shots + queries} instances; this split has {len(self.eligible)} such classes (of {len(classes)})."
+                f"{shots + queries} instances; this split has {len(self.eligible)} such classes "
+                f"(of {len(self.classes)})."
             )
         self.ways, self.shots, self.queries = ways, shots, queries
         self.num_episodes, self.seed, self.noise_rate, self.fixed = num_episodes, seed, noise_rate, fixed
