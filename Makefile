@@ -34,7 +34,7 @@ demo: $(STAMP)
 docs: $(STAMP)
 	DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs build --strict --quiet -f docs/mkdocs.yml
 
-# Debian's Chromium for the attention pictures' browser test (tests/test_visualization.py); where it cannot be
+# Debian's Chromium for the attention pictures' browser test (tests/visualization/test_pictures.py); where it cannot be
 # installed (no apt-get, not root) that test is skipped with the reason.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \

@@ -12,7 +12,7 @@
     - peak memory: the growth of the process's peak resident memory during the measured calls (CPU), or
       `torch.cuda.max_memory_allocated` (CUDA); each configuration runs in its own process.
 (b) `quality`: the synthetic extreme task (`xmc_documents`, `--quality-labels` labels with power-law frequencies and
-    a latent hierarchy), trained through `hf_attn.training.train` as a user would, flat and with the tree (K = M = 8,
+    a latent hierarchy), trained through `hf_attn.train` as a user would, flat and with the tree (K = M = 8,
     H = 3, C = 160): P@1/3/5 on held-out texts, training and inference time.
 (c) `peer`: LibMultiLabel's AttentionXML (`libmultilabel.nn.attentionxml.PLTTrainer`, a two-level tree: clusters of
     `cluster_size` labels, then the labels of the `beam_width` best clusters) and hf_attn's tree of the same shape
@@ -137,7 +137,7 @@ def score(top_labels: list[list[str]], gold: list[list[str]], names: list[str]) 
 
 def ours(task: dict, head: str, epochs: int, config: dict, output: Path) -> dict:
     """hf_attn through `train()` (the CLI's pipeline): training time, then top-5 inference on the test texts."""
-    from hf_attn.training import train
+    from hf_attn.commands.train import train
 
     start = time.perf_counter()
     result = train(

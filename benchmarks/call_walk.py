@@ -37,7 +37,7 @@ def walk(argv: list[str]) -> list[tuple[str, str]]:
     """The rooms the request passes through, in order, each with how it was entered (`call` or `return`)."""
     from hf_attn import training
 
-    stack: list[str | None] = ["hf_attn.training"]
+    stack: list[str | None] = ["hf_attn.commands.train"]
     resumed: set = set()  # generators' frames (kept alive until the walk ends), whose later calls resume them
     path: list[tuple[str, str]] = []
 

@@ -1,5 +1,5 @@
 """Few-shot accuracy of Proto-HATT, HAPN and the plain prototypical network on the synthetic few-shot tasks
-(64 training classes, 16 held-out classes never trained on), trained through `hf_attn.training`: `few_shot_topics`
+(64 training classes, 16 held-out classes never trained on), trained through `hf_attn.train`: `few_shot_topics`
 (cue words among fillers) or `few_shot_relations` (the cues between a head and a tail entity, another class's cue
 outside them: Proto-HATT's setting, relation classification with position embeddings).
 
@@ -39,7 +39,7 @@ SIZES = ["hidden_size=64", "word_embedding_size=32", "max_sentence_length=20"]
 
 
 def train_one(label: str, seed: int, shots: int, noise: float, args: argparse.Namespace):
-    from hf_attn.training import train
+    from hf_attn.commands.train import train
 
     arch, head, extra = (*MODELS[label], []) if label in MODELS else ABLATIONS[label]
     positions = f"use_entity_positions={args.task == 'few_shot_relations'}".lower()

@@ -6,7 +6,7 @@ CSV); for the BPE tokenizer, the same texts with a target text (the words revers
 
 The floor, per tokenizer kind, in a fresh process: `datasets.load_dataset("csv")`, a `tokenizers` training over the
 texts (word-level, or BPE for the BPE kind) read as Arrow batches, and one batched `map` that encodes every row, in
-that process. hf_attn, in a fresh process with a fresh `datasets` cache: `hf_attn.training.train` with
+that process. hf_attn, in a fresh process with a fresh `datasets` cache: `hf_attn.commands.train.train` with
 `--max_steps 5`, no saving, no evaluation during training; its time to the first training step (from the
 process's start, imports included), its data steps (the status line's reading and preparing, vocabulary,
 encoding), and the peak resident memory of the main process (`VmHWM`: `ru_maxrss` would keep the benchmark's own
@@ -129,7 +129,7 @@ def peak_mib():  # this process's high-water mark since its exec (ru_maxrss keep
     status = dict(line.split(":", 1) for line in open("/proc/self/status"))
     return int(status["VmHWM"].split()[0]) / 1024
 from transformers import TrainerCallback
-from hf_attn.training import train
+from hf_attn.commands.train import train
 options = json.loads(sys.argv[1])
 first_step = {}
 class FirstStep(TrainerCallback):

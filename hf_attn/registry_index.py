@@ -177,7 +177,8 @@ PACKAGE_NAMES: dict[str, str] = {
     "get_architecture": "hf_attn.registry",
     "list_models": "hf_attn.registry",
     "register_all": "hf_attn.auto_registration",
-    "visualize": "hf_attn.pictures",
+    "train": "hf_attn.commands.train",
+    "visualize": "hf_attn.visualization.pictures",
 }
 
 

@@ -185,14 +185,14 @@ class Architecture:
         converter: the folder's module that converts an original implementation's checkpoint (its
             `main(argv, prog)` is what `hf-attn convert <name> ...` runs); `None`: there is no original to convert.
         arguments: the architecture's own `hf-attn train` options, a subclass of
-            `hf_attn.arguments.ArchitectureArguments` in a module of the folder that loads without torch (STCKA's
-            knowledge base and concept column); `None`: none.
+            `hf_attn.options.arguments.ArchitectureArguments` in a module of the folder that loads without torch
+            (STCKA's knowledge base and concept column); `None`: none.
         view_arguments: the `hf-attn visualize` options of its `attention_view`, a subclass of `ViewArguments` in a
             module of the folder that loads without torch (AttentionXML's `--top_k`, the Transformer's `--heads` and
             `--layers`); `None`: its view takes only the text and what the head reads (`--pair`, `--support`).
         schedules: the training schedules of its paper, by the `--schedule` name that picks them (the Transformer's
             `noam`), each a function `(config_value, warmup_steps) -> TrainingArguments keywords`, `config_value(name)`
-            being the value a config field will have in the run (`hf_attn.options.config_value`), kept in the
+            being the value a config field will have in the run (`hf_attn.options.reading.config_value`), kept in the
             folder's `schedules_<name>.py`; `{}`: none (`--schedule noam` is refused for it in one line).
         default: the architecture `hf-attn train` and `train()` train when neither `arch` nor a recipe names one
             (exactly one row says `True`).

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import pytest
 import torch
 
 # Without a CUDA device, Triton's kernels run in its interpreter (tests/test_kernels.py checks them there). The
@@ -27,3 +28,12 @@ def pytest_configure(config) -> None:
         threads = max(1, (os.cpu_count() or 1) // workers)
         torch.set_num_threads(threads)
         os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = str(threads)
+
+
+@pytest.fixture
+def hub():
+    """A Hub-API server on 127.0.0.1 (`tests/hub_server.py`) with two users, alice and bob."""
+    from tests.hub_server import ALICE, BOB, HubServer
+
+    with HubServer(tokens={ALICE: "alice", BOB: "bob"}) as server:
+        yield server

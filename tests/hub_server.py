@@ -46,6 +46,9 @@ from urllib.parse import parse_qs, quote, unquote, urlparse
 
 import yaml
 
+# The test users' tokens: `hub` (tests/conftest.py) serves alice and bob.
+ALICE, BOB = "hf_alice_test_token", "hf_bob_test_token"
+
 LFS_SIZE_THRESHOLD = 10 * 1024 * 1024  # the real Hub stores files of 10 MB and more in LFS
 LFS_SUFFIXES = (
     ".safetensors",

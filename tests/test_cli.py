@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
-import dataclasses
-import importlib
-import io
 import re
 import subprocess
 import sys
@@ -16,15 +12,7 @@ import torch
 
 from hf_attn.cli import main
 from hf_attn.registry import ARCHITECTURES, get_architecture
-from hf_attn.registry_index import default_architecture
-from tests.helpers import console_script, one_line_faults, run_console_commands
-
-
-def test_list_prints_every_architecture(capsys):
-    main(["list"])
-    out = capsys.readouterr().out
-    for name, architecture in ARCHITECTURES.items():
-        assert name in out and architecture.paper.reference in out
+from tests.helpers import one_line_faults, run_console_commands
 
 
 def _files(folder: Path) -> dict[str, Path]:
@@ -258,85 +246,11 @@ def test_every_command_answers_help_without_torch(command):
         assert "--gradient_accumulation_steps" not in result.stdout.split("Every other option")[0]
 
 
-def test_train_help_all_lists_every_training_argument(capsys):
-    from transformers import Seq2SeqTrainingArguments
-
-    main(["train", "--help-all"])  # answered where `hf-attn train` looks at its help flags, once, as --help is
-    shown = capsys.readouterr().out
-    for item in dataclasses.fields(Seq2SeqTrainingArguments):
-        if item.init:
-            assert f"--{item.name}" in shown, item.name
-
-
-@pytest.mark.parametrize("command", ["train", "evaluate"])
-def test_help_says_each_default_once_and_a_switch_off_as_off(command):
-    """Through the console script: an option whose help says its default in words gets no second `(default: None)`,
-    and the `--no_save` complement of a switch that is on by default says it turns it off (transformers copies the
-    switch's own help, which reads inverted there)."""
-    result = subprocess.run([*console_script(), command, "--help"], capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    entries = re.split(r"\n  (?=-)", result.stdout)  # one entry an option, its help folded over lines
-    twice = [entry.split()[0] for entry in entries if len(re.findall(r"\(default:", entry)) > 1]
-    assert not twice, twice
-    no_save = next(entry for entry in entries if entry.startswith("--no_save"))
-    assert " ".join(no_save.split()) == "--no_save, --no-save turn --save off (default: --save is on)"
-    held_out = next(entry for entry in entries if entry.startswith("--eval_split"))
-    assert " ".join(held_out.split()).endswith("(default: validation, dev, valid or test)")
-
-
-def test_the_light_listing_is_the_registry():
-    """The index `hf-attn list` and Auto registration read without importing equals the imported registry, row by
-    row: classes (by module and name), Auto classes and tokenizer kinds."""
-    from hf_attn.registry_index import ClassRef, read_index
-
-    def ref(cls: type) -> ClassRef:
-        return ClassRef(cls.__module__, cls.__name__)
-
-    rows = {row.name: row for row in read_index()}
-    assert rows.keys() == ARCHITECTURES.keys()
-    for name, architecture in ARCHITECTURES.items():
-        row = rows[name]
-        assert row.display_name == architecture.display_name
-        assert (row.year, row.reference) == (architecture.paper.year, architecture.paper.reference)
-        tokenizer = getattr(importlib.import_module(row.tokenizer.module), row.tokenizer.name)
-        assert tokenizer is architecture.tokenizer
-        assert (row.config_class, row.base_model_class) == (
-            ref(architecture.config_class),
-            ref(architecture.base_model_class),
-        )
-        assert [(head.model_class, head.auto_class) for head in row.heads] == [
-            (ref(head.model_class), head.auto_class) for head in architecture.heads
-        ]
-        for name in ("arguments", "view_arguments"):
-            own = getattr(architecture, name)
-            assert getattr(row, name) == (ref(own) if own is not None else None), (name, row)
-
-
 def test_console_script_is_installed():
     result = subprocess.run(
         [sys.executable, "-m", "hf_attn.cli", "--help"], capture_output=True, text=True, check=True
     )
     assert "train" in result.stdout and "demo" in result.stdout
-
-
-def test_demo_trains_saves_reloads_and_shows_attention(tmp_path, capsys):
-    output = tmp_path / "demo"
-    main(["demo", "--output-dir", str(output), "--num-train", "600", "--epochs", "2"])
-    out = capsys.readouterr().out
-    assert out.startswith(f"hf_attn demo: {get_architecture(default_architecture()).display_name} on the synthetic ")
-    for metric in ("accuracy", "hit_rate", "evidence_mass"):
-        assert re.search(rf"^  {metric} +0\.\d{{3}}$", out, re.M), (metric, out)
-    assert "reloaded with AutoModelForSequenceClassification + AutoTokenizer" in out
-    assert out.count("hop 0:") == 4 and out.count("hop 3:") == 4  # four texts, four hops each (the row's demo)
-    assert "-> positive" in out or "-> negative" in out
-    assert (output / "model.safetensors").is_file() and (output / "tokenizer.json").is_file()
-    # the saved folder ships its card, with the held-out metrics in the model-index
-    from huggingface_hub import ModelCard
-
-    card = ModelCard.load(output / "README.md")
-    metrics = {result.metric_type for result in card.data.eval_results}
-    assert {"accuracy", "hit_rate", "evidence_mass"} <= metrics
-    assert (output / "hf_attn_training.json").is_file() and not list(output.glob("*.bin"))
 
 
 def test_version_prints_the_installed_version(capsys):
@@ -364,36 +278,6 @@ def test_ctrl_c_ends_a_command_with_one_line_and_status_130(capsys):
         run_command(interrupted, ["train", "--debug"])
 
 
-def test_verify_update_records_a_loading_file_and_refuses_a_cut_one(tmp_path):
-    """`verify --update` records the weights as they are, but never a file that does not load: a cut file stays
-    unrecorded, so `verify` keeps failing on it."""
-    from safetensors.torch import save_file
-
-    from hf_attn.utils.integrity import verify_file
-
-    weights = tmp_path / "model.safetensors"
-    save_file({"weight": torch.ones(8, 8)}, str(weights))
-    main(["verify", str(tmp_path), "--update"])
-    assert verify_file(weights)
-    weights.write_bytes(weights.read_bytes()[:-16])
-    with pytest.raises(SystemExit, match="does not load"):
-        main(["verify", str(tmp_path), "--update"])
-    with pytest.raises(SystemExit):
-        main(["verify", str(tmp_path)])
-
-
-def test_predict_reads_one_text_a_line_from_a_file_or_standard_input(tmp_path, monkeypatch, capsys):
-    from hf_attn.cli import _texts
-
-    texts = tmp_path / "texts.txt"
-    texts.write_text("the food was great\n\nawful service\n", encoding="utf-8")
-    parsed = argparse.Namespace(texts=[], file=str(texts))
-    assert _texts(parsed) == ["the food was great", "awful service"]
-    monkeypatch.setattr("sys.stdin", io.StringIO("one\ntwo\n"))
-    assert _texts(argparse.Namespace(texts=[], file="-")) == ["one", "two"]
-    assert _texts(argparse.Namespace(texts=["not a file name"], file=None)) == ["not a file name"]
-
-
 def _failing_run(
     output_dir: Path, fail_at: int, save_steps: int, error: type[BaseException] = RuntimeError
 ) -> BaseException:
@@ -401,7 +285,7 @@ def _failing_run(
     loop); returns what the run raised."""
     from transformers import TrainerCallback
 
-    from hf_attn.training import train
+    from hf_attn.commands.train import train
 
     class Crash(TrainerCallback):
         def on_step_end(self, args, state, control, **kwargs):
@@ -523,7 +407,6 @@ def test_a_folder_whose_config_sizes_were_edited_is_one_line(tmp_path):
 
     from transformers import AutoModelForSequenceClassification
 
-    from hf_attn.registry import get_architecture
     from hf_attn.utils.errors import run_command
 
     row = get_architecture("lin_self_attentive")

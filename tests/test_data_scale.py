@@ -29,10 +29,10 @@ from hf_attn.data.cache import cached_map, column_values
 from hf_attn.data.examples import review_rows
 from hf_attn.data.files import prepare_task_data
 from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER, train_tokenizer
+from tests.commands.test_train_data import LIN, QUIET
 
 from .test_distributed import free_port
 from .test_hub import hub, run_client  # noqa: F401 (the loopback Hub fixture)
-from .test_own_data import LIN, QUIET
 
 LIN_OPTIONS = ["--arch", "lin_self_attentive", *LIN]
 
@@ -286,7 +286,7 @@ def test_a_hub_dataset_of_several_parquet_shards_streams_from_the_hub(hub, tmp_p
 
 STREAM_SCRIPT = """
 import json
-from hf_attn.training import train
+from hf_attn.commands.train import train
 result = train("out", arch="lin_self_attentive", dataset="shards", dataset_format="parquet", streaming=True,
                max_steps=4, per_device_train_batch_size=8, tokenizer_sample_rows=256, max_eval_samples=16,
                disable_tqdm=True, save_strategy="no", report_to="none",
@@ -327,18 +327,18 @@ def test_two_processes_each_read_their_own_shards_of_a_stream(tmp_path):
 def test_a_vocabulary_trained_apart_is_the_one_trained_here(tmp_path, capsys, monkeypatch):
     """From `APART_FROM_TEXTS` texts on (lowered here to 100), the vocabulary is trained in a spawned process of its
     own (`hf_attn.data.cache.train_apart`): the same vocabulary, the same run, as when trained in this one."""
-    import hf_attn.training
+    import hf_attn.commands.train
 
     data = write_reviews(tmp_path / "reviews.csv", 600)
     run = [*LIN_OPTIONS, "--dataset", str(data), "--text_column", "review", "--label_column", "stars", "--max_steps",
            "3"]  # fmt: skip
     calls = []
-    real = hf_attn.training.train_apart
-    monkeypatch.setattr(hf_attn.training, "train_apart", lambda *args: calls.append(args) or real(*args))
+    real = hf_attn.commands.train.train_apart
+    monkeypatch.setattr(hf_attn.commands.train, "train_apart", lambda *args: calls.append(args) or real(*args))
     results = {}
     for apart in (False, True):
         monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / f"cache-{apart}")
-        monkeypatch.setattr(hf_attn.training, "APART_FROM_TEXTS", 100 if apart else 10**9)
+        monkeypatch.setattr(hf_attn.commands.train, "APART_FROM_TEXTS", 100 if apart else 10**9)
         metrics, _ = train_printed(capsys, *run, "--output_dir", str(tmp_path / f"run-{apart}"))
         vocabulary = json.loads((tmp_path / f"run-{apart}" / "tokenizer.json").read_text())["model"]["vocab"]
         results[apart] = (metrics["accuracy"], metrics["loss"], vocabulary)

@@ -24,12 +24,12 @@ def free_port() -> int:
 
 
 def launch_two_processes(tmp_path: Path, arguments: list[str]) -> str:
-    """`accelerate launch --multi_gpu --num_processes 2 -m hf_attn.training ARGUMENTS`; returns the output."""
+    """`accelerate launch --multi_gpu --num_processes 2 -m hf_attn.commands.train ARGUMENTS`; returns the output."""
     accelerate = shutil.which("accelerate", path=str(Path(sys.executable).parent)) or shutil.which("accelerate")
     assert accelerate, "accelerate's launcher is not installed"
     command = [
         accelerate, "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1", "--mixed_precision", "no",
-        "--dynamo_backend", "no", "--main_process_port", str(free_port()), "-m", "hf_attn.training", *arguments,
+        "--dynamo_backend", "no", "--main_process_port", str(free_port()), "-m", "hf_attn.commands.train", *arguments,
     ]  # fmt: skip
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf_home"), "OMP_NUM_THREADS": "1", "ACCELERATE_CONFIG_FILE": ""}
     result = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, check=False)

@@ -43,7 +43,7 @@ def test_the_manual_has_a_page_per_architecture_and_the_api_reference(site):
             assert head.model_class.__name__ in page, (name, head)
     table = (site / "architectures" / "index.html").read_text()
     assert all(f"{name}.html" in table for name in ARCHITECTURES)
-    for module in ("hf_attn.tasks.heads", "hf_attn.training", "hf_attn.data.files", "hf_attn.layers.masking"):
+    for module in ("hf_attn.tasks.heads", "hf_attn.commands.train", "hf_attn.data.files", "hf_attn.layers.masking"):
         assert (site / "reference" / f"{module}.html").is_file(), module
     for page in ("index", "own-data", "hub", "pictures", "contract"):
         assert (site / f"{page}.html").is_file(), page

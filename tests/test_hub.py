@@ -18,9 +18,7 @@ import pytest
 
 from hf_attn.registry import ARCHITECTURES
 from tests.helpers import BLOCK_HF_ATTN, REPO_ROOT, make_inputs, tiny_config
-from tests.hub_server import HubServer, validate_card_metadata
-
-ALICE, BOB = "hf_alice_test_token", "hf_bob_test_token"
+from tests.hub_server import ALICE, BOB, HubServer, validate_card_metadata
 
 # Model + tokenizer used by the clients: tiny, seeded, so that two processes build the same one.
 COMMON = textwrap.dedent(
@@ -45,12 +43,6 @@ COMMON = textwrap.dedent(
         print("RESULT " + json.dumps(values), flush=True)
     """
 )
-
-
-@pytest.fixture
-def hub():
-    with HubServer(tokens={ALICE: "alice", BOB: "bob"}) as server:
-        yield server
 
 
 def run_client(hub: HubServer, body: str, home: Path, token: str | None = ALICE, block_hf_attn: bool = False,
@@ -295,29 +287,6 @@ def test_missing_repo_missing_file_and_broken_downloads(hub, tmp_path):
     assert_close(again["logits"], pushed["logits"])
 
 
-def test_cli_push_with_revision_and_private(hub, tmp_path):
-    build_and_push = """
-        import subprocess
-        model, tokenizer = build()
-        model.save_pretrained("cli_model")
-        tokenizer.save_pretrained("cli_model")
-        model.save_pretrained("cli_model/checkpoint-2")  # Trainer scratch, never uploaded
-        model.save_pretrained("cli_model/bilm/checkpoint-2")
-        hf_attn_cli = [sys.executable, "-m", "hf_attn.cli"]
-        subprocess.run(hf_attn_cli + ["card", "cli_model", "--repo-id", ARGS["repo"]], check=True)
-        subprocess.run(hf_attn_cli + ["push", "cli_model", ARGS["repo"], "--private"], check=True)
-        subprocess.run(hf_attn_cli + ["push", "cli_model", ARGS["repo"], "--revision", "experiment"], check=True)
-        report(logits=model(INPUTS).logits.tolist())
-    """
-    pushed = run_client(hub, build_and_push, tmp_path / "cli", repo="alice/lin-cli")
-    repo = hub.state.repos["alice/lin-cli"]
-    assert repo.private and set(repo.branches) == {"main", "experiment"}
-    assert "README.md" in repo.resolve("experiment").files
-    assert not [name for name in repo.resolve("experiment").files if "checkpoint-" in name]
-    loaded = run_client(hub, LOAD, tmp_path / "load", repo="alice/lin-cli", revision="experiment")
-    assert_close(loaded["logits"], pushed["logits"])
-
-
 def test_hf_attn_train_reads_a_hub_dataset_with_its_config_splits_and_class_names(hub, tmp_path):
     """`--dataset USER/NAME --dataset_config --eval_split`: a dataset pushed with `DatasetDict.push_to_hub` (parquet
     shards through LFS, a card with its features) trains Lin's model; class names come from its `ClassLabel`."""
@@ -522,7 +491,7 @@ def test_a_trained_models_card_carries_its_attention_picture(hub, tmp_path):
     the push carries it."""
     train_and_push = """
         from hf_attn.hub import push_model_dir
-        from hf_attn.training import train
+        from hf_attn.commands.train import train
         train("trained", num_train=100, num_eval=20, max_steps=3, disable_tqdm=True, logging_steps=100,
               config_overrides={"hidden_size": 8, "attention_hops": 2, "classifier_hidden_size": 8})
         push_model_dir("trained", ARGS["repo"])

@@ -7,23 +7,23 @@ The layers, lowest first (a module may import its own layer and those below; CON
     primitives    hf_attn.layers, hf_attn.utils
     model code    a model folder's configuration / modeling files (everything in it but its row and views)
     tokenization  hf_attn.tokenization
-    data          hf_attn.data (the input and label kinds among it), hf_attn.evaluation, hf_attn.prediction,
-                  hf_attn.pipelines, the
-                  attention views (hf_attn.visualization: figure, views; each folder's visualization_<name>.py), a
-                  folder's kinds.py
+    data          hf_attn.data (the input and label kinds among it), hf_attn.evaluation (metrics),
+                  hf_attn.pipelines, the attention views (hf_attn.visualization: figure, views; each folder's
+                  visualization_<name>.py), a folder's kinds.py
     registry      hf_attn.registry, its rows' classes (hf_attn.registry_row), the folders' rows
                   (hf_attn.models.<name>.architecture), hf_attn.registry_index
                   (the rows read from their source, for `hf-attn list` and Auto registration) and
                   hf_attn.auto_registration (registering as transformers loads its Auto classes)
     tasks         hf_attn.tasks (task shapes, one Trainer per shape; its heads module: which shape and head, the
-                  shapes by name, the folders' included; its examples: every layout's example files),
-                  hf_attn.training_data (a run's data and shape), a folder's tasks_<name>.py and training_<name>.py,
-                  hf_attn.options, hf_attn.arguments, hf_attn.training_arguments, hf_attn.recipes,
-                  hf_attn.pictures (visualize: a model's row and view)
+                  shapes by name, the folders' included; prediction: a head's inputs for raw texts; examples:
+                  every layout's example files), a folder's tasks_<name>.py and training_<name>.py,
+                  hf_attn.options (the options of `hf-attn train` and their checks), hf_attn.recipes,
+                  hf_attn.visualization.pictures (visualize: a model's row and view)
     cards and hub hf_attn.cards, hf_attn.hub, hf_attn.conversion and the folders' converters (convert_*.py)
-    entry points  hf_attn (the package: its public names; installs the registration), hf_attn.training (the
-                  run: data to a saved, carded, pushed folder), hf_attn.inference, hf_attn.cli, hf_attn.demo,
-                  conversion/, benchmarks/
+    commands      hf_attn.commands: one module a command (train, with train_data: a run's data and shape;
+                  evaluate, predict, visualize, card, push, verify, convert, demo, list, recipes)
+    entry points  hf_attn (the package: its public names; installs the registration), hf_attn.cli (the `hf-attn`
+                  command's dispatch), conversion/, benchmarks/
 
 A module the table does not place fails the test: a new module takes its place on purpose.
 
@@ -53,7 +53,6 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "hf_attn.data",
             "hf_attn.data.*",
             "hf_attn.evaluation",
-            "hf_attn.prediction",
             "hf_attn.pipelines",
             "hf_attn.visualization",
             "hf_attn.visualization.figure",
@@ -77,27 +76,15 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "hf_attn.tasks",
             "hf_attn.tasks.*",
-            "hf_attn.training_data",
             "hf_attn.options",
-            "hf_attn.arguments",
-            "hf_attn.training_arguments",
+            "hf_attn.options.*",
             "hf_attn.recipes",
-            "hf_attn.pictures",
+            "hf_attn.visualization.pictures",
         ),
     ),
     ("cards and hub", ("hf_attn.cards", "hf_attn.hub", "hf_attn.conversion")),
-    (
-        "entry points",
-        (
-            "hf_attn",
-            "hf_attn.training",
-            "hf_attn.inference",
-            "hf_attn.cli",
-            "hf_attn.demo",
-            "conversion.*",
-            "benchmarks.*",
-        ),
-    ),
+    ("commands", ("hf_attn.commands", "hf_attn.commands.*")),
+    ("entry points", ("hf_attn", "hf_attn.cli", "conversion.*", "benchmarks.*")),
 ]
 # Matched before the table: the views and the rows inside model folders are not model code.
 _PLACED_FIRST = {

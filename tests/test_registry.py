@@ -294,7 +294,7 @@ import json
 
 from transformers import AutoTokenizer
 
-from hf_attn.training import train
+from hf_attn.commands.train import train
 
 
 def test_it_learns_the_cues_on_its_own_task_shape_and_tokenizer(tmp_path):

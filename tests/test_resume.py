@@ -14,15 +14,15 @@ import textwrap
 import pytest
 import torch
 
+from hf_attn.commands.train import parse_arguments, train
 from hf_attn.registry import get_architecture
-from hf_attn.training import parse_arguments, train
 
 KILL_AFTER_STEP = 7
 KILLED_RUN = textwrap.dedent(
     f"""
     import json, os, signal, sys
     from transformers import TrainerCallback
-    from hf_attn.training import train
+    from hf_attn.commands.train import train
 
     class KillMidEpoch(TrainerCallback):
         def on_step_end(self, args, state, control, **kwargs):

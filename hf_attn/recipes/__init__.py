@@ -9,8 +9,8 @@ A recipe is a YAML file (`hf_attn/models/<arch>/recipes/<name>.yaml`, its archit
     config: {...}    # the model's hyper-parameters (config fields)
 
 Every option is a default: a command-line flag overrides it (`--dataset reviews.parquet --max_steps 10`), and
-`--config KEY=VALUE` overrides one config field (`hf_attn.options` applies them, and refuses an option that is not
-a field of its dataclasses). The card of a model trained from a recipe shows the paper's
+`--config KEY=VALUE` overrides one config field (`hf_attn.options.reading` applies them, and refuses an option that is
+not a field of its dataclasses). The card of a model trained from a recipe shows the paper's
 number beside the measured one.
 """
 

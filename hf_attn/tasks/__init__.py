@@ -2,7 +2,7 @@
 
 (The data side of a shape, `TaskData` and its layout, is in `hf_attn.data.task_data`.)
 
-The training pipeline (`hf_attn.training`) knows no task: it asks the shape for the heads that fit, the texts a
+The training pipeline (`hf_attn.commands.train`) knows no task: it asks the shape for the heads that fit, the texts a
 vocabulary is trained on, the config fields the labels set, the encoding of a batch, the collator, the metrics
 and the extra held-out scores (how much attention lands on known evidence). A shape works on `TaskData`, whose
 columns the loaders (`hf_attn.data.files`, the synthetic tasks) have already put in canonical form:

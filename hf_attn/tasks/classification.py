@@ -8,8 +8,8 @@ import torch
 from ..data.kinds import CLASS
 from ..data.task_data import TASK_LAYOUTS
 from ..evaluation import score_evidence_attention
-from ..prediction import model_inputs, top_attended
 from .base import TaskShape
+from .prediction import model_inputs, top_attended
 
 
 class Classification(TaskShape):

@@ -8,9 +8,9 @@ import torch
 
 from ..data.kinds import TOKEN_VOCAB, Sentence
 from ..data.task_data import TASK_LAYOUTS
-from ..prediction import model_inputs
 from ..tokenization.base import task_tokenizer
 from .base import TaskShape
+from .prediction import model_inputs
 
 
 class LanguageModeling(TaskShape):

@@ -20,8 +20,8 @@ from ..evaluation import (
     label_sequence_metrics,
     multi_hot_metrics,
 )
-from ..prediction import model_inputs, top_attended
 from .base import TaskShape
+from .prediction import model_inputs, top_attended
 
 
 class MultiLabel(TaskShape):

@@ -7,8 +7,8 @@ import torch
 from ..data.kinds import TOKEN_VOCAB, SourceAndTarget
 from ..data.task_data import TASK_LAYOUTS
 from ..evaluation import translation_metrics
-from ..prediction import model_inputs
 from .base import TaskShape
+from .prediction import model_inputs
 
 
 class SequenceToSequence(TaskShape):

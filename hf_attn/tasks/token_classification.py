@@ -7,9 +7,9 @@ import torch
 from ..data.kinds import TOKEN_CLASS
 from ..data.task_data import TASK_LAYOUTS
 from ..evaluation import token_accuracy_at
-from ..prediction import model_inputs
 from ..tokenization.base import task_tokenizer
 from .base import TaskShape
+from .prediction import model_inputs
 
 
 class TokenClassification(TaskShape):

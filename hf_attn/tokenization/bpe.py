@@ -97,7 +97,7 @@ def _canonical_model(tokenizer: Tokenizer) -> models.BPE:
     The `tokenizers` trainer numbers tokens in hash-map order, which differs between calls. It also breaks ties
     between equally frequent pairs by those numbers, so two trainings may order tied merges differently: a
     distributed run trains the vocabulary once and shares it, and a resumed run reads it from its checkpoint
-    (`hf_attn.training`).
+    (`hf_attn.commands.train`).
     """
     model = json.loads(tokenizer.to_str())["model"]
     merges = [tuple(merge) if isinstance(merge, list) else tuple(merge.split(" ")) for merge in model["merges"]]

@@ -1,4 +1,5 @@
-"""A command's mistakes as one line: what `hf-attn` (and `python -m hf_attn.training`) print instead of a traceback.
+"""A command's mistakes as one line: what `hf-attn` (and `python -m hf_attn.commands.train`) print instead of a
+traceback.
 
 A user's mistake, as the code under a command reports it, is a bad option or value (`ValueError`, e.g. a config
 field's validation error), a missing or unreadable file or folder (`OSError`), a missing optional package
@@ -16,6 +17,7 @@ for the mistakes too.
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable
 
@@ -30,6 +32,10 @@ class OneLineUsageErrors:
 
     def error(self, message: str) -> None:
         raise SystemExit(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
+class CommandParser(OneLineUsageErrors, argparse.ArgumentParser):
+    """argparse, with a usage error as one line: `hf-attn COMMAND: message (see hf-attn COMMAND --help)`."""
 
 
 USER_ERRORS: tuple[type[BaseException], ...] = (ValueError, OSError, ImportError, NotImplementedError)

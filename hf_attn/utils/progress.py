@@ -1,4 +1,4 @@
-"""Progress bars off while a block runs: `hidden_progress_bars()`.
+"""Progress bars off while a block runs: `hidden_progress_bars()`; a slow command's steps (`progress`) with them.
 
 A command whose standard error is a log or a pipe, and a run with `--no-progress` (`disable_tqdm`), show no bar from
 huggingface_hub (downloads, uploads), transformers ("Loading weights", shard writing) or datasets (file reading,
@@ -16,6 +16,8 @@ from collections.abc import Iterator
 
 # Each library's variable, read when it is imported.
 _VARIABLES = ("HF_HUB_DISABLE_PROGRESS_BARS", "HF_DATASETS_DISABLE_PROGRESS_BARS")
+# How many `hidden_progress_bars` blocks are running: while one is, a command's steps are not shown either.
+_hiding = 0
 
 
 def _switches() -> list[tuple]:
@@ -47,9 +49,11 @@ def _switches() -> list[tuple]:
 def hidden_progress_bars(hidden: bool = True) -> Iterator[None]:
     """No progress bar of huggingface_hub, transformers or datasets while the block runs (module docstring);
     `hidden=False`: nothing changes."""
+    global _hiding
     if not hidden:
         yield
         return
+    _hiding += 1
     variables = {name: os.environ.get(name) for name in _VARIABLES}
     for name in _VARIABLES:
         os.environ[name] = "1"
@@ -60,6 +64,7 @@ def hidden_progress_bars(hidden: bool = True) -> Iterator[None]:
     try:
         yield
     finally:
+        _hiding -= 1
         for was_enabled, (_, _, enable) in zip(enabled, switches, strict=True):
             if was_enabled:
                 enable()
@@ -68,3 +73,10 @@ def hidden_progress_bars(hidden: bool = True) -> Iterator[None]:
                 os.environ.pop(name, None)
             else:
                 os.environ[name] = value
+
+
+def progress(message: str) -> None:
+    """A step of a slow command (`loading MODEL ...`) on standard error, unless the bars are hidden: a log, a pipe or
+    `--no-progress` gets the result alone."""
+    if not _hiding:
+        print(message, file=sys.stderr)

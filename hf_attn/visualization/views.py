@@ -14,7 +14,7 @@ that decides the picture, so a new architecture is drawn without code of its own
 An architecture whose picture needs more than its maps (decoding first: the Transformer, SGM; a top-k of labels:
 AttentionXML; weights that are parameters: ELMo's scalar mix; a support set: the few-shot models) names its own view
 in its registry row (`Architecture.attention_view`, kept in its folder's `visualization_<name>.py`); the helpers it
-builds on are here, below the registry (a head's row is `head.architecture`; `hf_attn.pictures`
+builds on are here, below the registry (a head's row is `head.architecture`; `hf_attn.visualization.pictures`
 finds a model's head and draws it): `encode`, `real_tokens`, `maps_panels`, `decode_with_attentions` (a
 sequence-to-sequence head's maps for its own output or a given target), and `few_shot_view` (the two few-shot
 architectures share it).

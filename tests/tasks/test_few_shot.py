@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from hf_attn.training import train
+from hf_attn.commands.train import train
 from tests.helpers import write_fewrel
 
 SMALL = ["hidden_size=32", "word_embedding_size=16", "max_sentence_length=20"]

@@ -220,7 +220,7 @@ def test_a_stage_names_its_input_and_keeps_our_own_messages_and_bugs(tmp_path):
         read_input("--tokenizer", tmp_path / "nope", TOKENIZER, lambda: None)
 
     from hf_attn.data.masks import MaskSpec
-    from hf_attn.options import parse_overrides
+    from hf_attn.options.reading import parse_overrides
 
     (tmp_path / "vectors.txt").write_text("a 1 2 3 4\n")
     with pytest.raises(ValueError, match=r"^Config overrides are KEY=VALUE, got 'x'") as raised:

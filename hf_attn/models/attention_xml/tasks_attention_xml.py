@@ -14,8 +14,8 @@ from hf_attn.data.collators import LabelSetCollator
 from hf_attn.data.kinds import Sentence
 from hf_attn.data.task_data import LabelFormat, TaskLayout
 from hf_attn.evaluation import RankingMetrics
-from hf_attn.prediction import model_inputs
 from hf_attn.tasks import MultiLabel
+from hf_attn.tasks.prediction import model_inputs
 
 from .kinds import LABEL_TREE
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
+from hf_attn.commands.train import train
 from hf_attn.data import label_topics, topic_labels
-from hf_attn.training import train
 
 NUM_TRAIN = 1500
 CONFIG = {"embedding_size": 32, "hidden_size": 32, "linear_sizes": [32], "hidden_dropout_prob": 0.1,

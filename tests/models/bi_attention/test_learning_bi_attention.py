@@ -9,13 +9,13 @@ import datasets
 import pytest
 import transformers
 
+from hf_attn.commands.train import train
 from hf_attn.data import (
     NEGATIVE_CUES,
     POSITIVE_CUES,
     get_synthetic_task,
 )
 from hf_attn.models.bi_attention.synthetic_bi_attention import _pseudo_translate, bilingual_evidence_documents
-from hf_attn.training import train
 from tests.helpers import sentence_words
 
 CONFIG = {"embedding_size": 32, "word_hidden_size": 32, "sentence_hidden_size": 32, "attention_size": 32}

@@ -1,5 +1,5 @@
 """Bi-BloSAN learns the cue-word task (its sentence attention lands on the cue) and the entailment-like pair task,
-through `hf_attn.training` as a user would."""
+through `hf_attn.commands.train` as a user would."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import datasets
 import pytest
 import transformers
 
-from hf_attn.training import train
+from hf_attn.commands.train import train
 
 SMALL = {"embedding_size": 32, "hidden_size": 32, "classifier_hidden_size": 32, "block_length": 4}
 

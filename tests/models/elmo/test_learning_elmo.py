@@ -11,12 +11,12 @@ import transformers
 from transformers import AutoModelForTokenClassification, AutoTokenizer, Trainer, TrainingArguments, set_seed
 
 from hf_attn import ElmoConfig, ElmoForTokenClassification
+from hf_attn.commands.train import token_accuracy_at, train
 from hf_attn.data import (
     PaddingCollator,
 )
 from hf_attn.models.elmo.synthetic_elmo import TAGS, ambiguous_word_tagging
 from hf_attn.models.elmo.tokenization_elmo import train_elmo_tokenizer
-from hf_attn.training import token_accuracy_at, train
 
 CONFIG = {"character_embedding_size": 8, "filters": [[1, 16], [2, 16], [3, 32]], "projection_dim": 32,
           "hidden_size": 64, "num_hidden_layers": 2, "dropout": 0.0, "elmo_dropout": 0.0}  # fmt: skip

@@ -9,8 +9,8 @@ import torch
 import transformers
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, pipeline
 
+from hf_attn.commands.train import train
 from hf_attn.tokenization import DocumentTokenizerFast
-from hf_attn.training import train
 
 CONFIG = {"embedding_size": 32, "word_hidden_size": 32, "sentence_hidden_size": 32, "word_attention_size": 32,
           "sentence_attention_size": 32}  # fmt: skip

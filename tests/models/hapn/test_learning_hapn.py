@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from transformers import AutoTokenizer, pipeline
 
+from hf_attn.commands.train import train
 from hf_attn.data.episodes import few_shot_classes
-from hf_attn.training import train
 
 SMALL = ["hidden_size=32", "word_embedding_size=16", "max_sentence_length=20"]
 

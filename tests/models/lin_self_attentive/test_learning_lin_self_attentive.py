@@ -6,8 +6,8 @@ import datasets
 import pytest
 import transformers
 
+from hf_attn.commands.train import train
 from hf_attn.registry import ARCHITECTURES
-from hf_attn.training import train
 
 CONFIG = ARCHITECTURES["lin_self_attentive"].demo["config"]  # `hf-attn demo`'s: r = 4 hops, penalty 0.3 (SNLI's)
 

@@ -10,6 +10,7 @@ import torch
 from torch import nn
 from transformers import Trainer, TrainingArguments
 
+from hf_attn.commands.train import train
 from hf_attn.data import (
     PaddingCollator,
     cue_word_sentiment,
@@ -19,7 +20,6 @@ from hf_attn.models.lstmn.configuration_lstmn import LstmnConfig
 from hf_attn.models.lstmn.modeling_lstmn import LstmnForCausalLM, LstmnForSequenceClassification
 from hf_attn.models.lstmn.synthetic_lstmn import _LONG_RANGE_CUES, long_range_cue
 from hf_attn.tokenization import train_word_level_tokenizer
-from hf_attn.training import train
 
 SIZE = 32
 
@@ -117,7 +117,7 @@ class LossAndLogits(nn.Module):
 @pytest.mark.parametrize(("fusion", "bar"), [("deep", 0.9), pytest.param("shallow", 0.65, marks=pytest.mark.slow)])
 def test_pair_task_is_learned_with_both_fusions(fusion, bar, tmp_path):
     """Premise "the red cat and the blue box ...", hypothesis "the cat is red": chance is 1/3. Through `Trainer`
-    (hf_attn.training), with the inter-attention scored against the premise's object."""
+    (hf_attn.commands.train), with the inter-attention scored against the premise's object."""
     result = train(
         tmp_path,
         arch="lstmn",

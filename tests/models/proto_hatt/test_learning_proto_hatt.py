@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import torch
 
-from hf_attn.training import train
+from hf_attn.commands.train import train
 
 SMALL = ["hidden_size=32", "word_embedding_size=16", "max_sentence_length=20"]
 

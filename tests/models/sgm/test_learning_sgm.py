@@ -8,8 +8,8 @@ import torch
 from huggingface_hub import ModelCard
 from huggingface_hub.repocard_data import model_index_to_eval_results
 
+from hf_attn.commands.train import TrainingResult, train
 from hf_attn.data import label_topics, topic_labels
-from hf_attn.training import TrainingResult, train
 
 # The tests share a session-scoped fixture: one worker runs them all (`--dist loadgroup`) and keeps it, so it is
 # built once even when other tests run between them (a module-scoped one was rebuilt then).

@@ -8,8 +8,8 @@ import datasets
 import pytest
 import transformers
 
+from hf_attn.commands.train import train
 from hf_attn.models.stcka.tokenization_stcka import ConceptSource
-from hf_attn.training import train
 
 SMALL = {"embedding_size": 32, "hidden_size": 32}
 

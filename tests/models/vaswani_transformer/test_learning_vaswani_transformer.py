@@ -8,8 +8,8 @@ import transformers
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, pipeline
 
 import hf_attn  # noqa: F401
+from hf_attn.commands.train import train
 from hf_attn.data import toy_translation
-from hf_attn.training import train
 
 # The tests share a session-scoped fixture: one worker runs them all (`--dist loadgroup`) and keeps it, so it is
 # built once even when other tests run between them (a module-scoped one was rebuilt then).

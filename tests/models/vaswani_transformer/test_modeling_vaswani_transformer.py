@@ -138,7 +138,7 @@ def test_plain_loss_label_smoothing_by_the_trainer_and_token_normalisation():
 
 
 def test_hf_attn_train_sets_the_papers_label_smoothing():
-    from hf_attn.options import resolve_options
+    from hf_attn.options.reading import resolve_options
 
     assert resolve_options({"arch": ARCH.name})[1].label_smoothing_factor == 0.1  # config.label_smoothing
     assert (

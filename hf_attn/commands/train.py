@@ -4,14 +4,14 @@ One pipeline for every task. What differs between a classifier, a multi-label ge
 model and a tagger lives in its task shape (`hf_attn.tasks`); an architecture with a stage of its own before
 the task (ELMo's biLM) says so in its registry row (`Architecture.pretraining_head`). The options are one dataclass
 of hf_attn's (`HfAttnArguments`: architecture, data, vocabulary, word vectors, recipe) plus transformers'
-`TrainingArguments` (here `HfAttnTrainingArguments`, with hf_attn's defaults), read once by `hf_attn.options`, so
-every Trainer flag works as in transformers' own examples (ARCH: a name `hf-attn list` prints; RECIPE: one of
+`TrainingArguments` (here `HfAttnTrainingArguments`, with hf_attn's defaults), read once by `hf_attn.options.reading`,
+so every Trainer flag works as in transformers' own examples (ARCH: a name `hf-attn list` prints; RECIPE: one of
 `hf-attn recipes`):
 
     hf-attn train --output_dir runs/lin --config hidden_size=32 attention_hops=4
     hf-attn train --arch ARCH --dataset reviews.csv --label_column stars --word_vectors glove.6B.100d.txt --bf16
     hf-attn train --recipe RECIPE --output_dir runs/RECIPE
-    accelerate launch --multi_gpu --num_processes 2 -m hf_attn.training --output_dir runs/lin
+    accelerate launch --multi_gpu --num_processes 2 -m hf_attn.commands.train --output_dir runs/lin
 
 Options are spelled with `_` or `-` (`--output-dir` too). Every process loads the same data and (for a vocabulary
 trained here) the main process builds the tokenizer the others load; the Trainer shards the batches.
@@ -40,8 +40,8 @@ from transformers import (
     set_seed,
 )
 
-from .cards import EVALUATION_OPTIONS, TRAINING_FILE, write_model_card
-from .data.cache import (
+from ..cards import EVALUATION_OPTIONS, TRAINING_FILE, write_model_card
+from ..data.cache import (
     APART_FROM_TEXTS,
     cache_folder,
     cached_tokenizer,
@@ -49,38 +49,36 @@ from .data.cache import (
     train_apart,
     train_vocabulary,
 )
-from .data.episodes import CLASS_COLUMN
-from .data.task_data import TaskData
-from .data.word_vectors import initialise_embeddings
-from .evaluation import score_evidence_attention, token_accuracy_at
-from .hub import push_model_dir
-from .options import (
+from ..data.episodes import CLASS_COLUMN
+from ..data.task_data import TaskData
+from ..data.word_vectors import initialise_embeddings
+from ..evaluation import score_evidence_attention, token_accuracy_at
+from ..hub import push_model_dir
+from ..options.checks import check_output_folder, check_staged_run, trains_in_stages
+from ..options.reading import (
     DATACLASSES,
     HfAttnArguments,
     build_config,
-    check_staged_run,
     keyword_options,
     parse_arguments,
     parse_overrides,
     resolve_options,
-    trains_in_stages,
 )
-from .registry import Architecture, get_architecture
-from .tasks import encode_split, encoding_key
-from .tasks.heads import TASK_SHAPES, pick_head, shape_for_head
-from .training_arguments import HfAttnTrainingArguments
-from .training_data import DataStages, dataset_data, fit_held_out, synthetic_data
-from .utils.inputs import TOKENIZER, read_input
-from .utils.locks import FolderInUseError, folder_lock
-from .utils.progress import hidden_progress_bars
-from .utils.saving import (
+from ..options.training_arguments import HfAttnTrainingArguments
+from ..registry import Architecture, get_architecture
+from ..tasks import encode_split, encoding_key
+from ..tasks.heads import TASK_SHAPES, pick_head, shape_for_head
+from ..utils.inputs import TOKENIZER, read_input
+from ..utils.locks import FolderInUseError, folder_lock
+from ..utils.progress import hidden_progress_bars
+from ..utils.saving import (
     last_complete_checkpoint,
-    refuse_overwrite,
     remove_if_worthless,
     report_on_main,
     resume_point,
     staged_save,
 )
+from .train_data import DataStages, dataset_data, fit_held_out, synthetic_data
 
 __all__ = [
     "DATACLASSES",
@@ -251,13 +249,7 @@ def run(
 
 
 def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Sequence[TrainerCallback]):
-    if (options.save or args.push_to_hub) and not (args.resume_from_checkpoint or args.overwrite_output_dir):
-        refuse_overwrite(
-            args.output_dir,
-            "pass --overwrite_output_dir to replace it (`overwrite_output_dir=True`), or --resume_from_checkpoint "
-            "true to continue the run that saved it",
-            what="this run",
-        )
+    check_output_folder(options, args)
     architecture = get_architecture(options.arch)
     recipe, overrides = options.loaded_recipe, options.config_overrides  # merged once, by `resolve_options`
     stages = DataStages()
@@ -469,7 +461,7 @@ def save_trained(
 
 
 def main(argv: Sequence[str] | None = None) -> TrainingResult:
-    """`hf-attn train` / `python -m hf_attn.training`: parse, train, print the held-out metrics."""
+    """`hf-attn train` / `python -m hf_attn.commands.train`: parse, train, print the held-out metrics."""
     options, args = parse_arguments(argv)
     result = run(options, args)
     if result.trainer.is_world_process_zero():
@@ -478,9 +470,9 @@ def main(argv: Sequence[str] | None = None) -> TrainingResult:
     return result
 
 
-if __name__ == "__main__":  # `accelerate launch -m hf_attn.training ...`: one-line errors, as `hf-attn train`
+if __name__ == "__main__":  # `accelerate launch -m hf_attn.commands.train ...`: one-line errors, as `hf-attn train`
     import sys
 
-    from .utils.errors import run_command
+    from ..utils.errors import run_command
 
     run_command(lambda argv: main(argv[1:]), ["train", *sys.argv[1:]])

@@ -2,8 +2,8 @@
 whose defaults hf_attn changes (`HfAttnTrainingDefaults`), as plain dataclasses, with the command line's parser.
 
 `hf-attn train --help` and `hf-attn evaluate --help` answer from this module alone, without torch or transformers'
-training code (`Seq2SeqTrainingArguments` takes seconds to import); `hf_attn.options` reads the command line with
-the full classes (`hf_attn.training_arguments`).
+training code (`Seq2SeqTrainingArguments` takes seconds to import); `hf_attn.options.reading` reads the command line
+with the full classes (`hf_attn.options.training_arguments`).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any, Literal
 
 from transformers import HfArgumentParser  # light: `import transformers` loads its parts when they are used
 
-from .recipes import Recipe
-from .registry_row import ArchitectureArguments, option_help
-from .utils.errors import OneLineUsageErrors
+from ..recipes import Recipe
+from ..registry_row import ArchitectureArguments, option_help
+from ..utils.errors import OneLineUsageErrors
 
 __all__ = [
     "EPISODE_OPTIONS",
@@ -162,7 +162,7 @@ class HfAttnArguments:
 
     def __post_init__(self) -> None:
         if self.arch is None:  # the row that says `default=True`, read from the rows' source (no torch import)
-            from .registry_index import default_architecture
+            from ..registry_index import default_architecture
 
             self.arch = default_architecture()
 
@@ -240,7 +240,8 @@ HELP_FLAGS = {"-h", "--help", HELP_ALL}
 def help_request(argv: Sequence[str]) -> str | None:
     """Which help `hf-attn train`'s argv asks for: `HELP_ALL` (every option of transformers' too), `"--help"`
     (hf_attn's options, answered without loading the training code), or `None`. Each request asks once, where it
-    enters: `hf-attn train` (`hf_attn.cli`) or `python -m hf_attn.training` (`hf_attn.options.parse_arguments`)."""
+    enters: `hf-attn train` (`hf_attn.cli`) or `python -m hf_attn.commands.train`
+    (`hf_attn.options.reading.parse_arguments`)."""
     if not HELP_FLAGS & set(argv):
         return None
     return HELP_ALL if HELP_ALL in argv else "--help"
@@ -251,7 +252,7 @@ def architecture_arguments() -> dict[str, type[ArchitectureArguments]]:
     """Each architecture's own options class (`Architecture.arguments`), by architecture name, found through the
     registry's index (`hf_attn.registry_index.option_classes`: the rows as source, read once per process) and
     imported alone: what `--help` lists."""
-    from .registry_index import option_classes
+    from ..registry_index import option_classes
 
     return option_classes("arguments")
 
@@ -259,7 +260,7 @@ def architecture_arguments() -> dict[str, type[ArchitectureArguments]]:
 def print_train_help() -> None:
     """`hf-attn train --help`: hf_attn's options, the training options whose defaults it changes and each
     architecture's own, at once (no training code loaded). `--help-all` lists transformers' options as well
-    (`hf_attn.options.print_full_help`)."""
+    (`hf_attn.options.reading.print_full_help`)."""
     own = tuple(architecture_arguments().values())
     parser = one_line_parser((HfAttnArguments, HfAttnTrainingDefaults, *own), prog="hf-attn train")
     parser.epilog = (

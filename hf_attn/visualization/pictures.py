@@ -13,10 +13,10 @@ from typing import Any
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from .registry import Head
-from .tasks.heads import find_head, shape_of
-from .visualization.figure import AttentionFigure
-from .visualization.views import generic_view
+from ..registry import Head
+from ..tasks.heads import find_head, shape_of
+from .figure import AttentionFigure
+from .views import generic_view
 
 
 def check_view_options(head: Head, pair: str | None, options: dict[str, Any]) -> None:

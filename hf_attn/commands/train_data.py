@@ -1,6 +1,6 @@
 """What a training run trains on: the data (a synthetic task or the user's files, `--dataset`), the task shape its
-columns ask for, the head that trains on it, and how much of the held-out split is scored. `hf_attn.training` runs
-the rest (vocabulary, config, model, `Trainer`, the saved folder).
+columns ask for, the head that trains on it, and how much of the held-out split is scored. `hf_attn.commands.train`
+runs the rest (vocabulary, config, model, `Trainer`, the saved folder).
 """
 
 from __future__ import annotations
@@ -14,17 +14,17 @@ from dataclasses import dataclass
 
 from datasets import Dataset
 
-from .arguments import HfAttnArguments
-from .data import get_synthetic_task
-from .data.cache import cache_folder, column_values, sample_rows
-from .data.episodes import prepare_few_shot_data
-from .data.files import load_splits, prepare_task_data
-from .data.kinds import EPISODES
-from .data.streaming import prepare_stream
-from .data.task_data import TaskData
-from .registry import Architecture
-from .tasks.heads import TASK_SHAPES, heads_for
-from .training_arguments import HfAttnTrainingArguments
+from ..data import get_synthetic_task
+from ..data.cache import cache_folder, column_values, sample_rows
+from ..data.episodes import prepare_few_shot_data
+from ..data.files import load_splits, prepare_task_data
+from ..data.kinds import EPISODES
+from ..data.streaming import prepare_stream
+from ..data.task_data import TaskData
+from ..options.arguments import HfAttnArguments
+from ..options.training_arguments import HfAttnTrainingArguments
+from ..registry import Architecture
+from ..tasks.heads import TASK_SHAPES, heads_for
 
 __all__ = [
     "DataStages",

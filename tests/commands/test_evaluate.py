@@ -1,7 +1,7 @@
-"""`hf-attn evaluate` (`hf_attn.inference`) through the console script, as a user runs it after `hf-attn train`: it
-reads what the run set that changes what the model reads (`--max_length`, the columns its tokenizer reads), names
-one file once, and draws a few-shot model's held-out episodes at the N, K and Q it is asked for where the model allows
-it."""
+"""`hf-attn evaluate` (`hf_attn.commands.evaluate`) through the console script, as a user runs it after `hf-attn
+train`: it reads what the run set that changes what the model reads (`--max_length`, the columns its tokenizer reads),
+names one file once, and draws a few-shot model's held-out episodes at the N, K and Q it is asked for where the model
+allows it."""
 
 from __future__ import annotations
 

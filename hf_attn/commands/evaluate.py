@@ -1,7 +1,7 @@
-"""`hf-attn evaluate` and `hf-attn predict`: a trained model folder (or Hub id) on a dataset, or on a few texts.
+"""`hf-attn evaluate MODEL --dataset D`: a trained model folder (or Hub id) scored on a dataset, as JSON metrics.
 
-Both find the model's head from its config (`architectures`), and the task shape from the head, so they take the
-data options of `hf-attn train` (`--dataset`, the columns, `--eval_split`) and score exactly what training scored.
+It finds the model's head from its config (`architectures`), and the task shape from the head, so it takes the data
+options of `hf-attn train` (`--dataset`, the columns, `--eval_split`) and scores exactly what training scored.
 """
 
 from __future__ import annotations
@@ -11,27 +11,26 @@ import json
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from datasets import Dataset
-from transformers import PreTrainedConfig, PrinterCallback
+from ..options.arguments import EPISODE_OPTIONS, HfAttnArguments, architecture_arguments, one_line_parser
 
-from .arguments import EPISODE_OPTIONS
-from .cards import EVALUATION_OPTIONS, TRAINING_FILE
-from .data.episodes import canonical_few_shot_rows
-from .data.files import load_splits, prepare_task_data
-from .data.task_data import TaskData
-from .registry_row import ArchitectureArguments, TokenizerColumn
-from .tasks import TaskShape, encode_split
-from .tasks.heads import load_trained, shape_of, trained_head
-from .training_arguments import HfAttnTrainingArguments
+if TYPE_CHECKING:  # the scoring's own imports wait for it: `hf-attn evaluate --help` loads no torch
+    from datasets import Dataset
+    from transformers import PreTrainedConfig
 
-__all__ = ["EPISODE_OPTIONS", "episode_sizes", "evaluate", "load_trained", "predict", "trained_head"]
+    from ..data.task_data import TaskData
+    from ..registry_row import ArchitectureArguments, TokenizerColumn
+    from ..tasks import TaskShape
+
+__all__ = ["EPISODE_OPTIONS", "episode_sizes", "evaluate", "main"]
 
 
 def _evaluation_split(options) -> Dataset:
     """The rows to score: a file whole, or a split of a folder / Hub dataset (`--eval_split`, else the first of
     validation, dev, valid, test)."""
+    from ..data.files import load_splits
+
     if Path(options.dataset).is_file():
         split, _, _ = load_splits(
             options.dataset, data_format=options.dataset_format, column_names=options.column_names,
@@ -50,6 +49,10 @@ def _evaluation_data(
 ) -> TaskData:
     """The rows in the canonical form of the model's task shape, labels encoded with the model's own label names;
     `columns`: what the tokenizer reads beside each text (`ArchitectureArguments.columns`), kept and passed to it."""
+    from ..data.episodes import canonical_few_shot_rows
+    from ..data.files import prepare_task_data
+    from ..data.task_data import TaskData
+
     if shape.episodic:  # classes are names, new at test time: the same episodes as training's held-out
         canonical, dropped = canonical_few_shot_rows(rows, "evaluation", options.text_column,
                                                      options.label_column or "label")  # fmt: skip
@@ -95,6 +98,8 @@ def _training_seed(model_path: str) -> int:
 def _check_evaluation_options(head: Any, options: Any) -> None:
     """Refuses an option the saved head does not read: beams for a head that does not generate, a second text or a
     target column for a head of one text."""
+    from ..tasks.heads import shape_of
+
     shape, name = shape_of(head), head.model_class.__name__
     if (options.num_beams or 1) > 1 and not shape.generates(head):  # one beam is the greedy search any head does
         raise ValueError(f"--num_beams {options.num_beams}: {name} generates nothing to search with beams.")
@@ -114,6 +119,8 @@ def episode_sizes(head: Any, config: PreTrainedConfig, given: dict[str, int | No
     given = {option: value for option, value in given.items() if value is not None}
     if not given:
         return {}
+    from ..tasks.heads import shape_of
+
     name = head.model_class.__name__
     if not shape_of(head).episodic:
         typed = " ".join(f"--{option}" for option in given)
@@ -157,6 +164,13 @@ def evaluate(
     its tokenizer reads (`architecture_arguments`, the model's architecture's own options: STCKA's
     `--concept_column`). `episodes`: a few-shot model's held-out N, K and Q (`--n_way`, `--k_shot`, `--n_query`;
     `episode_sizes`), else the trained ones."""
+    from transformers import PrinterCallback
+
+    from ..cards import EVALUATION_OPTIONS, TRAINING_FILE
+    from ..options.training_arguments import HfAttnTrainingArguments
+    from ..tasks import encode_split
+    from ..tasks.heads import load_trained, trained_head
+
     if options.dataset is None:
         raise ValueError("hf-attn evaluate needs --dataset (a file, a folder or a Hub id).")
     config, head = trained_head(model_path)  # the options against the saved head, before its weights load
@@ -189,18 +203,62 @@ def evaluate(
     return metrics
 
 
-def predict(model_path: str, texts: list[str], pairs: list[str] | None = None, top_k: int = 5) -> list[dict[str, Any]]:
-    """The model's prediction for each text (a label and the top-attended tokens, a label set, a translation,
-    tags or a continuation, by its shape)."""
-    _, head = trained_head(model_path)  # the texts against the saved head, before its weights load
-    if pairs is not None and not head.inputs.pair:
-        raise ValueError(
-            f"--pair: {head.model_class.__name__} reads one text, not a pair; give the texts alone (--pair is for "
-            "pair models)."
-        )
-    if pairs is not None and len(pairs) != len(texts):
-        raise ValueError(f"--pair: {len(pairs)} second texts for {len(texts)} texts.")
-    if head.inputs.pair and pairs is None:
-        raise ValueError(f"{head.model_class.__name__} reads pairs: give the second text with --pair.")
-    model, tokenizer, head, shape = load_trained(model_path, head=head)
-    return shape.predict(model, tokenizer, head, texts, pairs, top_k)
+def _evaluation_parser(prog: str) -> Any:
+    """`hf-attn train`'s data options (`HfAttnArguments`), each architecture's own (`Architecture.arguments`: the
+    columns its tokenizer reads, STCKA's `--concept_column`) and a positional MODEL."""
+    parser = one_line_parser((HfAttnArguments, *architecture_arguments().values()), prog=prog)
+    parser.add_argument("model", help="a trained model folder or Hub id")
+    return parser
+
+
+def _evaluation_architecture_arguments(model: str, given: list) -> object | None:
+    """The options of the model's own architecture among `given` (one instance per architecture's options class,
+    as parsed; `None` for an architecture without options). Evaluation reads only the columns they name
+    (`columns()`, the training run's where not given); an option that only training reads (a knowledge base to build
+    the vocabulary from), or another architecture's, is refused in one line."""
+
+    def default(item: dataclasses.Field) -> object:
+        return item.default_factory() if item.default_factory is not dataclasses.MISSING else item.default
+
+    classes = architecture_arguments()
+    typed = {
+        (name, item.name): getattr(options, item.name)
+        for name, options in zip(classes, given, strict=True)
+        for item in dataclasses.fields(options)
+        if item.init and getattr(options, item.name) != default(item)
+    }
+    from ..tasks.heads import trained_head
+
+    config, _ = trained_head(model)
+    own = next((options for name, options in zip(classes, given, strict=True) if name == config.model_type), None)
+    read = {column.option for column in own.columns()} if own is not None else set()
+    for (name, option), _ in typed.items():
+        if name != config.model_type:
+            raise ValueError(f"--{option} is an option of --arch {name}; {model} is a {config.model_type} model.")
+        if option not in read:
+            raise ValueError(
+                f"--{option}: a training option of --arch {name}, which evaluation does not read (the saved "
+                "tokenizer holds what training built from it)."
+            )
+    return own
+
+
+def main(argv: list[str]) -> None:
+    """`hf-attn evaluate`: the options read, the model scored, its metrics printed as JSON."""
+    parser = _evaluation_parser("hf-attn evaluate")
+    parser.add_argument("--batch_size", "--batch-size", type=int, default=64, help="evaluation batch size")
+    parser.add_argument("--output_file", "--output-file", help="write the metrics here as JSON")
+    sizes = {"n_way": "N, the classes", "k_shot": "K, the support texts of each class", "n_query": "the queries of "
+             "each class"}  # fmt: skip
+    for option in EPISODE_OPTIONS:
+        text = f"a few-shot model's held-out episodes: {sizes[option]} (default: the trained one)"
+        parser.add_argument(f"--{option}", f"--{option.replace('_', '-')}", type=int, help=text)
+    options, *own, rest = parser.parse_args_into_dataclasses(argv)
+    if not options.dataset:  # an option first, before the model is looked for
+        raise ValueError("hf-attn evaluate needs --dataset (a file, a folder or a Hub id).")
+    metrics = evaluate(
+        rest.model, options, batch_size=rest.batch_size, output_file=rest.output_file,
+        architecture_arguments=_evaluation_architecture_arguments(rest.model, own),
+        episodes={option: getattr(rest, option) for option in EPISODE_OPTIONS},
+    )  # fmt: skip
+    print(json.dumps({key: round(value, 4) for key, value in metrics.items()}, indent=2))

@@ -7,7 +7,7 @@ from typing import Any
 
 import torch
 
-from .tokenization.bpe import ids_to_tokens
+from ..tokenization.bpe import ids_to_tokens
 
 __all__ = ["model_inputs", "top_attended"]
 

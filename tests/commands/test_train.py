@@ -1,4 +1,4 @@
-"""A training run (hf_attn.training) does each thing once: the config is built once, each checkpoint is
+"""A training run (hf_attn.commands.train) does each thing once: the config is built once, each checkpoint is
 verified once, the output folder's lock is taken once and the finished folder is written by one staged save, and
 the card is written from the model and tokenizer in memory (nothing is read back from disk to write it).
 
@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-import hf_attn.training
+import hf_attn.commands.train
 import hf_attn.utils.locks
 import hf_attn.utils.saving
+from hf_attn.commands.train import train
 from hf_attn.registry import get_architecture
 from hf_attn.registry_index import default_architecture
-from hf_attn.training import train
 from tests.helpers import temporary_files
 
 
@@ -50,7 +50,7 @@ def counts(monkeypatch):
         original_init(self, *args, **kwargs)
 
     monkeypatch.setattr(config_class, "__init__", counted_init)
-    saving, training = hf_attn.utils.saving, hf_attn.training
+    saving, training = hf_attn.utils.saving, hf_attn.commands.train
     counter.wrap(monkeypatch, [saving], "checkpoint_problem", key=lambda path: Path(path).name)
     counter.wrap(monkeypatch, [saving, training], "staged_save", key=lambda folder: Path(folder).name)
     counter.wrap(monkeypatch, [hf_attn.utils.locks], "_take", key=lambda path: Path(path).parent.name)
@@ -130,7 +130,7 @@ TINY_RUN = {"arch": "lin_self_attentive", "num_train": 16, "num_eval": 8, "max_s
 
 
 def test_training_into_a_trained_model_is_refused_unless_asked(tmp_path):
-    from hf_attn.training import train
+    from hf_attn.commands.train import train
     from hf_attn.utils.integrity import verify_folder
 
     folder = tmp_path / "run"

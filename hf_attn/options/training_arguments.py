@@ -1,5 +1,6 @@
 """transformers' training arguments with hf_attn's defaults: `HfAttnTrainingArguments`, the second dataclass of
-`hf-attn train` (`hf_attn.options` reads both). Its fields of hf_attn's own come first (`hf_attn.arguments`)."""
+`hf-attn train` (`hf_attn.options.reading` reads both). Its fields of hf_attn's own come first
+(`hf_attn.options.arguments`)."""
 
 from __future__ import annotations
 

@@ -19,6 +19,7 @@ from hf_attn.data.word_vectors import read_word_vectors
 from hf_attn.recipes import list_recipes, load_recipe, paper_number
 from hf_attn.registry import get_architecture
 from hf_attn.tasks.examples import write_example_files
+from tests.helpers import REPO_ROOT
 
 QUIET = ["--no-progress", "--save_strategy", "no", "--logging_steps", "1000", "--report_to", "none"]
 LIN = ["--config", "embedding_size=16", "hidden_size=16", "attention_hidden_size=16", "attention_hops=2",
@@ -430,7 +431,7 @@ def test_the_manuals_commands_for_your_own_data_run_as_written(tmp_path):
     import sys
     from pathlib import Path
 
-    section = (Path(__file__).resolve().parents[1] / "docs" / "pages" / "own-data.md").read_text()
+    section = (REPO_ROOT / "docs" / "pages" / "own-data.md").read_text()
     block = section[section.index("```bash\n") + 8 : section.index("```\n", section.index("```bash\n") + 8)]
     script = block.replace(".venv/bin/", str(Path(sys.executable).parent) + "/")
     result = subprocess.run(["bash", "-e", "-c", script], cwd=tmp_path, capture_output=True, text=True,

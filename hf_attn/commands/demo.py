@@ -23,8 +23,8 @@ def describe_attention(model: Any, head: Any, tokenizer: Any, text: str, top: in
     else one line."""
     import torch
 
-    from .prediction import model_inputs, top_attended
-    from .tokenization.bpe import ids_to_tokens
+    from ..tasks.prediction import model_inputs, top_attended
+    from ..tokenization.bpe import ids_to_tokens
 
     field = head.attention_fields[0]
     spec = head.architecture.attention_masks[field]
@@ -74,11 +74,11 @@ def run(args: argparse.Namespace) -> dict[str, float]:
     import transformers
     from transformers import AutoTokenizer, pipeline
 
-    from .data import get_synthetic_task
-    from .registry import get_architecture
-    from .registry_index import default_architecture
-    from .tasks.heads import find_head
-    from .training import train  # here, not at the top: `hf-attn --help` builds this parser without torch
+    from ..data import get_synthetic_task
+    from ..registry import get_architecture
+    from ..registry_index import default_architecture
+    from ..tasks.heads import find_head
+    from .train import train  # here, not at the top: `hf-attn --help` builds this parser without torch
 
     architecture = get_architecture(default_architecture())
     task = get_synthetic_task(architecture.synthetic_task)
