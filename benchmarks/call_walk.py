@@ -35,7 +35,7 @@ def room_of(module: str | None) -> str | None:
 
 def walk(argv: list[str]) -> list[tuple[str, str]]:
     """The rooms the request passes through, in order, each with how it was entered (`call` or `return`)."""
-    from hf_attn import training
+    from hf_attn.commands import train as training
 
     stack: list[str | None] = ["hf_attn.commands.train"]
     resumed: set = set()  # generators' frames (kept alive until the walk ends), whose later calls resume them

@@ -50,16 +50,15 @@ def _evaluation_data(
     """The rows in the canonical form of the model's task shape, labels encoded with the model's own label names;
     `columns`: what the tokenizer reads beside each text (`ArchitectureArguments.columns`), kept and passed to it."""
     from ..data.episodes import canonical_few_shot_rows
-    from ..data.files import prepare_task_data
+    from ..data.rows import prepare_task_data
     from ..data.task_data import TaskData
 
     if shape.episodic:  # classes are names, new at test time: the same episodes as training's held-out
         canonical, dropped = canonical_few_shot_rows(rows, "evaluation", options.text_column,
                                                      options.label_column or "label")  # fmt: skip
-        data = TaskData(train=canonical, eval=canonical, shape=shape.name, text_column="text", label_column="label",
-                        dropped={"eval": {"empty text or no label": dropped}} if dropped else {})  # fmt: skip
-        data.episode_settings = options.episode_settings()
-        return data
+        return TaskData(train=canonical, eval=canonical, shape=shape.name, text_column="text", label_column="label",
+                        dropped={"eval": {"empty text or no label": dropped}} if dropped else {},
+                        episode_settings=options.episode_settings())  # fmt: skip
     for column in columns:
         if column.column not in rows.column_names:
             raise ValueError(
@@ -76,8 +75,7 @@ def _evaluation_data(
         label_column=label if known else None, label_separator=options.label_separator, labels=known,
         keep_columns=[column.column for column in columns], split_names=("evaluation", "evaluation"),
     )  # fmt: skip
-    data.tokenizer_columns = {column.keyword: column.column for column in columns}
-    return data
+    return dataclasses.replace(data, tokenizer_columns={column.keyword: column.column for column in columns})
 
 
 def _saved_json(model_path: str, name: str) -> dict[str, Any]:

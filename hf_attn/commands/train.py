@@ -67,7 +67,7 @@ from ..options.reading import (
 from ..options.training_arguments import HfAttnTrainingArguments
 from ..registry import Architecture, get_architecture
 from ..tasks import encode_split, encoding_key
-from ..tasks.heads import TASK_SHAPES, pick_head, shape_for_head
+from ..tasks.heads import TASK_SHAPES, pick_head
 from ..utils.inputs import TOKENIZER, read_input
 from ..utils.locks import FolderInUseError, folder_lock
 from ..utils.progress import hidden_progress_bars
@@ -78,7 +78,7 @@ from ..utils.saving import (
     resume_point,
     staged_save,
 )
-from .train_data import DataStages, dataset_data, fit_held_out, synthetic_data
+from .train_data import DataStages, task_data
 
 __all__ = [
     "DATACLASSES",
@@ -150,10 +150,12 @@ def _shared_tokenizer(
     return tokenizer
 
 
-def _vocabulary(options: HfAttnArguments, architecture: Architecture, data: TaskData) -> PreTrainedTokenizerBase:
+def _vocabulary(
+    options: HfAttnArguments, architecture: Architecture, data: TaskData, step: DataStages.Step
+) -> PreTrainedTokenizerBase:
     """The architecture's tokenizer kind trained on the training texts, with a progress bar over them (where datasets
     shows bars), or the same vocabulary found again beside the split's cache files (`cached_tokenizer`, keyed by the
-    split and every option of the trainer); `data.from_cache` says which."""
+    split and every option of the trainer); `step.cached` says which."""
     # What the tokenizer kind's trainer reads beyond the texts, from the architecture's own options (STCKA: concepts).
     knowledge = options.architecture_arguments.tokenizer_knowledge(architecture, data)
     settings = (options.max_vocab_size, options.min_frequency, options.lowercase)
@@ -173,9 +175,7 @@ def _vocabulary(options: HfAttnArguments, architecture: Architecture, data: Task
         "vocabulary", rows._fingerprint, data.text_column, data.pair_column, str(architecture.tokenizer), settings,
         knowledge,
     )  # fmt: skip
-    tokenizer, cached = cached_tokenizer(rows, key, build, AutoTokenizer.from_pretrained)
-    if cached:
-        data.from_cache.append("vocabulary")
+    tokenizer, step.cached = cached_tokenizer(rows, key, build, AutoTokenizer.from_pretrained)
     return tokenizer
 
 
@@ -254,12 +254,9 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
     recipe, overrides = options.loaded_recipe, options.config_overrides  # merged once, by `resolve_options`
     stages = DataStages()
     with stages.stage("reading and preparing") as step:
-        data = dataset_data(options, architecture, args) if options.dataset else None
-        data = data or synthetic_data(options, architecture, args.seed)
+        data = task_data(options, architecture, args)
         step.cached = "prepared rows" in data.from_cache
-    data.episode_settings = options.episode_settings()
-    shape = shape_for_head(TASK_SHAPES[data.shape], architecture, options.head)
-    data.shape = shape.name
+    shape = TASK_SHAPES[data.shape]
     head = pick_head(architecture, shape, options.head)
     staged = trains_in_stages(architecture, head)
     check_staged_run(architecture, head, data.streamed, args.resume_from_checkpoint)
@@ -270,13 +267,10 @@ def _run(options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Seq
     # Where the run goes on from, found once, before any work (each checkpoint that does not load is named here).
     resume = resume_point(args.resume_from_checkpoint, args.output_dir, not staged, report_on_main(args))
     with stages.stage("vocabulary") as step:
-        build = lambda: _vocabulary(options, architecture, data)  # noqa: E731 (trained only where none is given)
+        build = lambda: _vocabulary(options, architecture, data, step)  # noqa: E731 (trained only where none is given)
         own_class = architecture.tokenizer.tokenizer_class
         tokenizer = _shared_tokenizer(args, resume, options.tokenizer, build, own_class)
-        step.cached = options.tokenizer is None and "vocabulary" in data.from_cache
     labels = shape.label_names(data)
-    if not shape.episodic:  # a few-shot split is the instances its episodes are drawn from: all of them are needed
-        fit_held_out(data, options, args)
     if args.process_index == 0:
         for note in data.notes:  # said now that the data has passed its checks: a refused run prints one line
             print(note, flush=True)

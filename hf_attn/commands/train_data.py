@@ -1,36 +1,39 @@
-"""What a training run trains on: the data (a synthetic task or the user's files, `--dataset`), the task shape its
-columns ask for, the head that trains on it, and how much of the held-out split is scored. `hf_attn.commands.train`
-runs the rest (vocabulary, config, model, `Trainer`, the saved folder).
+"""What a training run trains on, built once (`task_data`): the data (a synthetic task or the user's files,
+`--dataset`), the task shape its columns ask for and the head's, how much of the held-out split is scored, the
+episodes' settings and the status lines, in one complete, frozen `TaskData`. `hf_attn.commands.train` runs the rest
+(vocabulary, config, model, `Trainer`, the saved folder).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from datasets import Dataset
 
 from ..data import get_synthetic_task
 from ..data.cache import cache_folder, column_values, sample_rows
 from ..data.episodes import prepare_few_shot_data
-from ..data.files import load_splits, prepare_task_data
+from ..data.files import load_splits
 from ..data.kinds import EPISODES
+from ..data.rows import prepare_task_data
 from ..data.streaming import prepare_stream
 from ..data.task_data import TaskData
 from ..options.arguments import HfAttnArguments
 from ..options.training_arguments import HfAttnTrainingArguments
 from ..registry import Architecture
-from ..tasks.heads import TASK_SHAPES, heads_for
+from ..tasks.heads import TASK_SHAPES, heads_for, shape_for_head
 
 __all__ = [
     "DataStages",
-    "dataset_data",
-    "fit_held_out",
-    "synthetic_data",
+    "held_out_rows",
+    "task_data",
     "task_summary",
 ]
 
@@ -43,7 +46,21 @@ def task_summary(docstring: str | None) -> str:
     return re.sub(r"\s*\((see )?(the )?module docstring\)", "", first)
 
 
-def synthetic_data(options: HfAttnArguments, architecture: Architecture, seed: int) -> TaskData:
+def task_data(options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments) -> TaskData:
+    """The run's data, complete: read (`--dataset`) or generated, in the task shape of the head that trains on it
+    (`shape_for_head`), its held-out split cut to what is scored (`held_out_rows`; a few-shot split is the instances
+    its episodes are drawn from, kept whole), with the episodes' settings and every status line to print."""
+    data = _dataset_data(options, architecture, args) if options.dataset else _synthetic_data(options, architecture,
+                                                                                                args.seed)  # fmt: skip
+    shape = shape_for_head(TASK_SHAPES[data.shape], architecture, options.head)
+    held_out, note = (data.eval, None) if shape.episodic else held_out_rows(data, options, args)
+    return dataclasses.replace(
+        data, shape=shape.name, eval=held_out, notes=(*data.notes, *([note] if note else [])),
+        episode_settings=options.episode_settings(),
+    )  # fmt: skip
+
+
+def _synthetic_data(options: HfAttnArguments, architecture: Architecture, seed: int) -> TaskData:
     name = options.task or architecture.synthetic_task
     synthetic = get_synthetic_task(name)
     train_split, held_out = synthetic.splits(options.num_train, options.num_eval, seed=seed, **options.task_kwargs)
@@ -99,7 +116,7 @@ def _whose(error: ValueError, options: HfAttnArguments) -> ValueError:
     return ValueError(f"{message.rstrip('.')} ({given} from recipe {recipe!r}: give your own to override it).")
 
 
-def dataset_data(options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments) -> TaskData:
+def _dataset_data(options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments) -> TaskData:
     try:
         return _read_dataset(options, architecture, args)
     except ValueError as error:
@@ -139,8 +156,7 @@ def _read_dataset(options: HfAttnArguments, architecture: Architecture, args: Hf
         data = prepare_few_shot_data(
             train_split, held_out, options.text_column, label or "label", options.eval_fraction, args.seed, source
         )
-        data.notes = notes
-        return data
+        return dataclasses.replace(data, notes=notes)
     columns = options.architecture_arguments.columns()  # what the tokenizer reads beside the text (STCKA: concepts)
     for option, _, name in columns:
         for split_name, split in (("train", seen), ("held-out", held_out)):
@@ -161,9 +177,9 @@ def _read_dataset(options: HfAttnArguments, architecture: Architecture, args: Hf
             train_split, held_out, layout, options.text_column, pair_column, label_column, options.label_separator,
             source, keep_columns=keep_columns, workers=options.preprocessing_num_workers,
         )  # fmt: skip
-    data.tokenizer_columns = {column.keyword: column.column for column in columns}
-    data.notes = notes + data.notes
-    return data
+    return dataclasses.replace(
+        data, tokenizer_columns={column.keyword: column.column for column in columns}, notes=(*notes, *data.notes)
+    )
 
 
 # Held-out rows scored by default: as many as the run trains on, and never fewer than this (a small held-out split
@@ -171,15 +187,13 @@ def _read_dataset(options: HfAttnArguments, architecture: Architecture, args: Hf
 MIN_EVAL_SAMPLES = 2000
 
 
-def fit_held_out(data: TaskData, options: HfAttnArguments, args: HfAttnTrainingArguments) -> None:
-    """Scores a seeded sample of the held-out split when it is larger than `--max_eval_samples`, or, by default,
-    than the rows the run trains on (at least `MIN_EVAL_SAMPLES`): a five-step run on a million rows does not score
-    100,000. Says so in a status line."""
+def held_out_rows(data: TaskData, options: HfAttnArguments, args: HfAttnTrainingArguments) -> tuple[Any, str | None]:
+    """The held-out rows scored, and the status line that says so (`None`: all of them): a seeded sample of the
+    held-out split when it is larger than `--max_eval_samples`, or, by default, than the rows the run trains on (at
+    least `MIN_EVAL_SAMPLES`), so that a five-step run on a million rows does not score 100,000."""
     if data.streamed:  # the first rows of the held-out stream (`prepare_stream` held out no more when it chose them)
         limit = options.max_eval_samples or MIN_EVAL_SAMPLES
-        data.eval = data.eval.take(limit)
-        data.notes.append(f"[hf-attn] held-out: scoring the first {limit} rows of the held-out stream")
-        return
+        return data.eval.take(limit), f"[hf-attn] held-out: scoring the first {limit} rows of the held-out stream"
     held_out = len(data.eval)
     if options.max_eval_samples is not None:
         limit, why = options.max_eval_samples, "--max_eval_samples"
@@ -190,9 +204,9 @@ def fit_held_out(data: TaskData, options: HfAttnArguments, args: HfAttnTrainingA
         limit = max(MIN_EVAL_SAMPLES, trained)
         why = f"about as many as the run trains on ({trained}); --max_eval_samples N chooses"
     if held_out <= limit:
-        return
-    data.eval = sample_rows(data.eval, limit, args.seed)
-    data.notes.append(f"[hf-attn] held-out: scoring {limit} of {held_out} rows, a sample (seed {args.seed}): {why}")
+        return data.eval, None
+    note = f"[hf-attn] held-out: scoring {limit} of {held_out} rows, a sample (seed {args.seed}): {why}"
+    return sample_rows(data.eval, limit, args.seed), note
 
 
 class DataStages:

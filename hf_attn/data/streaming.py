@@ -3,7 +3,7 @@
 `hf_attn.data.files.load_splits(..., streaming=True)` opens the training and held-out splits as
 `datasets.IterableDataset`s: nothing is downloaded or converted ahead, rows are read as training asks for them.
 `prepare_stream` puts them in the canonical form of a
-task shape with the same rules as a split read whole (`hf_attn.data.files.RowRules`), lazily:
+task shape with the same rules as a split read whole (`hf_attn.data.rows.RowRules`), lazily:
 
 - what needs the whole split ahead comes from its first rows instead: the label names (unless a `ClassLabel`
   feature names them) and the vocabulary are read from the first `sample_rows` training rows
@@ -31,7 +31,7 @@ from typing import Any
 from datasets import Dataset, IterableDataset
 from datasets.distributed import split_dataset_by_node
 
-from .files import DROP_COLUMN, UNSEEN_COLUMN, RowRules, row_rules, typed_labels
+from .rows import DROP_COLUMN, UNSEEN_COLUMN, RowRules, row_rules, typed_labels
 from .task_data import TaskData, TaskLayout
 
 

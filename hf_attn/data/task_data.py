@@ -1,7 +1,9 @@
 """A task's data in canonical form, and what each task shape's rows hold (the data side of `hf_attn.tasks`).
 
-The loaders (`hf_attn.data.files`, the synthetic tasks, `hf_attn.data.episodes`) put a dataset's columns in the
-canonical form of its shape and return a `TaskData`; `TASK_LAYOUTS` says, per shape, which columns it cannot do
+The loaders (`hf_attn.data.rows` for a file or a Hub dataset, whole or streamed; the synthetic tasks;
+`hf_attn.data.episodes`) put a dataset's columns in the canonical form of its shape and return a `TaskData`, frozen:
+a run's data step (`hf_attn.commands.train_data.task_data`) completes it once, with `dataclasses.replace`, and
+nothing fills it in afterwards; `TASK_LAYOUTS` says, per shape, which columns it cannot do
 without and whether its labels are one class or a set. The shapes' training behaviour (`hf_attn.tasks.TaskShape`)
 reads its layout from here: one source for both.
 """
@@ -85,9 +87,10 @@ def get_task_layout(name: str) -> TaskLayout:
     return TASK_LAYOUTS[name]
 
 
-@dataclass
+@dataclass(frozen=True)
 class TaskData:
-    """A task's training and held-out splits, with what their columns mean.
+    """A task's training and held-out splits, with what their columns mean. Frozen (a new one is
+    `dataclasses.replace(data, ...)`); its dicts are read, never written.
 
     Attributes:
         train / eval: the splits, columns in canonical form (see the module docstring).
@@ -119,12 +122,16 @@ class TaskData:
     dropped: dict[str, dict[str, int]] = field(default_factory=dict)
     episode_settings: dict[str, Any] = field(default_factory=dict)
     tokenizer_columns: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)  # status lines, printed once the data has passed every check
+    notes: tuple[str, ...] = ()  # status lines, printed once the data has passed every check
     resources: dict[str, str] = field(default_factory=dict)
     # The steps whose results came from the `datasets` cache (`hf_attn.data.cache`), for the run's status line.
-    from_cache: list[str] = field(default_factory=list)
+    from_cache: tuple[str, ...] = ()
     # The rows a vocabulary is trained on when not the training split: a stream's first rows (`data.streaming`).
     vocabulary_rows: Dataset | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("notes", "from_cache"):  # a list given is kept as a tuple: nothing appends to it later
+            object.__setattr__(self, name, tuple(getattr(self, name)))
 
     @property
     def streamed(self) -> bool:

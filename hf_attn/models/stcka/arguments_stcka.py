@@ -50,7 +50,6 @@ class StckaArguments(ArchitectureArguments):
         if self.no_concepts:
             if self.concepts or self.concept_column:
                 raise ValueError("--no_concepts trains without concepts: drop --concepts and --concept_column.")
-            data.resources.pop("knowledge_base", None)
             return {"concept_source": ConceptSource({}), "concept_sets": None}
         knowledge_base = self.concepts or data.resources.get("knowledge_base")
         column = data.tokenizer_columns.get("concepts")
@@ -62,6 +61,5 @@ class StckaArguments(ArchitectureArguments):
             )
         source = None
         if knowledge_base:
-            data.resources["knowledge_base"] = knowledge_base  # the record says which base the vocabulary used
             source = ConceptSource.from_file(knowledge_base, self.max_concepts, self.min_concept_score)
         return {"concept_source": source, "concept_sets": data.train[column] if column else None}

@@ -1,0 +1,387 @@
+"""Rows made canonical: the one module that puts a split in the form of a task shape, for a split read whole
+(`prepare_task_data`) and for a stream (`hf_attn.data.streaming`, with the same `RowRules`).
+
+`prepare_task_data` checks the columns and returns a `TaskData` whose columns are canonical (`text`, `pair`,
+`label`; see `hf_attn.tasks`): class names from a `ClassLabel` feature or collected from the training split,
+label sets from a list column or a separator, tags per word. Rows it cannot use (an empty text, no label: SNLI's
+-1 or "-") are dropped and counted, never silently; a held-out label that training never saw is an error.
+Nested columns are named with dots (`translation.de`, the WMT datasets' layout).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from datasets import ClassLabel, Dataset, Value
+from datasets import Sequence as SequenceFeature
+
+from .cache import cached_map, column_values, fingerprint
+from .task_data import LabelFormat, TaskData, TaskLayout, get_task_layout
+
+# Label values that mean "no label" (SNLI: -1 in the Hub dataset, "-" as gold_label in the original jsonl).
+NO_LABEL = (None, -1, "-", "")
+
+
+def _column(split: Dataset, name: str | None, option: str, split_name: str) -> Dataset:
+    """`split`, flattened when `name` is a nested column (`translation.de`); an error naming `option` if missing."""
+    if name is None or name in split.column_names:
+        return split
+    if "." in name:
+        flat = split.flatten()
+        if name in flat.column_names:
+            return flat
+    raise ValueError(f"{option} {name!r} is not a column of the {split_name} split (columns: {split.column_names}).")
+
+
+def _is_empty(text: Any) -> bool:
+    if isinstance(text, list | tuple):
+        return not any(str(word).strip() for word in text)
+    return text is None or not str(text).strip()
+
+
+def _as_text(text: Any) -> str:
+    """A text, or a list of words joined by spaces (token-classification datasets store words)."""
+    return " ".join(map(str, text)) if isinstance(text, list | tuple) else str(text)
+
+
+def _feature_names(train: Dataset, column: str) -> list[str] | None:
+    """The names of a `ClassLabel` column (or of a list of `ClassLabel`s), whose values are ids into them."""
+    feature = train.features[column]
+    inner = feature.feature if isinstance(feature, SequenceFeature) else feature
+    if isinstance(inner, list):  # datasets' `List` feature of a list column
+        inner = inner[0]
+    inner = getattr(inner, "feature", inner)
+    return list(inner.names) if isinstance(inner, ClassLabel) else None
+
+
+def _collect_names(train: Dataset, column: str, multi: bool, separator: str | None) -> list[str]:
+    """The label names of the training split: numbers in numeric order, else names in alphabetical order (read a
+    batch at a time: `column_values`)."""
+    values = Counter()
+    for value in column_values(train, column):
+        for item in _label_items(value, multi, separator, column):
+            if item not in NO_LABEL:
+                values[item] += 1
+    if all(isinstance(value, int | bool) for value in values):
+        return [str(value) for value in sorted(values)]
+    return sorted(map(str, values))
+
+
+def _label_items(value: Any, multi: bool, separator: str | None, column: str) -> list[Any]:
+    if not multi:
+        return [value]
+    if isinstance(value, list | tuple):
+        return list(value)
+    if value is None:
+        return []
+    if separator is None:
+        raise ValueError(
+            f"--label-column {column!r} holds strings, not lists: give --label-separator (e.g. ' ' or ',') to split "
+            "them into labels."
+        )
+    return [item.strip() for item in str(value).split(separator) if item.strip()]
+
+
+DROP_COLUMN = "_hf_attn_dropped"  # why a row is dropped (`None`: kept), between the rewriting map and its filter
+UNSEEN_COLUMN = "_hf_attn_unseen"  # per row of a label-set task, how many of its labels are left out
+
+
+@dataclass(frozen=True)
+class RowRules:
+    """What the rows of one task must hold, and how a batch of them becomes canonical (`text`, `pair`, `label` and
+    the kept columns): one object for a split read whole (`prepare_task_data`) and for a stream
+    (`hf_attn.data.streaming`), so both keep and refuse the same rows.
+
+    Attributes:
+        layout: the task shape's rows (`TaskLayout`).
+        text_column / pair_column / label_column: the user's columns (`label_column` is `None` without labels).
+        label_separator: splits a string column into a label set.
+        names: the label names, index = id (`None` without labels).
+        feature_names: the names of a `ClassLabel` column whose values are ids into them, else `None`.
+        keep_columns: further columns kept as they are.
+        seen: where the names come from, in messages ("the training split", "the model's labels").
+        split_names: what messages call the two splits, by "train" and "held-out".
+        drop_unknown: a row whose class is not among `names` is dropped ("unknown label") instead of refused: a
+            stream's labels come from its first rows, and a later one may bring a new class.
+    """
+
+    layout: TaskLayout
+    text_column: str
+    pair_column: str | None
+    label_column: str | None
+    label_separator: str | None
+    names: list[str] | None
+    feature_names: list[str] | None
+    keep_columns: tuple[str, ...] = ()
+    seen: str = "the training split"
+    split_names: tuple[tuple[str, str], ...] = (("train", "train"), ("held-out", "held-out"))
+    drop_unknown: bool = False
+
+    @functools.cached_property
+    def index(self) -> dict[str, int]:
+        return {name: position for position, name in enumerate(self.names or [])}
+
+    @property
+    def multi(self) -> bool:
+        return self.layout.label_sets
+
+    @property
+    def tags(self) -> bool:
+        return self.layout.label_format is LabelFormat.TAGS
+
+    @property
+    def classes(self) -> bool:
+        return self.layout.label_format is LabelFormat.CLASS
+
+    @property
+    def ids(self) -> bool:
+        return self.feature_names is not None
+
+    def named(self, split: str) -> str:
+        return dict(self.split_names)[split]
+
+    def label_names_of(self, value: Any) -> list[str]:
+        """The label names a label value holds (one class, a set, a tag per word), ids of a `ClassLabel` resolved."""
+        items = _label_items(value, self.multi or self.tags, self.label_separator, self.label_column)
+        return [self.feature_names[int(item)] if self.ids else str(item) for item in items]
+
+    def unknown_of(self, value: Any) -> list[str]:
+        """The names of `value` that are not among `names`, sorted."""
+        return sorted({item for item in self.label_names_of(value) if item not in self.index})
+
+    def encode_label(self, value: Any, split: str) -> Any:
+        """A kept row's label as the canonical form has it: a class id, tag ids, or the known names of a set (a
+        held-out label set may name labels that training never has, the long tail of an extreme task: no model can
+        predict them; they are left out, and counted). A class that is not among `names` is refused, naming it."""
+        if self.classes and not self.ids:  # a class by name (or number), the common case: one look-up
+            found = self.index.get(str(value))
+            if found is not None:
+                return found
+        items = self.label_names_of(value)
+        if self.multi:
+            return [item for item in items if item in self.index]
+        unknown = sorted({item for item in items if item not in self.index})
+        if unknown:
+            names = self.names or []
+            raise ValueError(
+                f"label {unknown[0]!r} of the {self.named(split)} split never occurs in {self.seen} "
+                f"(--label-column {self.label_column!r}; known labels: {', '.join(names[:20])}"
+                f"{', ...' if len(names) > 20 else ''})."
+            )
+        return [self.index[item] for item in items] if self.tags else self.index[items[0]]
+
+    def why_dropped(self, text: Any, pair: Any, value: Any) -> str | None:
+        """Why a row is dropped ("empty text", "no label", ...), or `None` to keep it."""
+        if _is_empty(text):
+            return "empty text"
+        if self.pair_column is not None and _is_empty(pair):
+            return f"empty {self.layout.pair_is}"
+        if self.label_column is not None:
+            classes = self.classes
+            if value is None or (classes and value in NO_LABEL) or (classes and self.ids and int(value) < 0):
+                return "no label"
+            if self.tags and len(_label_items(value, True, None, self.label_column)) != len(_as_text(text).split()):
+                return "tag count differs from word count"
+            if self.drop_unknown and not self.multi and self.unknown_of(value):
+                return "unknown label"
+        return None
+
+    def canonical(self, batch: dict[str, list], split: str = "train") -> dict[str, list]:
+        """A batch in canonical form, row for row, with `DROP_COLUMN` saying which rows to drop and why (their label
+        is a placeholder) and, for label sets, `UNSEEN_COLUMN`: the labels each row leaves out."""
+        texts = batch[self.text_column]
+        pairs = batch[self.pair_column] if self.pair_column is not None else [None] * len(texts)
+        values = batch[self.label_column] if self.label_column is not None else [None] * len(texts)
+        reasons = [self.why_dropped(*row) for row in zip(texts, pairs, values, strict=True)]
+        rows: dict[str, list] = {"text": [_as_text(text) for text in texts]}
+        if self.pair_column is not None:
+            rows["pair"] = [_as_text(text) for text in pairs]
+        if self.label_column is not None:
+            empty = [] if self.multi or self.tags else -1  # a dropped row's label, of the column's type
+            judged = list(zip(values, reasons, strict=True))
+            rows["label"] = [empty if reason else self.encode_label(value, split) for value, reason in judged]
+            if self.multi:
+                rows[UNSEEN_COLUMN] = [0 if reason else len(self.unknown_of(value)) for value, reason in judged]
+        rows.update({name: batch[name] for name in self.keep_columns})
+        rows[DROP_COLUMN] = reasons
+        return rows
+
+    def key(self, split: Dataset) -> str:
+        """The fingerprint of `split` made canonical by these rules."""
+        return fingerprint("canonical", split._fingerprint, dataclasses.asdict(self) | {"layout": self.layout.name})
+
+
+def prepare_task_data(
+    train: Dataset,
+    held_out: Dataset,
+    shape: str | TaskLayout,
+    text_column: str = "text",
+    pair_column: str | None = None,
+    label_column: str | None = None,
+    label_separator: str | None = None,
+    source: dict[str, str] | None = None,
+    labels: list[str] | None = None,
+    keep_columns: Sequence[str] = (),
+    split_names: tuple[str, str] = ("train", "held-out"),
+    workers: int | None = None,
+) -> TaskData:
+    """Checks the columns, drops (and counts) unusable rows, encodes labels; returns canonical `TaskData`.
+    `shape`: the task shape's name, or its layout (a model folder's shape: `TaskShape.layout`).
+    `labels`: the label names to encode with (a trained model's `id2label`) instead of the training split's.
+    `keep_columns`: further columns kept as they are, under their names (`ArchitectureArguments.columns`: STCKA's
+    concept column).
+    `split_names`: what messages call the two splits (`hf-attn evaluate` reads one file: "evaluation").
+    `workers`: processes of the rewriting `map` (`--preprocessing_num_workers`; `hf_attn.data.cache.map_workers`).
+
+    One rewriting pass over each split, a batch at a time (`RowRules.canonical`), under a fingerprint of the split
+    and the rules, so that a second run over the same file finds it in the `datasets` cache; the rows it marks are
+    then counted and filtered out. Held-out rows that are the training rows (`hf-attn evaluate` scores one file) are
+    prepared, and reported, once."""
+    one_split = held_out is train
+    rules, splits = row_rules(train, held_out, shape, text_column, pair_column, label_column, label_separator, labels,
+                           keep_columns, split_names)  # fmt: skip
+    prepared: dict[str, Dataset] = {}
+    dropped: dict[str, dict[str, int]] = {}
+    cached = True
+    for split_name, split in splits.items():
+        if one_split and split_name == "held-out":  # the same rows: the same result and counts, said once
+            prepared[split_name] = prepared["train"]
+            if "train" in dropped:
+                dropped[split_name] = dict(dropped["train"])
+            continue
+        canonical = functools.partial(rules.canonical, split=split_name)
+        description = f"Preparing the {rules.named(split_name)} split"
+        rows, reused = cached_map(
+            split, canonical, rules.key(split) + f"-{split_name}", description, workers,
+            remove_columns=split.column_names,
+        )  # fmt: skip
+        cached &= reused
+        counts = Counter(reason for reason in column_values(rows, DROP_COLUMN) if reason is not None)
+        if counts:
+            dropped[split_name] = dict(counts)
+            detail = ", ".join(f"{reason}: {count}" for reason, count in counts.items())
+            total = f"dropped {sum(counts.values())} of {len(split)} rows"
+            print(f"[hf-attn] {rules.named(split_name)} split: {total} ({detail})")
+            if sum(counts.values()) == len(split):
+                raise ValueError(f"The {rules.named(split_name)} split has no usable row ({', '.join(counts)}).")
+            rows = rows.filter(
+                lambda reasons: [reason is None for reason in reasons], input_columns=DROP_COLUMN, batched=True,
+                new_fingerprint=fingerprint("kept", rows._fingerprint),
+            )  # fmt: skip
+        if rules.multi:
+            unseen = sum(column_values(rows, UNSEEN_COLUMN))
+            if unseen:
+                dropped.setdefault(split_name, {})[f"labels not in {rules.seen}"] = unseen
+                named = rules.named(split_name)
+                print(f"[hf-attn] {named} split: left out {unseen} labels that are not in {rules.seen}")
+        rows = rows.remove_columns([name for name in (DROP_COLUMN, UNSEEN_COLUMN) if name in rows.column_names])
+        prepared[split_name] = typed_labels(rows, rules)
+    return TaskData(
+        train=prepared["train"],
+        eval=prepared["held-out"],
+        shape=rules.layout.name,
+        text_column="text",
+        pair_column="pair" if pair_column is not None else None,
+        label_column="label" if rules.label_column is not None else None,
+        labels=rules.names,
+        source={**(source or {}), "columns": ", ".join(c for c in (text_column, pair_column, label_column) if c)},
+        dropped=dropped,
+        from_cache=["prepared rows"] if cached else [],
+    )
+
+
+def row_rules(
+    train: Any, held_out: Any, shape: str | TaskLayout, text_column: str, pair_column: str | None,
+    label_column: str | None, label_separator: str | None, labels: list[str] | None, keep_columns: Sequence[str],
+    split_names: tuple[str, str], drop_unknown: bool = False,
+) -> tuple[RowRules, dict[str, Any]]:  # fmt: skip
+    """The `RowRules` of a task on `train` (a split, or a stream's first rows) and the two splits with their columns
+    checked (a nested column flattened): a missing column, or a task without the columns it needs, is refused
+    naming the option."""
+    named = dict(zip(("train", "held-out"), split_names, strict=True))
+    layout = shape if isinstance(shape, TaskLayout) else get_task_layout(shape)
+    needs_label = layout.has_labels
+    if needs_label and label_column is None:
+        raise ValueError(f"A {layout.name} task needs --label-column.")
+    if "pair_column" in layout.needs and pair_column is None:
+        raise ValueError(f"A {layout.name} task needs {layout.pair_option}.")
+    splits = {"train": train, "held-out": held_out}
+    for split_name in splits:
+        for option, name in (
+            ("--text-column", text_column),
+            (layout.pair_option, pair_column),
+            ("--label-column", label_column if needs_label else None),
+        ):
+            splits[split_name] = _column(splits[split_name], name, option, named[split_name])
+    names: list[str] | None = labels
+    feature_names = _feature_names(splits["train"], label_column) if needs_label else None
+    if needs_label and names is None:
+        tagged = layout.label_sets or layout.label_format is LabelFormat.TAGS
+        names = feature_names or _collect_names(splits["train"], label_column, tagged, label_separator)
+        if not names:
+            raise ValueError(f"--label-column {label_column!r} of the train split holds no label.")
+        if layout.label_format is LabelFormat.CLASS and not layout.label_sets:
+            _refuse_a_class_per_row(splits["train"], label_column, text_column, len(names))
+    rules = RowRules(
+        layout=layout,
+        text_column=text_column,
+        pair_column=pair_column,
+        label_column=label_column if needs_label else None,
+        label_separator=label_separator,
+        names=names,
+        feature_names=feature_names,
+        keep_columns=tuple(keep_columns),
+        seen="the training split" if labels is None else "the model's labels",
+        split_names=tuple(named.items()),
+        drop_unknown=drop_unknown,
+    )
+    return rules, splits
+
+
+# A label column with a class for (nearly) every row is no classification: a text column read as the labels. Refused
+# from this many training rows on (fewer could be a genuine tiny task) when the classes number this share of them.
+CLASS_PER_ROW_ROWS, CLASS_PER_ROW_SHARE = 10, 0.9
+
+
+def _refuse_a_class_per_row(train: Any, label_column: str, text_column: str, classes: int) -> None:
+    """Refuses a label column with about a class per training row, naming the likely mistake: the text and label
+    columns swapped (the text column has few values), or another column that holds the labels."""
+    rows = len(train)
+    if rows < CLASS_PER_ROW_ROWS or classes < CLASS_PER_ROW_SHARE * rows:
+        return
+    flat = [name for name in train.column_names
+            if name != label_column and not isinstance(train.features.get(name), SequenceFeature | list)]  # fmt: skip
+    distinct = {name: len(set(map(str, column_values(train, name)))) for name in flat}
+    few = {name: count for name, count in distinct.items() if count <= rows // 2}
+    if text_column in few:
+        hint = (
+            f"--text_column {text_column!r} has only {few[text_column]} different values: are the two swapped? "
+            f"(--text_column {label_column} --label_column {text_column})"
+        )
+    elif few:
+        name = min(few, key=few.get)
+        hint = f"the column {name!r} has {few[name]} different values: is it the labels? (--label_column {name})"
+    else:
+        hint = "name the column of the labels with --label_column"
+    raise ValueError(
+        f"--label_column {label_column!r} has {classes} different values in {rows} training rows, about a class per "
+        f"row, which no classifier learns; {hint}."
+    )
+
+
+def typed_labels(rows: Any, rules: RowRules) -> Any:
+    """`rows` with class and tag ids typed as integers: `map` keeps an output column's input type when the names
+    agree, so string labels would come back as the strings "0", "1", ... of the class ids, which no collator
+    batches."""
+    if rules.label_column is None or not (rules.classes or rules.tags):
+        return rows
+    label_type = SequenceFeature(Value("int64")) if rules.tags else Value("int64")
+    features = rows.features
+    if features is not None and features["label"] != label_type:
+        return rows.cast_column("label", label_type)
+    return rows
