@@ -12,8 +12,8 @@ OLDEST_TRANSFORMERS := 5.18.0
 OLDEST_TORCH        := 2.13.0
 # The registry-driven tests: every head of every architecture, under transformers' contract and other people's code,
 # and the Auto registration that reads transformers' mappings as they load.
-REGISTRY_TESTS := tests/test_common.py tests/test_transformers_contract.py tests/test_gradient_checkpointing.py \
-	tests/test_peft.py tests/test_batched_pipelines.py tests/test_export.py tests/test_remote_code.py \
+REGISTRY_TESTS := tests/test_common.py tests/test_transformers_contract.py tests/layers/test_checkpointing.py \
+	tests/test_peft.py tests/test_pipelines.py tests/test_export.py tests/test_remote_code.py \
 	tests/test_transformers_common.py tests/test_auto_registration.py
 
 .PHONY: install browser demo docs test test-long test-oldest test-slow test-gpu lint format clean
@@ -34,7 +34,7 @@ demo: $(STAMP)
 docs: $(STAMP)
 	DISABLE_MKDOCS_2_WARNING=true $(BIN)/mkdocs build --strict --quiet -f docs/mkdocs.yml
 
-# Debian's Chromium for the attention pictures' browser test (tests/visualization/test_pictures.py); where it cannot be
+# Debian's Chromium for the attention pictures' browser test (tests/visualization/test_figure.py); where it cannot be
 # installed (no apt-get, not root) that test is skipped with the reason.
 browser:
 	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import re
+import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -14,6 +17,8 @@ import torch
 from hf_attn.data.example_inputs import documents, output_vocab_size
 from hf_attn.data.kinds import get_input_kind
 from hf_attn.registry import ARCHITECTURES, Architecture, Head, get_architecture
+from hf_attn.visualization import AttentionFigure, HeatmapPanel, TextPanel
+from hf_attn.visualization.figure import TABLE_CELLS
 
 __all__ = ["documents", "output_vocab_size"]  # re-exported for the tests that build inputs by hand
 
@@ -295,3 +300,57 @@ def run_console_commands(jobs: list[list[str]], fresh_every: int = 6, timeout: f
     for index, (code, out, err) in zip(shared, json.loads(runner.stdout), strict=True):
         results[index] = subprocess.CompletedProcess(jobs[index], code, out, err)
     return [results[index] for index in range(len(jobs))]
+
+
+class PageTokens(HTMLParser):
+    """The token elements of a page (weight, opacity, text) and its legends' scales."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tokens, self.legends, self.images, self._open = [], [], [], False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "span" and attrs.get("class") == "token":
+            alpha = float(re.search(r"rgba\([^)]*,\s*([\d.]+)\)", attrs["style"])[1])
+            self.tokens.append([float(attrs["data-weight"]), alpha, ""])
+            self._open = True
+        elif "legend" in (attrs.get("class") or ""):
+            self.legends.append(float(attrs["data-max"]))
+        elif tag == "img":
+            self.images.append((int(attrs["data-rows"]), int(attrs["data-columns"])))
+
+    def handle_data(self, data):
+        if self._open:
+            self.tokens[-1][2] += data
+
+    def handle_endtag(self, tag):
+        self._open = False
+
+
+def check_in_browser(page, figure: AttentionFigure, tmp_path) -> None:
+    """Headless Chromium opens the page: one element per real token, opacity growing with the weight, no padding,
+    the legends' scales, large heatmaps as images of their shape; its screenshot is not blank."""
+    browser = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
+    dom = subprocess.run([*browser, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
+    parsed = PageTokens()
+    parsed.feed(dom)
+    text_panels = [panel for panel in figure.panels if isinstance(panel, TextPanel)]
+    assert [token for _, _, token in parsed.tokens] == [token for panel in text_panels for token in panel.tokens]
+    start = 0
+    for panel in text_panels:  # within a panel (one scale), a larger weight is never lighter
+        ordered = sorted(parsed.tokens[start : start + len(panel.tokens)])
+        start += len(panel.tokens)
+        assert all(lighter[1] <= darker[1] + 1e-9 for lighter, darker in itertools.pairwise(ordered))
+    assert "[PAD]" not in dom
+    assert parsed.legends == pytest.approx([panel.scale for panel in figure.panels], rel=1e-5)
+    shapes = [(len(panel.row_labels), len(panel.column_labels)) for panel in figure.panels
+              if isinstance(panel, HeatmapPanel)]  # fmt: skip
+    large = [(rows, columns) for rows, columns in shapes if rows * columns > TABLE_CELLS]
+    assert parsed.images == large
+    screenshot = tmp_path / "screenshot.png"
+    subprocess.run([*browser, f"--screenshot={screenshot}", "--window-size=1000,800", page.as_uri()],
+                   capture_output=True, timeout=120)  # fmt: skip
+    import matplotlib.image
+
+    assert matplotlib.image.imread(screenshot).std() > 0.01  # the page drew something

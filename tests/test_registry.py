@@ -565,32 +565,3 @@ def test_a_new_architecture_touches_only_its_folder_card_and_tests(tmp_path):
     result = subprocess.run([sys.executable, "-c", CARD_CHECK], cwd=tmp_path / "card", env=env, capture_output=True,
                             text=True, timeout=300, check=False)  # fmt: skip
     assert result.returncode == 0 and "card OK" in result.stdout, result.stderr[-4000:]
-
-
-@pytest.mark.parametrize(
-    ("change", "rule"),
-    [
-        (("paper=Paper(", "paper=make_paper("), "`paper=` is an inline `Paper(...)` call"),
-        (('display_name="Mean pooling"', 'display_name="Mean " + "pooling"'), "`display_name=` is a literal"),
-        (("tokenizer=MEAN_POOL_TOKENIZER", 'tokenizer="mean_pool"'), "`tokenizer=` is a bare name"),
-        (("config_class=MeanPoolConfig", "config_class=configs.MeanPoolConfig"), "`config_class=` is a bare name"),
-        (("    heads=(\n", "    heads=tuple(\n"), "`heads=` is a literal tuple of inline `Head(...)` calls"),
-        (("ARCHITECTURE = Architecture(", "ARCHITECTURE = Architecture('mean_pool',"), "the row is one `ARCHITECTURE"),
-    ],
-    ids=["paper-call", "literal", "tokenizer-string", "attribute", "heads-call", "positional"],
-)
-def test_a_row_the_index_cannot_read_is_refused_naming_its_folder_and_the_rule(tmp_path, change, rule):
-    """The rules `registry_index` reads a row by (`ROW_RULES`, written in CONTRIBUTING) are checked: a row that breaks
-    one is refused with a line naming its folder and the rule, not misread."""
-    from hf_attn.registry_index import ROW_RULES, RowRuleError, read_row
-
-    original, changed = change
-    assert original in MEAN_POOL_ROW
-    folder = tmp_path / "mean_pool"
-    folder.mkdir()
-    (folder / "architecture.py").write_text(MEAN_POOL_ROW.replace(original, changed, 1))
-    with pytest.raises(RowRuleError, match=re.escape("hf_attn/models/mean_pool/architecture.py: ") + re.escape(rule)):
-        read_row(folder / "architecture.py", "pkg.models.mean_pool")
-    contributing = (REPO_ROOT / "CONTRIBUTING.md").read_text()
-    for text in ROW_RULES.values():  # each rule is written down, as the refusal words it
-        assert text.format(field="<field>") in " ".join(contributing.split()), text

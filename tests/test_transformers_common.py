@@ -76,7 +76,7 @@ SKIPS: dict[tuple[str, str], str] = {
 
 # architecture -> (config fields the tester sets, why). transformers' training tests presume every parameter trains
 # (they even turn `requires_grad` back on): ELMo's task heads are tested fine-tuning the biLM, its frozen default
-# being covered by tests/test_common.py and tests/test_gradient_checkpointing.py.
+# being covered by tests/test_common.py and tests/layers/test_checkpointing.py.
 TESTER_CONFIG: dict[str, tuple[dict, str]] = {
     "elmo": ({"freeze_elmo": False}, "the common tests train every parameter: the biLM is fine-tuned, not frozen"),
 }

@@ -15,7 +15,6 @@ from safetensors.torch import load_file
 
 from hf_attn.cli import main
 from hf_attn.data import cue_word_pairs, topic_labels, toy_translation
-from hf_attn.data.word_vectors import read_word_vectors
 from hf_attn.recipes import list_recipes, load_recipe, paper_number
 from hf_attn.registry import get_architecture
 from hf_attn.tasks.examples import write_example_files
@@ -210,17 +209,7 @@ def test_word_vectors_initialise_covered_rows_and_freeze_keeps_them(files, tmp_p
         assert 0.5 * covered.std() < spread < 1.5 * covered.std(), (spread, covered.std())
 
 
-def test_word_vectors_read_word2vec_text_binary_and_fasttext(files, tmp_path):
-    vectors = {"cat": np.array([1.5, -2.0, 0.25], np.float32), "Dog": np.array([0.0, 3.0, -1.0], np.float32)}
-    (tmp_path / "w.vec").write_text("2 3\n" + "".join(f"{w} {' '.join(map(str, v))}\n" for w, v in vectors.items()))
-    with (tmp_path / "w.bin").open("wb") as handle:
-        handle.write(b"2 3\n")
-        for word, vector in vectors.items():
-            handle.write(word.encode() + b" " + vector.astype("<f4").tobytes() + b"\n")
-    for name in ("w.vec", "w.bin"):
-        found, dimension = read_word_vectors(tmp_path / name, {"cat": 5, "dog": 7, "cow": 9}, lowercase=True)
-        assert dimension == 3 and set(found) == {5, 7}, name
-        assert np.array_equal(found[5], vectors["cat"]) and np.array_equal(found[7], vectors["Dog"]), name
+def test_word_vectors_of_another_width_than_the_embedding_are_refused(files, tmp_path):
     write_glove(tmp_path / "g.txt", ["cat"], 16)
     with pytest.raises(SystemExit, match="16-d vectors but the model's word embedding is 8-d"):
         main(["train", "--dataset", str(files / "reviews.csv"), "--text_column", "review", "--label_column", "stars",

@@ -5,11 +5,8 @@ through headless Chromium; bertviz reads the Transformer's maps."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
-import subprocess
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -19,9 +16,8 @@ from hf_attn import visualize
 from hf_attn.cli import main
 from hf_attn.registry import ARCHITECTURES
 from hf_attn.tasks.heads import load_trained
-from hf_attn.visualization import AttentionFigure, HeatmapPanel, TextPanel
-from hf_attn.visualization.figure import TABLE_CELLS
-from tests.helpers import chromium, corpus_tokenizer, tiny_config
+from hf_attn.visualization import AttentionFigure, TextPanel
+from tests.helpers import check_in_browser, corpus_tokenizer, tiny_config
 
 TEXTS = ["the food was great and the service was awful", "a fine meal . we left at nine ."]
 # ~100 tokens: a page for a text this long stays under 1 MB whatever the head draws.
@@ -117,80 +113,6 @@ def test_bad_inputs_and_options_are_named():
     model, tokenizer = build(few_shot, few_shot.heads[0])
     with pytest.raises(ValueError, match="pass `support`"):
         visualize(model, tokenizer, TEXTS[0])
-
-
-def test_figure_checks_and_notebook_display():
-    with pytest.raises(ValueError, match="2 tokens but 1 weights"):
-        TextPanel("t", ["a", "b"], [1.0])
-    figure = AttentionFigure("title", [TextPanel("t", ["a", "<b>"], [0.25, 0.75])])
-    assert "&lt;b&gt;" in figure._repr_html_() and 'data-max="0.75"' in figure.to_html()
-
-
-class _PageTokens(HTMLParser):
-    """The token elements of a page (weight, opacity, text) and its legends' scales."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.tokens, self.legends, self.images, self._open = [], [], [], False
-
-    def handle_starttag(self, tag, attrs):
-        attrs = dict(attrs)
-        if tag == "span" and attrs.get("class") == "token":
-            alpha = float(re.search(r"rgba\([^)]*,\s*([\d.]+)\)", attrs["style"])[1])
-            self.tokens.append([float(attrs["data-weight"]), alpha, ""])
-            self._open = True
-        elif "legend" in (attrs.get("class") or ""):
-            self.legends.append(float(attrs["data-max"]))
-        elif tag == "img":
-            self.images.append((int(attrs["data-rows"]), int(attrs["data-columns"])))
-
-    def handle_data(self, data):
-        if self._open:
-            self.tokens[-1][2] += data
-
-    def handle_endtag(self, tag):
-        self._open = False
-
-
-def check_in_browser(page, figure: AttentionFigure, tmp_path) -> None:
-    """Headless Chromium opens the page: one element per real token, opacity growing with the weight, no padding,
-    the legends' scales, large heatmaps as images of their shape; its screenshot is not blank."""
-    browser = [chromium(), "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"]
-    dom = subprocess.run([*browser, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120).stdout
-    parsed = _PageTokens()
-    parsed.feed(dom)
-    text_panels = [panel for panel in figure.panels if isinstance(panel, TextPanel)]
-    assert [token for _, _, token in parsed.tokens] == [token for panel in text_panels for token in panel.tokens]
-    start = 0
-    for panel in text_panels:  # within a panel (one scale), a larger weight is never lighter
-        ordered = sorted(parsed.tokens[start : start + len(panel.tokens)])
-        start += len(panel.tokens)
-        assert all(lighter[1] <= darker[1] + 1e-9 for lighter, darker in itertools.pairwise(ordered))
-    assert "[PAD]" not in dom
-    assert parsed.legends == pytest.approx([panel.scale for panel in figure.panels], rel=1e-5)
-    shapes = [(len(panel.row_labels), len(panel.column_labels)) for panel in figure.panels
-              if isinstance(panel, HeatmapPanel)]  # fmt: skip
-    large = [(rows, columns) for rows, columns in shapes if rows * columns > TABLE_CELLS]
-    assert parsed.images == large
-    screenshot = tmp_path / "screenshot.png"
-    subprocess.run([*browser, f"--screenshot={screenshot}", "--window-size=1000,800", page.as_uri()],
-                   capture_output=True, timeout=120)  # fmt: skip
-    import matplotlib.image
-
-    assert matplotlib.image.imread(screenshot).std() > 0.01  # the page drew something
-
-
-def test_the_html_in_a_real_browser(tmp_path):
-    """A page with text panels and a heatmap large enough to be an image (the LSTMN's tape over 100 tokens)."""
-    architecture = ARCHITECTURES["lstmn"]
-    model, tokenizer = build(architecture, architecture.heads[0])
-    figure = visualize(model, tokenizer, LONG_TEXT)
-    assert any(isinstance(panel, HeatmapPanel) for panel in figure.panels)
-    check_in_browser(figure.save_html(tmp_path / "figure.html"), figure, tmp_path)
-    lin = ARCHITECTURES["lin_self_attentive"]
-    model, tokenizer = build(lin, lin.heads[0])
-    figure = visualize(model, tokenizer, TEXTS[0])
-    check_in_browser(figure.save_html(tmp_path / "lin.html"), figure, tmp_path)
 
 
 def train_tiny(architecture, output: Path) -> None:
