@@ -62,7 +62,7 @@ GPU_PYTHON ?= python3
 GPU_WORKERS ?= 8
 test-gpu:
 	PYTHONPATH=$(CURDIR)$${PYTHONPATH:+:$$PYTHONPATH} $(GPU_PYTHON) -m pytest -q -p no:cacheprovider -n $(GPU_WORKERS) \
-		-m gpu tests/test_gpu.py tests/test_kernels.py
+		-m gpu tests/test_gpu.py tests/test_kernels.py tests/layers/test_triton_losses.py
 
 # The checks `make test` leaves to this tier (pyproject's `long` marker); CI runs it after `make test`.
 test-long: $(STAMP)
