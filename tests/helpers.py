@@ -354,3 +354,40 @@ def check_in_browser(page, figure: AttentionFigure, tmp_path) -> None:
     import matplotlib.image
 
     assert matplotlib.image.imread(screenshot).std() > 0.01  # the page drew something
+
+
+# Texts a tiny model reads (its tokenizer trained on them, so that their words are real tokens).
+TEXTS = ["the food was great and the service was awful", "a fine meal . we left at nine ."]
+
+
+def tiny_model_and_tokenizer(architecture: Architecture, head: Head) -> tuple[torch.nn.Module, object]:
+    """A tiny untrained head and a tokenizer trained on the texts it draws (its words are real tokens)."""
+    tokenizer = corpus_tokenizer(
+        architecture.tokenizer.name, (*TEXTS, "la comida era buena"), (("food", "meal", 1.0),)
+    )
+    torch.manual_seed(0)
+    config = tiny_config(architecture)
+    if architecture.tokenizer.name != "characters":
+        config = tiny_config(architecture, vocab_size=max(len(tokenizer), config.vocab_size))
+    return head.model_class(config).eval(), tokenizer
+
+
+def shape_heads(name: str) -> list:
+    """pytest parameters `(architecture, head)`: every registry head the task shape `name` trains."""
+    from hf_attn.tasks.heads import TASK_SHAPES
+
+    shape = TASK_SHAPES[name]
+    return [
+        pytest.param(architecture, head, id=f"{architecture.name}-{head.model_class.__name__}")
+        for architecture in ARCHITECTURES.values()
+        for head in shape.heads(architecture)
+    ]
+
+
+def shape_predictions(name: str, architecture: Architecture, head: Head, top_k: int = 2) -> tuple[object, list]:
+    """A tiny untrained `head` and its task shape's `predict` for `TEXTS` (each a pair of itself, for a pair head)."""
+    from hf_attn.tasks.heads import TASK_SHAPES
+
+    model, tokenizer = tiny_model_and_tokenizer(architecture, head)
+    pairs = list(reversed(TEXTS)) if head.inputs.pair else None
+    return model, TASK_SHAPES[name].predict(model, tokenizer, head, list(TEXTS), pairs, top_k)

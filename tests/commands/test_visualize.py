@@ -11,13 +11,12 @@ import pytest
 
 from hf_attn.cli import main
 from hf_attn.registry import ARCHITECTURES
-from tests.helpers import tiny_config
-from tests.visualization.test_pictures import TEXTS, build
+from tests.helpers import TEXTS, tiny_config, tiny_model_and_tokenizer
 
 
 def test_cli_writes_html_and_png_and_names_what_is_wrong(tmp_path, capsys):
     architecture = ARCHITECTURES["biblosa"]
-    model, tokenizer = build(architecture, architecture.heads[0])
+    model, tokenizer = tiny_model_and_tokenizer(architecture, architecture.heads[0])
     model.save_pretrained(tmp_path / "model")
     for suffix in ("html", "png"):  # no tokenizer yet
         with pytest.raises(SystemExit, match="has no tokenizer"):
@@ -49,7 +48,7 @@ def test_a_views_own_options_reach_it_through_the_cli_and_another_architectures_
     drawn = {}
     for name in ("vaswani_transformer", "attention_xml"):
         architecture = ARCHITECTURES[name]
-        model, tokenizer = build(architecture, architecture.heads[0])
+        model, tokenizer = tiny_model_and_tokenizer(architecture, architecture.heads[0])
         model.save_pretrained(tmp_path / name)
         tokenizer.save_pretrained(tmp_path / name)
         drawn[name] = str(tmp_path / name)

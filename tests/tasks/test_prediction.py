@@ -9,7 +9,7 @@ import torch
 from hf_attn.registry import ARCHITECTURES
 from hf_attn.tasks.heads import shape_of
 from hf_attn.tasks.prediction import model_inputs, top_attended
-from tests.visualization.test_pictures import build
+from tests.helpers import tiny_model_and_tokenizer
 
 
 def read_alone(head) -> bool:
@@ -29,7 +29,7 @@ LONG, SHORT = "the food was great and the service was awful", "a fine meal"
 
 @pytest.mark.parametrize(("architecture", "head"), HEADS)
 def test_the_heaviest_real_tokens_of_each_text_come_first(architecture, head):
-    model, tokenizer = build(architecture, head)
+    model, tokenizer = tiny_model_and_tokenizer(architecture, head)
     inputs = model_inputs(head, tokenizer, [LONG, SHORT], None, model.device)
     with torch.no_grad():
         output = model(**inputs, **head.attention_kwargs)
@@ -52,7 +52,7 @@ def test_a_head_without_attention_lists_no_tokens():
         (architecture, head) for architecture in ARCHITECTURES.values() for head in architecture.heads
         if not head.attention_fields and read_alone(head)
     )  # fmt: skip
-    model, tokenizer = build(architecture, head)
+    model, tokenizer = tiny_model_and_tokenizer(architecture, head)
     inputs = model_inputs(head, tokenizer, [LONG, SHORT], None, model.device)
     assert set(inputs) >= {"input_ids"} and inputs["input_ids"].shape[0] == 2
     assert top_attended(model, head, inputs, None, tokenizer, 3) == [[], []]

@@ -9,8 +9,8 @@ import pytest
 from hf_attn import visualize
 from hf_attn.registry import ARCHITECTURES
 from hf_attn.visualization import AttentionFigure, HeatmapPanel, TextPanel
-from tests.helpers import check_in_browser
-from tests.visualization.test_pictures import LONG_TEXT, TEXTS, build
+from tests.helpers import TEXTS, check_in_browser, tiny_model_and_tokenizer
+from tests.visualization.test_pictures import LONG_TEXT
 
 
 def test_figure_checks_and_notebook_display():
@@ -23,11 +23,11 @@ def test_figure_checks_and_notebook_display():
 def test_the_html_in_a_real_browser(tmp_path):
     """A page with text panels and a heatmap large enough to be an image (the LSTMN's tape over 100 tokens)."""
     architecture = ARCHITECTURES["lstmn"]
-    model, tokenizer = build(architecture, architecture.heads[0])
+    model, tokenizer = tiny_model_and_tokenizer(architecture, architecture.heads[0])
     figure = visualize(model, tokenizer, LONG_TEXT)
     assert any(isinstance(panel, HeatmapPanel) for panel in figure.panels)
     check_in_browser(figure.save_html(tmp_path / "figure.html"), figure, tmp_path)
     lin = ARCHITECTURES["lin_self_attentive"]
-    model, tokenizer = build(lin, lin.heads[0])
+    model, tokenizer = tiny_model_and_tokenizer(lin, lin.heads[0])
     figure = visualize(model, tokenizer, TEXTS[0])
     check_in_browser(figure.save_html(tmp_path / "lin.html"), figure, tmp_path)

@@ -17,9 +17,8 @@ from hf_attn.cli import main
 from hf_attn.registry import ARCHITECTURES
 from hf_attn.tasks.heads import load_trained
 from hf_attn.visualization import AttentionFigure, TextPanel
-from tests.helpers import check_in_browser, corpus_tokenizer, tiny_config
+from tests.helpers import TEXTS, check_in_browser, corpus_tokenizer, tiny_config, tiny_model_and_tokenizer
 
-TEXTS = ["the food was great and the service was awful", "a fine meal . we left at nine ."]
 # ~100 tokens: a page for a text this long stays under 1 MB whatever the head draws.
 LONG_TEXT = " ".join(["the food was great and the service was awful ."] * 10)
 # Heads with nothing to draw: a baseline without attention, a plain prototypical network, a biLM (no task mix).
@@ -30,18 +29,6 @@ HEADS = [
     for name, architecture in ARCHITECTURES.items()
     for head in architecture.heads
 ]
-
-
-def build(architecture, head):
-    """A tiny untrained head and a tokenizer trained on the texts it draws (its words are real tokens)."""
-    tokenizer = corpus_tokenizer(
-        architecture.tokenizer.name, (*TEXTS, "la comida era buena"), (("food", "meal", 1.0),)
-    )
-    torch.manual_seed(0)
-    config = tiny_config(architecture)
-    if architecture.tokenizer.name != "characters":
-        config = tiny_config(architecture, vocab_size=max(len(tokenizer), config.vocab_size))
-    return head.model_class(config).eval(), tokenizer
 
 
 def view_options(head, model) -> dict:
@@ -76,7 +63,7 @@ def check_png(path) -> None:
 
 @pytest.mark.parametrize(("architecture", "head"), HEADS)
 def test_every_head_is_drawn_as_html_and_png_or_says_why_not(architecture, head, tmp_path):
-    model, tokenizer = build(architecture, head)
+    model, tokenizer = tiny_model_and_tokenizer(architecture, head)
     pair = "the food was great" if head.inputs.pair else None
     if head.model_class.__name__ in NO_PICTURE:
         with pytest.raises(ValueError, match=r"no attention|nothing to draw"):
@@ -90,7 +77,7 @@ def test_every_head_is_drawn_as_html_and_png_or_says_why_not(architecture, head,
 
 def test_weights_are_drawn_as_computed_and_long_texts_stay_small():
     architecture = ARCHITECTURES["lin_self_attentive"]
-    model, tokenizer = build(architecture, architecture.heads[0])
+    model, tokenizer = tiny_model_and_tokenizer(architecture, architecture.heads[0])
     text = " ".join(["the food was great and the service was awful"] * 12)[:600]
     figure = visualize(model, tokenizer, text)
     output = model(**tokenizer([text], return_tensors="pt"))
@@ -102,7 +89,7 @@ def test_weights_are_drawn_as_computed_and_long_texts_stay_small():
 
 def test_bad_inputs_and_options_are_named():
     architecture = ARCHITECTURES["lin_self_attentive"]
-    model, tokenizer = build(architecture, architecture.heads[0])
+    model, tokenizer = tiny_model_and_tokenizer(architecture, architecture.heads[0])
     with pytest.raises(ValueError, match="takes no option --top_k"):
         visualize(model, tokenizer, TEXTS[0], top_k=3)
     with pytest.raises(ValueError, match="`text` must be a non-empty string"):
@@ -110,7 +97,7 @@ def test_bad_inputs_and_options_are_named():
     with pytest.raises(ValueError, match="too long to draw"):
         visualize(model, tokenizer, " ".join(["food"] * 600))
     few_shot = ARCHITECTURES["hapn"]
-    model, tokenizer = build(few_shot, few_shot.heads[0])
+    model, tokenizer = tiny_model_and_tokenizer(few_shot, few_shot.heads[0])
     with pytest.raises(ValueError, match="pass `support`"):
         visualize(model, tokenizer, TEXTS[0])
 
@@ -170,7 +157,7 @@ def test_bertviz_reads_the_transformers_maps():
     from hf_attn.tokenization.bpe import readable_tokens
 
     architecture = ARCHITECTURES["vaswani_transformer"]
-    model, tokenizer = build(architecture, architecture.heads[0])
+    model, tokenizer = tiny_model_and_tokenizer(architecture, architecture.heads[0])
     for view in ("head", "model"):
         shown = bertviz_view(model, tokenizer, TEXTS[0], target="la comida era buena", view=view)
         assert type(shown).__module__.startswith(("IPython", "bertviz")), type(shown)
@@ -185,7 +172,7 @@ def test_inter_block_labels_follow_the_models_block_length():
     guessed from the token count)."""
     architecture = ARCHITECTURES["biblosa"]
     head = architecture.heads[0]
-    _, tokenizer = build(architecture, head)
+    _, tokenizer = tiny_model_and_tokenizer(architecture, head)
     model = head.model_class(tiny_config(architecture, vocab_size=len(tokenizer), block_length=4)).eval()
     figure = visualize(model, tokenizer, TEXTS[0])
     inter = next(panel for panel in figure.panels if panel.title.startswith("inter block attentions, forward"))
