@@ -13,7 +13,7 @@ OLDEST_TORCH        := 2.13.0
 # The registry-driven tests: every head of every architecture, under transformers' contract and other people's code,
 # and the Auto registration that reads transformers' mappings as they load.
 REGISTRY_TESTS := tests/test_common.py tests/test_transformers_contract.py tests/layers/test_checkpointing.py \
-	tests/test_peft.py tests/test_pipelines.py tests/test_export.py tests/test_remote_code.py \
+	tests/test_peft.py tests/test_pipelines.py tests/test_export.py tests/utils/test_remote_code.py \
 	tests/test_transformers_common.py tests/test_auto_registration.py
 
 .PHONY: install browser demo docs test test-long test-oldest test-slow test-gpu lint format clean

@@ -277,17 +277,6 @@ def test_unknown_model_type_is_a_clear_value_error(tmp_path):
 
 
 @pytest.mark.parametrize(("architecture", "head"), all_heads())
-def test_loading_refuses_pickle(architecture, head, tmp_path):
-    model, _ = build(architecture, head)
-    model.config.save_pretrained(tmp_path)
-    torch.save(model.state_dict(), tmp_path / "pytorch_model.bin")
-    with pytest.raises(OSError, match=r"model\.safetensors"):
-        head.model_class.from_pretrained(tmp_path)
-    with pytest.raises(ValueError, match="safetensors only"):
-        head.model_class.from_pretrained(tmp_path, use_safetensors=False)
-
-
-@pytest.mark.parametrize(("architecture", "head"), all_heads())
 def test_one_graph_per_forward_and_backward(architecture, head):
     """`torch.compile(fullgraph=True)` (dynamo + AOT autograd; `aot_eager` runs eager kernels, so no C++ toolchain is
     needed) traces the whole forward with labels, and its backward, without a graph break: no host sync, no

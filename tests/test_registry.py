@@ -543,7 +543,7 @@ def test_a_new_architecture_touches_only_its_folder_card_and_tests(tmp_path):
 
     where = run(sys.executable, "-c", "import hf_attn; print(hf_attn.MeanPoolModel.__module__, hf_attn.__file__)")
     assert where.split()[0] == "hf_attn.models.mean_pool.modeling_mean_pool" and str(copy) in where
-    tests = ["tests/test_common.py", "tests/test_remote_code.py", "tests/models/mean_pool"]
+    tests = ["tests/test_common.py", "tests/utils/test_remote_code.py", "tests/models/mean_pool"]
     out = run(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist", *tests, "-k",
               "mean_pool")  # fmt: skip
     assert "failed" not in out and "skipped" not in out, out

@@ -74,17 +74,6 @@ def test_the_encoder_max_pools_relu_states_over_real_tokens_only():
     )
 
 
-def test_position_ids_follow_the_original_loader():
-    """pos = j − e + L for every token j (padding included), the entity clamped to L − 1, ids in [1, 2L − 1]."""
-    from hf_attn.layers.few_shot import relative_positions
-
-    positions = relative_positions(torch.tensor([[2, 0], [15, 3]]), length=5, max_distance=4)
-    assert positions.tolist() == [
-        [[2, 3, 4, 5, 6], [4, 5, 6, 7, 7]],  # head 2: j − 2 + 4; tail 0: j + 4, distances capped at ±3
-        [[1, 2, 3, 4, 5], [1, 2, 3, 4, 5]],  # head 15 → clamped to 3: j − 3 + 4
-    ]
-
-
 def test_an_empty_support_instance_takes_no_part_in_the_instance_attention():
     torch.manual_seed(0)
     config = tiny_config(ARCHITECTURE)
