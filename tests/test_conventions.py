@@ -168,11 +168,6 @@ def test_the_architecture_name_check_finds_names(tmp_path):
 
 # The shared modules whose tests still live elsewhere than at their mirrored path (CONTRIBUTING: "The tests"). The
 # list only shrinks: a module that gains its test file leaves it (the test below says so), a new module comes with one.
-# fmt: off
-NOT_YET_MIRRORED = frozenset({
-    "data/examples", "data/kinds", "layers/triton_math", "tasks/base", "tasks/examples", "visualization/views",
-})
-# fmt: on
 # Words that name a review round or an issue, not what a file tests.
 OCCASION_WORDS = re.compile(r"round|issue|one_request|reliability|findings|review")
 
@@ -183,27 +178,22 @@ def mirrored_test(module: str) -> str:
     return f"tests/{package + '/' if package else ''}test_{name}.py"
 
 
-def unmirrored(root, waived: frozenset[str]) -> tuple[list[str], list[str]]:
-    """The shared modules under `root/hf_attn` (outside `models/`) without a test file at their mirrored path and
-    not waived, and the waived ones that have one now."""
+def unmirrored(root) -> list[str]:
+    """The mirrored test paths missing for the shared modules under `root/hf_attn` (outside `models/`)."""
     package = root / "hf_attn"
     modules = sorted(
         str(path.relative_to(package).with_suffix(""))
         for path in package.rglob("*.py")
         if path.name != "__init__.py" and path.relative_to(package).parts[0] != "models"
     )
-    has = {module: (root / mirrored_test(module)).is_file() for module in modules}
-    missing = [mirrored_test(module) for module in modules if not has[module] and module not in waived]
-    gained = [module for module in sorted(waived) if has.get(module, True)]
-    return missing, gained
+    return [mirrored_test(module) for module in modules if not (root / mirrored_test(module)).is_file()]
 
 
 def test_every_shared_module_has_its_test_file_at_the_mirrored_path():
     """`hf_attn/<package>/<module>.py` is tested in `tests/<package>/test_<module>.py`, so a reader finds a module's
-    tests where the module is; the waived modules (`NOT_YET_MIRRORED`) only shrink."""
-    missing, gained = unmirrored(REPO_ROOT, NOT_YET_MIRRORED)
+    tests where the module is."""
+    missing = unmirrored(REPO_ROOT)
     assert not missing, f"shared modules without their test file: {missing}"
-    assert not gained, f"take these out of NOT_YET_MIRRORED (they have their test file, or are gone): {gained}"
 
 
 def test_no_test_file_is_named_after_an_occasion():
@@ -214,11 +204,12 @@ def test_no_test_file_is_named_after_an_occasion():
     assert not named, f"name these after what they test: {named}"
 
 
-def test_the_mirror_check_finds_a_module_without_tests_and_a_stale_waiver(tmp_path):
+def test_the_mirror_check_finds_a_module_without_tests(tmp_path):
     for path in ("hf_attn/data/files.py", "hf_attn/cli.py", "hf_attn/models/han/modeling_han.py",
                  "tests/data/test_files.py"):  # fmt: skip
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text("")
-    assert unmirrored(tmp_path, frozenset()) == (["tests/test_cli.py"], [])
-    assert unmirrored(tmp_path, frozenset({"cli", "data/files", "gone"})) == ([], ["data/files", "gone"])
+    assert unmirrored(tmp_path) == ["tests/test_cli.py"]  # a model folder's modules are tested in tests/models
+    (tmp_path / "tests" / "test_cli.py").write_text("")
+    assert unmirrored(tmp_path) == []
     assert OCCASION_WORDS.search("test_faults_round_three") and not OCCASION_WORDS.search("test_saving")
