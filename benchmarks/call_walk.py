@@ -1,13 +1,15 @@
 """The walk of one `hf-attn train` request through the package's rooms (its modules), traced with `sys.setprofile`.
 
-A room is a module of `hf_attn` (a model folder counts as one room: the architecture's own code). Following the
-calls from `training.main(argv)` as long as each caller is hf_attn's own code (what a library calls back, a `map`
-function or the model inside `Trainer`, is the library's walk), a *stay* is a run of calls in one room; each stay
-after the first is entered either by a call into the room (a step down) or by a return into it from a room it had
-called (a *return*). A *climb* is a call into a room the layer table (`tests/test_imports.py`) puts above the
-caller's. The request is a CSV of reviews trained for a few steps, the path a user's first command takes:
+A room is a module of `hf_attn` (a model folder counts as one room: the architecture's own code), or with
+`--packages` a package by job (`hf_attn.data`, `hf_attn.tasks`, `hf_attn.commands`, ...; a top-level module is one
+room). Following the calls from `hf_attn.commands.train.main(argv)` as long as each caller is hf_attn's own code
+(what a library calls back, a `map` function or the model inside `Trainer`, is the library's walk), a *stay* is a run
+of calls in one room; a *re-entry* is a stay in a room after its first (the issue's "returns"), entered either by a
+call into the room or by a return into it from a room it had called (a *return*). A *climb* is a call into a room
+the layer table (`tests/test_imports.py`) puts above the caller's. The request is a CSV of reviews trained for a few
+steps, the path a user's first command takes:
 
-    python benchmarks/call_walk.py [--rooms]    # the counts, and with --rooms each room's entries
+    python benchmarks/call_walk.py [--packages] [--rooms]    # the counts, and with --rooms each room's stays
 """
 
 from __future__ import annotations
@@ -24,20 +26,22 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def room_of(module: str | None) -> str | None:
-    """The room of a module name: `hf_attn.models.<name>` for anything in a model folder, the module otherwise;
-    `None` outside hf_attn."""
+def room_of(module: str | None, packages: bool = False) -> str | None:
+    """The room of a module name: `hf_attn.models.<name>` for anything in a model folder, the module otherwise (with
+    `packages`, its package below `hf_attn`); `None` outside hf_attn."""
     if not module or not (module == "hf_attn" or module.startswith("hf_attn.")):
         return None
     parts = module.split(".")
-    return ".".join(parts[:3]) if len(parts) > 2 and parts[1] == "models" else module
+    if len(parts) > 2 and parts[1] == "models":
+        return ".".join(parts[:3])
+    return ".".join(parts[:2]) if packages else module
 
 
-def walk(argv: list[str]) -> list[tuple[str, str]]:
+def walk(argv: list[str], packages: bool = False) -> list[tuple[str, str]]:
     """The rooms the request passes through, in order, each with how it was entered (`call` or `return`)."""
     from hf_attn.commands import train as training
 
-    stack: list[str | None] = ["hf_attn.commands.train"]
+    stack: list[str | None] = [room_of("hf_attn.commands.train", packages)]
     resumed: set = set()  # generators' frames (kept alive until the walk ends), whose later calls resume them
     path: list[tuple[str, str]] = []
 
@@ -53,7 +57,7 @@ def walk(argv: list[str]) -> list[tuple[str, str]]:
         if event == "call" and frame in resumed:  # a generator pulled again: the pull's room, as the first call's
             stack.append(stack[-1] if stack else None)
         elif event == "call":
-            stack.append(room_of(frame.f_globals.get("__name__")))
+            stack.append(room_of(frame.f_globals.get("__name__"), packages))
             if frame.f_code.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR):
                 resumed.add(frame)
         elif stack:
@@ -83,7 +87,8 @@ def layer(room: str) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rooms", action="store_true", help="print each room's entries")
+    parser.add_argument("--rooms", action="store_true", help="print each room's stays")
+    parser.add_argument("--packages", action="store_true", help="a room is a package by job, not a module")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
         data = Path(folder) / "reviews.csv"
@@ -94,13 +99,14 @@ def main() -> None:
                              for word, label in (("great", "pos"), ("awful", "neg")))  # fmt: skip
         argv = ["--dataset", str(data), "--output_dir", str(Path(folder) / "run"), "--max_steps", "2",
                 "--report_to", "none", "--disable_tqdm", "true", "--save_strategy", "no"]  # fmt: skip
-        path = walk(argv)
+        path = walk(argv, args.packages)
     stays = collections.Counter(room for room, _ in path)
     returns = sum(1 for _, how in path if how == "return")
     climbs = sum(
         1 for (before, _), (after, how) in itertools.pairwise(path) if how == "call" and layer(after) > layer(before)
     )
-    print(f"{len(path)} stays in {len(stays)} rooms, {climbs} climbs back up, {returns} returns")
+    print(f"{len(path)} stays in {len(stays)} rooms ({len(path) - len(stays)} re-entries), {climbs} climbs back up, "
+          f"{returns} returns into a caller")  # fmt: skip
     print(f"most entered: {', '.join(f'{room} {count}' for room, count in stays.most_common(5))}")
     if args.rooms:
         for room, count in stays.most_common():
