@@ -318,6 +318,7 @@ INTO_A_MODEL_FOLDER = (
 )  # fmt: skip
 
 
+@pytest.mark.long  # fresh `hf-attn` processes, their time is start-up (`make test-long`)
 def test_every_mistake_through_the_real_console_script(tmp_path):
     """Every mistake of `MISTAKES`, each as the real `hf-attn` runs it (`run_console_commands`: a sample in fresh
     processes of the installed script, the rest one after another in one interpreter): exit status 1, exactly one

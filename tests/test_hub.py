@@ -220,6 +220,7 @@ def test_private_repo_needs_the_owners_token(hub, tmp_path):
     assert owner == {**owner, "hub": "ok", "transformers": "ok"}
 
 
+@pytest.mark.long  # the Hub client's retries and timeouts (`make test-long`)
 def test_missing_repo_missing_file_and_broken_downloads(hub, tmp_path):
     pushed = run_client(hub, PUSH, tmp_path / "pusher", repo="alice/lin-faults")
     errors = """

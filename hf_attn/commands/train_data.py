@@ -26,6 +26,7 @@ from ..data.rows import prepare_task_data
 from ..data.streaming import prepare_stream
 from ..data.task_data import TaskData
 from ..options.arguments import HfAttnArguments
+from ..options.checks import check_streamed_shape
 from ..options.training_arguments import HfAttnTrainingArguments
 from ..registry import Architecture
 from ..tasks.heads import TASK_SHAPES, heads_for, shape_for_head
@@ -147,11 +148,7 @@ def _read_dataset(options: HfAttnArguments, architecture: Architecture, args: Hf
     if label is None and not options.target_column:
         label = next((name for name in ("label", "labels") if name in seen.column_names), None)
     shape = TASK_SHAPES[options.shape or infer_shape(options, architecture, seen, label)]
-    if streaming and not shape.streams:
-        raise ValueError(
-            f"--streaming: a {shape.name} task needs its whole training split ahead ({shape.needs_ahead}); train "
-            "without --streaming."
-        )
+    check_streamed_shape(shape, streaming)
     if shape.episodic:
         data = prepare_few_shot_data(
             train_split, held_out, options.text_column, label or "label", options.eval_fraction, args.seed, source

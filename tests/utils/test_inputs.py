@@ -155,6 +155,7 @@ STAGE_MISTAKES = OrderedDict(
 )  # fmt: skip
 
 
+@pytest.mark.long  # fresh `hf-attn` processes, their time is start-up (`make test-long`)
 def test_each_wrong_input_is_one_line_through_the_console_script(tmp_path):
     """Each of `STAGE_MISTAKES` as the real `hf-attn` runs it (`run_console_commands`: a sample in fresh processes,
     the rest in one interpreter): exit 1, one stderr line naming the input and the fault, nothing on stdout, no

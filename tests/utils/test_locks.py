@@ -31,6 +31,7 @@ def _wait_for(path: Path, process: subprocess.Popen, timeout: float = 120.0) -> 
         time.sleep(0.05)
 
 
+@pytest.mark.long  # two `hf-attn train` processes, one waiting on the other (`make test-long`)
 def test_a_second_run_into_a_folder_in_use_is_refused_naming_the_holder(tmp_path):
     """A Lin run and a HAN run into one folder: the one that comes second, while the first trains, exits 1 with one
     line naming the folder and the first run's process; the first finishes, exit 0, and the folder holds its

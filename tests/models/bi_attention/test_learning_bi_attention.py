@@ -51,6 +51,7 @@ def compare(tmp_path, seeds: list[int]) -> tuple[float, float]:
     return with_pairs, labelled_only
 
 
+@pytest.mark.long  # two training runs to compare, 80 s of CPU (`make test-long`)
 def test_unlabelled_pairs_raise_held_out_accuracy(tmp_path):
     # One seed in every run (measured: α = 20 0.722, α = 0 0.528; seed 1: 0.810 with pairs); more seeds below.
     with_pairs, labelled_only = compare(tmp_path, seeds=[0])

@@ -113,8 +113,12 @@ class LossAndLogits(nn.Module):
         return output.loss, output.logits
 
 
-# Shallow fusion (1.8 min of CPU) runs with `make test-slow`; deep fusion, the paper's better model, in every run.
-@pytest.mark.parametrize(("fusion", "bar"), [("deep", 0.9), pytest.param("shallow", 0.65, marks=pytest.mark.slow)])
+# Shallow fusion (1.8 min of CPU) runs with `make test-slow`; deep fusion, the paper's better model (1 min), with
+# `make test-long`, which CI runs.
+@pytest.mark.parametrize(
+    ("fusion", "bar"),
+    [pytest.param("deep", 0.9, marks=pytest.mark.long), pytest.param("shallow", 0.65, marks=pytest.mark.slow)],
+)
 def test_pair_task_is_learned_with_both_fusions(fusion, bar, tmp_path):
     """Premise "the red cat and the blue box ...", hypothesis "the cat is red": chance is 1/3. Through `Trainer`
     (hf_attn.commands.train), with the inter-attention scored against the premise's object."""
