@@ -51,14 +51,16 @@ def task_data(options: HfAttnArguments, architecture: Architecture, args: HfAttn
     """The run's data, complete: read (`--dataset`) or generated, in the task shape of the head that trains on it
     (`shape_for_head`), its held-out split cut to what is scored (`held_out_rows`; a few-shot split is the instances
     its episodes are drawn from, kept whole), with the episodes' settings and every status line to print."""
-    data = _dataset_data(options, architecture, args) if options.dataset else _synthetic_data(options, architecture,
-                                                                                                args.seed)  # fmt: skip
+    if options.dataset:
+        data = _dataset_data(options, architecture, args)
+    else:
+        data = _synthetic_data(options, architecture, args.seed)
     shape = shape_for_head(TASK_SHAPES[data.shape], architecture, options.head)
     held_out, note = (data.eval, None) if shape.episodic else held_out_rows(data, options, args)
+    notes = (*data.notes, note) if note else data.notes
     return dataclasses.replace(
-        data, shape=shape.name, eval=held_out, notes=(*data.notes, *([note] if note else [])),
-        episode_settings=options.episode_settings(),
-    )  # fmt: skip
+        data, shape=shape.name, eval=held_out, notes=notes, episode_settings=options.episode_settings()
+    )
 
 
 def _synthetic_data(options: HfAttnArguments, architecture: Architecture, seed: int) -> TaskData:

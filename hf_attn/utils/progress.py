@@ -53,7 +53,6 @@ def hidden_progress_bars(hidden: bool = True) -> Iterator[None]:
     if not hidden:
         yield
         return
-    _hiding += 1
     variables = {name: os.environ.get(name) for name in _VARIABLES}
     for name in _VARIABLES:
         os.environ[name] = "1"
@@ -61,6 +60,7 @@ def hidden_progress_bars(hidden: bool = True) -> Iterator[None]:
     enabled = [is_enabled() for is_enabled, _, _ in switches]
     for _, disable, _ in switches:
         disable()
+    _hiding += 1
     try:
         yield
     finally:
