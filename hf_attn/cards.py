@@ -6,6 +6,9 @@ A model folder written by hf_attn may hold two provenance files next to the weig
 
 Metadata goes through `huggingface_hub.ModelCardData`, so the model-index carries every metric (P@k, hit rate,
 ...), not only the ones transformers' own card writer keeps. `hf-attn card MODEL_DIR` writes `README.md`.
+
+`save_trained` writes the whole folder a training run leaves: the model, its tokenizer, the training arguments as
+JSON, the training record and the card written from them.
 """
 
 from __future__ import annotations
@@ -17,12 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from huggingface_hub import EvalResult, ModelCard, ModelCardData
-from transformers import AutoConfig, PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerBase
+from transformers import AutoConfig, PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerBase, Trainer
 
 from .recipes import paper_number
 from .registry import Architecture, get_architecture
 from .tasks.heads import load_trained
 from .utils.paths import check_repo_id
+from .utils.saving import staged_save
 from .visualization.pictures import visualize
 
 TRAINING_FILE = "hf_attn_training.json"
@@ -219,3 +223,26 @@ def write_model_card(
         card.content = card.content.replace("## Citation", section + "## Citation", 1)
     card.save(path)
     return path
+
+
+def save_trained(
+    trainer: Trainer,
+    tokenizer: PreTrainedTokenizerBase,
+    output_dir: str | Path,
+    record: dict[str, Any],
+    repo_id: str | None = None,
+) -> None:
+    """From the main process: model (safetensors + code), tokenizer, the training arguments as JSON, the training
+    record (`TRAINING_FILE`) and the model card. Not `Trainer.save_model`, which also pickles the arguments into
+    `training_args.bin`: nothing we ship is a pickle."""
+    trainer.accelerator.wait_for_everyone()
+    if trainer.is_world_process_zero():
+        model = trainer.accelerator.unwrap_model(trainer.model)
+        with staged_save(output_dir) as staging:  # all written aside, then moved in, the weights last
+            model.save_pretrained(staging)
+            tokenizer.save_pretrained(staging)
+            (staging / "training_args.json").write_text(trainer.args.to_json_string())
+            (staging / TRAINING_FILE).write_text(json.dumps(record, indent=2, default=str))
+            # The card from the model and tokenizer in memory, naming the folder it is moved to.
+            write_model_card(staging, repo_id=repo_id, model=model, tokenizer=tokenizer, destination=output_dir)
+    trainer.accelerator.wait_for_everyone()

@@ -84,9 +84,9 @@ def test_every_heads_card_shows_a_loading_line_that_names_a_real_class(architect
 def test_every_synthetic_tasks_card_description_is_plain_text():
     """A card's training section describes its data with the task generator's first docstring line: a pointer to a
     module docstring ("(module docstring)") means nothing on a card and is dropped."""
-    from hf_attn.commands.train_data import task_summary
     from hf_attn.data.synthetic import SYNTHETIC_TASKS
     from hf_attn.registry import ARCHITECTURES
+    from hf_attn.training.preparation import task_summary
 
     assert {architecture.synthetic_task for architecture in ARCHITECTURES.values()} <= set(SYNTHETIC_TASKS)
 

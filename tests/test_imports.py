@@ -19,9 +19,12 @@ The layers, lowest first (a module may import its own layer and those below; CON
                   every layout's example files), a folder's tasks_<name>.py and training_<name>.py,
                   hf_attn.options (the options of `hf-attn train` and their checks), hf_attn.recipes,
                   hf_attn.visualization.pictures (visualize: a model's row and view)
-    cards and hub hf_attn.cards, hf_attn.hub, hf_attn.conversion and the folders' converters (convert_*.py)
-    commands      hf_attn.commands: one module a command (train, with train_data: a run's data and shape;
-                  evaluate, predict, visualize, card, push, verify, convert, demo, list, recipes)
+    cards and hub hf_attn.cards (and the saved folder of a run), hf_attn.hub, hf_attn.conversion and the folders'
+                  converters (convert_*.py)
+    training      hf_attn.training: a training run's two steps (preparation: the task data, head and vocabulary;
+                  fitting: the config, model, Trainer, metrics and training record)
+    commands      hf_attn.commands: one module a command (train, evaluate, predict, visualize, card, push, verify,
+                  convert, demo, list, recipes)
     entry points  hf_attn (the package: its public names; installs the registration), hf_attn.cli (the `hf-attn`
                   command's dispatch), conversion/, benchmarks/
 
@@ -83,6 +86,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         ),
     ),
     ("cards and hub", ("hf_attn.cards", "hf_attn.hub", "hf_attn.conversion")),
+    ("training", ("hf_attn.training", "hf_attn.training.*")),
     ("commands", ("hf_attn.commands", "hf_attn.commands.*")),
     ("entry points", ("hf_attn", "hf_attn.cli", "conversion.*", "benchmarks.*")),
 ]

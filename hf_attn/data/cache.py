@@ -8,9 +8,9 @@
 - **Work done once.** `cached_map` is `Dataset.map(batched=True)` under a fingerprint of our own (`fingerprint`:
   the input split's fingerprint and what the step does), so the `datasets` cache finds the result of a second run
   over the same file with the same options even when the mapped function captures objects `datasets` cannot hash
-  the same way twice (a tokenizer, a config). It says whether it computed or found its result. `cached_tokenizer`
+  the same way twice (a tokenizer, a config). It says whether it computed or found its result. `keep_tokenizer`
   keeps a trained vocabulary beside the split's cache files, under the fingerprint of the split and the trainer's
-  options.
+  options, where `saved_tokenizer` finds it again.
 - **Workers.** `map_workers` is `--preprocessing_num_workers` (transformers' examples' name): given, it is used;
   unset, a split of `PARALLEL_FROM_ROWS` rows or more is mapped on every core (up to `MAX_WORKERS`), a smaller one
   in this process (starting workers costs more than it saves).
@@ -142,23 +142,30 @@ def cache_folder(split: Dataset) -> Path | None:
     return Path(files[0]["filename"]).parent if files else None
 
 
-def cached_tokenizer(
-    split: Dataset, key: str, build: Callable[[], Any], load: Callable[[Path], Any]
-) -> tuple[Any, bool]:
-    """The tokenizer `build()` trains on `split`, kept beside the split's cache files under `key` (the split's
-    fingerprint and the trainer's options): a second call with the same key `load`s it instead. Returns it and
-    whether it was loaded. A split held in memory is not cached: `build()` each time. The folder is written aside
-    and renamed into place, so a run killed while saving leaves no half-written tokenizer to load."""
+def saved_tokenizer(split: Dataset, key: str, load: Callable[[Path], Any]) -> Any | None:
+    """The tokenizer trained on `split` that `keep_tokenizer` kept beside the split's cache files under `key` (the
+    split's fingerprint and the trainer's options), read by `load`; `None` when there is none (a split held in memory
+    has none) or it does not load, in which case the damaged folder is removed for the next one to replace."""
     folder = cache_folder(split)
     if folder is None:
-        return build(), False
+        return None
     saved = folder / "hf_attn_tokenizers" / key
     if (saved / "tokenizer_config.json").is_file():
         try:
-            return load(saved), True
-        except (OSError, ValueError):  # damaged: trained again below, and replaced
+            return load(saved)
+        except (OSError, ValueError):  # damaged: trained again by the caller, and replaced by `keep_tokenizer`
             shutil.rmtree(saved, ignore_errors=True)
-    tokenizer = build()
+    return None
+
+
+def keep_tokenizer(split: Dataset, key: str, tokenizer: Any) -> None:
+    """Keeps `tokenizer`, trained on `split`, beside the split's cache files under `key`, for `saved_tokenizer` to find
+    (nothing for a split held in memory). The folder is written aside and renamed into place, so a run killed while
+    saving leaves no half-written tokenizer to load."""
+    folder = cache_folder(split)
+    if folder is None:
+        return
+    saved = folder / "hf_attn_tokenizers" / key
     saved.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(dir=saved.parent, prefix=".staging-"))
     try:
@@ -167,7 +174,6 @@ def cached_tokenizer(
             staging.rename(saved)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-    return tokenizer, False
 
 
 # From this many texts on, a vocabulary is trained apart (`train_apart`): below it, starting the process (a second or

@@ -2,7 +2,7 @@
 
 The loaders (`hf_attn.data.rows` for a file or a Hub dataset, whole or streamed; the synthetic tasks;
 `hf_attn.data.episodes`) put a dataset's columns in the canonical form of its shape and return a `TaskData`, frozen:
-a run's data step (`hf_attn.commands.train_data.task_data`) completes it once, with `dataclasses.replace`, and
+a run's data step (`hf_attn.training.preparation.task_data`) completes it once, with `dataclasses.replace`, and
 nothing fills it in afterwards; `TASK_LAYOUTS` says, per shape, which columns it cannot do
 without and whether its labels are one class or a set. The shapes' training behaviour (`hf_attn.tasks.TaskShape`)
 reads its layout from here: one source for both.

@@ -3,25 +3,26 @@ verified once, the output folder's lock is taken once and the finished folder is
 the card is written from the model and tokenizer in memory (nothing is read back from disk to write it).
 
 The real functions run: each is wrapped by a counter that calls it through (`Counter.wrap`), where the pipeline
-looks it up."""
+looks it up. The command's path is traced too (`benchmarks/call_walk.py`): one step a room."""
 
 from __future__ import annotations
 
 import collections
 import functools
+import importlib.util
 import json
 from pathlib import Path
 
 import pytest
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-import hf_attn.commands.train
+import hf_attn.cards
 import hf_attn.utils.locks
 import hf_attn.utils.saving
 from hf_attn.commands.train import train
 from hf_attn.registry import get_architecture
 from hf_attn.registry_index import default_architecture
-from tests.helpers import temporary_files
+from tests.helpers import REPO_ROOT, temporary_files
 
 
 class Counter(collections.Counter):
@@ -50,9 +51,9 @@ def counts(monkeypatch):
         original_init(self, *args, **kwargs)
 
     monkeypatch.setattr(config_class, "__init__", counted_init)
-    saving, training = hf_attn.utils.saving, hf_attn.commands.train
+    saving = hf_attn.utils.saving
     counter.wrap(monkeypatch, [saving], "checkpoint_problem", key=lambda path: Path(path).name)
-    counter.wrap(monkeypatch, [saving, training], "staged_save", key=lambda folder: Path(folder).name)
+    counter.wrap(monkeypatch, [saving, hf_attn.cards], "staged_save", key=lambda folder: Path(folder).name)
     counter.wrap(monkeypatch, [hf_attn.utils.locks], "_take", key=lambda path: Path(path).parent.name)
     for owner, name in ((PreTrainedModel, "from_pretrained"), (PreTrainedTokenizerBase, "from_pretrained")):
         original = getattr(owner, name).__func__
@@ -110,6 +111,34 @@ def test_one_training_run_does_each_thing_once(counts, tmp_path, entry):
     card = (out / "README.md").read_text()
     assert "accuracy" in card and json.loads((out / "hf_attn_training.json").read_text())["metrics"]
     assert f'from_pretrained("{out}")' in card and "\n# run\n" in card and "saving-" not in card  # not the staging
+
+
+def call_walk():
+    """`benchmarks/call_walk.py`, the tracer of a request's walk through the rooms, as a module."""
+    spec = importlib.util.spec_from_file_location("call_walk", REPO_ROOT / "benchmarks" / "call_walk.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_command_takes_each_step_in_one_room(tmp_path):
+    """`hf-attn train` on a CSV, traced: the command hands the request to a room five times (the options read, then
+    checked against the output folder; the run prepared, then fitted; the folder saved), no room is entered more
+    than twice and none calls back up the layers. Every call between modules, traced the same way (`strict`), is
+    the rooms' inner traffic: the tracer does see it."""
+    walk = call_walk()
+    stays = walk.walk(walk.review_request(tmp_path / "first"))
+    assert walk.steps == [
+        "hf_attn.options: parse_arguments",
+        "hf_attn.options: check_output_folder",
+        "hf_attn.training: prepare_run",
+        "hf_attn.training: fit_run",
+        "hf_attn.cards: save_trained",
+    ]
+    rooms = collections.Counter(room for room, _, _ in stays)
+    assert max(rooms.values()) <= 2 and len(stays) - len(rooms) <= 10 and walk.climbs == [], stays
+    inner = walk.walk(walk.review_request(tmp_path / "second"), strict=True)
+    assert collections.Counter(room for room, _, _ in inner)["hf_attn.data.cache"] >= 5, inner
 
 
 def test_a_resumed_run_verifies_each_checkpoint_once(counts, tmp_path):

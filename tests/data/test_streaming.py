@@ -16,10 +16,10 @@ import pytest
 
 from hf_attn.cli import main
 from hf_attn.data.examples import review_rows
-from tests.commands.test_train_data import QUIET
 from tests.data.test_cache import LIN_OPTIONS, train_printed
 from tests.test_distributed import free_port
 from tests.test_hub import run_client
+from tests.training.test_preparation import QUIET
 
 
 def write_shards(folder: Path, rows: list[dict], shards: int) -> Path:

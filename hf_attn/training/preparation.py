@@ -1,24 +1,45 @@
-"""What a training run trains on, built once (`task_data`): the data (a synthetic task or the user's files,
-`--dataset`), the task shape its columns ask for and the head's, how much of the held-out split is scored, the
-episodes' settings and the status lines, in one complete, frozen `TaskData`. `hf_attn.commands.train` runs the rest
-(vocabulary, config, model, `Trainer`, the saved folder).
+"""A training run's first step (`prepare_run`): what it trains on, built once, and what it trains it with.
+
+- The data (`task_data`): a synthetic task or the user's files (`--dataset`), in the task shape of the head that
+  trains on it, its held-out split cut to what is scored (`held_out_rows`), with the episodes' settings and the status
+  lines, in one complete, frozen `TaskData`.
+- The head (`pick_head`), whether it trains in two stages, and the options such a run refuses.
+- Where the run goes on from (`--resume_from_checkpoint`), found once, before any work.
+- The vocabulary: the architecture's tokenizer kind trained on the training texts (or the same vocabulary found again
+  beside the split's cache files), a tokenizer given (`--tokenizer`), or a checkpoint's when resuming; in a
+  distributed run the main process builds it and the others load its copy.
+
+`hf_attn.training.fitting` takes the `Preparation` from there (config, model, `Trainer`, metrics).
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import math
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from datasets import Dataset
+from transformers import AutoTokenizer, PreTrainedTokenizerBase
 
 from ..data import get_synthetic_task
-from ..data.cache import cache_folder, column_values, sample_rows
+from ..data.cache import (
+    APART_FROM_TEXTS,
+    cache_folder,
+    column_values,
+    fingerprint,
+    keep_tokenizer,
+    sample_rows,
+    saved_tokenizer,
+    train_apart,
+    train_vocabulary,
+)
 from ..data.episodes import prepare_few_shot_data
 from ..data.files import load_splits
 from ..data.kinds import EPISODES
@@ -26,17 +47,158 @@ from ..data.rows import prepare_task_data
 from ..data.streaming import prepare_stream
 from ..data.task_data import TaskData
 from ..options.arguments import HfAttnArguments
-from ..options.checks import check_streamed_shape
+from ..options.checks import check_staged_run, check_streamed_shape, trains_in_stages
 from ..options.training_arguments import HfAttnTrainingArguments
-from ..registry import Architecture
-from ..tasks.heads import TASK_SHAPES, heads_for, shape_for_head
+from ..registry import Architecture, Head, get_architecture
+from ..tasks.base import TaskShape
+from ..tasks.heads import TASK_SHAPES, heads_for, pick_head, shape_for_head
+from ..utils.inputs import TOKENIZER, read_input
+from ..utils.saving import report_on_main, resume_point
 
 __all__ = [
     "DataStages",
+    "Preparation",
     "held_out_rows",
+    "prepare_run",
     "task_data",
     "task_summary",
 ]
+
+
+class DataStages:
+    """Times the data steps of a run (reading, vocabulary, encoding) and says in one status line how long each took
+    and which came from the `datasets` cache."""
+
+    @dataclass
+    class Step:
+        name: str
+        seconds: float = 0.0
+        cached: bool = False
+
+    def __init__(self) -> None:
+        self.steps: list[DataStages.Step] = []
+
+    @contextlib.contextmanager
+    def stage(self, name: str) -> Iterator[DataStages.Step]:
+        step = DataStages.Step(name)
+        started = time.perf_counter()
+        yield step
+        step.seconds = time.perf_counter() - started
+        self.steps.append(step)
+
+    def summary(self, data: TaskData) -> str:
+        """`[hf-attn] data: 900000 training rows, 2000 held-out; reading and preparing 3.1 s, vocabulary 16.0 s,
+        encoding 35.2 s` (`(cached)` after a step the `datasets` cache answered)."""
+        steps = ", ".join(f"{s.name} {s.seconds:.1f} s{' (cached)' if s.cached else ''}" for s in self.steps)
+        rows = "streamed" if data.streamed else f"{len(data.train)} training rows, {len(data.eval)} held-out"
+        line = f"[hf-attn] data: {rows}; {steps}"
+        folder = cache_folder(data.train)
+        if folder is not None and all(step.cached for step in self.steps):
+            line += f"; reused from the datasets cache ({folder})"
+        return line
+
+
+@dataclass(frozen=True)
+class Preparation:
+    """What `prepare_run` hands the fitting step: the architecture's row, the complete task data, its shape and head,
+    whether the head trains in two stages (`trains_in_stages`), the checkpoint the run goes on from, the tokenizer,
+    the classes the head learns, and the data steps timed so far (`stages`, which encoding joins)."""
+
+    architecture: Architecture
+    data: TaskData
+    shape: TaskShape
+    head: Head
+    staged: bool
+    resume: str | bool | None
+    tokenizer: PreTrainedTokenizerBase
+    labels: list[str] | None
+    stages: DataStages
+
+
+def prepare_run(options: HfAttnArguments, args: HfAttnTrainingArguments) -> Preparation:
+    """The run's data (`task_data`), head, checkpoint to go on from and vocabulary, each found once; the data's status
+    lines printed (by the main process) once every one of them has passed its checks."""
+    architecture = get_architecture(options.arch)
+    stages = DataStages()
+    with stages.stage("reading and preparing") as step:
+        data = task_data(options, architecture, args)
+        step.cached = "prepared rows" in data.from_cache
+    shape = TASK_SHAPES[data.shape]
+    head = pick_head(architecture, shape, options.head)
+    staged = trains_in_stages(architecture, head)
+    check_staged_run(architecture, head, data.streamed, args.resume_from_checkpoint)
+    # Where the run goes on from, found once, before any work (each checkpoint that does not load is named here).
+    resume = resume_point(args.resume_from_checkpoint, args.output_dir, not staged, report_on_main(args))
+    with stages.stage("vocabulary") as step:
+        build = lambda: _vocabulary(options, architecture, data, step)  # noqa: E731 (trained only where none is given)
+        own_class = architecture.tokenizer.tokenizer_class
+        tokenizer = _shared_tokenizer(args, resume, options.tokenizer, build, own_class)
+    labels = shape.label_names(data)
+    if args.process_index == 0:
+        for note in data.notes:  # said now that the data has passed its checks: a refused run prints one line
+            print(note, flush=True)
+    return Preparation(architecture, data, shape, head, staged, resume, tokenizer, labels, stages)
+
+
+def _shared_tokenizer(
+    args: HfAttnTrainingArguments,
+    checkpoint: str | bool | None,
+    source: str | PreTrainedTokenizerBase | None,
+    build: Callable[[], PreTrainedTokenizerBase],
+    own_class: type,
+) -> PreTrainedTokenizerBase:
+    """The given tokenizer; when resuming (from `checkpoint`), the checkpoint's (a vocabulary trained again could
+    differ: the BPE trainer orders tied merges by hash-map order); else one `build` trains. Every process must use
+    the same vocabulary, so in a distributed run the main process builds the tokenizer and the others load its
+    copy."""
+    saved = Path(checkpoint) / "tokenizer_config.json" if isinstance(checkpoint, str) else None
+    if source is None and saved is not None and saved.is_file():
+        # The run's own kind (`own_class`) loads as itself: AutoTokenizer would read the checkpoint's config first.
+        if json.loads(saved.read_text(encoding="utf-8")).get("tokenizer_class") == own_class.__name__:
+            return own_class.from_pretrained(checkpoint)
+        source = checkpoint
+    if isinstance(source, PreTrainedTokenizerBase):
+        return source
+    if source is not None:
+        return read_input("--tokenizer", source, TOKENIZER, lambda: AutoTokenizer.from_pretrained(source))
+    if args.world_size == 1:
+        return build()
+    folder = Path(args.output_dir) / "tokenizer"
+    with args.main_process_first(local=False, desc="building the tokenizer"):
+        if args.process_index == 0:
+            tokenizer = build()
+            tokenizer.save_pretrained(folder)
+        else:
+            tokenizer = AutoTokenizer.from_pretrained(folder)
+    return tokenizer
+
+
+def _vocabulary(
+    options: HfAttnArguments, architecture: Architecture, data: TaskData, step: DataStages.Step
+) -> PreTrainedTokenizerBase:
+    """The architecture's tokenizer kind trained on the training texts, with a progress bar over them (where datasets
+    shows bars), or the same vocabulary found again beside the split's cache files (`saved_tokenizer`, keyed by the
+    split and every option of the trainer); `step.cached` says which."""
+    # What the tokenizer kind's trainer reads beyond the texts, from the architecture's own options (STCKA: concepts).
+    knowledge = options.architecture_arguments.tokenizer_knowledge(architecture, data)
+    settings = (options.max_vocab_size, options.min_frequency, options.lowercase)
+    kind = architecture.tokenizer
+    rows, columns = data.vocabulary_source, (data.text_column, data.pair_column)
+    key = fingerprint(
+        "vocabulary", rows._fingerprint, data.text_column, data.pair_column, kind.name, settings, knowledge,
+    )  # fmt: skip
+    tokenizer = saved_tokenizer(rows, key, AutoTokenizer.from_pretrained)
+    step.cached = tokenizer is not None
+    if tokenizer is not None:
+        return tokenizer
+    # A million texts: trained in a process of its own, so that their mapped pages do not stay with this one.
+    large = cache_folder(rows) is not None and data.count_texts() >= APART_FROM_TEXTS
+    if large and kind.reads_once and not knowledge:
+        tokenizer = train_apart(kind, rows, columns, settings, AutoTokenizer.from_pretrained)
+    else:
+        tokenizer = train_vocabulary(kind, rows, columns, settings, **knowledge)
+    keep_tokenizer(rows, key, tokenizer)
+    return tokenizer
 
 
 def task_summary(docstring: str | None) -> str:
@@ -206,36 +368,3 @@ def held_out_rows(data: TaskData, options: HfAttnArguments, args: HfAttnTraining
         return data.eval, None
     note = f"[hf-attn] held-out: scoring {limit} of {held_out} rows, a sample (seed {args.seed}): {why}"
     return sample_rows(data.eval, limit, args.seed), note
-
-
-class DataStages:
-    """Times the data steps of a run (reading, vocabulary, encoding) and says in one status line how long each took
-    and which came from the `datasets` cache."""
-
-    @dataclass
-    class Step:
-        name: str
-        seconds: float = 0.0
-        cached: bool = False
-
-    def __init__(self) -> None:
-        self.steps: list[DataStages.Step] = []
-
-    @contextlib.contextmanager
-    def stage(self, name: str) -> Iterator[DataStages.Step]:
-        step = DataStages.Step(name)
-        started = time.perf_counter()
-        yield step
-        step.seconds = time.perf_counter() - started
-        self.steps.append(step)
-
-    def summary(self, data: TaskData) -> str:
-        """`[hf-attn] data: 900000 training rows, 2000 held-out; reading and preparing 3.1 s, vocabulary 16.0 s,
-        encoding 35.2 s` (`(cached)` after a step the `datasets` cache answered)."""
-        steps = ", ".join(f"{s.name} {s.seconds:.1f} s{' (cached)' if s.cached else ''}" for s in self.steps)
-        rows = "streamed" if data.streamed else f"{len(data.train)} training rows, {len(data.eval)} held-out"
-        line = f"[hf-attn] data: {rows}; {steps}"
-        folder = cache_folder(data.train)
-        if folder is not None and all(step.cached for step in self.steps):
-            line += f"; reused from the datasets cache ({folder})"
-        return line

@@ -7,17 +7,13 @@ import csv
 import json
 import re
 
-import numpy as np
 import pytest
-import torch
 from datasets import ClassLabel, Dataset, Features, Value
-from safetensors.torch import load_file
 
 from hf_attn.cli import main
 from hf_attn.data import cue_word_pairs, topic_labels, toy_translation
 from hf_attn.recipes import list_recipes, load_recipe, paper_number
 from hf_attn.registry import get_architecture
-from hf_attn.tasks.examples import write_example_files
 from tests.helpers import REPO_ROOT
 
 QUIET = ["--no-progress", "--save_strategy", "no", "--logging_steps", "1000", "--report_to", "none"]
@@ -25,11 +21,6 @@ LIN = ["--config", "embedding_size=16", "hidden_size=16", "attention_hidden_size
        "classifier_hidden_size=16", "hidden_dropout_prob=0", "penalty_coefficient=0"]  # fmt: skip
 HAN = ["--config", "embedding_size=16", "word_hidden_size=16", "sentence_hidden_size=16", "word_attention_size=16",
        "sentence_attention_size=16"]  # fmt: skip
-
-
-@pytest.fixture(scope="session")
-def files(tmp_path_factory):
-    return write_example_files(tmp_path_factory.mktemp("data"), num_rows=600, seed=0)
 
 
 def train_cli(capsys, *arguments: str) -> dict:
@@ -71,13 +62,8 @@ def test_an_snli_jsonl_drops_and_counts_unlabelled_pairs_and_trains_pair_heads(f
     assert record["settings"]["training examples"] == 570
 
 
-# Each file format on a learnable task written in it (`write_example_files`, 1,500 rows; the held-out split is the
-# 10% `train` holds out), from the command line alone, to a stated bar. Measured values (seeds 0 / 1) in comments.
-@pytest.fixture(scope="session")
-def learnable(tmp_path_factory):
-    return write_example_files(tmp_path_factory.mktemp("learnable"), num_rows=1500, seed=0)
-
-
+# Each file format on a learnable task written in it (`learnable`, tests/training/conftest.py), from the command line
+# alone, to a stated bar. Measured values (seeds 0 / 1) in comments.
 def predict_cli(capsys, model, *texts: str, pair: tuple[str, ...] = ()) -> list[dict]:
     main(["predict", str(model), *texts, *(["--pair", *pair] if pair else []), "--json"])
     return json.loads(capsys.readouterr().out)
@@ -154,113 +140,6 @@ def test_a_headerless_tsv_of_sentence_pairs_trains_the_transformer_and_predict_t
     predictions = predict_cli(capsys, tmp_path / "transformer", *unseen["source"])
     exact = sum(p["translation"] == target for p, target in zip(predictions, unseen["target"], strict=True))
     assert exact >= 12, list(zip(predictions, unseen["target"], strict=True))
-
-
-def test_a_plain_text_file_trains_the_elmo_bilm(learnable, tmp_path, capsys):
-    """Blank lines are dropped and counted; held-out perplexity of the forward and backward LMs. Measured 5.30 /
-    5.63, where the held-out unigram perplexity is 68 and the vocabulary has 106 words."""
-    metrics = train_cli(
-        capsys, "--arch", "elmo", "--dataset", str(learnable / "corpus.txt"), "--output_dir", str(tmp_path / "elmo"),
-        "--num_train_epochs", "4", "--learning_rate", "5e-3", "--config", "character_embedding_size=8",
-        "filters=[[1,16],[2,16],[3,32]]", "projection_dim=32", "hidden_size=64", "num_hidden_layers=2", "dropout=0.0",
-    )  # fmt: skip
-    assert re.search(r"train split: dropped \d+ of \d+ rows \(empty text: \d+\)", metrics["printed"])
-    assert metrics["perplexity"] <= 8.0, metrics
-    saved = json.loads((tmp_path / "elmo" / "config.json").read_text())
-    assert saved["architectures"] == [get_architecture("elmo").pretraining_head]
-
-
-def write_glove(path, words: list[str], dimension: int, seed: int = 0) -> dict[str, np.ndarray]:
-    rng = np.random.default_rng(seed)
-    vectors = {word: rng.normal(size=dimension).astype(np.float32) for word in words}
-    path.write_text("".join(f"{w} {' '.join(f'{x:.6f}' for x in v)}\n" for w, v in vectors.items()))
-    return {word: np.array([float(f"{x:.6f}") for x in v], dtype=np.float32) for word, v in vectors.items()}
-
-
-@pytest.mark.parametrize("freeze", [False, True])
-def test_word_vectors_initialise_covered_rows_and_freeze_keeps_them(files, tmp_path, capsys, freeze):
-    # Words of the reviews, one the data never has, and a capitalised one (the tokenizer lower-cases).
-    vectors = write_glove(tmp_path / "glove.txt", ["superb", "Awful", "food", "zebra", "the"], dimension=16)
-    output = tmp_path / "model"
-    metrics = train_cli(
-        capsys, "--dataset", str(files / "reviews.csv"), "--text_column", "review", "--label_column", "stars",
-        "--output_dir", str(output), "--max_steps", "3", "--learning_rate", "0.1", "--word_vectors",
-        str(tmp_path / "glove.txt"), *(["--freeze_embeddings"] if freeze else []), *LIN,
-    )  # fmt: skip
-    assert re.search(r"word vectors glove.txt: 4 of \d+ vocabulary words covered", metrics["printed"])
-    vocabulary = json.loads((output / "tokenizer.json").read_text())["model"]["vocab"]
-    weights = load_file(output / "model.safetensors")
-    embedding = next(value for key, value in weights.items() if "embed" in key and value.shape[-1] == 16)
-    for word in ("superb", "awful", "food", "the"):
-        row = embedding[vocabulary[word]].numpy()
-        source = vectors["Awful" if word == "awful" else word]
-        assert np.array_equal(row, source) == freeze, word  # trained rows moved off the file's vectors
-    record = json.loads((output / "hf_attn_training.json").read_text())
-    assert "glove.txt: 4 of" in record["settings"]["word vectors"]
-    assert ("frozen" in record["settings"]["word vectors"]) == freeze
-    if freeze:  # the words the file does not cover start at its vectors' scale (Kim 2014), not the model's 0.02
-        covered = np.stack([vectors[word] for word in ("superb", "Awful", "food", "the")])
-        from transformers import AutoTokenizer
-
-        specials = set(AutoTokenizer.from_pretrained(output).all_special_tokens)
-        others = [index for word, index in vocabulary.items()
-                  if word not in specials | {"superb", "awful", "food", "the"}]  # fmt: skip
-        spread = embedding[others].std().item()
-        assert 0.5 * covered.std() < spread < 1.5 * covered.std(), (spread, covered.std())
-
-
-def test_word_vectors_of_another_width_than_the_embedding_are_refused(files, tmp_path):
-    write_glove(tmp_path / "g.txt", ["cat"], 16)
-    with pytest.raises(SystemExit, match="16-d vectors but the model's word embedding is 8-d"):
-        main(["train", "--dataset", str(files / "reviews.csv"), "--text_column", "review", "--label_column", "stars",
-              "--word_vectors", str(tmp_path / "g.txt"), "--output_dir", str(tmp_path / "x"), "--config",
-              "embedding_size=8"])  # fmt: skip
-
-
-def test_bf16_gradient_accumulation_and_resume_through_the_command_line(files, tmp_path, capsys):
-    """A run stopped after its step-2 checkpoint and resumed (`--resume_from_checkpoint true`) ends with the weights
-    of an uninterrupted run, under bf16 autocast with 2 accumulation steps per optimizer step."""
-    common = ["--dataset", str(files / "reviews.csv"), "--text_column", "review", "--label_column", "stars",
-              "--bf16", "--gradient_accumulation_steps", "2", "--per_device_train_batch_size", "8",
-              "--lr_scheduler_type", "constant", "--seed", "5", *LIN]  # fmt: skip
-    train_cli(capsys, *common, "--output_dir", str(tmp_path / "straight"), "--max_steps", "4")
-    record = json.loads((tmp_path / "straight" / "hf_attn_training.json").read_text())["settings"]
-    assert record["precision"] == "bf16" and record["gradient accumulation steps"] == 2 and record["steps"] == 4
-    stopped = tmp_path / "stopped"
-    main(["train", *common, "--output_dir", str(stopped), "--max_steps", "2", "--save_steps", "2",
-          "--no-progress", "--logging_steps", "1000"])  # fmt: skip
-    assert (stopped / "checkpoint-2").is_dir()
-    main(["train", *common, "--output_dir", str(stopped), "--max_steps", "4", "--resume_from_checkpoint", "true",
-          "--no-progress", "--save_strategy", "no", "--logging_steps", "1000"])  # fmt: skip
-    capsys.readouterr()
-    straight, resumed = (
-        load_file(tmp_path / "straight" / "model.safetensors"),
-        load_file(stopped / "model.safetensors"),
-    )
-    assert straight.keys() == resumed.keys()
-    for name, weight in straight.items():
-        assert torch.equal(weight, resumed[name]), name
-
-
-def test_eval_strategy_and_report_to_tensorboard_through_the_command_line(files, tmp_path, capsys):
-    """`--eval_strategy steps` scores the held-out split every `--eval_steps`; `--report_to tensorboard` writes
-    the training loss and those held-out metrics as TensorBoard scalars under output_dir/runs."""
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
-    output = tmp_path / "lin"
-    main(["train", "--arch", "lin_self_attentive", "--dataset", str(files / "reviews.csv"), "--text_column",
-          "review", "--label_column", "stars", "--output_dir", str(output), "--max_steps", "30", "--eval_strategy",
-          "steps", "--eval_steps", "10", "--logging_steps", "10", "--report_to", "tensorboard", "--no-progress",
-          "--save_strategy", "no", *LIN])  # fmt: skip
-    capsys.readouterr()
-    (run,) = (output / "runs").iterdir()
-    events = EventAccumulator(str(run))
-    events.Reload()
-    # Every 10 steps, then the pipeline's final held-out score (the one it prints and records).
-    assert [event.step for event in events.Scalars("eval/accuracy")] == [10, 20, 30, 30]
-    assert [event.step for event in events.Scalars("train/loss")] == [10, 20, 30]
-    record = json.loads((output / "hf_attn_training.json").read_text())
-    assert events.Scalars("eval/accuracy")[-1].value == pytest.approx(record["metrics"]["accuracy"], abs=1e-4)
 
 
 def one_line_error(arguments: list[str]) -> str:

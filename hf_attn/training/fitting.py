@@ -1,0 +1,251 @@
+"""A training run's second step (`fit_run`): from the `Preparation` (`hf_attn.training.preparation`) to a trained
+model, its held-out metrics and the record its card is written from.
+
+The config (the shape's fields: vocabulary, labels; the recipe's and `--config`'s overrides), the two splits encoded
+(found again in the `datasets` cache on a second run), the architecture's first stage where it has one (ELMo's biLM,
+`Architecture.pretraining_head`), the model (word vectors copied in), the shape's `Trainer`, the held-out metrics, and
+the training record (`hf_attn_training.json`) with the example its card draws.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from datasets import Dataset
+from transformers import PreTrainedConfig, PreTrainedTokenizerBase, Trainer, TrainerCallback, set_seed
+
+from ..cards import EVALUATION_OPTIONS
+from ..data.episodes import CLASS_COLUMN
+from ..data.task_data import TaskData
+from ..data.word_vectors import Coverage, initialise_embeddings
+from ..options.arguments import HfAttnArguments
+from ..options.reading import build_config
+from ..options.training_arguments import HfAttnTrainingArguments
+from ..tasks.base import encode_split, encoding_key
+from ..tasks.heads import TASK_SHAPES
+from ..utils.saving import report_on_main, resume_point
+from .preparation import Preparation
+
+__all__ = ["PRETRAINING_SHAPE", "Fitted", "evaluation_options", "fit_run", "training_record"]
+
+# The shape of an architecture's first stage (`Architecture.pretraining_head`): a language model on the task's texts.
+PRETRAINING_SHAPE = "language_modeling"
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """What `fit_run` returns: the Trainer (whose `model` is what gets saved), every held-out metric, and the training
+    record (`training_record`) the card is written from."""
+
+    trainer: Trainer
+    metrics: dict[str, float]
+    record: dict[str, Any]
+
+
+def fit_run(
+    run: Preparation,
+    options: HfAttnArguments,
+    args: HfAttnTrainingArguments,
+    callbacks: Sequence[TrainerCallback] = (),
+) -> Fitted:
+    """Config -> encoded splits -> first stage (where the head has one) -> model (and word vectors) -> the shape's
+    `Trainer` -> held-out metrics -> the training record."""
+    data, shape, head, tokenizer = run.data, run.shape, run.head, run.tokenizer
+    args.predict_with_generate = shape.generates(head)
+    config_fields = shape.config_fields(tokenizer, run.labels, data)
+    config = build_config(run.architecture.config_class, options.config_overrides, **config_fields)
+    encode = shape.encoder(data, tokenizer, config, head, options.max_length)
+    keep = [data.evidence_column] if data.evidence_column else []
+    with run.stages.stage("encoding") as step, args.main_process_first(local=False, desc="encoding the data"):
+        # The main process encodes first; the others find its work in the datasets cache (a split held in memory is
+        # encoded by each).
+        encoded = []
+        for split, kept in ((data.train, ()), (data.eval, keep)):
+            key = (
+                None
+                if data.streamed
+                else encoding_key(split, shape, data, tokenizer, config, head, options.max_length)
+            )
+            encoded.append(encode_split(split, encode, kept, key, options.preprocessing_num_workers))
+        (train_split, train_cached), (eval_split, eval_cached) = encoded
+        step.cached = train_cached and eval_cached
+
+    metrics: dict[str, float] = {}
+    base_state = None
+    if run.staged:
+        set_seed(args.seed)
+        base_state, metrics = _pretrain(run, config, args, callbacks, options.max_length)
+    set_seed(args.seed)  # the initial weights depend on the seed alone
+    model = shape.build_model(head, config, data, args)
+    if base_state is not None:
+        getattr(model, model.base_model_prefix).load_state_dict(base_state)
+    coverage = None
+    if options.word_vectors:
+        coverage = initialise_embeddings(model, tokenizer, options.word_vectors, freeze=options.freeze_embeddings)
+        if args.process_index == 0:
+            print(f"[hf-attn] word vectors {coverage.summary()}", flush=True)
+    if args.process_index == 0:  # once every input has been read (the word vectors too): a refused run prints one line
+        print(run.stages.summary(data), flush=True)
+    shape.prepare(model, args, eval_split, options.num_beams)
+    trainer, task_metrics = shape.fit(
+        args, model, head, tokenizer, data, train_split, eval_split, callbacks, run.resume
+    )
+    metrics.update(task_metrics)
+    metrics.update(shape.extra_metrics(model, head, eval_split, data))
+    report(trainer, tokenizer, shape.headline(metrics))
+    # The metrics the card shows: the task shape's, then its first stage's (a pretrained language model's perplexity).
+    reported = (*shape.reported_metrics, *(TASK_SHAPES[PRETRAINING_SHAPE].reported_metrics if run.staged else ()))
+    shown = {key: metrics[key] for key in dict.fromkeys(reported) if not math.isnan(metrics.get(key, math.nan))}
+    return Fitted(trainer, metrics, training_record(run, options, args, trainer, shown, coverage))
+
+
+def _pretrain(
+    run: Preparation,
+    config: PreTrainedConfig,
+    args: HfAttnTrainingArguments,
+    callbacks: Sequence[TrainerCallback],
+    max_length: int | None,
+) -> tuple[dict[str, torch.Tensor], dict[str, float]]:
+    """The architecture's first stage (`Architecture.pretraining_head`, e.g. ELMo's biLM, §3 of its paper): a
+    language model on the task's texts, with its own checkpoints in `output_dir/pretraining`. Returns its base
+    model's weights, which the task head starts from, and held-out perplexity before and after."""
+    architecture, data, tokenizer = run.architecture, run.data, run.tokenizer
+    head = next(head for head in architecture.heads if head.model_class.__name__ == architecture.pretraining_head)
+    shape = TASK_SHAPES[PRETRAINING_SHAPE]
+    texts = TaskData(train=data.train, eval=data.eval, shape=shape.name, text_column=data.text_column)
+    encode = shape.encoder(texts, tokenizer, config, head, max_length)
+    stage_args = copy.copy(args)
+    stage_args.output_dir = str(Path(args.output_dir) / "pretraining")
+    stage_args.prediction_loss_only, stage_args.predict_with_generate = True, False
+    model = head.model_class(config)
+    trainer = Trainer(
+        model=model,
+        args=stage_args,
+        train_dataset=encode_split(data.train, encode)[0],
+        eval_dataset=encode_split(data.eval, encode)[0],
+        data_collator=shape.collator(tokenizer, config, head),
+        processing_class=tokenizer,
+        callbacks=list(callbacks),
+    )
+    before = math.exp(trainer.evaluate()["eval_loss"])
+    resume = resume_point(args.resume_from_checkpoint, stage_args.output_dir, report=report_on_main(args))
+    trainer.train(resume_from_checkpoint=resume)
+    after = math.exp(trainer.evaluate()["eval_loss"])
+    report(trainer, tokenizer, f"{head.model_class.__name__} held-out perplexity {before:.2f} -> {after:.2f}")
+    base = getattr(model, model.base_model_prefix)
+    return base.state_dict(), {"perplexity_before_lm_training": before, "perplexity": after}
+
+
+def report(trainer: Trainer, tokenizer: PreTrainedTokenizerBase, result: str) -> None:
+    """One line per process: its rank, steps, held-out result and a fingerprint of its vocabulary."""
+    args = trainer.args
+    vocabulary = hashlib.sha256(json.dumps(sorted(tokenizer.get_vocab().items())).encode()).hexdigest()[:12]
+    print(
+        f"[hf-attn] rank {args.process_index}/{args.world_size}: {trainer.state.global_step} steps, {result}, "
+        f"vocabulary {vocabulary}",
+        flush=True,
+    )
+
+
+def training_record(
+    run: Preparation,
+    options: HfAttnArguments,
+    args: HfAttnTrainingArguments,
+    trainer: Trainer,
+    metrics: dict[str, float],
+    coverage: Coverage | None,
+) -> dict[str, Any]:
+    """The training record (`hf_attn_training.json`) the card is written from; `metrics`: the ones it shows."""
+    data, tokenizer, recipe = run.data, run.tokenizer, options.loaded_recipe
+    if options.tokenizer:
+        vocabulary = f"{options.tokenizer} ({len(tokenizer)} tokens)"
+    else:
+        rows = f"the first {len(data.vocabulary_rows)} training rows" if data.streamed else "the training split"
+        vocabulary = f"{run.architecture.tokenizer.name}, trained on {rows} ({len(tokenizer)} tokens)"
+    settings = {
+        "training examples": "streamed" if data.streamed else len(data.train),
+        "held-out examples": "streamed" if data.streamed else len(data.eval),
+        "dropped rows": data.dropped or None,
+        "seed": args.seed,
+        "steps": trainer.state.global_step,
+        "batch size per process": args.per_device_train_batch_size,
+        "gradient accumulation steps": args.gradient_accumulation_steps,
+        "processes": args.world_size,
+        "learning rate": args.learning_rate,
+        "schedule": options.schedule if options.schedule != "linear" else str(args.lr_scheduler_type.value),
+        "optimizer": str(args.optim.value if hasattr(args.optim, "value") else args.optim),
+        "precision": "bf16" if args.bf16 else "fp16" if args.fp16 else "fp32",
+        "vocabulary": vocabulary,
+        "word vectors": coverage.summary() if coverage else None,
+        "task options": options.task_kwargs if not options.dataset else None,
+        "config overrides": options.config_overrides,
+        "max length": options.max_length,
+        "recipe": options.recipe,
+    }
+    source = dict(data.source)
+    description = source.pop("description", None) or (
+        f"columns {source.get('columns')}; held-out: {source.get('held_out')}"
+    )
+    record = {
+        "dataset": {"type": source["type"], "name": source["name"], "description": description},
+        "settings": {key: value for key, value in settings.items() if value not in (None, {}, [])},
+        "metrics": metrics,
+    }
+    reused = evaluation_options(options)
+    if reused:
+        record[EVALUATION_OPTIONS] = reused
+    if recipe is not None:
+        record["paper"] = recipe.paper
+    example = _card_example(data, trainer.model.config)
+    if example is not None:
+        record["example"] = example
+    return record
+
+
+def evaluation_options(options: HfAttnArguments) -> dict[str, Any]:
+    """The run's options that evaluation reuses (`EVALUATION_OPTIONS`), by option name."""
+    reused: dict[str, Any] = {"max_length": options.max_length}
+    reused.update({column.option: column.column for column in options.architecture_arguments.columns()})
+    return {name: value for name, value in reused.items() if value is not None}
+
+
+def _card_example(data: TaskData, config) -> dict[str, Any] | None:
+    """A held-out example whose attention the card draws (`hf_attn.cards`): the first held-out text (and its pair
+    or target); a few-shot model's is a query with a support set of the next held-out texts, `num_ways` classes
+    (the query's first) of `num_shots` texts each (with their entities, for a relation model)."""
+    rows = Dataset.from_list(list(data.eval.take(1))) if data.streamed else data.eval
+    if not len(rows) or data.text_column not in rows.column_names or not isinstance(rows[0][data.text_column], str):
+        return None
+    if not TASK_SHAPES[data.shape].episodic:
+        example = {"text": rows[0][data.text_column]}
+        if data.pair_column and isinstance(rows[0].get(data.pair_column), str):
+            example["pair"] = rows[0][data.pair_column]
+        return example
+    column = CLASS_COLUMN if CLASS_COLUMN in rows.column_names else data.label_column
+    entities = {"head", "tail"} <= set(rows.column_names)
+    ways, shots = config.num_ways, config.num_shots  # an episode head's config (`layers.few_shot.EpisodeConfig`)
+    chosen: dict[Any, list] = {rows[0][column]: []}
+    for row in rows.select(range(1, len(rows))):
+        label = row[column]
+        if label not in chosen and len(chosen) < ways:
+            chosen[label] = []
+        if label in chosen and len(chosen[label]) < shots:
+            chosen[label].append(
+                [str(label), row[data.text_column], *((row["head"], row["tail"]) if entities else ())]
+            )
+        if len(chosen) == ways and all(len(texts) == shots for texts in chosen.values()):
+            break  # the support set is complete: the rest of the held-out split is not read
+    if len(chosen) < 2 or any(len(texts) < shots for texts in chosen.values()):
+        return None
+    example = {"text": rows[0][data.text_column], "support": [item for texts in chosen.values() for item in texts]}
+    if entities:
+        example["entities"] = [rows[0]["head"], rows[0]["tail"]]
+    return example
