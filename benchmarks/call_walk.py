@@ -13,7 +13,8 @@ the request moves there. A *stay* is a run of the walk in one room, entered from
 *re-entry* is a stay in a room after its first (the issue's "returns"). Returning to the hallway starts no stay.
 
 With `--strict`, every call from one module of hf_attn into another is a move and every return into a caller
-another, the count the issue first made (modules as rooms): the rooms' inner traffic, for comparison.
+another, the count the issue first made (modules as rooms): the rooms' inner traffic, for comparison. A generator's
+body runs in the stay of whoever pulls it (an iterator handed down the layers is read, not a call back up).
 
 The request is a CSV of reviews trained for a few steps, the path a user's first command takes:
 
@@ -25,17 +26,15 @@ from __future__ import annotations
 import argparse
 import collections
 import csv
+import functools
 import inspect
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 HALLWAY = "hf_attn.commands"
-# What the last `walk` saw beside its stays: each call the hallway made into a room (`room: function`), and each
-# call from a room into a higher layer than its own (`function (module) <- caller's module`).
-steps: list[str] = []
-climbs: list[str] = []
 
 
 def module_of(module: str | None) -> str | None:
@@ -52,6 +51,7 @@ def room_of(module: str) -> str:
     return ".".join(parts[:3]) if len(parts) > 2 and parts[1] == "models" else ".".join(parts[:2])
 
 
+@functools.cache
 def layer(module: str) -> int:
     """A module's layer index in the test suite's table (lowest first)."""
     sys.path.insert(0, str(ROOT))
@@ -64,69 +64,87 @@ def _name(frame) -> str:
     return getattr(frame.f_code, "co_qualname", frame.f_code.co_name)  # Python 3.10 has no qualified name
 
 
-def walk(argv: list[str], strict: bool = False) -> list[tuple[str, str, str]]:
-    """The stays of the request, in order: (room, how it was entered: `hallway`, `climb` or with `strict` `call` /
-    `return`, the function entered)."""
+@dataclass
+class Walk:
+    """One request's walk. `stays`: (room, how it was entered: `hallway` or `climb`, the function entered), in
+    order; `steps`: each call the hallway made into a room (`room: function`); `climbs`: each call from a room into a
+    higher layer than its own (`function (module) <- caller's module`); `strict`: the same walk with every call or
+    return between two modules a move (room: the module; how: `call` or `return`)."""
+
+    stays: list[tuple[str, str, str]] = field(default_factory=list)
+    steps: list[str] = field(default_factory=list)
+    climbs: list[str] = field(default_factory=list)
+    strict: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def rooms(self, strict: bool = False) -> collections.Counter:
+        """How many stays each room had."""
+        return collections.Counter(room for room, _, _ in (self.strict if strict else self.stays))
+
+    def summary(self, strict: bool = False) -> str:
+        stays, rooms = (self.strict if strict else self.stays), self.rooms(strict)
+        return (
+            f"{len(stays)} stays in {len(rooms)} rooms ({len(stays) - len(rooms)} re-entries), {len(self.climbs)} "
+            f"climbs back up; most entered: {', '.join(f'{room} {count}' for room, count in rooms.most_common(5))}"
+        )
+
+
+def _enter(stays: list[tuple[str, str, str]], room: str, how: str, frame) -> None:
+    if not stays or stays[-1][0] != room:
+        stays.append((room, how, f"{_name(frame)} ({frame.f_globals.get('__name__')})"))
+
+
+def walk(argv: list[str]) -> Walk:
+    """Traces `hf_attn.commands.train.main(argv)` (module docstring)."""
     from hf_attn.commands import train as training
 
+    found = Walk()
     # Per frame from `main` down: (its module, the room holding the request); `None` for a library's frame.
     stack: list[tuple[str, str] | None] = [("hf_attn.commands.train", HALLWAY)]
-    resumed: set = set()  # generators' frames (kept alive until the walk ends), whose later calls resume them
-    stays: list[tuple[str, str, str]] = []
-    steps.clear()
-    climbs.clear()
-
-    def followed() -> bool:
-        # Followed while every frame from `main` down is hf_attn's: code that a library calls back (a `map`
-        # function, a Trainer callback, a model's forward inside the training loop) is that library's walk.
-        return bool(stack) and None not in stack
-
-    def stay(room: str, how: str, frame) -> None:
-        if not stays or stays[-1][0] != room:
-            stays.append((room, how, f"{_name(frame)} ({frame.f_globals.get('__name__')})"))
+    generators: dict = {}  # a generator's frame (alive until the walk ends) -> its module
 
     def profile(frame, event, _arg):
-        if event == "call":
-            was_followed, caller = followed(), stack[-1] if stack else None
-            if frame in resumed:  # a generator pulled again: its room as at its first call
-                stack.append(caller)
-                return
-            module = module_of(frame.f_globals.get("__name__"))
-            if frame.f_code.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR):
-                resumed.add(frame)
-            if module is None or not was_followed:
-                stack.append(None if module is None else (module, caller[1] if caller else HALLWAY))
-                return
-            calling_module, holder = caller
-            room = room_of(module)
-            if room_of(calling_module) != HALLWAY and layer(module) > layer(calling_module):
-                climbs.append(f"{_name(frame)} ({module}) <- {calling_module}")
-            if room_of(calling_module) == HALLWAY and room != HALLWAY:
-                steps.append(f"{room}: {_name(frame)}")
-            if strict:
-                holder = module
-                if module != calling_module:
-                    stay(module, "call", frame)
-            elif room_of(calling_module) == HALLWAY and room != HALLWAY:
+        if event == "return":
+            if stack:
+                stack.pop()
+            if stack and None not in stack and stack[-1][0] != module_of(frame.f_globals.get("__name__")):
+                _enter(found.strict, stack[-1][0], "return", frame)
+            return
+        if event != "call":
+            return
+        caller = stack[-1] if stack else None
+        followed = caller is not None and None not in stack
+        module = generators.get(frame) or module_of(frame.f_globals.get("__name__"))
+        if frame.f_code.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR):
+            # A generator's body runs as its reader pulls it: an iterator handed down the layers is read, not a
+            # call back up. It runs in the reader's stay.
+            generators[frame] = module
+            stack.append(None if module is None else (module, caller[1] if caller else HALLWAY))
+            return
+        if module is None or not followed:
+            stack.append(None if module is None else (module, caller[1] if caller else HALLWAY))
+            return
+        calling_module, holder = caller
+        room, from_hallway = room_of(module), room_of(calling_module) == HALLWAY
+        if module != calling_module:
+            _enter(found.strict, module, "call", frame)
+        if from_hallway and room != HALLWAY:  # the hallway hands the request to a room
+            holder = room
+            found.steps.append(f"{room}: {_name(frame)}")
+            _enter(found.stays, room, "hallway", frame)
+        elif layer(module) > layer(calling_module):  # a call up the layers: the request moves there
+            found.climbs.append(f"{_name(frame)} ({module}) <- {calling_module}")
+            if room != holder:
                 holder = room
-                stay(room, "hallway", frame)
-            elif room == holder or layer(module) <= layer(calling_module):
-                pass  # the holder's own code, or a tool of the calling room's: the request stays where it is
-            else:
-                holder = room
-                stay(room, "climb", frame)
-            stack.append((module, holder))
-        elif event == "return" and stack:
-            stack.pop()
-            if strict and followed() and stack[-1][0] != module_of(frame.f_globals.get("__name__")):
-                stay(stack[-1][0], "return", frame)
+                _enter(found.stays, room, "climb", frame)
+        # else: the holder's own code, or a tool of the calling room's: the request stays where it is
+        stack.append((module, holder))
 
     sys.setprofile(profile)
     try:
         training.main(argv)
     finally:
         sys.setprofile(None)
-    return stays
+    return found
 
 
 def review_request(folder: Path) -> list[str]:
@@ -149,20 +167,17 @@ def main() -> None:
     parser.add_argument("--strict", action="store_true", help="every call or return between modules a move")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:
-        stays = walk(review_request(Path(folder)), args.strict)
-    rooms = collections.Counter(room for room, _, _ in stays)
-    re_entries = len(stays) - len(rooms)
-    print(f"{len(stays)} stays in {len(rooms)} rooms ({re_entries} re-entries), {len(climbs)} climbs back up")
-    print(f"most entered: {', '.join(f'{room} {count}' for room, count in rooms.most_common(5))}")
+        found = walk(review_request(Path(folder)))
+    print(found.summary(args.strict))
     if not args.strict:
-        print(f"the hallway's {len(steps)} steps: {'; '.join(steps)}")
+        print(f"the hallway's {len(found.steps)} steps: {'; '.join(found.steps)}")
     if args.path:
-        for room, how, function in stays:
+        for room, how, function in found.strict if args.strict else found.stays:
             print(f"  {how:8s} {room:32s} {function}")
-        for climb in climbs:
+        for climb in found.climbs:
             print(f"  climb: {climb}")
     if args.rooms:
-        for room, count in rooms.most_common():
+        for room, count in found.rooms(args.strict).most_common():
             print(f"  {count:3d}  {room}")
 
 

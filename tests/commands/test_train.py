@@ -113,6 +113,7 @@ def test_one_training_run_does_each_thing_once(counts, tmp_path, entry):
     assert f'from_pretrained("{out}")' in card and "\n# run\n" in card and "saving-" not in card  # not the staging
 
 
+@functools.cache
 def call_walk():
     """`benchmarks/call_walk.py`, the tracer of a request's walk through the rooms, as a module."""
     spec = importlib.util.spec_from_file_location("call_walk", REPO_ROOT / "benchmarks" / "call_walk.py")
@@ -124,10 +125,9 @@ def call_walk():
 def test_the_command_takes_each_step_in_one_room(tmp_path):
     """`hf-attn train` on a CSV, traced: the command hands the request to a room five times (the options read, then
     checked against the output folder; the run prepared, then fitted; the folder saved), no room is entered more
-    than twice and none calls back up the layers. Every call between modules, traced the same way (`strict`), is
-    the rooms' inner traffic: the tracer does see it."""
-    walk = call_walk()
-    stays = walk.walk(walk.review_request(tmp_path / "first"))
+    than twice and none calls back up the layers. The same walk counted strictly (every call between modules a
+    move) is the rooms' inner traffic: the tracer does see it."""
+    walk = call_walk().walk(call_walk().review_request(tmp_path))
     assert walk.steps == [
         "hf_attn.options: parse_arguments",
         "hf_attn.options: check_output_folder",
@@ -135,10 +135,9 @@ def test_the_command_takes_each_step_in_one_room(tmp_path):
         "hf_attn.training: fit_run",
         "hf_attn.cards: save_trained",
     ]
-    rooms = collections.Counter(room for room, _, _ in stays)
-    assert max(rooms.values()) <= 2 and len(stays) - len(rooms) <= 10 and walk.climbs == [], stays
-    inner = walk.walk(walk.review_request(tmp_path / "second"), strict=True)
-    assert collections.Counter(room for room, _, _ in inner)["hf_attn.data.cache"] >= 5, inner
+    rooms = walk.rooms()
+    assert max(rooms.values()) <= 2 and len(walk.stays) - len(rooms) <= 10 and walk.climbs == [], walk.summary()
+    assert walk.rooms(strict=True)["hf_attn.data.cache"] >= 5, walk.summary(strict=True)
 
 
 def test_a_resumed_run_verifies_each_checkpoint_once(counts, tmp_path):

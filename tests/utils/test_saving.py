@@ -202,7 +202,9 @@ def fingerprint_of(folder) -> float:
     return float(model.get_input_embeddings().weight[:64].detach().double().sum())
 
 
-def test_a_save_killed_at_ten_random_moments_leaves_the_earlier_or_the_new_weights(tmp_path):
+def test_a_save_killed_at_random_moments_leaves_the_earlier_or_the_new_weights(tmp_path):
+    """Ten kills at least, and more (up to 30) until three fell inside a save: on a loaded machine a save takes
+    longer or shorter than the first one, which sets the window the kills fall in."""
     folder = tmp_path / "model"
     log = open(tmp_path / "saver.log", "w")  # noqa: SIM115
     saver = subprocess.Popen([sys.executable, "-c", SAVER, str(folder)], stdin=subprocess.PIPE,
@@ -226,8 +228,11 @@ def test_a_save_killed_at_ten_random_moments_leaves_the_earlier_or_the_new_weigh
     try:
         earlier, finished, duration = save(0)  # one whole save: the window the kills fall in
         assert finished and fingerprint_of(folder) == earlier and temporary_files(folder) == []
-        moments, interrupted, kept_new = random.Random(36), 0, 0
-        for seed in range(1, 11):
+        moments, interrupted, kept_new, kills = random.Random(36), 0, 0, 0
+        for seed in range(1, 31):
+            if kills >= 10 and interrupted >= 3:
+                break
+            kills += 1
             new, finished, _ = save(seed, moments.uniform(0, 1.1 * duration))
             interrupted += not finished
             loaded = fingerprint_of(folder)
@@ -238,15 +243,15 @@ def test_a_save_killed_at_ten_random_moments_leaves_the_earlier_or_the_new_weigh
             # the lock with the process), both removed by the next save.
             leftovers = temporary_files(folder)
             assert all(name.startswith(STAGING_PREFIX) or name == LOCK_NAME for name in leftovers), leftovers
-        last, finished, _ = save(11)
+        last, finished, _ = save(31)
         assert finished and fingerprint_of(folder) == last
         assert temporary_files(folder) == []  # the stale staging folders went with the next save
     finally:
         saver.stdin.close()
         saver.wait(timeout=60)
         log.close()
-    print(f"{interrupted} of 10 kills fell inside a save of {duration:.2f} s; {kept_new} left the new weights")
-    assert interrupted >= 3, f"only {interrupted} of 10 kills fell inside a save"
+    print(f"{interrupted} of {kills} kills fell inside a save of {duration:.2f} s; {kept_new} left the new weights")
+    assert interrupted >= 3, f"only {interrupted} of {kills} kills fell inside a save"
 
 
 def test_a_save_over_an_earlier_one_removes_its_stale_shards(tmp_path):
