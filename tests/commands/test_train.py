@@ -11,6 +11,7 @@ import collections
 import functools
 import importlib.util
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -118,6 +119,7 @@ def call_walk():
     """`benchmarks/call_walk.py`, the tracer of a request's walk through the rooms, as a module."""
     spec = importlib.util.spec_from_file_location("call_walk", REPO_ROOT / "benchmarks" / "call_walk.py")
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # where its dataclass's annotations are looked up
     spec.loader.exec_module(module)
     return module
 
