@@ -11,6 +11,10 @@
   the same way twice (a tokenizer, a config). It says whether it computed or found its result. `keep_tokenizer`
   keeps a trained vocabulary beside the split's cache files, under the fingerprint of the split and the trainer's
   options, where `saved_tokenizer` finds it again.
+- **Nothing broken reused.** Each file a step writes to the cache has its SHA-256 kept beside it. A cached file that
+  does not read back whole (cut short by a full disk or a copy, emptied) or whose bytes differ from their checksum
+  (garbled) is removed before the step would read it, the step computed again, and one line names the file
+  (`drop_unreadable`; a kept vocabulary, likewise, in `saved_tokenizer`).
 - **Workers.** `map_workers` is `--preprocessing_num_workers` (transformers' examples' name): given, it is used;
   unset, a split of `PARALLEL_FROM_ROWS` rows or more is mapped on every core (up to `MAX_WORKERS`), a smaller one
   in this process (starting workers costs more than it saves).
@@ -27,8 +31,10 @@ A split held in memory (a synthetic task, `Dataset.from_dict`) has no cache file
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
+import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -38,6 +44,8 @@ from typing import Any
 import pyarrow as pa
 from datasets import Dataset
 from datasets.fingerprint import Hasher
+
+from ..utils.integrity import sha256_of_file
 
 ROWS_PER_BATCH = 10_000
 # Below this many rows a map runs in this process: forking workers and joining their shards costs a second or two.
@@ -106,12 +114,15 @@ def cached_map(
     key: str,
     description: str,
     workers: int | None = None,
+    fresh: bool = False,
     **options: Any,
 ) -> tuple[Dataset, bool]:
     """`split.map(function, batched=True, **options)` under the fingerprint `key`, on `map_workers` processes, with
     a progress bar named `description` (where `datasets` shows bars); returns the mapped split and whether it came
-    from the cache (every file it reads was there before the call)."""
+    from the cache (every file it reads was there before the call). `fresh` (`--overwrite_cache`): computed again
+    and written afresh, whatever the cache holds."""
     started = time.time()
+    drop_unreadable(split, key)
     parallelism = os.environ.get(TOKENIZERS_PARALLELISM)
     try:
         mapped = split.map(
@@ -120,6 +131,7 @@ def cached_map(
             new_fingerprint=key,
             desc=description,
             num_proc=map_workers(len(split), workers),
+            load_from_cache_file=not fresh,
             **options,
         )
     finally:
@@ -130,9 +142,106 @@ def cached_map(
             os.unsetenv(TOKENIZERS_PARALLELISM)
         else:
             os.putenv(TOKENIZERS_PARALLELISM, parallelism)
-    files = [Path(item["filename"]) for item in mapped.cache_files]
-    reused = bool(split.cache_files) and bool(files) and all(path.stat().st_mtime < started for path in files)
-    return mapped, reused
+    return mapped, _reused(split, mapped, key, started)
+
+
+def cached_filter(
+    split: Dataset, function: Callable[..., list[bool]], key: str, fresh: bool = False, **options: Any
+) -> Dataset:
+    """`split.filter(function, **options)` under the fingerprint `key`, its cache file checked and kept as
+    `cached_map`'s are."""
+    started = time.time()
+    drop_unreadable(split, key)
+    kept = split.filter(function, new_fingerprint=key, load_from_cache_file=not fresh, **options)
+    _reused(split, kept, key, started)
+    return kept
+
+
+def cached_split(split: Dataset, fraction: float, seed: int) -> tuple[Dataset, Dataset]:
+    """`split.train_test_split(test_size=fraction, seed=seed)` (the same rows) under fingerprints of our own, its two
+    index files checked and kept as `cached_map`'s are."""
+    started = time.time()
+    keys = (fingerprint("training part", split._fingerprint, fraction, seed),
+            fingerprint("held-out part", split._fingerprint, fraction, seed))  # fmt: skip
+    for key in keys:
+        drop_unreadable(split, key)
+    parts = split.train_test_split(
+        test_size=fraction, seed=seed, train_new_fingerprint=keys[0], test_new_fingerprint=keys[1]
+    )
+    for part, key in zip((parts["train"], parts["test"]), keys, strict=True):
+        _reused(split, part, key, started)
+    return parts["train"], parts["test"]
+
+
+def _reused(split: Dataset, result: Dataset, key: str, started: float) -> bool:
+    """Whether the files a step wrote under `key` (`cache-KEY*.arrow`, the ones `result` reads) were all in the cache
+    before the step `started`; the checksums of files it has just written are kept beside them."""
+    folder = cache_folder(split)
+    if folder is None:
+        return False
+    files = [Path(item["filename"]) for item in result.cache_files]
+    files = [path for path in files if path.parent == folder and path.name.startswith(f"cache-{key}")]
+    reused = bool(files) and all(path.stat().st_mtime < started for path in files)
+    if files and not reused:
+        _write_checksums(_checksums_of(folder, key), files)
+    return reused
+
+
+def _why_unreadable(path: Path) -> str | None:
+    """Why the Arrow file `path` does not read back whole (truncated, empty, a broken message), or `None` when it
+    does: every record batch read, as `datasets` would read it, from a memory map (no copy of its data)."""
+    try:
+        with pa.memory_map(str(path)) as source:
+            pa.ipc.open_stream(source).read_all()
+    except (pa.ArrowException, OSError) as error:
+        return str(error) or type(error).__name__
+    return None
+
+
+def _checksums_of(folder: Path, key: str) -> Path:
+    """Where the checksums of the files `cached_map` wrote under the fingerprint `key` are kept."""
+    return folder / f"hf_attn-{key}.sha256.json"
+
+
+def _read_checksums(path: Path) -> dict[str, str]:
+    try:
+        checksums = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # none, or cut short itself: the files are still read back whole below
+        return {}
+    return checksums if isinstance(checksums, dict) else {}
+
+
+def _write_checksums(path: Path, files: Sequence[Path]) -> None:
+    """The files' SHA-256 digests, by name, written aside and renamed into place (never half a record)."""
+    staging = path.with_name(f".{path.name}.{os.getpid()}")
+    staging.write_text(json.dumps({file.name: sha256_of_file(file) for file in files}), encoding="utf-8")
+    staging.replace(path)
+
+
+def drop_unreadable(split: Dataset, key: str) -> None:
+    """Removes the cache files `split.map` would find under the fingerprint `key` (`cache-KEY*.arrow`: one, or a
+    shard per worker) when one of them does not read back whole or its bytes differ from the checksum written with
+    it, saying so in one line that names it, so that the step is computed again. A file cut short (a full disk, a
+    copy cut off) would otherwise end every later run on the same data with an Arrow error that names no file, and
+    one garbled inside its data would be trained on."""
+    folder = cache_folder(split)
+    if folder is None:
+        return
+    files = sorted(folder.glob(f"cache-{key}*.arrow"))
+    checksums = _read_checksums(_checksums_of(folder, key)) if files else {}
+    for path in files:
+        why = _why_unreadable(path)
+        if why is None and path.name in checksums and sha256_of_file(path) != checksums[path.name]:
+            why = "its bytes differ from the checksum written with it"
+        if why is not None:
+            for other in (*files, _checksums_of(folder, key)):
+                other.unlink(missing_ok=True)
+            print(
+                f"[hf-attn] the datasets cache file {path} does not read back ({why}): removed, and computed again",
+                file=sys.stderr,
+                flush=True,
+            )
+            return
 
 
 def cache_folder(split: Dataset) -> Path | None:
@@ -142,26 +251,40 @@ def cache_folder(split: Dataset) -> Path | None:
     return Path(files[0]["filename"]).parent if files else None
 
 
+# The checksums of a kept vocabulary's files, inside its folder.
+VOCABULARY_CHECKSUMS = "hf_attn.sha256.json"
+
+
 def saved_tokenizer(split: Dataset, key: str, load: Callable[[Path], Any]) -> Any | None:
     """The tokenizer trained on `split` that `keep_tokenizer` kept beside the split's cache files under `key` (the
     split's fingerprint and the trainer's options), read by `load`; `None` when there is none (a split held in memory
-    has none) or it does not load, in which case the damaged folder is removed for the next one to replace."""
+    has none). One whose files differ from the checksums kept with them, or that does not load, is removed, in one
+    line that names it, for the caller to train again and `keep_tokenizer` to replace."""
     folder = cache_folder(split)
     if folder is None:
         return None
     saved = folder / "hf_attn_tokenizers" / key
-    if (saved / "tokenizer_config.json").is_file():
+    if not saved.is_dir():
+        return None
+    checksums = _read_checksums(saved / VOCABULARY_CHECKSUMS)
+    changed = [name for name, digest in checksums.items() if not (saved / name).is_file()
+               or sha256_of_file(saved / name) != digest]  # fmt: skip
+    why = f"{changed[0]} differs from its checksum" if changed else None if checksums else "no checksums kept with it"
+    if why is None:
         try:
             return load(saved)
-        except (OSError, ValueError):  # damaged: trained again by the caller, and replaced by `keep_tokenizer`
-            shutil.rmtree(saved, ignore_errors=True)
+        except Exception as error:  # the `tokenizers` library raises a bare Exception on a file it cannot parse
+            why = str(error).splitlines()[0] if str(error) else type(error).__name__
+    shutil.rmtree(saved, ignore_errors=True)
+    print(f"[hf-attn] the kept vocabulary {saved} does not load ({why}): removed, and trained again", file=sys.stderr,
+          flush=True)  # fmt: skip
     return None
 
 
 def keep_tokenizer(split: Dataset, key: str, tokenizer: Any) -> None:
-    """Keeps `tokenizer`, trained on `split`, beside the split's cache files under `key`, for `saved_tokenizer` to find
-    (nothing for a split held in memory). The folder is written aside and renamed into place, so a run killed while
-    saving leaves no half-written tokenizer to load."""
+    """Keeps `tokenizer`, trained on `split`, beside the split's cache files under `key`, with the checksums of its
+    files, for `saved_tokenizer` to find (nothing for a split held in memory). The folder is written aside and
+    renamed into place, so a run killed while saving leaves no half-written tokenizer to load."""
     folder = cache_folder(split)
     if folder is None:
         return
@@ -170,6 +293,7 @@ def keep_tokenizer(split: Dataset, key: str, tokenizer: Any) -> None:
     staging = Path(tempfile.mkdtemp(dir=saved.parent, prefix=".staging-"))
     try:
         tokenizer.save_pretrained(staging)
+        _write_checksums(staging / VOCABULARY_CHECKSUMS, sorted(path for path in staging.iterdir() if path.is_file()))
         with contextlib.suppress(OSError):  # another process saved it first: the same vocabulary, from the same split
             staging.rename(saved)
     finally:
@@ -241,7 +365,7 @@ def sample_rows(split: Dataset, count: int, seed: int) -> Dataset:
     if count >= len(split):
         return split
     chosen = np.sort(np.random.default_rng(seed).choice(len(split), size=count, replace=False))
-    return split.select(chosen)
+    return split.select(chosen, keep_in_memory=True)  # the indices in memory: no cache file of them to break
 
 
 def text_batches(split: Any, columns: Iterable[str | None], batch_size: int = ROWS_PER_BATCH) -> Iterator[list[str]]:

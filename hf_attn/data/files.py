@@ -22,6 +22,7 @@ from datasets import utils as datasets_utils
 
 from ..utils.inputs import Stage, refuse
 from ..utils.paths import check_local_path
+from .cache import cached_split
 
 FILE_FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet", ".txt": "text"}
 HELD_OUT_SPLITS = ("validation", "dev", "valid", "test")
@@ -270,8 +271,7 @@ def load_splits(
     else:
         if not 0 < eval_fraction < 1 or len(train) < 2:
             raise ValueError(f"--dataset {dataset} has no held-out split: give --eval-split or --eval-dataset.")
-        parts = train.train_test_split(test_size=eval_fraction, seed=seed)
-        train, held_out = parts["train"], parts["test"]
+        train, held_out = cached_split(train, eval_fraction, seed)
         source["held_out"] = f"{eval_fraction:.0%} of {train_split} (seed {seed})"
         note = f"[hf-attn] no held-out split in {dataset}: holding out {len(held_out)} training rows"
         if notes is None:

@@ -20,7 +20,7 @@ from typing import Any
 from datasets import ClassLabel, Dataset, Value
 from datasets import Sequence as SequenceFeature
 
-from .cache import cached_map, column_values, fingerprint
+from .cache import cached_filter, cached_map, column_values, fingerprint
 from .task_data import LabelFormat, TaskData, TaskLayout, get_task_layout
 
 # Label values that mean "no label" (SNLI: -1 in the Hub dataset, "-" as gold_label in the original jsonl).
@@ -229,6 +229,7 @@ def prepare_task_data(
     keep_columns: Sequence[str] = (),
     split_names: tuple[str, str] = ("train", "held-out"),
     workers: int | None = None,
+    fresh: bool = False,
 ) -> TaskData:
     """Checks the columns, drops (and counts) unusable rows, encodes labels; returns canonical `TaskData`.
     `shape`: the task shape's name, or its layout (a model folder's shape: `TaskShape.layout`).
@@ -237,6 +238,7 @@ def prepare_task_data(
     concept column).
     `split_names`: what messages call the two splits (`hf-attn evaluate` reads one file: "evaluation").
     `workers`: processes of the rewriting `map` (`--preprocessing_num_workers`; `hf_attn.data.cache.map_workers`).
+    `fresh`: computed again and written afresh, whatever the cache holds (`--overwrite_cache`).
 
     One rewriting pass over each split, a batch at a time (`RowRules.canonical`), under a fingerprint of the split
     and the rules, so that a second run over the same file finds it in the `datasets` cache; the rows it marks are
@@ -257,7 +259,7 @@ def prepare_task_data(
         canonical = functools.partial(rules.canonical, split=split_name)
         description = f"Preparing the {rules.named(split_name)} split"
         rows, reused = cached_map(
-            split, canonical, rules.key(split) + f"-{split_name}", description, workers,
+            split, canonical, rules.key(split) + f"-{split_name}", description, workers, fresh,
             remove_columns=split.column_names,
         )  # fmt: skip
         cached &= reused
@@ -269,9 +271,9 @@ def prepare_task_data(
             print(f"[hf-attn] {rules.named(split_name)} split: {total} ({detail})")
             if sum(counts.values()) == len(split):
                 raise ValueError(f"The {rules.named(split_name)} split has no usable row ({', '.join(counts)}).")
-            rows = rows.filter(
-                lambda reasons: [reason is None for reason in reasons], input_columns=DROP_COLUMN, batched=True,
-                new_fingerprint=fingerprint("kept", rows._fingerprint),
+            rows = cached_filter(
+                rows, lambda reasons: [reason is None for reason in reasons], fingerprint("kept", rows._fingerprint),
+                fresh, input_columns=DROP_COLUMN, batched=True,
             )  # fmt: skip
         if rules.multi:
             unseen = sum(column_values(rows, UNSEEN_COLUMN))

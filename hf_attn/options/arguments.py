@@ -94,6 +94,10 @@ class HfAttnArguments:
         default=None,
         metadata=option_help("processes that prepare and encode the data (default: every core from 50000 rows on)"),
     )
+    overwrite_cache: bool = field(
+        default=False,
+        metadata=option_help("prepare, train the vocabulary and encode again, writing the datasets cache afresh"),
+    )
     streaming: bool = field(
         default=False,
         metadata=option_help("read --dataset as a stream, for data larger than memory or disk (needs --max_steps)"),

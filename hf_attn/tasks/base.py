@@ -235,16 +235,17 @@ def encode_split(
     keep: Sequence[str] = (),
     key: str | None = None,
     workers: int | None = None,
+    fresh: bool = False,
 ) -> tuple[Dataset, bool]:
     """`split` encoded by a shape's `encoder` (batched `map`, on `workers` processes:
     `hf_attn.data.cache.map_workers`), its other columns dropped except `keep`, and whether the `datasets` cache held
     it already. `key`: the encoding's fingerprint (`encoding_key`), without which `datasets` fingerprints the function
-    itself."""
+    itself. `fresh`: encoded again whatever the cache holds (`--overwrite_cache`)."""
     names = split.column_names if split.column_names is not None else list(next(iter(split.take(1)), {}))  # a stream
     remove = [name for name in names if name not in keep]
     if key is None:
         return split.map(encode, batched=True, remove_columns=remove), False
-    return cached_map(split, encode, key, "Encoding", workers, remove_columns=remove)
+    return cached_map(split, encode, key, "Encoding", workers, fresh, remove_columns=remove)
 
 
 class ConfigReads:

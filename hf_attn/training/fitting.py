@@ -74,7 +74,8 @@ def fit_run(
                 if data.streamed
                 else encoding_key(split, shape, data, tokenizer, config, head, options.max_length)
             )
-            encoded.append(encode_split(split, encode, kept, key, options.preprocessing_num_workers))
+            workers, fresh = options.preprocessing_num_workers, options.overwrite_cache
+            encoded.append(encode_split(split, encode, kept, key, workers, fresh))
         (train_split, train_cached), (eval_split, eval_cached) = encoded
         step.cached = train_cached and eval_cached
 

@@ -187,7 +187,7 @@ def _vocabulary(
     key = fingerprint(
         "vocabulary", rows._fingerprint, data.text_column, data.pair_column, kind.name, settings, knowledge,
     )  # fmt: skip
-    tokenizer = saved_tokenizer(rows, key, AutoTokenizer.from_pretrained)
+    tokenizer = None if options.overwrite_cache else saved_tokenizer(rows, key, AutoTokenizer.from_pretrained)
     step.cached = tokenizer is not None
     if tokenizer is not None:
         return tokenizer
@@ -337,6 +337,7 @@ def _read_dataset(options: HfAttnArguments, architecture: Architecture, args: Hf
         data = prepare_task_data(
             train_split, held_out, layout, options.text_column, pair_column, label_column, options.label_separator,
             source, keep_columns=keep_columns, workers=options.preprocessing_num_workers,
+            fresh=options.overwrite_cache,
         )  # fmt: skip
     return dataclasses.replace(
         data, tokenizer_columns={column.keyword: column.column for column in columns}, notes=(*notes, *data.notes)

@@ -91,6 +91,69 @@ def test_a_second_run_reads_its_rows_vocabulary_and_encoding_from_the_datasets_c
     assert data_line(printed).count("(cached)") == 3, printed  # the encoding does not depend on the model's size
 
 
+def test_overwrite_cache_prepares_trains_the_vocabulary_and_encodes_again(tmp_path, cache, capsys):
+    """`--overwrite_cache` (transformers' examples' option): every data step computed again and written afresh, the
+    status line showing none as cached, the run the same; the run after it reuses what it wrote."""
+    data = write_reviews(tmp_path / "reviews.csv", 600)
+    run = [*LIN_OPTIONS, "--dataset", str(data), "--text_column", "review", "--label_column", "stars",
+           "--output_dir", str(tmp_path / "run"), "--overwrite_output_dir", "--max_steps", "3"]  # fmt: skip
+    first, _ = train_printed(capsys, *run)
+    written = arrow_files(cache)
+    again, printed = train_printed(capsys, *run, "--overwrite_cache")
+    assert "(cached)" not in data_line(printed), printed
+    rewritten = arrow_files(cache)
+    mapped = [path for path in written if path.name.startswith("cache-")]
+    # The prepared rows and their encoding, of each split (the held-out part's indices are read again, as they were).
+    assert sum(rewritten[path] != written[path] for path in mapped) == 4, (written, rewritten)
+    assert again["accuracy"] == first["accuracy"] and again["loss"] == pytest.approx(first["loss"], abs=1e-6)
+    _, printed = train_printed(capsys, *run)
+    assert data_line(printed).count("(cached)") == 3, printed
+
+
+def damage(path: Path, fault: str) -> None:
+    """`path` cut to half its size or emptied (as a full disk or a copy cut short leaves a file), or garbled: 16
+    bytes in its middle inverted, its size kept."""
+    size = path.stat().st_size
+    with path.open("r+b") as handle:
+        if fault == "garbled":
+            handle.seek(size // 2)
+            middle = handle.read(16)
+            handle.seek(size // 2)
+            handle.write(bytes(255 - byte for byte in middle))
+        else:
+            handle.truncate(size // 2 if fault == "cut to half" else 0)
+
+
+@pytest.mark.parametrize("fault", ["cut to half", "emptied", "garbled"])
+def test_a_cached_file_that_does_not_read_back_is_named_and_computed_again(tmp_path, cache, capsys, fault):
+    """Every file a second run would reuse (the prepared rows and the encoding of each split, the kept vocabulary)
+    damaged (`damage`): the next run names each in one line, computes it again and trains as the clean run did; the
+    run after that reuses everything again."""
+    data = write_reviews(tmp_path / "reviews.csv", 600)
+    with data.open("a", newline="") as handle:  # rows without a text: the kept rows are a cached step of their own
+        csv.writer(handle).writerows([[3, ""]] * 40)
+    run = [*LIN_OPTIONS, "--dataset", str(data), "--text_column", "review", "--label_column", "stars",
+           "--output_dir", str(tmp_path / "run"), "--overwrite_output_dir", "--max_steps", "3"]  # fmt: skip
+    clean, _ = train_printed(capsys, *run)
+    mapped = sorted(cache.rglob("cache-*.arrow"))
+    vocabulary = sorted(cache.rglob("hf_attn_tokenizers/*/tokenizer.json"))
+    # The held-out part's indices; the prepared rows, the kept ones and the encoding, of each split; the vocabulary.
+    assert len(mapped) == 8 and len(vocabulary) == 1, (mapped, vocabulary)
+    for path in (*mapped, *vocabulary):
+        damage(path, fault)
+    main(["train", *run, *QUIET])
+    printed, errors = capsys.readouterr()
+    again = json.loads(printed[printed.rindex("\n{") :])
+    lines = [line for line in errors.splitlines() if "removed, and" in line]
+    files = {match[1] for line in lines if (match := re.match(r"\[hf-attn\] the datasets cache file (\S+) ", line))}
+    assert len(lines) == len(mapped) + 1 and files == {str(path) for path in mapped}, lines
+    assert any(line.startswith(f"[hf-attn] the kept vocabulary {vocabulary[0].parent} ") for line in lines), lines
+    assert "(cached)" not in data_line(printed), printed
+    assert again["accuracy"] == clean["accuracy"] and again["loss"] == pytest.approx(clean["loss"], abs=1e-6)
+    _, printed = train_printed(capsys, *run)
+    assert data_line(printed).count("(cached)") == 3, printed
+
+
 def test_workers_prepare_and_encode_the_same_rows_and_leave_tokenizers_parallel(tmp_path, monkeypatch):
     """`--preprocessing_num_workers 2`: the same canonical rows as one process, in the same order. datasets sets
     TOKENIZERS_PARALLELISM=false for its workers and leaves it in the C environment; `cached_map` puts it back, so
