@@ -41,11 +41,13 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import datasets.config
 import pyarrow as pa
 from datasets import Dataset
 from datasets.fingerprint import Hasher
 
 from ..utils.integrity import sha256_of_file
+from ..utils.saving import WRITE_FAULTS, io_errno
 
 ROWS_PER_BATCH = 10_000
 # Below this many rows a map runs in this process: forking workers and joining their shards costs a second or two.
@@ -108,6 +110,38 @@ def map_workers(rows: int, workers: int | None) -> int | None:
     return min(cores, MAX_WORKERS) if rows >= PARALLEL_FROM_ROWS and cores > 1 else None
 
 
+def write_fault(error: BaseException) -> BaseException | None:
+    """The write the file system refused (`WRITE_FAULTS`) behind `error`, itself or along its causes (`datasets`
+    wraps a failed write in a `DatasetGenerationError`), or `None`."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if io_errno(seen) in WRITE_FAULTS:
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+@contextlib.contextmanager
+def cache_writes(folder: str | os.PathLike | None = None) -> Iterator[None]:
+    """A write the file system refuses inside the block (a full disk, a read-only folder: `WRITE_FAULTS`) ends it as
+    one `OSError` that names the `datasets` cache folder (`folder`, else the whole cache) and how to put the cache
+    elsewhere. Of what the block wrote, nothing half-done is read later: `datasets` writes each file aside first,
+    and so does this module."""
+    try:
+        yield
+    except Exception as error:  # an OSError, or a library's error quoting the OS's words (`tokenizers`' saves)
+        fault = write_fault(error)
+        if fault is None:
+            raise
+        code = io_errno(fault)
+        where = folder if folder is not None else datasets.config.HF_DATASETS_CACHE
+        raise OSError(
+            code,
+            f"the datasets cache {where} cannot be written ({os.strerror(code)}): make room there, or put the cache "
+            "elsewhere (HF_DATASETS_CACHE=/another/folder)",
+        ) from error
+
+
 def cached_map(
     split: Dataset,
     function: Callable[[dict[str, list]], dict[str, list]],
@@ -125,15 +159,16 @@ def cached_map(
     drop_unreadable(split, key)
     parallelism = os.environ.get(TOKENIZERS_PARALLELISM)
     try:
-        mapped = split.map(
-            function,
-            batched=True,
-            new_fingerprint=key,
-            desc=description,
-            num_proc=map_workers(len(split), workers),
-            load_from_cache_file=not fresh,
-            **options,
-        )
+        with cache_writes(cache_folder(split)):
+            mapped = split.map(
+                function,
+                batched=True,
+                new_fingerprint=key,
+                desc=description,
+                num_proc=map_workers(len(split), workers),
+                load_from_cache_file=not fresh,
+                **options,
+            )
     finally:
         # `datasets` sets TOKENIZERS_PARALLELISM=false for its workers and then swaps `os.environ` back, which leaves
         # the variable in the process's C environment: every later `tokenizers` call here (a vocabulary trained
@@ -152,7 +187,8 @@ def cached_filter(
     `cached_map`'s are."""
     started = time.time()
     drop_unreadable(split, key)
-    kept = split.filter(function, new_fingerprint=key, load_from_cache_file=not fresh, **options)
+    with cache_writes(cache_folder(split)):
+        kept = split.filter(function, new_fingerprint=key, load_from_cache_file=not fresh, **options)
     _reused(split, kept, key, started)
     return kept
 
@@ -165,9 +201,10 @@ def cached_split(split: Dataset, fraction: float, seed: int) -> tuple[Dataset, D
             fingerprint("held-out part", split._fingerprint, fraction, seed))  # fmt: skip
     for key in keys:
         drop_unreadable(split, key)
-    parts = split.train_test_split(
-        test_size=fraction, seed=seed, train_new_fingerprint=keys[0], test_new_fingerprint=keys[1]
-    )
+    with cache_writes(cache_folder(split)):
+        parts = split.train_test_split(
+            test_size=fraction, seed=seed, train_new_fingerprint=keys[0], test_new_fingerprint=keys[1]
+        )
     for part, key in zip((parts["train"], parts["test"]), keys, strict=True):
         _reused(split, part, key, started)
     return parts["train"], parts["test"]
@@ -214,8 +251,12 @@ def _read_checksums(path: Path) -> dict[str, str]:
 def _write_checksums(path: Path, files: Sequence[Path]) -> None:
     """The files' SHA-256 digests, by name, written aside and renamed into place (never half a record)."""
     staging = path.with_name(f".{path.name}.{os.getpid()}")
-    staging.write_text(json.dumps({file.name: sha256_of_file(file) for file in files}), encoding="utf-8")
-    staging.replace(path)
+    try:
+        with cache_writes(path.parent):
+            staging.write_text(json.dumps({file.name: sha256_of_file(file) for file in files}), encoding="utf-8")
+            staging.replace(path)
+    finally:
+        staging.unlink(missing_ok=True)
 
 
 def drop_unreadable(split: Dataset, key: str) -> None:
@@ -289,10 +330,12 @@ def keep_tokenizer(split: Dataset, key: str, tokenizer: Any) -> None:
     if folder is None:
         return
     saved = folder / "hf_attn_tokenizers" / key
-    saved.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(dir=saved.parent, prefix=".staging-"))
+    with cache_writes(folder):
+        saved.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(dir=saved.parent, prefix=".staging-"))
     try:
-        tokenizer.save_pretrained(staging)
+        with cache_writes(folder):
+            tokenizer.save_pretrained(staging)
         _write_checksums(staging / VOCABULARY_CHECKSUMS, sorted(path for path in staging.iterdir() if path.is_file()))
         with contextlib.suppress(OSError):  # another process saved it first: the same vocabulary, from the same split
             staging.rename(saved)

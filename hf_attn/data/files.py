@@ -22,7 +22,7 @@ from datasets import utils as datasets_utils
 
 from ..utils.inputs import Stage, refuse
 from ..utils.paths import check_local_path
-from .cache import cached_split
+from .cache import cache_writes, cached_split, write_fault
 
 FILE_FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet", ".txt": "text"}
 HELD_OUT_SPLITS = ("validation", "dev", "valid", "test")
@@ -146,6 +146,8 @@ def _load_file(
             files = {"train": str(path)}
             return load_dataset(builder, data_files=files, split="train", streaming=streaming, **options)
     except Exception as error:
+        if write_fault(error) is not None:  # its Arrow copy could not be written: not a parse error
+            raise
         lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
         if len(lines) <= (1 if builder == "csv" and not column_names else 0):
             raise ValueError(f"--dataset {path} is empty: it holds no rows.") from error
@@ -199,6 +201,7 @@ def load_xmc_text_folder(folder: Path) -> DatasetDict:
     return DatasetDict(splits)
 
 
+@cache_writes()  # `datasets` converts each file to Arrow in its cache
 def load_splits(
     dataset: str,
     dataset_config: str | None = None,

@@ -27,6 +27,7 @@ from hf_attn.data.cache import cached_map, column_values
 from hf_attn.data.examples import review_rows
 from hf_attn.data.rows import prepare_task_data
 from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER, train_tokenizer
+from tests.helpers import console_script
 from tests.training.test_preparation import LIN, QUIET
 
 LIN_OPTIONS = ["--arch", "lin_self_attentive", *LIN]
@@ -152,6 +153,36 @@ def test_a_cached_file_that_does_not_read_back_is_named_and_computed_again(tmp_p
     assert again["accuracy"] == clean["accuracy"] and again["loss"] == pytest.approx(clean["loss"], abs=1e-6)
     _, printed = train_printed(capsys, *run)
     assert data_line(printed).count("(cached)") == 3, printed
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 32 KiB tmpfs (mounting needs the right to: the test is skipped, saying why, where there is none)."""
+    folder = tmp_path / "small-disk"
+    folder.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=32k", "tmpfs", str(folder)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"no tmpfs can be mounted here: {mounted.stderr.decode().strip() or mounted.returncode}")
+    yield folder
+    subprocess.run(["umount", str(folder)], check=False)
+
+
+def test_a_full_cache_disk_ends_the_run_in_one_line_that_names_the_cache(tmp_path, small_disk):
+    """`hf-attn train` with `HF_DATASETS_CACHE` on a full disk: exit status 1, one line naming the cache folder and
+    how to move it, nothing on standard output; once there is room, the same command trains."""
+    data = write_reviews(tmp_path / "reviews.csv", 600)
+    command = [*console_script(), "train", *LIN_OPTIONS, "--dataset", str(data), "--text_column", "review",
+               "--label_column", "stars", "--output_dir", str(tmp_path / "run"), "--max_steps", "2",
+               *QUIET]  # fmt: skip
+    environment = {**os.environ, "HF_DATASETS_CACHE": str(small_disk)}
+    refused = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=300)
+    assert refused.returncode == 1 and refused.stdout == "", (refused.stdout, refused.stderr[-2000:])
+    line = refused.stderr.strip().splitlines()[-1]
+    assert line.startswith("hf-attn train: ") and f"the datasets cache {small_disk}" in line, line
+    assert "HF_DATASETS_CACHE" in line and "No space left on device" in line, line
+    subprocess.run(["mount", "-o", "remount,size=64m", str(small_disk)], check=True)
+    trained = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=300)
+    assert trained.returncode == 0 and '"accuracy"' in trained.stdout, trained.stderr[-2000:]
 
 
 def test_workers_prepare_and_encode_the_same_rows_and_leave_tokenizers_parallel(tmp_path, monkeypatch):
