@@ -47,7 +47,7 @@ from datasets import Dataset
 from datasets.fingerprint import Hasher
 
 from ..utils.integrity import sha256_of_file
-from ..utils.saving import WRITE_FAULTS, io_errno
+from ..utils.saving import io_errno, write_fault
 
 ROWS_PER_BATCH = 10_000
 # Below this many rows a map runs in this process: forking workers and joining their shards costs a second or two.
@@ -108,17 +108,6 @@ def map_workers(rows: int, workers: int | None) -> int | None:
         return workers if workers > 1 else None
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     return min(cores, MAX_WORKERS) if rows >= PARALLEL_FROM_ROWS and cores > 1 else None
-
-
-def write_fault(error: BaseException) -> BaseException | None:
-    """The write the file system refused (`WRITE_FAULTS`) behind `error`, itself or along its causes (`datasets`
-    wraps a failed write in a `DatasetGenerationError`), or `None`."""
-    seen: BaseException | None = error
-    while seen is not None:
-        if io_errno(seen) in WRITE_FAULTS:
-            return seen
-        seen = seen.__cause__ or seen.__context__
-    return None
 
 
 @contextlib.contextmanager

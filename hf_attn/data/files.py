@@ -22,7 +22,8 @@ from datasets import utils as datasets_utils
 
 from ..utils.inputs import Stage, refuse
 from ..utils.paths import check_local_path
-from .cache import cache_writes, cached_split, write_fault
+from ..utils.saving import write_fault
+from .cache import cache_writes, cached_split
 
 FILE_FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet", ".txt": "text"}
 HELD_OUT_SPLITS = ("validation", "dev", "valid", "test")

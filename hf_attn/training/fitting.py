@@ -67,14 +67,13 @@ def fit_run(
     with run.stages.stage("encoding") as step, args.main_process_first(local=False, desc="encoding the data"):
         # The main process encodes first; the others find its work in the datasets cache (a split held in memory is
         # encoded by each).
-        encoded = []
+        encoded, workers, fresh = [], options.preprocessing_num_workers, options.overwrite_cache
         for split, kept in ((data.train, ()), (data.eval, keep)):
             key = (
                 None
                 if data.streamed
                 else encoding_key(split, shape, data, tokenizer, config, head, options.max_length)
             )
-            workers, fresh = options.preprocessing_num_workers, options.overwrite_cache
             encoded.append(encode_split(split, encode, kept, key, workers, fresh))
         (train_split, train_cached), (eval_split, eval_cached) = encoded
         step.cached = train_cached and eval_cached

@@ -105,6 +105,17 @@ def io_errno(error: BaseException) -> int | None:
     return code
 
 
+def write_fault(error: BaseException) -> BaseException | None:
+    """The write the file system refused (`WRITE_FAULTS`) behind `error`, itself or along its causes (`datasets`
+    wraps a failed write in a `DatasetGenerationError`), or `None`."""
+    seen: BaseException | None = error
+    while seen is not None:
+        if io_errno(seen) in WRITE_FAULTS:
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def io_fault(error: BaseException) -> str | None:
     """What the file system refused, when `error` is a write that failed for lack of space, permissions or a
     vanished folder (`io_errno`), in a user's words; else `None`."""

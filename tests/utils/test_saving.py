@@ -281,3 +281,22 @@ def test_resuming_skips_a_checkpoint_whose_save_was_killed(tmp_path):
     assert skipped == [f"skipped checkpoint-6: {tmp_path / 'checkpoint-6' / 'trainer_state.json'} is missing (the "
                        "save did not complete)"]  # fmt: skip
     assert last_complete_checkpoint(tmp_path / "none") is None
+
+
+def test_a_write_fault_is_found_along_the_causes_of_a_wrapping_error():
+    """`datasets` wraps a refused write in an error of its own: `write_fault` finds the OS's refusal behind it, and
+    nothing behind an error that is not one."""
+    import errno
+
+    from hf_attn.utils.saving import write_fault
+
+    full = OSError(errno.ENOSPC, "No space left on device")
+    try:
+        try:
+            raise full
+        except OSError as error:
+            raise RuntimeError("An error occurred while generating the dataset") from error
+    except RuntimeError as wrapped:
+        assert write_fault(wrapped) is full
+    assert write_fault(FileNotFoundError(errno.ENOENT, "missing")) is None
+    assert write_fault(ValueError("bad row")) is None
