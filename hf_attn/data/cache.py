@@ -14,7 +14,8 @@
 - **Nothing broken reused.** Each file a step writes to the cache has its SHA-256 kept beside it. A cached file that
   does not read back whole (cut short by a full disk or a copy, emptied) or whose bytes differ from their checksum
   (garbled) is removed before the step would read it, the step computed again, and one line names the file
-  (`drop_unreadable`; a kept vocabulary, likewise, in `saved_tokenizer`).
+  (`drop_unreadable`; a kept vocabulary, likewise, in `saved_tokenizer`). The Arrow copy `datasets` builds of a
+  dataset's own files is checked the same way before it is loaded, and built again when it fails (`load_built`).
 - **Workers.** `map_workers` is `--preprocessing_num_workers` (transformers' examples' name): given, it is used;
   unset, a split of `PARALLEL_FROM_ROWS` rows or more is mapped on every core (up to `MAX_WORKERS`), a smaller one
   in this process (starting workers costs more than it saves).
@@ -31,6 +32,7 @@ A split held in memory (a synthetic task, `Dataset.from_dict`) has no cache file
 from __future__ import annotations
 
 import contextlib
+import errno
 import json
 import os
 import shutil
@@ -43,11 +45,11 @@ from typing import Any
 
 import datasets.config
 import pyarrow as pa
-from datasets import Dataset
+from datasets import Dataset, load_dataset, load_dataset_builder
 from datasets.fingerprint import Hasher
 
 from ..utils.integrity import sha256_of_file
-from ..utils.saving import io_errno, write_fault
+from ..utils.saving import PERMISSION_FAULTS, io_errno, write_fault
 
 ROWS_PER_BATCH = 10_000
 # Below this many rows a map runs in this process: forking workers and joining their shards costs a second or two.
@@ -112,23 +114,32 @@ def map_workers(rows: int, workers: int | None) -> int | None:
 
 @contextlib.contextmanager
 def cache_writes(folder: str | os.PathLike | None = None) -> Iterator[None]:
-    """A write the file system refuses inside the block (a full disk, a read-only folder: `WRITE_FAULTS`) ends it as
-    one `OSError` that names the `datasets` cache folder (`folder`, else the whole cache) and how to put the cache
-    elsewhere. Of what the block wrote, nothing half-done is read later: `datasets` writes each file aside first,
-    and so does this module."""
+    """A write the file system refuses inside the block (a full disk, a read-only folder: `WRITE_FAULTS`; a folder
+    this process may not write: `PERMISSION_FAULTS`) ends it as one `OSError` that names the `datasets` cache folder
+    (`folder`, else the whole cache) and how to put the cache elsewhere. Of what the block wrote, nothing half-done
+    is read later: `datasets` writes each file aside first, and so does this module."""
     try:
         yield
     except Exception as error:  # an OSError, or a library's error quoting the OS's words (`tokenizers`' saves)
-        fault = write_fault(error)
+        where = Path(folder if folder is not None else os.path.expanduser(str(datasets.config.HF_DATASETS_CACHE)))
+        fault = write_fault(error) or (write_fault(error, PERMISSION_FAULTS) if _unwritable(where) else None)
         if fault is None:
             raise
         code = io_errno(fault)
-        where = folder if folder is not None else datasets.config.HF_DATASETS_CACHE
+        remedy = "make room there" if code in (errno.ENOSPC, errno.EDQUOT) else "make it writable"
         raise OSError(
             code,
-            f"the datasets cache {where} cannot be written ({os.strerror(code)}): make room there, or put the cache "
-            "elsewhere (HF_DATASETS_CACHE=/another/folder)",
+            f"the datasets cache {where} cannot be written: {remedy}, or put the cache elsewhere "
+            "(HF_DATASETS_CACHE=/another/folder)",
         ) from error
+
+
+def _unwritable(folder: Path) -> bool:
+    """Whether this process may not write in `folder` (or, where it is not made yet, in the nearest folder above
+    it): a permission refused there is the cache's, not an input file's."""
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return not os.access(folder, os.W_OK)
 
 
 def cached_map(
@@ -248,6 +259,21 @@ def _write_checksums(path: Path, files: Sequence[Path]) -> None:
         staging.unlink(missing_ok=True)
 
 
+def _fault(path: Path, checksums: dict[str, str]) -> str | None:
+    """Why the cached file `path` cannot be trusted, or `None`: missing, not reading back whole (an Arrow file), or
+    bytes that differ from the checksum written with it (when one was)."""
+    if not path.is_file():
+        return "it is missing"
+    why = _why_unreadable(path) if path.suffix == ".arrow" else None
+    if why is None and path.name in checksums and sha256_of_file(path) != checksums[path.name]:
+        why = "its bytes differ from the checksum written with it"
+    return why
+
+
+def _say_unreadable(path: Path, why: str, then: str) -> None:
+    print(f"[hf-attn] the datasets cache file {path} does not read back ({why}): {then}", file=sys.stderr, flush=True)
+
+
 def drop_unreadable(split: Dataset, key: str) -> None:
     """Removes the cache files `split.map` would find under the fingerprint `key` (`cache-KEY*.arrow`: one, or a
     shard per worker) when one of them does not read back whole or its bytes differ from the checksum written with
@@ -260,18 +286,78 @@ def drop_unreadable(split: Dataset, key: str) -> None:
     files = sorted(folder.glob(f"cache-{key}*.arrow"))
     checksums = _read_checksums(_checksums_of(folder, key)) if files else {}
     for path in files:
-        why = _why_unreadable(path)
-        if why is None and path.name in checksums and sha256_of_file(path) != checksums[path.name]:
-            why = "its bytes differ from the checksum written with it"
+        why = _fault(path, checksums)
         if why is not None:
             for other in (*files, _checksums_of(folder, key)):
                 other.unlink(missing_ok=True)
-            print(
-                f"[hf-attn] the datasets cache file {path} does not read back ({why}): removed, and computed again",
-                file=sys.stderr,
-                flush=True,
-            )
+            _say_unreadable(path, why, "removed, and computed again")
             return
+
+
+# The checksums of the files `datasets` built from a dataset's own files (its Arrow copy and `dataset_info.json`),
+# in the folder it built them in; every file hf_attn derives from them lies in that folder too.
+BUILT_CHECKSUMS = "hf_attn-built.sha256.json"
+
+
+def _built_files(folder: Path) -> list[Path]:
+    """What `datasets` built in `folder`: its Arrow copy of each split (`csv-train.arrow`, or shards of it) and the
+    description it reads first (`dataset_info.json`); the files derived from them (`cache-*`) are not its."""
+    arrow = (path for path in folder.glob("*.arrow") if not path.name.startswith("cache-"))
+    return sorted([*arrow, folder / datasets.config.DATASET_INFO_FILENAME])
+
+
+def _built_fault(folder: Path) -> tuple[Path, str] | None:
+    """The first file of a built dataset in `folder` that cannot be trusted, and why; `None` when all can (or when
+    nothing is built there yet)."""
+    info = folder / datasets.config.DATASET_INFO_FILENAME
+    if not info.exists():
+        return None
+    checksums = _read_checksums(folder / BUILT_CHECKSUMS)
+    named = [folder / name for name in checksums if not (folder / name).exists()]  # a shard gone
+    for path in (*named, *_built_files(folder)):
+        why = _fault(path, checksums)
+        if why is None and path == info:
+            try:
+                json.loads(info.read_text(encoding="utf-8"))
+            except (OSError, ValueError) as error:  # written before any checksum was: read it as `datasets` would
+                why = str(error) or type(error).__name__
+        if why is not None:
+            return path, why
+    return None
+
+
+def _built_folder(path: str, name: str | None, options: dict[str, Any]) -> Path:
+    """The folder where `datasets` builds `load_dataset(path, name, **options)` in its cache. A builder reads that
+    folder's `dataset_info.json` when it is made, so where the file does not read the builder is made in an empty
+    cache of its own and its folder moved under the real cache (the same relative path: the data's own hash)."""
+    try:
+        return Path(load_dataset_builder(path, name, **options).cache_dir)
+    except ValueError:  # a `JSONDecodeError` or `UnicodeDecodeError`: an info file damaged, or an option refused
+        with tempfile.TemporaryDirectory() as elsewhere:
+            folder = Path(load_dataset_builder(path, name, cache_dir=elsewhere, **options).cache_dir)
+            return Path(os.path.expanduser(str(datasets.config.HF_DATASETS_CACHE))) / folder.relative_to(elsewhere)
+
+
+def load_built(
+    path: str, name: str | None = None, *, split: str | None = None, streaming: bool = False, fresh: bool = False,
+    **options: Any,
+) -> Any:  # fmt: skip
+    """`datasets.load_dataset(path, name, split=split, streaming=streaming, **options)`, the Arrow copy `datasets`
+    keeps of the data (built once, in its cache) checked first. A copy that does not read back whole, or whose bytes
+    differ from the checksums written when it was built (`BUILT_CHECKSUMS`), is named in one line, its folder
+    removed (with what hf_attn derived from the copy in it) and the copy built again; with `fresh`
+    (`--overwrite_cache`) every copy is built again (`download_mode="force_redownload"`). A stream builds nothing."""
+    if streaming:
+        return load_dataset(path, name, split=split, streaming=True, **options)
+    folder = _built_folder(path, name, options)
+    fault = _built_fault(folder)
+    if fault is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+        _say_unreadable(*fault, then=f"{folder} is removed, and built again from the data files")
+    loaded = load_dataset(path, name, split=split, download_mode="force_redownload" if fresh else None, **options)
+    if fresh or fault is not None or not (folder / BUILT_CHECKSUMS).exists():
+        _write_checksums(folder / BUILT_CHECKSUMS, [path for path in _built_files(folder) if path.exists()])
+    return loaded
 
 
 def cache_folder(split: Dataset) -> Path | None:

@@ -17,13 +17,13 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from datasets import Dataset, DatasetDict, load_dataset
+from datasets import Dataset, DatasetDict
 from datasets import utils as datasets_utils
 
 from ..utils.inputs import Stage, refuse
 from ..utils.paths import check_local_path
 from ..utils.saving import write_fault
-from .cache import cache_writes, cached_split
+from .cache import cache_writes, cached_split, load_built
 
 FILE_FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet", ".txt": "text"}
 HELD_OUT_SPLITS = ("validation", "dev", "valid", "test")
@@ -121,10 +121,10 @@ def _quiet_errors() -> Iterator[None]:
 
 def _load_file(
     path: Path, data_format: str | None, column_names: Sequence[str] | None, streaming: bool = False,
-    notes: list[str] | None = None,
+    notes: list[str] | None = None, fresh: bool = False,
 ) -> Dataset:  # fmt: skip
     """One local file as a split (a stream with `streaming`: nothing read until rows are asked for); what it says
-    of the file (a header row skipped) goes to `notes`, or is printed."""
+    of the file (a header row skipped) goes to `notes`, or is printed. `fresh`: its Arrow copy built again."""
     from .episodes import read_fewrel
 
     fewrel = read_fewrel(path) if data_format is None and not streaming else None  # FewRel's own layout
@@ -145,7 +145,7 @@ def _load_file(
     try:
         with _quiet_errors():  # a failure's message stays the only line
             files = {"train": str(path)}
-            return load_dataset(builder, data_files=files, split="train", streaming=streaming, **options)
+            return load_built(builder, data_files=files, split="train", streaming=streaming, fresh=fresh, **options)
     except Exception as error:
         if write_fault(error) is not None:  # its Arrow copy could not be written: not a parse error
             raise
@@ -215,6 +215,7 @@ def load_splits(
     column_names: Sequence[str] | None = None,
     notes: list[str] | None = None,
     streaming: bool = False,
+    fresh: bool = False,
 ) -> tuple[Dataset, Dataset | None, dict[str, str]]:
     """The training and held-out splits of `dataset` (a file, a folder or a Hub id), and a description of them.
 
@@ -222,13 +223,14 @@ def load_splits(
     dataset has, else `eval_fraction` of the training rows (seeded), which is said: appended to `notes` (printed by
     the caller once the data has passed every check), or printed now. With `streaming`, the splits are
     `IterableDataset`s (`hf_attn.data.streaming`), and without a held-out split the held-out is `None`: a stream's
-    caller holds out its first rows."""
+    caller holds out its first rows. The Arrow copy `datasets` keeps of the data is checked before it is read, and
+    built again where it does not read back, or with `fresh` (`--overwrite_cache`; `hf_attn.data.cache.load_built`)."""
     check_local_path(dataset, "--dataset")
     if eval_dataset is not None:
         check_local_path(eval_dataset, "--eval-dataset")
     path = Path(dataset)
     if path.is_file():
-        train = _load_file(path, data_format, column_names, streaming, notes)
+        train = _load_file(path, data_format, column_names, streaming, notes, fresh)
         splits = {"train": train}
         train_split = "train"
         source = {"type": f"local/{path.name}", "name": path.name}
@@ -240,7 +242,8 @@ def load_splits(
         shards = sorted(str(item) for item in path.rglob("*") if item.is_file() and not item.name.startswith("."))
         if not shards:
             raise ValueError(f"--dataset {path} holds no file.")
-        splits = {"train": load_dataset(data_format, data_files={"train": shards}, split="train", streaming=streaming)}
+        shards = {"train": shards}
+        splits = {"train": load_built(data_format, data_files=shards, split="train", streaming=streaming, fresh=fresh)}
         train_split = "train"
         source = {"type": f"local/{path.name}", "name": path.name}
     else:
@@ -250,7 +253,7 @@ def load_splits(
         try:
             # A configuration names a Hub dataset's variant; a local folder of files has none (a recipe's Hub
             # configuration must not break a local copy of the data).
-            splits = load_dataset(dataset, None if path.is_dir() else dataset_config, streaming=streaming)
+            splits = load_built(dataset, None if path.is_dir() else dataset_config, streaming=streaming, fresh=fresh)
         except Exception as error:
             message = str(error).splitlines()[0] if str(error) else type(error).__name__
             raise ValueError(f"--dataset {dataset} ({kind}) cannot be loaded: {message}") from error
@@ -262,7 +265,7 @@ def load_splits(
     if not streaming and len(train) == 0:  # a stream's emptiness shows when its first rows are read
         raise ValueError(f"The {train_split!r} split of --dataset {dataset} is empty.")
     if eval_dataset is not None:
-        held_out = _load_file(Path(eval_dataset), data_format, column_names, streaming, notes)
+        held_out = _load_file(Path(eval_dataset), data_format, column_names, streaming, notes, fresh)
         source["held_out"] = Path(eval_dataset).name
     elif eval_split is not None:
         if eval_split not in splits:

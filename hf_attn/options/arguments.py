@@ -96,7 +96,9 @@ class HfAttnArguments:
     )
     overwrite_cache: bool = field(
         default=False,
-        metadata=option_help("prepare, train the vocabulary and encode again, writing the datasets cache afresh"),
+        metadata=option_help(
+            "read the data, prepare, train the vocabulary and encode again, writing the datasets cache afresh"
+        ),
     )
     streaming: bool = field(
         default=False,

@@ -305,6 +305,7 @@ def _read_dataset(options: HfAttnArguments, architecture: Architecture, args: Hf
         column_names=options.column_names,
         notes=notes,
         streaming=streaming,
+        fresh=options.overwrite_cache,
     )
     # A stream's first rows stand for it where its columns and labels decide the task.
     seen = Dataset.from_list(list(train_split.take(100)), features=train_split.features) if streaming else train_split

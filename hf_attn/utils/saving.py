@@ -37,7 +37,7 @@ import re
 import shutil
 import tempfile
 import zipfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -105,12 +105,16 @@ def io_errno(error: BaseException) -> int | None:
     return code
 
 
-def write_fault(error: BaseException) -> BaseException | None:
-    """The write the file system refused (`WRITE_FAULTS`) behind `error`, itself or along its causes (`datasets`
-    wraps a failed write in a `DatasetGenerationError`), or `None`."""
+# A permission refused: a write to a folder this process may not write (or a read of a file it may not read).
+PERMISSION_FAULTS = {errno.EACCES, errno.EPERM}
+
+
+def write_fault(error: BaseException, faults: Collection[int] = WRITE_FAULTS) -> BaseException | None:
+    """The write the file system refused (an errno of `faults`) behind `error`, itself or along its causes
+    (`datasets` wraps a failed write in a `DatasetGenerationError`), or `None`."""
     seen: BaseException | None = error
     while seen is not None:
-        if io_errno(seen) in WRITE_FAULTS:
+        if io_errno(seen) in faults:
             return seen
         seen = seen.__cause__ or seen.__context__
     return None
