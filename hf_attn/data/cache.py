@@ -11,9 +11,10 @@
   the same way twice (a tokenizer, a config). It says whether it computed or found its result. `keep_tokenizer`
   keeps a trained vocabulary beside the split's cache files, under the fingerprint of the split and the trainer's
   options, where `saved_tokenizer` finds it again.
-- **Nothing broken reused.** Each file a step writes to the cache has its SHA-256 kept beside it. A cached file that
-  does not read back whole (cut short by a full disk or a copy, emptied) or whose bytes differ from their checksum
-  (garbled) is removed before the step would read it, the step computed again, and one line names the file
+- **Nothing broken reused.** Each file a step writes to the cache has its SHA-256 kept beside it (with its size and
+  modification time: a file that still has both is not hashed again, `_differs`). A cached file that does not read
+  back whole (cut short by a full disk or a copy, emptied) or whose bytes differ from their checksum (garbled) is
+  removed before the step would read it, the step computed again, and one line names the file
   (`drop_unreadable`; a kept vocabulary, likewise, in `saved_tokenizer`). The Arrow copy `datasets` builds of a
   dataset's own files is checked the same way before it is loaded, and built again when it fails (`load_built`).
 - **Workers.** `map_workers` is `--preprocessing_num_workers` (transformers' examples' name): given, it is used;
@@ -240,7 +241,7 @@ def _checksums_of(folder: Path, key: str) -> Path:
     return folder / f"hf_attn-{key}.sha256.json"
 
 
-def _read_checksums(path: Path) -> dict[str, str]:
+def _read_checksums(path: Path) -> dict[str, Any]:
     try:
         checksums = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):  # none, or cut short itself: the files are still read back whole below
@@ -248,24 +249,43 @@ def _read_checksums(path: Path) -> dict[str, str]:
     return checksums if isinstance(checksums, dict) else {}
 
 
+def _record(file: Path) -> dict[str, Any]:
+    """What a checksums file keeps of `file`: its SHA-256, and the size and modification time it had then."""
+    stat = file.stat()
+    return {"sha256": sha256_of_file(file), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+
+def _differs(path: Path, record: Any) -> bool:
+    """Whether the bytes of `path` differ from those its `record` (`_record`) was written for. A file with the size
+    and modification time recorded is not read again, as git's index does: a write into it, a truncation or a copy
+    over it changes them, and reading a million rows' files on every run would cost a second run most of its time.
+    Otherwise it is hashed (a file only touched still matches). A bare digest (an earlier record) is compared."""
+    if isinstance(record, dict):
+        stat = path.stat()
+        if (stat.st_size, stat.st_mtime_ns) == (record.get("size"), record.get("mtime_ns")):
+            return False
+        record = record.get("sha256")
+    return sha256_of_file(path) != record
+
+
 def _write_checksums(path: Path, files: Sequence[Path]) -> None:
-    """The files' SHA-256 digests, by name, written aside and renamed into place (never half a record)."""
+    """The files' records (`_record`), by name, written aside and renamed into place (never half a record)."""
     staging = path.with_name(f".{path.name}.{os.getpid()}")
     try:
         with cache_writes(path.parent):
-            staging.write_text(json.dumps({file.name: sha256_of_file(file) for file in files}), encoding="utf-8")
+            staging.write_text(json.dumps({file.name: _record(file) for file in files}), encoding="utf-8")
             staging.replace(path)
     finally:
         staging.unlink(missing_ok=True)
 
 
-def _fault(path: Path, checksums: dict[str, str]) -> str | None:
+def _fault(path: Path, checksums: dict[str, Any]) -> str | None:
     """Why the cached file `path` cannot be trusted, or `None`: missing, not reading back whole (an Arrow file), or
     bytes that differ from the checksum written with it (when one was)."""
     if not path.is_file():
         return "it is missing"
     why = _why_unreadable(path) if path.suffix == ".arrow" else None
-    if why is None and path.name in checksums and sha256_of_file(path) != checksums[path.name]:
+    if why is None and path.name in checksums and _differs(path, checksums[path.name]):
         why = "its bytes differ from the checksum written with it"
     return why
 
@@ -383,8 +403,8 @@ def saved_tokenizer(split: Dataset, key: str, load: Callable[[Path], Any]) -> An
     if not saved.is_dir():
         return None
     checksums = _read_checksums(saved / VOCABULARY_CHECKSUMS)
-    changed = [name for name, digest in checksums.items() if not (saved / name).is_file()
-               or sha256_of_file(saved / name) != digest]  # fmt: skip
+    changed = [name for name, record in checksums.items() if not (saved / name).is_file()
+               or _differs(saved / name, record)]  # fmt: skip
     why = f"{changed[0]} differs from its checksum" if changed else None if checksums else "no checksums kept with it"
     if why is None:
         try:

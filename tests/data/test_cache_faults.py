@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -209,6 +210,18 @@ def console_run(tmp_path: Path, data: Path, cache: Path, steps: int = 2) -> tupl
     }
 
 
+# `train()` in a process of its own, as a user's script calls it: its metrics printed as `hf-attn train` prints them.
+TRAIN_SCRIPT = (
+    "import json, sys\nfrom hf_attn import train\nprint('\\n' + json.dumps(train(**json.loads(sys.argv[1])).metrics))"
+)
+
+
+def api_run(tmp_path: Path, data: Path, cache: Path, steps: int = 2) -> tuple[list[str], dict[str, str]]:
+    """`train()` (in a fresh process) as `console_run` runs `hf-attn train`."""
+    options = {**LIN_KEYWORDS, "output_dir": str(tmp_path / "run"), "dataset": str(data), "max_steps": steps}
+    return [sys.executable, "-c", TRAIN_SCRIPT, json.dumps(options)], {**os.environ, "HF_DATASETS_CACHE": str(cache)}
+
+
 def metrics_of(result: subprocess.CompletedProcess) -> dict:
     """The held-out metrics a finished `hf-attn train` printed last."""
     assert result.returncode == 0, result.stderr[-2000:]
@@ -309,16 +322,17 @@ def kill_at(command: list[str], environment: dict, cache: Path, point: Callable[
 
 @pytest.mark.long
 def test_a_run_killed_while_it_prepares_the_data_leaves_nothing_the_next_run_trusts(tmp_path):
-    """`hf-attn train` on 30,000 rows killed (SIGKILL) at each of `KILL_POINTS`, one run after another on the same
-    cache: the run after the last kill exits 0, names no damaged file, and prints the metrics of a run on a clean
-    cache; the run after that reuses every step. (A point a run went past before it was seen is tried again on an
-    emptied cache, at most twice.)"""
+    """A run on 30,000 rows killed (SIGKILL) at each of `KILL_POINTS`, one run after another on the same cache, by
+    turns `hf-attn train` and `train()` in a script of its own: the run after the last kill exits 0, names no damaged
+    file, and prints the metrics of a run on a clean cache; the run after that reuses every step. (A point a run went
+    past before it was seen is tried again on an emptied cache, at most twice.)"""
     data = write_reviews(tmp_path / "reviews.csv", 30_000)
     command, environment = console_run(tmp_path, data, tmp_path / "clean-cache")
     clean = metrics_of(subprocess.run(command, capture_output=True, text=True, env=environment, timeout=600))
     cache = tmp_path / "datasets-cache"
-    command, environment = console_run(tmp_path, data, cache)
-    for name, point in KILL_POINTS.items():
+    entries = [console_run(tmp_path, data, cache), api_run(tmp_path, data, cache)]
+    for index, (name, point) in enumerate(KILL_POINTS.items()):
+        command, environment = entries[index % 2]
         for _ in range(3):
             if kill_at(command, environment, cache, point):
                 break
@@ -327,10 +341,8 @@ def test_a_run_killed_while_it_prepares_the_data_leaves_nothing_the_next_run_tru
             pytest.fail(f"three runs went past {name!r} before it was seen")
         # The kill fell inside the step: what it was writing aside (an `.incomplete` folder, a `tmp*` file) is there.
         assert point(cache_state(cache)), (name, cache_state(cache))
-    result = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=600)
-    assert "does not read back" not in result.stderr, result.stderr[-2000:]
-    again = metrics_of(result)
-    assert same_run(again, clean), (again, clean)
-    result = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=600)
-    metrics_of(result)
+    for command, environment in entries:
+        result = subprocess.run(command, capture_output=True, text=True, env=environment, timeout=600)
+        assert "does not read back" not in result.stderr, result.stderr[-2000:]
+        assert same_run(metrics_of(result), clean), (result.stdout[-1000:], clean)
     assert data_line(result.stdout).count("(cached)") == 3, result.stdout[-2000:]
