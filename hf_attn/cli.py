@@ -3,6 +3,7 @@
 hf-attn list                      the registered architectures
 hf-attn train --output_dir DIR    train with Trainer, on a synthetic task or --dataset (see `hf-attn train -h`)
 hf-attn evaluate MODEL --dataset  score a trained model on a dataset (JSON metrics)
+hf-attn faithfulness MODEL --dataset  how faithful its attention is: erasure, agreement, flips (JSON)
 hf-attn predict MODEL "text"      a trained model's prediction and the tokens it attends to (--file: one a line)
 hf-attn recipes                   the papers' settings `hf-attn train --recipe NAME` runs
 hf-attn demo                      train, save, reload and inspect the default architecture in about a minute
@@ -44,6 +45,7 @@ COMMANDS = {
     "list": "list the registered architectures",
     "train": "train with Trainer: a synthetic task or --dataset; every TrainingArguments flag",
     "evaluate": "score a trained model on a dataset; prints and writes JSON metrics",
+    "faithfulness": "how faithful a trained model's attention is: erasure, agreement with gradients, flips",
     "predict": "a trained model's predictions for texts, with the tokens it attends to",
     "recipes": "the papers' settings (hf-attn train --recipe NAME)",
     "demo": "train, save, reload and inspect the default architecture on its synthetic task",

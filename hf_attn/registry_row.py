@@ -180,6 +180,11 @@ class Architecture:
             function `(model, head, tokenizer, text, pair, **options) -> (panels, caption)`, kept in the folder's
             `visualization_<name>.py`; `None`: the maps are drawn from `attention_fields` by the generic view of
             the head's inputs (a text, a pair, a document, a text and its concepts).
+        token_importance: how the architecture's maps become one importance per token of its (first) text, a
+            function `(head, inputs, output) -> Tensor` in the shape of its `attention_mask`, kept beside its view in
+            the folder's `visualization_<name>.py`; `None`: the reading of `hf_attn.visualization.importance` (the
+            mean of a map's rows, a document's word weights times their sentence's, the attention a token
+            receives). What the faithfulness measures (`hf-attn faithfulness`) rank and erase.
         tiny_config: keyword arguments of a config small enough for unit tests.
         license / tags: card metadata.
         converter: the folder's module that converts an original implementation's checkpoint (its
@@ -216,6 +221,7 @@ class Architecture:
     attention_fields: dict[str, str]
     pretraining_head: str | None = None
     attention_view: Callable[..., tuple[list[Any], str]] | None = None
+    token_importance: Callable[..., Any] | None = None
     tiny_config: dict[str, Any] = field(default_factory=dict)
     license: str = "apache-2.0"
     tags: tuple[str, ...] = ()

@@ -1,0 +1,133 @@
+"""`hf-attn faithfulness MODEL --dataset D`: how faithful a trained model's attention is, on labelled texts: its
+agreement with Integrated Gradients, gradient × input and leave-one-out erasure (Kendall τ), ERASER's
+comprehensiveness and sufficiency at k% of the tokens, and decision flips, each beside a random ranking's and with
+its 95% confidence interval (`hf_attn.faithfulness`). It takes `hf-attn evaluate`'s data options and reads the rows
+as evaluation does; the figures are printed as JSON (`--output_file` writes them too, `--plot F.png` draws the
+erasure curves). Integrated Gradients need Captum: `pip install "hf_attn[faithfulness]"`.
+
+    hf-attn faithfulness runs/lin --dataset reviews.csv --text_column review --label_column stars --max_examples 500
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..faithfulness.erasure import ERASER_KS
+
+__all__ = ["faithfulness", "main"]
+
+DEFAULT_EXAMPLES = 200
+
+
+def _check_rows(rows: Any, options: Any, label: str | None) -> None:
+    """Refuses, naming the option, rows without labels or with an empty text."""
+    if label is None or label not in rows.column_names:
+        given = f"--label_column {label}" if options.label_column else "--label_column"
+        raise ValueError(
+            f"{given}: --dataset {options.dataset} has no labels ({', '.join(rows.column_names)}): faithfulness is "
+            "measured on labelled texts; name the label column."
+        )
+    column = options.text_column or "text"
+    if column not in rows.column_names:
+        return  # the data preparation names the missing column
+    for index, text in enumerate(rows[column]):
+        if text is None or not str(text).strip():
+            raise ValueError(
+                f"--dataset {options.dataset}: row {index} has an empty text ({column}): there is no token to rank."
+            )
+
+
+def faithfulness(
+    model_path: str,
+    options: Any,
+    ks: tuple[float, ...] = ERASER_KS,
+    max_examples: int | None = DEFAULT_EXAMPLES,
+    ig_steps: int = 32,
+    batch_size: int = 32,
+    internal_batch_size: int | None = None,
+    seed: int = 0,
+    output_file: str | None = None,
+    plot: str | None = None,
+    architecture_arguments: Any | None = None,
+) -> dict[str, Any]:
+    """The faithfulness measures of the model at `model_path` on `options.dataset` (its first `max_examples` rows;
+    `None`: all), as a JSON-ready dict (`FaithfulnessReport.as_dict`); written to `output_file`, the erasure curves
+    drawn to `plot` (PNG). The rows are read as `hf-attn evaluate` reads them: the training run's `--max_length`
+    and the columns its tokenizer reads (`architecture_arguments`: STCKA's `--concept_column`) unless given."""
+    from ..cards import EVALUATION_OPTIONS, TRAINING_FILE
+    from ..faithfulness.attribution import CAPTUM_EXTRA
+    from ..faithfulness.measure import check_measurable, measure_faithfulness
+    from ..tasks import encode_split
+    from ..tasks.heads import load_trained, trained_head
+    from .evaluate import _evaluation_data, _evaluation_split, _saved_json, evaluation_columns
+
+    if options.dataset is None:
+        raise ValueError("hf-attn faithfulness needs --dataset (a labelled file, a folder or a Hub id).")
+    if not ks or any(not 0 < k <= 100 for k in ks):
+        raise ValueError(f"--k {' '.join(f'{k:g}' for k in ks)}: each k is a share of a text's tokens in (0, 100] %.")
+    _, head = trained_head(model_path)
+    check_measurable(head)
+    try:
+        import captum  # noqa: F401
+    except ModuleNotFoundError:
+        raise ModuleNotFoundError(f"Integrated Gradients need Captum (an extra): {CAPTUM_EXTRA}") from None
+    reused = _saved_json(model_path, TRAINING_FILE).get(EVALUATION_OPTIONS, {})  # the run's, where not given
+    columns = evaluation_columns(architecture_arguments, reused)
+    max_length = options.max_length if options.max_length is not None else reused.get("max_length")
+    model, tokenizer, head, shape = load_trained(model_path, head=head)
+    rows = _evaluation_split(options)
+    label = options.label_column or next((name for name in ("label", "labels") if name in rows.column_names), None)
+    _check_rows(rows, options, label)
+    if max_examples is not None:
+        rows = rows.select(range(min(max_examples, len(rows))))
+    data = _evaluation_data(shape, rows, options, model.config, columns)
+    encoded, _ = encode_split(data.eval, shape.encoder(data, tokenizer, model.config, head, max_length))
+    inputs = [name for name in encoded.column_names if head.inputs.mask_of(name) is not None]
+    collator = head.inputs.collator(model.config)
+    batches = [
+        collator([{name: row[name] for name in [*inputs, "labels"] if name in row} for row in encoded.select(
+            range(start, min(start + batch_size, len(encoded)))
+        )])
+        for start in range(0, len(encoded), batch_size)
+    ]  # fmt: skip
+    report = measure_faithfulness(model, head, ({k: v for k, v in b.items() if k != "labels"} for b in batches), ks,
+                                  ig_steps, internal_batch_size, batch_size, seed)  # fmt: skip
+    figures = report.as_dict()
+    figures["model"] = str(model_path)
+    figures["head"] = head.model_class.__name__
+    if output_file:
+        Path(output_file).write_text(json.dumps(figures, indent=2))
+    if plot:
+        from ..faithfulness.pictures import erasure_curves_png
+
+        erasure_curves_png(report, plot, title=f"{head.model_class.__name__}: erasure by attention")
+    return figures
+
+
+def main(argv: list[str]) -> None:
+    """`hf-attn faithfulness`: the options read, the model measured, its figures printed as JSON."""
+    from .evaluate import _evaluation_architecture_arguments, _evaluation_parser
+
+    parser = _evaluation_parser("hf-attn faithfulness")
+    parser.add_argument("--k", type=float, nargs="+", default=list(ERASER_KS),
+                        help="the erasure bins, in % of each text's tokens (ERASER's: 1 5 10 20 50)")  # fmt: skip
+    parser.add_argument("--max_examples", "--max-examples", type=int, default=DEFAULT_EXAMPLES,
+                        help=f"measure the first N rows (default {DEFAULT_EXAMPLES}; 0: all)")  # fmt: skip
+    parser.add_argument("--ig_steps", "--ig-steps", type=int, default=32, help="Integrated Gradients' steps")
+    parser.add_argument("--internal_batch_size", "--internal-batch-size", type=int, default=None,
+                        help="Integrated Gradients' points run together (default: --batch_size)")  # fmt: skip
+    parser.add_argument("--batch_size", "--batch-size", type=int, default=32, help="examples (and erasures) a batch")
+    parser.add_argument("--seed", type=int, default=0, help="seeds the random ranking and its ties")
+    parser.add_argument("--output_file", "--output-file", help="write the figures here as JSON")
+    parser.add_argument("--plot", help="draw the erasure curves to this PNG")
+    options, *own, rest = parser.parse_args_into_dataclasses(argv)
+    if rest.ig_steps < 1:
+        raise ValueError(f"--ig_steps {rest.ig_steps}: give 1 or more.")
+    figures = faithfulness(
+        rest.model, options, tuple(rest.k), rest.max_examples or None, rest.ig_steps, rest.batch_size,
+        rest.internal_batch_size, rest.seed, rest.output_file, rest.plot,
+        _evaluation_architecture_arguments(rest.model, own),
+    )  # fmt: skip
+    print(json.dumps(figures, indent=2))

@@ -1,0 +1,170 @@
+"""Tokens taken out of a text, and what the model then predicts: the erasure measures of ERASER (DeYoung et al.
+2020, "ERASER: A Benchmark to Evaluate Rationalized NLP Models", §4) and the decision flips of Serrano & Smith
+(2019, "Is Attention Interpretable?", §4).
+
+For an example x with predicted class ŷ = argmax p(·|x) and a ranking of its tokens (by attention, by Integrated
+Gradients, at random), r_k is its k% most important tokens (at least one):
+
+- comprehensiveness(k) = p(ŷ|x) − p(ŷ|x ∖ r_k): how much the prediction loses without them (high is faithful);
+- sufficiency(k) = p(ŷ|x) − p(ŷ|r_k): how much it loses with only them (low is faithful);
+- their area over the k's (ERASER's AOPC) is the mean over the bins k ∈ {1, 5, 10, 20, 50}%;
+- a decision flip: argmax p(·|x ∖ r_1) ≠ ŷ, the single most important token removed.
+
+A token is removed, not masked: the kept tokens close up and the text ends in padding (`remove_tokens`), so a
+recurrent encoder reads the shorter text itself (masking a position would leave it in the recurrence). Padding never
+changes a model's output (the project's mask contract), so this is the model on the shorter text.
+
+Shapes: B examples; V variants (an example with some of its tokens removed); T tokens, or S sentences × W words of
+a document (the shape of the text's `attention_mask`); C classes or labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+
+from ..visualization.importance import TEXT_MASK
+
+# ERASER's bins: the share of a text's tokens taken as its most important (%).
+ERASER_KS = (1, 5, 10, 20, 50)
+
+
+# The prefix of the inputs that give each token of a text its characters (STCKA's `char_input_ids`, `(B, T, C)`).
+CHARACTERS = "char_"
+
+
+def text_inputs(kind: Any, inputs: dict[str, torch.Tensor]) -> list[str]:
+    """The inputs laid out over the tokens of the first text (its ids and mask, and the characters of each token):
+    what removing a token changes. A second text or a concept set keeps its own."""
+    return [name for name in inputs if TEXT_MASK in (kind.mask_of(name), kind.mask_of(name.removeprefix(CHARACTERS)))]
+
+
+def remove_tokens(
+    kind: Any, inputs: dict[str, torch.Tensor], keep: torch.Tensor, pad_token_id: int
+) -> dict[str, torch.Tensor]:
+    """`inputs` with only the tokens of `keep` (bool, the shape of the text's mask `(B, T)` or `(B, S, W)`) left in
+    the first text: the kept ones close up in their order (within each sentence of a document), the rest become
+    padding (ids `pad_token_id`, masks and character ids 0)."""
+    keep = keep & inputs[TEXT_MASK].bool()
+    axis = keep.dim() - 1
+    order = torch.sort((~keep).to(torch.uint8), dim=axis, stable=True).indices  # kept positions first, in order
+    positions = torch.arange(keep.shape[-1], device=keep.device)
+    real = positions < keep.sum(axis, keepdim=True)  # after closing up, the first n of each row are kept tokens
+    removed = dict(inputs)
+    for name in text_inputs(kind, inputs):
+        tensor = inputs[name]
+        extra = tensor.dim() - keep.dim()  # a character axis of each token
+        index = order.reshape(*order.shape, *([1] * extra)).expand_as(tensor)
+        moved = tensor.gather(axis, index)
+        fill = pad_token_id if name.endswith("input_ids") and not name.startswith(CHARACTERS) else 0  # characters: 0
+        removed[name] = moved.masked_fill(~real.reshape(*real.shape, *([1] * extra)).expand_as(tensor), fill)
+    return removed
+
+
+def ranking(importance: torch.Tensor, mask: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
+    """The positions of each example's tokens (flattened over a document's sentences), most important first, padding
+    last: `(B, N)` with N = T (or S·W). Ties go in a random order (`generator`), so a uniform map ranks at random."""
+    flat = importance.reshape(len(importance), -1).float()
+    real = mask.reshape(len(mask), -1).bool()
+    shuffle = torch.stack([torch.randperm(flat.shape[1], generator=generator) for _ in range(len(flat))])
+    shuffle = shuffle.to(flat.device)
+    scores = flat.gather(1, shuffle).masked_fill(~real.gather(1, shuffle), float("-inf"))
+    order = torch.sort(scores, dim=1, descending=True, stable=True).indices
+    return shuffle.gather(1, order)
+
+
+def top_tokens(order: torch.Tensor, counts: torch.Tensor, shape: torch.Size) -> torch.Tensor:
+    """The keep-mask `shape` `(B, ...)` of each example's `counts[b]` first tokens of `order` `(B, N)`."""
+    chosen = torch.arange(order.shape[1], device=order.device)[None, :] < counts[:, None]
+    mask = torch.zeros(order.shape, dtype=torch.bool, device=order.device)
+    return mask.scatter(1, order, chosen).reshape(shape)
+
+
+def token_counts(mask: torch.Tensor, percent: float) -> torch.Tensor:
+    """k% of each example's real tokens, at least one (none for an empty text): `(B,)`."""
+    lengths = mask.reshape(len(mask), -1).sum(1)
+    return torch.minimum(torch.clamp(torch.round(lengths * percent / 100), min=1), lengths).long()
+
+
+def variant_scores(
+    score: Callable[[dict[str, torch.Tensor]], torch.Tensor],
+    kind: Any,
+    inputs: dict[str, torch.Tensor],
+    examples: torch.Tensor,
+    keeps: torch.Tensor,
+    pad_token_id: int,
+    batch_size: int,
+) -> torch.Tensor:
+    """The scores `(V, C)` of V variants: example `examples[v]` of `inputs` keeping the tokens `keeps[v]`, run
+    `batch_size` at a time (the erasures of an example share its batches)."""
+    scores = []
+    for start in range(0, len(examples), batch_size):
+        chosen = examples[start : start + batch_size]
+        batch = {name: tensor[chosen] for name, tensor in inputs.items()}
+        scores.append(score(remove_tokens(kind, batch, keeps[start : start + batch_size], pad_token_id)))
+    return torch.cat(scores) if scores else torch.empty(0)
+
+
+def leave_one_out(
+    score: Callable[[dict[str, torch.Tensor]], torch.Tensor],
+    kind: Any,
+    inputs: dict[str, torch.Tensor],
+    predicted: torch.Tensor,
+    full: torch.Tensor,
+    pad_token_id: int,
+    batch_size: int,
+) -> torch.Tensor:
+    """Leave-one-out erasure (Li et al. 2016; Jain & Wallace 2019, §3): p(ŷ|x) − p(ŷ|x ∖ {t}) for every real
+    token t, `(B, T)` (or `(B, S, W)`), 0 at padding; each example's T erasures in shared batches."""
+    mask = inputs[TEXT_MASK].bool()
+    flat = mask.reshape(len(mask), -1)
+    examples, positions = flat.nonzero(as_tuple=True)
+    keeps = flat[examples].clone()
+    keeps[torch.arange(len(examples)), positions] = False
+    scores = variant_scores(score, kind, inputs, examples, keeps.reshape(-1, *mask.shape[1:]), pad_token_id,
+                            batch_size)  # fmt: skip
+    drop = torch.zeros(flat.shape, dtype=torch.float32, device=mask.device)
+    if len(examples):
+        chosen = scores.gather(1, predicted[examples][:, None]).squeeze(1)
+        drop[examples, positions] = full[examples] - chosen.float()
+    return drop.reshape(mask.shape)
+
+
+def erasure_curves(
+    score: Callable[[dict[str, torch.Tensor]], torch.Tensor],
+    kind: Any,
+    inputs: dict[str, torch.Tensor],
+    predicted: torch.Tensor,
+    full: torch.Tensor,
+    orders: dict[str, torch.Tensor],
+    ks: Sequence[float],
+    pad_token_id: int,
+    batch_size: int,
+) -> dict[str, dict[str, torch.Tensor]]:
+    """For each ranking of `orders` (name -> `(B, N)`): `comprehensiveness` and `sufficiency` `(B, len(ks))` and
+    `flip` `(B,)` (the top token removed changes the predicted class), every variant of a batch run together."""
+    mask = inputs[TEXT_MASK].bool()
+    count = len(mask)
+    plans = []  # (ranking, what, k index, keep (B, ...))
+    for name, order in orders.items():
+        for index, percent in enumerate(ks):
+            top = top_tokens(order, token_counts(mask, percent), mask.shape)
+            plans += [(name, "comprehensiveness", index, mask & ~top), (name, "sufficiency", index, top)]
+        plans.append((name, "flip", 0, mask & ~top_tokens(order, token_counts(mask, 0), mask.shape)))
+    examples = torch.arange(count, device=mask.device).repeat(len(plans))
+    keeps = torch.cat([keep for *_, keep in plans])
+    scores = variant_scores(score, kind, inputs, examples, keeps, pad_token_id, batch_size)
+    curves: dict[str, dict[str, torch.Tensor]] = {
+        name: {"comprehensiveness": torch.zeros(count, len(ks)), "sufficiency": torch.zeros(count, len(ks))}
+        for name in orders
+    }
+    for number, (name, what, index, _) in enumerate(plans):
+        block = scores[number * count : (number + 1) * count].float().cpu()
+        if what == "flip":
+            curves[name]["flip"] = (block.argmax(-1) != predicted.cpu()).float()
+        else:
+            kept = block.gather(1, predicted.cpu()[:, None]).squeeze(1)
+            curves[name][what][:, index] = full.cpu() - kept
+    return curves

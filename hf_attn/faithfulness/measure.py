@@ -1,0 +1,180 @@
+"""How faithful a model's attention is, over a set of labelled examples: the measures of the field's debate, each a
+mean over examples with its 95% confidence interval (`statistics.estimate`).
+
+- **Agreement** (Jain & Wallace 2019, "Attention is not Explanation", §3): Kendall's τ between the attention's
+  importance of the tokens (`hf_attn.visualization.importance.token_importance`) and each of Integrated Gradients,
+  gradient × input and leave-one-out erasure (`attribution`, `erasure.leave_one_out`), beside the τ of a random
+  scoring with the same reference.
+- **Erasure** (DeYoung et al. 2020, ERASER, §4): comprehensiveness and sufficiency at k% of the tokens, the tokens
+  ranked by attention, by Integrated Gradients and at random, and their area over the k's (AOPC).
+- **Decision flips** (Serrano & Smith 2019, §4): the share of examples whose predicted class changes when the single
+  top token of each ranking is removed.
+
+Wiegreffe & Pinter (2019, "Attention is not not Explanation", §3) ask for the random baseline beside each figure:
+a measure that cannot tell a model's attention from noise says nothing, so every figure here has one.
+
+The prediction explained is the model's own: ŷ = argmax p(·|x), p the softmax of a class head's logits or the
+sigmoid of a multi-label head's (its top label). Shapes: B examples; T tokens (S × W words of a document).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..data.kinds import ClassLabels, MultiHot, TokenVocabulary
+from ..visualization.importance import TEXT_MASK, has_token_importance, token_importance
+from .attribution import gradient_times_input, integrated_gradients, text_embedding_layers
+from .erasure import ERASER_KS, erasure_curves, leave_one_out, ranking
+from .statistics import Estimate, estimate, kendall_tau
+
+# The rankings whose erasures are measured, and the importances attention is compared with.
+RANKINGS = ("attention", "integrated_gradients", "random")
+REFERENCES = ("integrated_gradients", "gradient_x_input", "leave_one_out")
+
+
+def check_measurable(head: Any) -> None:
+    """Refuses, in one line naming the head, a head the measures have no meaning for: one that generates (its
+    attention explains each output token, not one prediction), one whose labels are not classes, or one without a
+    map over its text's tokens."""
+    name = head.model_class.__name__
+    if isinstance(head.labels, TokenVocabulary):
+        raise ValueError(
+            f"{name} generates its output ({head.labels.name}): faithfulness is measured for a head that classifies "
+            "(one prediction per text to explain), not for generation."
+        )
+    if not isinstance(head.labels, ClassLabels):
+        raise NotImplementedError(f"{name}'s {head.labels.name} labels are not measured yet: classes and label sets.")
+    if not has_token_importance(head):
+        raise ValueError(f"{name} has no attention over the tokens of its text: there is nothing to measure.")
+
+
+def probabilities_of(head: Any) -> Callable[[Any], torch.Tensor]:
+    """p(·|x) from a head's output: sigmoid for a label set (each label its own decision), softmax for classes."""
+    if isinstance(head.labels, MultiHot):
+        return lambda output: output.logits.float().sigmoid()
+    return lambda output: output.logits.float().softmax(-1)
+
+
+@dataclass
+class FaithfulnessReport:
+    """The measures (module docstring) over `examples` texts, erasing at `ks` % of their tokens."""
+
+    examples: int
+    ks: tuple[float, ...]
+    agreement: dict[str, dict[str, Estimate]]  # reference -> {"attention": τ, "random": τ}
+    comprehensiveness: dict[str, list[Estimate]]  # ranking -> one per k
+    sufficiency: dict[str, list[Estimate]]
+    aopc: dict[str, dict[str, Estimate]]  # "comprehensiveness" / "sufficiency" -> ranking -> AOPC
+    flips: dict[str, Estimate]  # ranking -> share of flipped decisions
+    convergence_delta: Estimate  # |Σ_t a_t − (p(ŷ|x) − p(ŷ|x'))| of Integrated Gradients
+    ig_steps: int
+    curves: dict[str, dict[str, np.ndarray]] = field(default_factory=dict, repr=False)  # per example, for pictures
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as JSON-ready numbers (each estimate: mean, low, high, n)."""
+        return {
+            "examples": self.examples,
+            "ks": list(self.ks),
+            "ig_steps": self.ig_steps,
+            "agreement": {ref: {name: e.as_dict() for name, e in row.items()} for ref, row in self.agreement.items()},
+            "comprehensiveness": {name: [e.as_dict() for e in row] for name, row in self.comprehensiveness.items()},
+            "sufficiency": {name: [e.as_dict() for e in row] for name, row in self.sufficiency.items()},
+            "aopc": {what: {name: e.as_dict() for name, e in row.items()} for what, row in self.aopc.items()},
+            "decision_flips": {name: e.as_dict() for name, e in self.flips.items()},
+            "ig_convergence_delta": self.convergence_delta.as_dict(),
+        }
+
+
+def measure_faithfulness(
+    model: Any,
+    head: Any,
+    batches: Iterable[dict[str, torch.Tensor]],
+    ks: Sequence[float] = ERASER_KS,
+    ig_steps: int = 32,
+    internal_batch_size: int | None = None,
+    batch_size: int = 64,
+    seed: int = 0,
+) -> FaithfulnessReport:
+    """The measures of the module docstring for `model` (whose registry head is `head`) over `batches` of its
+    inputs (padded, as its collator makes them; labels, if any, are not read: the prediction explained is the
+    model's). `ks`: the erasure bins (% of each text's tokens, in (0, 100]); `ig_steps`: Integrated Gradients'
+    points, run `internal_batch_size` at a time (default: `batch_size`); `batch_size`: the erasures run together."""
+    check_measurable(head)
+    if not ks or any(not 0 < k <= 100 for k in ks):
+        raise ValueError(f"--k {' '.join(map(str, ks))}: each k is a share of a text's tokens in (0, 100] %.")
+    model.eval()
+    probability = probabilities_of(head)
+    pad = model.config.pad_token_id or 0
+    generator = torch.Generator().manual_seed(seed)
+    device = next(model.parameters()).device
+    kind = head.inputs
+
+    def score(inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        with torch.no_grad():
+            return probability(model(**inputs))
+
+    def differentiable(inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        return probability(model(**inputs))
+
+    taus: dict[str, dict[str, list[float]]] = {ref: {"attention": [], "random": []} for ref in REFERENCES}
+    erased: dict[str, dict[str, list[torch.Tensor]]] = {name: {} for name in RANKINGS}
+    deltas: list[torch.Tensor] = []
+    layers: list[torch.nn.Module] = []
+    examples = 0
+    for batch in batches:
+        inputs = {name: tensor.to(device) for name, tensor in batch.items() if name != "labels"}
+        mask = inputs[TEXT_MASK].bool()
+        empty = (~mask.reshape(len(mask), -1).any(1)).nonzero().flatten()
+        if len(empty):
+            raise ValueError(f"example {examples + int(empty[0])} has an empty text: there is no token to rank.")
+        with torch.no_grad():
+            output = model(**inputs, **head.attention_kwargs)
+        probabilities = probability(output)
+        predicted = probabilities.argmax(-1)
+        full = probabilities.gather(1, predicted[:, None]).squeeze(1)
+        layers = layers or text_embedding_layers(model, inputs)  # found once: the same layers read every batch
+        importance = {
+            "attention": token_importance(head, inputs, output),
+            "gradient_x_input": gradient_times_input(differentiable, model, inputs, predicted, layers),
+            "leave_one_out": leave_one_out(score, kind, inputs, predicted, full, pad, batch_size),
+            "random": torch.rand(mask.shape, generator=generator).to(device),
+        }
+        importance["integrated_gradients"], delta = integrated_gradients(
+            differentiable, model, inputs, predicted, pad, ig_steps, internal_batch_size or batch_size, layers
+        )
+        deltas.append(delta.abs().cpu())
+        for row in range(len(mask)):
+            real = mask[row].reshape(-1)
+            values = {name: value[row].reshape(-1)[real].cpu().numpy() for name, value in importance.items()}
+            for ref in REFERENCES:
+                for name in ("attention", "random"):
+                    taus[ref][name].append(kendall_tau(values[name], values[ref]))
+        orders = {name: ranking(importance[name], mask, generator) for name in RANKINGS}
+        curves = erasure_curves(score, kind, inputs, predicted, full, orders, ks, pad, batch_size)
+        for name, measures in curves.items():
+            for what, values in measures.items():
+                erased[name].setdefault(what, []).append(values)
+        examples += len(mask)
+    if examples == 0:
+        raise ValueError("no example to measure: the dataset holds no rows.")
+    joined = {name: {what: torch.cat(parts).numpy() for what, parts in row.items()} for name, row in erased.items()}
+    return FaithfulnessReport(
+        examples=examples,
+        ks=tuple(ks),
+        agreement={ref: {name: estimate(values) for name, values in row.items()} for ref, row in taus.items()},
+        comprehensiveness={n: [estimate(c) for c in joined[n]["comprehensiveness"].T] for n in RANKINGS},
+        sufficiency={n: [estimate(c) for c in joined[n]["sufficiency"].T] for n in RANKINGS},
+        aopc={
+            what: {name: estimate(joined[name][what].mean(1)) for name in RANKINGS}
+            for what in ("comprehensiveness", "sufficiency")
+        },
+        flips={name: estimate(joined[name]["flip"]) for name in RANKINGS},
+        convergence_delta=estimate(torch.cat(deltas).numpy()),
+        ig_steps=ig_steps,
+        curves=joined,
+    )
