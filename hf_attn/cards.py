@@ -31,6 +31,8 @@ from .visualization.pictures import visualize
 
 TRAINING_FILE = "hf_attn_training.json"
 CONVERSION_FILE = "hf_attn_conversion.json"
+# What `hf-attn faithfulness` measured of the model's attention (`FaithfulnessReport.as_dict`, and the data).
+FAITHFULNESS_FILE = "hf_attn_faithfulness.json"
 # The training record's options that `hf-attn evaluate` takes from the run when it is not given them: what changes
 # what the model reads of a text (`--max_length`) and the columns its tokenizer reads beside it (STCKA's concepts).
 EVALUATION_OPTIONS = "evaluation options"
@@ -93,6 +95,52 @@ def _evaluation_section(training: dict[str, Any] | None) -> str | None:
     return (
         f"Held-out split of {training['dataset']['name']}, beside the paper's {paper.get('split', 'test')} result "
         f"({paper['source']}):\n\n| metric | measured | paper |\n|---|---|---|\n{rows}{note}"
+    )
+
+
+def _interval(estimate: dict[str, float]) -> str:
+    """`mean [low, high]` of a recorded estimate."""
+    return f"{estimate['mean']:.3f} [{estimate['low']:.3f}, {estimate['high']:.3f}]"
+
+
+# How the card names the importances the attention is compared with.
+REFERENCE_NAMES = {
+    "integrated_gradients": "Integrated Gradients",
+    "gradient_x_input": "gradient × input",
+    "leave_one_out": "leave-one-out erasure",
+}
+
+
+def faithfulness_section(record: dict[str, Any] | None) -> str | None:
+    """The card's "How faithful is this attention?" section, from what `hf-attn faithfulness` recorded: each
+    figure for the attention beside Integrated Gradients' and a random ranking's, with its 95% interval."""
+    if not record:
+        return None
+    names = ("attention", "integrated_gradients", "random")
+    first, last = record["ks"][0], record["ks"][-1]
+    rows = [
+        ("comprehensiveness, AOPC (higher: more faithful)", [record["aopc"]["comprehensiveness"][n] for n in names]),
+        ("sufficiency, AOPC (lower: more faithful)", [record["aopc"]["sufficiency"][n] for n in names]),
+        (f"comprehensiveness at k = {first:g}%", [record["comprehensiveness"][n][0] for n in names]),
+        (f"comprehensiveness at k = {last:g}%", [record["comprehensiveness"][n][-1] for n in names]),
+        ("decision flips, top token removed", [record["decision_flips"][n] for n in names]),
+    ]
+    table = "\n".join(f"| {what} | {' | '.join(_interval(e) for e in row)} |" for what, row in rows)
+    agreement = "\n".join(
+        f"| {REFERENCE_NAMES.get(reference, reference)} | {_interval(row['attention'])} | {_interval(row['random'])} |"
+        for reference, row in record["agreement"].items()
+    )
+    ks = ", ".join(f"{k:g}" for k in record["ks"])
+    delta = _interval(record["ig_convergence_delta"])
+    return (
+        "## How faithful is this attention?\n\n"
+        f"Measured by `hf-attn faithfulness` on {record['examples']} texts of {record.get('dataset', 'labelled data')}"
+        f" (means, 95% intervals over the texts; ERASER's erasure at k = {ks}% of each text's tokens, removed by "
+        "each ranking):\n\n"
+        f"| measure | attention | Integrated Gradients | random |\n|---|---|---|---|\n{table}\n\n"
+        "Kendall's τ between the attention's ranking of the tokens and another importance, beside a random "
+        f"ranking's:\n\n| against | attention | random |\n|---|---|---|\n{agreement}\n\n"
+        f"Integrated Gradients: {record['ig_steps']} steps, convergence delta {delta}.\n\n"
     )
 
 
@@ -221,6 +269,9 @@ def write_model_card(
             f"as computed; `hf-attn visualize` draws any text):\n\n![attention]({ATTENTION_PICTURE})\n\n"
         )
         card.content = card.content.replace("## Citation", section + "## Citation", 1)
+    measured = faithfulness_section(_read_json(model_dir / FAITHFULNESS_FILE))
+    if measured is not None:
+        card.content = card.content.replace("## Citation", measured + "## Citation", 1)
     card.save(path)
     return path
 

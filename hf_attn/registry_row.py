@@ -185,6 +185,8 @@ class Architecture:
             the folder's `visualization_<name>.py`; `None`: the reading of `hf_attn.visualization.importance` (the
             mean of a map's rows, a document's word weights times their sentence's, the attention a token
             receives). What the faithfulness measures (`hf-attn faithfulness`) rank and erase.
+        importance_over: the mask of the input whose tokens that importance is over, ranked and erased: the text's
+            (`attention_mask`) unless the evidence is elsewhere (STCKA: its concepts, `concept_attention_mask`).
         tiny_config: keyword arguments of a config small enough for unit tests.
         license / tags: card metadata.
         converter: the folder's module that converts an original implementation's checkpoint (its
@@ -222,6 +224,7 @@ class Architecture:
     pretraining_head: str | None = None
     attention_view: Callable[..., tuple[list[Any], str]] | None = None
     token_importance: Callable[..., Any] | None = None
+    importance_over: str = "attention_mask"
     tiny_config: dict[str, Any] = field(default_factory=dict)
     license: str = "apache-2.0"
     tags: tuple[str, ...] = ()

@@ -3,7 +3,8 @@ agreement with Integrated Gradients, gradient × input and leave-one-out erasure
 comprehensiveness and sufficiency at k% of the tokens, and decision flips, each beside a random ranking's and with
 its 95% confidence interval (`hf_attn.faithfulness`). It takes `hf-attn evaluate`'s data options and reads the rows
 as evaluation does; the figures are printed as JSON (`--output_file` writes them too, `--plot F.png` draws the
-erasure curves). Integrated Gradients need Captum: `pip install "hf_attn[faithfulness]"`.
+erasure curves) and, for a model folder, kept in it (`hf_attn_faithfulness.json`), where `hf-attn card` reads them.
+Integrated Gradients need Captum: `pip install "hf_attn[faithfulness]"`.
 
     hf-attn faithfulness runs/lin --dataset reviews.csv --text_column review --label_column stars --max_examples 500
 """
@@ -11,6 +12,7 @@ erasure curves). Integrated Gradients need Captum: `pip install "hf_attn[faithfu
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +58,7 @@ def faithfulness(
     `None`: all), as a JSON-ready dict (`FaithfulnessReport.as_dict`); written to `output_file`, the erasure curves
     drawn to `plot` (PNG). The rows are read as `hf-attn evaluate` reads them: the training run's `--max_length`
     and the columns its tokenizer reads (`architecture_arguments`: STCKA's `--concept_column`) unless given."""
-    from ..cards import EVALUATION_OPTIONS, TRAINING_FILE
+    from ..cards import EVALUATION_OPTIONS, FAITHFULNESS_FILE, TRAINING_FILE
     from ..faithfulness.attribution import CAPTUM_EXTRA
     from ..faithfulness.measure import check_measurable, measure_faithfulness
     from ..tasks import encode_split
@@ -97,6 +99,11 @@ def faithfulness(
     figures = report.as_dict()
     figures["model"] = str(model_path)
     figures["head"] = head.model_class.__name__
+    figures["dataset"] = Path(options.dataset).name if Path(options.dataset).exists() else options.dataset
+    if Path(model_path).is_dir():  # kept beside the model: `hf-attn card` gives the figures a section
+        (Path(model_path) / FAITHFULNESS_FILE).write_text(json.dumps(figures, indent=2))
+        print(f"[hf-attn] recorded in {Path(model_path) / FAITHFULNESS_FILE} (hf-attn card adds them to the card)",
+              file=sys.stderr, flush=True)  # fmt: skip
     if output_file:
         Path(output_file).write_text(json.dumps(figures, indent=2))
     if plot:

@@ -15,6 +15,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", help="a trained model folder or Hub id (with its tokenizer)")
     parser.add_argument("text")
     parser.add_argument("--out", required=True, help="file.html (self-contained) or file.png")
+    parser.add_argument("--integrated_gradients", "--integrated-gradients", action="store_true",
+                        help="also the attention's importance of each token beside its Integrated Gradients (Captum: "
+                        'pip install "hf_attn[faithfulness]")')  # fmt: skip
     add_view_arguments(parser, "the text")
     _add_own_view_options(parser)
 
@@ -119,7 +122,8 @@ def run(args: argparse.Namespace) -> None:
     progress(f"loading {args.model} ...")
     model, tokenizer, _, _ = load_trained(args.model, head=head)
     progress(f"drawing {type(model).__name__}'s attention ...")
-    figure = visualize(model, tokenizer, args.text, pair=args.pair, **options)
+    figure = visualize(model, tokenizer, args.text, pair=args.pair, integrated_gradients=args.integrated_gradients,
+                       **options)  # fmt: skip
     path = figure.save_html(args.out) if suffix == "html" else figure.save_png(args.out)
     panels = f"{len(figure.panels)} panel{'s' if len(figure.panels) != 1 else ''}"
     print(f"wrote {path} ({panels}; {figure.caption})")

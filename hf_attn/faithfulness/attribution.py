@@ -27,13 +27,9 @@ from typing import Any
 
 import torch
 
-from ..visualization.importance import TEXT_MASK
+from ..visualization.importance import TEXT_MASK, ids_of
 
 CAPTUM_EXTRA = 'pip install "hf_attn[faithfulness]"'
-
-
-# The input holding the first text's ids (character ids `(B, T, C)` for a model that reads characters).
-TEXT_IDS = "input_ids"
 
 
 def _reads(given: torch.Tensor | None, ids: torch.Tensor) -> bool:
@@ -41,11 +37,13 @@ def _reads(given: torch.Tensor | None, ids: torch.Tensor) -> bool:
     return given is not None and given.numel() == ids.numel() and torch.equal(given.reshape(-1), ids.reshape(-1))
 
 
-def text_embedding_layers(model: Any, inputs: dict[str, torch.Tensor]) -> list[torch.nn.Module]:
+def text_embedding_layers(
+    model: Any, inputs: dict[str, torch.Tensor], mask_name: str = TEXT_MASK
+) -> list[torch.nn.Module]:
     """The embedding layers that read the first text's ids in a forward pass over `inputs`, found by running it
     once with a hook on every `nn.Embedding`: the model's input embeddings for most, one per level for
     AttentionXML's label tree (each level reads the words with its own table)."""
-    ids, found = inputs[TEXT_IDS], []
+    ids, found = inputs[ids_of(mask_name)], []
     layers = [module for module in model.modules() if isinstance(module, torch.nn.Embedding)]
 
     def note(module: torch.nn.Module, args: tuple) -> None:
@@ -60,7 +58,7 @@ def text_embedding_layers(model: Any, inputs: dict[str, torch.Tensor]) -> list[t
         for handle in handles:
             handle.remove()
     if not found:
-        raise NotImplementedError(f"{type(model).__name__}: no embedding layer reads {TEXT_IDS} as it is given.")
+        raise NotImplementedError(f"{type(model).__name__}: no embedding layer reads {ids_of(mask_name)} as given.")
     return found
 
 
@@ -101,18 +99,19 @@ def gradient_times_input(
     inputs: dict[str, torch.Tensor],
     predicted: torch.Tensor,
     layers: list[torch.nn.Module] | None = None,
+    mask_name: str = TEXT_MASK,
 ) -> torch.Tensor:
     """a_t = Σ_d e_td · ∂p(ŷ|x)/∂e_td for every token of the text, `(B, T)` (or `(B, S, W)`), summed over the
     text's embedding layers (`layers`, else `text_embedding_layers`)."""
-    ids = inputs[TEXT_IDS]
-    layers = layers or text_embedding_layers(model, inputs)
+    ids = inputs[ids_of(mask_name)]
+    layers = layers or text_embedding_layers(model, inputs, mask_name)
     with torch.enable_grad():
         vectors = [layer(ids).detach().requires_grad_(True) for layer in layers]
         with embedding_swap(layers, ids, lambda: vectors):
             chosen = probability(inputs).gather(1, predicted[:, None]).sum()
         gradients = torch.autograd.grad(chosen, vectors, allow_unused=True)
     total = sum((g * v).detach().float() for g, v in zip(gradients, vectors, strict=True) if g is not None)
-    return _token_sums(total if isinstance(total, torch.Tensor) else torch.zeros_like(vectors[0]), inputs[TEXT_MASK])
+    return _token_sums(total if isinstance(total, torch.Tensor) else torch.zeros_like(vectors[0]), inputs[mask_name])
 
 
 def integrated_gradients(
@@ -124,6 +123,7 @@ def integrated_gradients(
     steps: int = 32,
     internal_batch_size: int | None = None,
     layers: list[torch.nn.Module] | None = None,
+    mask_name: str = TEXT_MASK,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Captum's Integrated Gradients of p(ŷ|x) at the text's embedding layers (`layers`, else
     `text_embedding_layers`), from the padding token's vectors (module docstring): the attribution of each token
@@ -133,9 +133,10 @@ def integrated_gradients(
         from captum.attr import IntegratedGradients
     except ModuleNotFoundError as error:
         raise ModuleNotFoundError(f"Integrated Gradients need Captum: {CAPTUM_EXTRA}") from error
-    ids = inputs[TEXT_IDS]
-    others = [key for key in inputs if key != TEXT_IDS]
-    layers = layers or text_embedding_layers(model, inputs)
+    name = ids_of(mask_name)
+    ids = inputs[name]
+    others = [key for key in inputs if key != name]
+    layers = layers or text_embedding_layers(model, inputs, mask_name)
     with torch.no_grad():
         vectors = tuple(layer(ids).detach() for layer in layers)
         baselines = tuple(layer(torch.full_like(ids, pad_token_id)).detach() for layer in layers)
@@ -145,7 +146,7 @@ def integrated_gradients(
         # Captum hands the interpolated vectors of each layer and, repeated alongside, the other inputs.
         points, (batch_ids, *rest) = arguments[: len(layers)], arguments[len(layers) :]
         current[:] = points
-        batch = {TEXT_IDS: batch_ids, **dict(zip(others, rest, strict=True))}
+        batch = {name: batch_ids, **dict(zip(others, rest, strict=True))}
         with embedding_swap(layers, batch_ids, lambda: current or None):
             return probability(batch)
 
@@ -157,4 +158,4 @@ def integrated_gradients(
             internal_batch_size=internal_batch_size, return_convergence_delta=True,
         )  # fmt: skip
     total = sum(attribution.detach().float() for attribution in attributions)
-    return _token_sums(total, inputs[TEXT_MASK]), delta.detach().float()
+    return _token_sums(total, inputs[mask_name]), delta.detach().float()

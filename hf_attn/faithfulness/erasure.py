@@ -35,30 +35,30 @@ ERASER_KS = (1, 5, 10, 20, 50)
 CHARACTERS = "char_"
 
 
-def text_inputs(kind: Any, inputs: dict[str, torch.Tensor]) -> list[str]:
-    """The inputs laid out over the tokens of the first text (its ids and mask, and the characters of each token):
-    what removing a token changes. A second text or a concept set keeps its own."""
-    return [name for name in inputs if TEXT_MASK in (kind.mask_of(name), kind.mask_of(name.removeprefix(CHARACTERS)))]
+def text_inputs(kind: Any, inputs: dict[str, torch.Tensor], mask_name: str = TEXT_MASK) -> list[str]:
+    """The inputs laid out over the tokens of the text `mask_name` masks (its ids and mask, and the characters of
+    each token): what removing a token changes. A second text or a concept set keeps its own."""
+    return [name for name in inputs if mask_name in (kind.mask_of(name), kind.mask_of(name.replace(CHARACTERS, "")))]
 
 
 def remove_tokens(
-    kind: Any, inputs: dict[str, torch.Tensor], keep: torch.Tensor, pad_token_id: int
+    kind: Any, inputs: dict[str, torch.Tensor], keep: torch.Tensor, pad_token_id: int, mask_name: str = TEXT_MASK
 ) -> dict[str, torch.Tensor]:
     """`inputs` with only the tokens of `keep` (bool, the shape of the text's mask `(B, T)` or `(B, S, W)`) left in
     the first text: the kept ones close up in their order (within each sentence of a document), the rest become
     padding (ids `pad_token_id`, masks and character ids 0)."""
-    keep = keep & inputs[TEXT_MASK].bool()
+    keep = keep & inputs[mask_name].bool()
     axis = keep.dim() - 1
     order = torch.sort((~keep).to(torch.uint8), dim=axis, stable=True).indices  # kept positions first, in order
     positions = torch.arange(keep.shape[-1], device=keep.device)
     real = positions < keep.sum(axis, keepdim=True)  # after closing up, the first n of each row are kept tokens
     removed = dict(inputs)
-    for name in text_inputs(kind, inputs):
+    for name in text_inputs(kind, inputs, mask_name):
         tensor = inputs[name]
         extra = tensor.dim() - keep.dim()  # a character axis of each token
         index = order.reshape(*order.shape, *([1] * extra)).expand_as(tensor)
         moved = tensor.gather(axis, index)
-        fill = pad_token_id if name.endswith("input_ids") and not name.startswith(CHARACTERS) else 0  # characters: 0
+        fill = pad_token_id if name.endswith("input_ids") and CHARACTERS not in name else 0  # characters: 0
         removed[name] = moved.masked_fill(~real.reshape(*real.shape, *([1] * extra)).expand_as(tensor), fill)
     return removed
 
@@ -96,6 +96,7 @@ def variant_scores(
     keeps: torch.Tensor,
     pad_token_id: int,
     batch_size: int,
+    mask_name: str = TEXT_MASK,
 ) -> torch.Tensor:
     """The scores `(V, C)` of V variants: example `examples[v]` of `inputs` keeping the tokens `keeps[v]`, run
     `batch_size` at a time (the erasures of an example share its batches)."""
@@ -103,7 +104,7 @@ def variant_scores(
     for start in range(0, len(examples), batch_size):
         chosen = examples[start : start + batch_size]
         batch = {name: tensor[chosen] for name, tensor in inputs.items()}
-        scores.append(score(remove_tokens(kind, batch, keeps[start : start + batch_size], pad_token_id)))
+        scores.append(score(remove_tokens(kind, batch, keeps[start : start + batch_size], pad_token_id, mask_name)))
     return torch.cat(scores) if scores else torch.empty(0)
 
 
@@ -115,16 +116,17 @@ def leave_one_out(
     full: torch.Tensor,
     pad_token_id: int,
     batch_size: int,
+    mask_name: str = TEXT_MASK,
 ) -> torch.Tensor:
     """Leave-one-out erasure (Li et al. 2016; Jain & Wallace 2019, §3): p(ŷ|x) − p(ŷ|x ∖ {t}) for every real
     token t, `(B, T)` (or `(B, S, W)`), 0 at padding; each example's T erasures in shared batches."""
-    mask = inputs[TEXT_MASK].bool()
+    mask = inputs[mask_name].bool()
     flat = mask.reshape(len(mask), -1)
     examples, positions = flat.nonzero(as_tuple=True)
     keeps = flat[examples].clone()
     keeps[torch.arange(len(examples)), positions] = False
     scores = variant_scores(score, kind, inputs, examples, keeps.reshape(-1, *mask.shape[1:]), pad_token_id,
-                            batch_size)  # fmt: skip
+                            batch_size, mask_name)  # fmt: skip
     drop = torch.zeros(flat.shape, dtype=torch.float32, device=mask.device)
     if len(examples):
         chosen = scores.gather(1, predicted[examples][:, None]).squeeze(1)
@@ -142,10 +144,11 @@ def erasure_curves(
     ks: Sequence[float],
     pad_token_id: int,
     batch_size: int,
+    mask_name: str = TEXT_MASK,
 ) -> dict[str, dict[str, torch.Tensor]]:
     """For each ranking of `orders` (name -> `(B, N)`): `comprehensiveness` and `sufficiency` `(B, len(ks))` and
     `flip` `(B,)` (the top token removed changes the predicted class), every variant of a batch run together."""
-    mask = inputs[TEXT_MASK].bool()
+    mask = inputs[mask_name].bool()
     count = len(mask)
     plans = []  # (ranking, what, k index, keep (B, ...))
     for name, order in orders.items():
@@ -155,7 +158,7 @@ def erasure_curves(
         plans.append((name, "flip", 0, mask & ~top_tokens(order, token_counts(mask, 0), mask.shape)))
     examples = torch.arange(count, device=mask.device).repeat(len(plans))
     keeps = torch.cat([keep for *_, keep in plans])
-    scores = variant_scores(score, kind, inputs, examples, keeps, pad_token_id, batch_size)
+    scores = variant_scores(score, kind, inputs, examples, keeps, pad_token_id, batch_size, mask_name)
     curves: dict[str, dict[str, torch.Tensor]] = {
         name: {"comprehensiveness": torch.zeros(count, len(ks)), "sufficiency": torch.zeros(count, len(ks))}
         for name in orders

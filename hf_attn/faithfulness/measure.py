@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 from ..data.kinds import ClassLabels, MultiHot, TokenVocabulary
-from ..visualization.importance import TEXT_MASK, has_token_importance, token_importance
+from ..visualization.importance import has_token_importance, importance_mask, token_importance
 from .attribution import gradient_times_input, integrated_gradients, text_embedding_layers
 from .erasure import ERASER_KS, erasure_curves, leave_one_out, ranking
 from .statistics import Estimate, estimate, kendall_tau
@@ -65,6 +65,7 @@ class FaithfulnessReport:
     """The measures (module docstring) over `examples` texts, erasing at `ks` % of their tokens."""
 
     examples: int
+    skipped: int  # examples without a token to rank (an empty concept set), left out of every figure
     ks: tuple[float, ...]
     agreement: dict[str, dict[str, Estimate]]  # reference -> {"attention": τ, "random": τ}
     comprehensiveness: dict[str, list[Estimate]]  # ranking -> one per k
@@ -79,6 +80,7 @@ class FaithfulnessReport:
         """The report as JSON-ready numbers (each estimate: mean, low, high, n)."""
         return {
             "examples": self.examples,
+            "skipped": self.skipped,
             "ks": list(self.ks),
             "ig_steps": self.ig_steps,
             "agreement": {ref: {name: e.as_dict() for name, e in row.items()} for ref, row in self.agreement.items()},
@@ -102,17 +104,20 @@ def measure_faithfulness(
 ) -> FaithfulnessReport:
     """The measures of the module docstring for `model` (whose registry head is `head`) over `batches` of its
     inputs (padded, as its collator makes them; labels, if any, are not read: the prediction explained is the
-    model's). `ks`: the erasure bins (% of each text's tokens, in (0, 100]); `ig_steps`: Integrated Gradients'
+    model's); an example whose measured input is empty (a text without a concept) is skipped and counted. `ks`: the
+    erasure bins (% of each text's tokens, in (0, 100]); `ig_steps`: Integrated Gradients'
     points, run `internal_batch_size` at a time (default: `batch_size`); `batch_size`: the erasures run together."""
     check_measurable(head)
     if not ks or any(not 0 < k <= 100 for k in ks):
         raise ValueError(f"--k {' '.join(map(str, ks))}: each k is a share of a text's tokens in (0, 100] %.")
-    model.eval()
+    was_training = model.training
+    model.eval()  # dropout off while measuring; the mode is put back after
     probability = probabilities_of(head)
     pad = model.config.pad_token_id or 0
     generator = torch.Generator().manual_seed(seed)
     device = next(model.parameters()).device
     kind = head.inputs
+    over = importance_mask(head)  # the input whose tokens are ranked and erased
 
     def score(inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         with torch.no_grad():
@@ -125,46 +130,54 @@ def measure_faithfulness(
     erased: dict[str, dict[str, list[torch.Tensor]]] = {name: {} for name in RANKINGS}
     deltas: list[torch.Tensor] = []
     layers: list[torch.nn.Module] = []
-    examples = 0
-    for batch in batches:
-        inputs = {name: tensor.to(device) for name, tensor in batch.items() if name != "labels"}
-        mask = inputs[TEXT_MASK].bool()
-        empty = (~mask.reshape(len(mask), -1).any(1)).nonzero().flatten()
-        if len(empty):
-            raise ValueError(f"example {examples + int(empty[0])} has an empty text: there is no token to rank.")
-        with torch.no_grad():
-            output = model(**inputs, **head.attention_kwargs)
-        probabilities = probability(output)
-        predicted = probabilities.argmax(-1)
-        full = probabilities.gather(1, predicted[:, None]).squeeze(1)
-        layers = layers or text_embedding_layers(model, inputs)  # found once: the same layers read every batch
-        importance = {
-            "attention": token_importance(head, inputs, output),
-            "gradient_x_input": gradient_times_input(differentiable, model, inputs, predicted, layers),
-            "leave_one_out": leave_one_out(score, kind, inputs, predicted, full, pad, batch_size),
-            "random": torch.rand(mask.shape, generator=generator).to(device),
-        }
-        importance["integrated_gradients"], delta = integrated_gradients(
-            differentiable, model, inputs, predicted, pad, ig_steps, internal_batch_size or batch_size, layers
-        )
-        deltas.append(delta.abs().cpu())
-        for row in range(len(mask)):
-            real = mask[row].reshape(-1)
-            values = {name: value[row].reshape(-1)[real].cpu().numpy() for name, value in importance.items()}
-            for ref in REFERENCES:
-                for name in ("attention", "random"):
-                    taus[ref][name].append(kendall_tau(values[name], values[ref]))
-        orders = {name: ranking(importance[name], mask, generator) for name in RANKINGS}
-        curves = erasure_curves(score, kind, inputs, predicted, full, orders, ks, pad, batch_size)
-        for name, measures in curves.items():
-            for what, values in measures.items():
-                erased[name].setdefault(what, []).append(values)
-        examples += len(mask)
+    examples = skipped = 0
+    try:
+        for batch in batches:
+            inputs = {name: tensor.to(device) for name, tensor in batch.items() if name != "labels"}
+            ranked = inputs[over].reshape(len(inputs[over]), -1).bool().any(1)  # (B,) an empty input: nothing to rank
+            if not ranked.all():  # e.g. a short text without a concept: skipped, and counted
+                skipped += int((~ranked).sum())
+                inputs = {name: tensor[ranked] for name, tensor in inputs.items()}
+                if not ranked.any():
+                    continue
+            mask = inputs[over].bool()
+            with torch.no_grad():
+                output = model(**inputs, **head.attention_kwargs)
+            probabilities = probability(output)
+            predicted = probabilities.argmax(-1)
+            full = probabilities.gather(1, predicted[:, None]).squeeze(1)
+            layers = layers or text_embedding_layers(model, inputs, over)  # found once: the same for every batch
+            importance = {
+                "attention": token_importance(head, inputs, output),
+                "gradient_x_input": gradient_times_input(differentiable, model, inputs, predicted, layers, over),
+                "leave_one_out": leave_one_out(score, kind, inputs, predicted, full, pad, batch_size, over),
+                "random": torch.rand(mask.shape, generator=generator).to(device),
+            }
+            points = internal_batch_size or batch_size
+            importance["integrated_gradients"], delta = integrated_gradients(
+                differentiable, model, inputs, predicted, pad, ig_steps, points, layers, over
+            )
+            deltas.append(delta.abs().cpu())
+            for row in range(len(mask)):
+                real = mask[row].reshape(-1)
+                values = {name: value[row].reshape(-1)[real].cpu().numpy() for name, value in importance.items()}
+                for ref in REFERENCES:
+                    for name in ("attention", "random"):
+                        taus[ref][name].append(kendall_tau(values[name], values[ref]))
+            orders = {name: ranking(importance[name], mask, generator) for name in RANKINGS}
+            curves = erasure_curves(score, kind, inputs, predicted, full, orders, ks, pad, batch_size, over)
+            for name, measures in curves.items():
+                for what, values in measures.items():
+                    erased[name].setdefault(what, []).append(values)
+            examples += len(mask)
+    finally:
+        model.train(was_training)
     if examples == 0:
-        raise ValueError("no example to measure: the dataset holds no rows.")
+        raise ValueError(f"no example to measure: the rows hold no token to rank ({skipped} without one).")
     joined = {name: {what: torch.cat(parts).numpy() for what, parts in row.items()} for name, row in erased.items()}
     return FaithfulnessReport(
         examples=examples,
+        skipped=skipped,
         ks=tuple(ks),
         agreement={ref: {name: estimate(values) for name, values in row.items()} for ref, row in taus.items()},
         comprehensiveness={n: [estimate(c) for c in joined[n]["comprehensiveness"].T] for n in RANKINGS},

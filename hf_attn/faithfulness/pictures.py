@@ -1,9 +1,12 @@
-"""The erasure curves of a `FaithfulnessReport` as a PNG (matplotlib): comprehensiveness and sufficiency against k
-for each ranking, the 95% interval shaded, as ERASER's figures plot them."""
+"""Pictures of faithfulness: the erasure curves of a `FaithfulnessReport` as a PNG (matplotlib: comprehensiveness
+and sufficiency against k for each ranking, the 95% interval shaded, as ERASER's figures plot them), and the
+attention beside Integrated Gradients for one text (`side_by_side_panels`, which `visualize(...,
+integrated_gradients=True)` adds to its figure)."""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from .measure import RANKINGS, FaithfulnessReport
 
@@ -38,3 +41,44 @@ def erasure_curves_png(report: FaithfulnessReport, path: str | Path, title: str 
     figure.savefig(path, dpi=120)
     plt.close(figure)
     return path
+
+
+def side_by_side_panels(model: Any, head: Any, tokenizer: Any, text: str, pair: str | None = None) -> list:
+    """Two panels over the same tokens of `text`: the attention's importance of each (`token_importance`) and its
+    Integrated Gradients attribution toward the predicted class (shaded by its positive part; a negative attribution
+    argues against the class and is left white), for the picture to set them side by side."""
+    import torch
+
+    from ..visualization.figure import TextPanel
+    from ..visualization.importance import importance_mask, token_importance
+    from ..visualization.views import encode, real_tokens
+    from .attribution import integrated_gradients
+    from .measure import check_measurable, probabilities_of
+
+    check_measurable(head)
+    inputs = {name: tensor.to(model.device) for name, tensor in encode(head, tokenizer, text, pair).items()}
+    probability = probabilities_of(head)
+    with torch.no_grad():
+        output = model(**inputs, **head.attention_kwargs)
+    predicted = probability(output).argmax(-1)
+    attention = token_importance(head, inputs, output)
+    over = importance_mask(head)
+    attribution, delta = integrated_gradients(
+        lambda batch: probability(model(**batch)),
+        model,
+        inputs,
+        predicted,
+        model.config.pad_token_id or 0,
+        mask_name=over,
+    )
+    tokens = real_tokens(tokenizer, inputs, over)
+    words = [word for sentence in tokens for word in sentence] if tokens and isinstance(tokens[0], list) else tokens
+    real = inputs[over][0].reshape(-1).bool().cpu()
+    return [
+        TextPanel("attention, one importance per token", words, attention[0].reshape(-1)[real].tolist()),
+        TextPanel(
+            f"Integrated Gradients toward the prediction (delta {float(delta[0]):+.3f})",
+            words,
+            attribution[0].reshape(-1)[real].clamp(min=0).tolist(),
+        ),
+    ]

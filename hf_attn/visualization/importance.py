@@ -28,14 +28,26 @@ from typing import Any
 
 import torch
 
-# The mask of the text whose tokens the importance is over: a head's first (or only) text.
+# The mask of the text whose tokens the importance is over, unless the row names another
+# (`Architecture.importance_over`): a head's first (or only) text.
 TEXT_MASK = "attention_mask"
 
 
+def importance_mask(head: Any) -> str:
+    """The mask of the input whose tokens the importance is over: the row's `importance_over` (STCKA's concepts),
+    else the head's first text."""
+    return getattr(head.architecture, "importance_over", None) or TEXT_MASK
+
+
+def ids_of(mask_name: str) -> str:
+    """The ids input of a mask (`attention_mask` -> `input_ids`, `concept_attention_mask` -> `concept_input_ids`)."""
+    return mask_name.replace("attention_mask", "input_ids")
+
+
 def text_fields(head: Any) -> list[str]:
-    """The head's attention fields whose keys are the tokens (or sentences) of its first text."""
-    specs = head.architecture.attention_masks
-    return [field for field in head.attention_fields if specs[field].keys == TEXT_MASK]
+    """The head's attention fields whose keys are the tokens (or sentences) of the input `importance_mask` names."""
+    specs, keys = head.architecture.attention_masks, importance_mask(head)
+    return [field for field in head.attention_fields if specs[field].keys == keys]
 
 
 def has_token_importance(head: Any) -> bool:
@@ -48,12 +60,13 @@ def _last_layer(value: Any) -> torch.Tensor:
 
 
 def token_importance(head: Any, inputs: dict[str, torch.Tensor], output: Any) -> torch.Tensor:
-    """The attention's importance of each token of the head's first text, in the shape of its `attention_mask`
-    (`(B, T)`, or `(B, S, W)` for documents), 0 at padding: the architecture's own rule
-    (`Architecture.token_importance`), else the reading of its maps the module docstring gives."""
+    """The attention's importance of each token of the head's first text (or of the input its row names,
+    `importance_mask`), in the shape of its mask (`(B, T)`, or `(B, S, W)` for documents), 0 at padding: the
+    architecture's own rule (`Architecture.token_importance`), else the reading of its maps the module docstring
+    gives."""
     own = head.architecture.token_importance
     importance = own(head, inputs, output) if own is not None else _read_maps(head, inputs, output)
-    mask = inputs[TEXT_MASK]
+    mask = inputs[importance_mask(head)]
     return importance.float().reshape(mask.shape) * mask.to(importance.device).float()
 
 
@@ -66,7 +79,7 @@ def _read_maps(head: Any, inputs: dict[str, torch.Tensor], output: Any) -> torch
             f"({', '.join(head.attention_fields) or 'no attention fields'}): it gives no importance per token."
         )
     maps = {field: _last_layer(getattr(output, field)) for field in fields}
-    mask = inputs[TEXT_MASK].to(next(iter(maps.values())).device).float()
+    mask = inputs[importance_mask(head)].to(next(iter(maps.values())).device).float()
     plain = [field for field in fields if specs[field].level is None and specs[field].queries is None]
     sentences = [field for field in fields if specs[field].level == "sentences"]
     if plain and sentences and mask.dim() == 3:  # α_it · α_i: (B, S, W) · (B, S, 1)

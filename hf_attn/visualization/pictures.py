@@ -46,12 +46,15 @@ def check_view_options(head: Head, pair: str | None, options: dict[str, Any]) ->
 
 @torch.no_grad()
 def visualize(
-    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, text: str, pair: str | None = None, **options: Any
-) -> AttentionFigure:
+    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, text: str, pair: str | None = None,
+    integrated_gradients: bool = False, **options: Any,
+) -> AttentionFigure:  # fmt: skip
     """The attention maps of `model` (a head of a registered architecture) for `text` (and `pair`: a pair head's
     second text; a sequence-to-sequence head's target, read instead of its own output) as an `AttentionFigure`
     (`.to_html()`, `.save_png(path)`, shown by notebooks). `options` go to the architecture's own view (e.g.
-    `support=` for the few-shot models, `top_k=` for AttentionXML, `heads="all"` for the Transformer)."""
+    `support=` for the few-shot models, `top_k=` for AttentionXML, `heads="all"` for the Transformer).
+    `integrated_gradients`: two more panels, the attention's importance of each token beside its Integrated
+    Gradients attribution (`hf_attn.faithfulness.pictures.side_by_side_panels`; Captum, the faithfulness extra)."""
     architecture, head = find_head(model)
     check_view_options(head, pair, options)
     if not isinstance(text, str) or not text.strip():
@@ -61,6 +64,10 @@ def visualize(
     model.eval()
     try:
         panels, caption = view(model, head, tokenizer, text, pair, **options)
+        if integrated_gradients:
+            from ..faithfulness.pictures import side_by_side_panels
+
+            panels = [*panels, *side_by_side_panels(model, head, tokenizer, text, pair)]
     finally:
         model.train(was_training)
     return AttentionFigure(f"{architecture.display_name}: {text[:80]}", panels, caption)

@@ -81,6 +81,13 @@ def test_the_command_measures_a_tiny_model_of_each_architecture(tmp_path, exampl
     for reference in ("integrated_gradients", "gradient_x_input", "leave_one_out"):
         assert set(printed["agreement"][reference]) == {"attention", "random"}
     assert plot.stat().st_size > 10_000
+    recorded = json.loads((Path(folder) / "hf_attn_faithfulness.json").read_text())
+    assert recorded["examples"] == 6 and recorded["dataset"] == Path(data[1]).name
+    if case == "lin_self_attentive":  # the card gives the recorded figures a section
+        main(["card", folder])
+        card = (Path(folder) / "README.md").read_text()
+        section = card[card.index("## How faithful is this attention?") : card.index("## Citation")]
+        assert "on 6 texts of reviews.csv" in section and "| decision flips, top token removed |" in section
 
 
 @pytest.fixture(scope="module")

@@ -61,6 +61,9 @@ ARCHITECTURE = Architecture(
         "num_labels": 3,
     },
     attention_view=stcka_view,
+    # What decides a short text is the concepts its entities link to (§3): the faithfulness measures rank and erase
+    # the concepts by their final attention (`concept_attentions`, a of eq. 5), not the words.
+    importance_over="concept_attention_mask",
     tags=("knowledge", "concepts", "short-text", "self-attention", "bilstm"),
     converter="convert_stcka_original_to_hf",
     arguments=StckaArguments,

@@ -1,0 +1,42 @@
+"""Faithfulness pictures (`hf_attn.faithfulness.pictures`): the erasure curves as a PNG, and the attention beside
+Integrated Gradients in a head's attention figure."""
+
+from __future__ import annotations
+
+import matplotlib.image
+import pytest
+
+from hf_attn.faithfulness import measure_faithfulness
+from hf_attn.faithfulness.pictures import erasure_curves_png
+from hf_attn.registry import ARCHITECTURES
+from hf_attn.visualization.pictures import visualize
+from tests.helpers import make_inputs, tiny_config, tiny_model_and_tokenizer
+
+pytest.importorskip("captum", reason='the faithfulness extra: pip install "hf_attn[faithfulness]"')
+
+LIN = ARCHITECTURES["lin_self_attentive"]
+
+
+def test_the_picture_sets_the_attention_beside_integrated_gradients():
+    """`visualize(..., integrated_gradients=True)`: two more panels over the same tokens, the attention's importance
+    of each and its (positive) Integrated Gradients attribution, in the HTML view too."""
+    model, tokenizer = tiny_model_and_tokenizer(LIN, LIN.heads[0])
+    text = "the food was great and the service was awful"
+    plain = visualize(model, tokenizer, text)
+    figure = visualize(model, tokenizer, text, integrated_gradients=True)
+    attention, gradients = figure.panels[len(plain.panels) :]
+    assert attention.title == "attention, one importance per token" and gradients.title.startswith("Integrated")
+    assert attention.tokens == gradients.tokens == text.split()
+    assert min(gradients.weights) >= 0 and max(gradients.weights) > 0
+    html = figure.to_html()
+    assert "one importance per token" in html and "Integrated Gradients toward the prediction" in html
+
+
+def test_the_erasure_curves_are_drawn_with_their_intervals(tmp_path):
+    head = LIN.heads[0]
+    config = tiny_config(LIN)
+    model = head.model_class(config).eval()
+    report = measure_faithfulness(model, head, [make_inputs(head, config, [6, 4, 5], seed=3)], ig_steps=2)
+    path = erasure_curves_png(report, tmp_path / "curves.png", title="tiny Lin")
+    picture = matplotlib.image.imread(path)
+    assert picture.shape[1] > 800 and picture.std() > 0.05  # two panels of lines, not a blank page
