@@ -12,6 +12,7 @@ Integrated Gradients need Captum: `pip install "hf_attn[faithfulness]"`.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -55,8 +56,9 @@ def faithfulness(
     architecture_arguments: Any | None = None,
 ) -> dict[str, Any]:
     """The faithfulness measures of the model at `model_path` on `options.dataset` (its first `max_examples` rows;
-    `None`: all), as a JSON-ready dict (`FaithfulnessReport.as_dict`); written to `output_file`, the erasure curves
-    drawn to `plot` (PNG). The rows are read as `hf-attn evaluate` reads them: the training run's `--max_length`
+    `None`: all; for a few-shot model, held-out episodes of about `max_examples` queries drawn from every row), as
+    a JSON-ready dict (`FaithfulnessReport.as_dict`); written to `output_file`, the erasure curves drawn to `plot`
+    (PNG). The rows are read as `hf-attn evaluate` reads them: the training run's `--max_length`
     and the columns its tokenizer reads (`architecture_arguments`: STCKA's `--concept_column`) unless given."""
     from ..cards import EVALUATION_OPTIONS, FAITHFULNESS_FILE, TRAINING_FILE
     from ..faithfulness.attribution import CAPTUM_EXTRA
@@ -82,18 +84,20 @@ def faithfulness(
     rows = _evaluation_split(options)
     label = options.label_column or next((name for name in ("label", "labels") if name in rows.column_names), None)
     _check_rows(rows, options, label)
-    if max_examples is not None:
+    if max_examples is not None and not shape.episodic:  # a few-shot model's episodes are drawn from every row
         rows = rows.select(range(min(max_examples, len(rows))))
     data = _evaluation_data(shape, rows, options, model.config, columns)
     encoded, _ = encode_split(data.eval, shape.encoder(data, tokenizer, model.config, head, max_length))
     inputs = [name for name in encoded.column_names if head.inputs.mask_of(name) is not None]
+    if shape.episodic:  # held-out episodes as `hf-attn evaluate` draws them; each query is an example
+        queries = model.config.num_ways * model.config.num_queries
+        count = math.ceil((max_examples or DEFAULT_EXAMPLES) / queries)
+        episodes = shape.episodes(encoded, model.config, data, count, seed + 1, fixed=True)
+        items = [episodes[index] for index in range(len(episodes))]
+    else:
+        items = [{name: row[name] for name in inputs} for row in encoded]
     collator = head.inputs.collator(model.config)
-    batches = [
-        collator([{name: row[name] for name in [*inputs, "labels"] if name in row} for row in encoded.select(
-            range(start, min(start + batch_size, len(encoded)))
-        )])
-        for start in range(0, len(encoded), batch_size)
-    ]  # fmt: skip
+    batches = [collator(items[start : start + batch_size]) for start in range(0, len(items), batch_size)]
     report = measure_faithfulness(model, head, ({k: v for k, v in b.items() if k != "labels"} for b in batches), ks,
                                   ig_steps, internal_batch_size, batch_size, seed)  # fmt: skip
     figures = report.as_dict()

@@ -21,6 +21,7 @@ a document (the shape of the text's `attention_mask`); C classes or labels.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -88,86 +89,78 @@ def token_counts(mask: torch.Tensor, percent: float) -> torch.Tensor:
     return torch.minimum(torch.clamp(torch.round(lengths * percent / 100), min=1), lengths).long()
 
 
-def variant_scores(
-    score: Callable[[dict[str, torch.Tensor]], torch.Tensor],
-    kind: Any,
-    inputs: dict[str, torch.Tensor],
-    examples: torch.Tensor,
-    keeps: torch.Tensor,
-    pad_token_id: int,
-    batch_size: int,
-    mask_name: str = TEXT_MASK,
-) -> torch.Tensor:
-    """The scores `(V, C)` of V variants: example `examples[v]` of `inputs` keeping the tokens `keeps[v]`, run
-    `batch_size` at a time (the erasures of an example share its batches)."""
-    scores = []
-    for start in range(0, len(examples), batch_size):
-        chosen = examples[start : start + batch_size]
-        batch = {name: tensor[chosen] for name, tensor in inputs.items()}
-        scores.append(score(remove_tokens(kind, batch, keeps[start : start + batch_size], pad_token_id, mask_name)))
-    return torch.cat(scores) if scores else torch.empty(0)
+@dataclass(frozen=True)
+class Eraser:
+    """What every erasure of one measurement shares: the model's scores of a batch of inputs (`score`: p(·|x),
+    `(B, C)`), the head's input kind, the input whose tokens are removed (`mask_name`), the padding id, and how many
+    variants run together (`batch_size`)."""
 
+    score: Callable[[dict[str, torch.Tensor]], torch.Tensor]
+    kind: Any
+    pad_token_id: int
+    batch_size: int
+    mask_name: str = TEXT_MASK
 
-def leave_one_out(
-    score: Callable[[dict[str, torch.Tensor]], torch.Tensor],
-    kind: Any,
-    inputs: dict[str, torch.Tensor],
-    predicted: torch.Tensor,
-    full: torch.Tensor,
-    pad_token_id: int,
-    batch_size: int,
-    mask_name: str = TEXT_MASK,
-) -> torch.Tensor:
-    """Leave-one-out erasure (Li et al. 2016; Jain & Wallace 2019, §3): p(ŷ|x) − p(ŷ|x ∖ {t}) for every real
-    token t, `(B, T)` (or `(B, S, W)`), 0 at padding; each example's T erasures in shared batches."""
-    mask = inputs[mask_name].bool()
-    flat = mask.reshape(len(mask), -1)
-    examples, positions = flat.nonzero(as_tuple=True)
-    keeps = flat[examples].clone()
-    keeps[torch.arange(len(examples)), positions] = False
-    scores = variant_scores(score, kind, inputs, examples, keeps.reshape(-1, *mask.shape[1:]), pad_token_id,
-                            batch_size, mask_name)  # fmt: skip
-    drop = torch.zeros(flat.shape, dtype=torch.float32, device=mask.device)
-    if len(examples):
-        chosen = scores.gather(1, predicted[examples][:, None]).squeeze(1)
-        drop[examples, positions] = full[examples] - chosen.float()
-    return drop.reshape(mask.shape)
+    def variant_scores(
+        self, inputs: dict[str, torch.Tensor], examples: torch.Tensor, keeps: torch.Tensor
+    ) -> torch.Tensor:
+        """The scores `(V, C)` of V variants: example `examples[v]` of `inputs` keeping the tokens `keeps[v]`, run
+        `batch_size` at a time (the erasures of an example share its batches)."""
+        scores = []
+        for start in range(0, len(examples), self.batch_size):
+            chosen = examples[start : start + self.batch_size]
+            batch = {name: tensor[chosen] for name, tensor in inputs.items()}
+            keep = keeps[start : start + self.batch_size]
+            scores.append(self.score(remove_tokens(self.kind, batch, keep, self.pad_token_id, self.mask_name)))
+        return torch.cat(scores) if scores else torch.empty(0)
 
+    def leave_one_out(
+        self, inputs: dict[str, torch.Tensor], predicted: torch.Tensor, full: torch.Tensor
+    ) -> torch.Tensor:
+        """Leave-one-out erasure (Li et al. 2016; Jain & Wallace 2019, §3): p(ŷ|x) − p(ŷ|x ∖ {t}) for every real
+        token t, `(B, T)` (or `(B, S, W)`), 0 at padding; each example's T erasures in shared batches."""
+        mask = inputs[self.mask_name].bool()
+        flat = mask.reshape(len(mask), -1)
+        examples, positions = flat.nonzero(as_tuple=True)
+        keeps = flat[examples].clone()
+        keeps[torch.arange(len(examples)), positions] = False
+        scores = self.variant_scores(inputs, examples, keeps.reshape(-1, *mask.shape[1:]))
+        drop = torch.zeros(flat.shape, dtype=torch.float32, device=mask.device)
+        if len(examples):
+            chosen = scores.gather(1, predicted[examples][:, None]).squeeze(1)
+            drop[examples, positions] = full[examples] - chosen.float()
+        return drop.reshape(mask.shape)
 
-def erasure_curves(
-    score: Callable[[dict[str, torch.Tensor]], torch.Tensor],
-    kind: Any,
-    inputs: dict[str, torch.Tensor],
-    predicted: torch.Tensor,
-    full: torch.Tensor,
-    orders: dict[str, torch.Tensor],
-    ks: Sequence[float],
-    pad_token_id: int,
-    batch_size: int,
-    mask_name: str = TEXT_MASK,
-) -> dict[str, dict[str, torch.Tensor]]:
-    """For each ranking of `orders` (name -> `(B, N)`): `comprehensiveness` and `sufficiency` `(B, len(ks))` and
-    `flip` `(B,)` (the top token removed changes the predicted class), every variant of a batch run together."""
-    mask = inputs[mask_name].bool()
-    count = len(mask)
-    plans = []  # (ranking, what, k index, keep (B, ...))
-    for name, order in orders.items():
-        for index, percent in enumerate(ks):
-            top = top_tokens(order, token_counts(mask, percent), mask.shape)
-            plans += [(name, "comprehensiveness", index, mask & ~top), (name, "sufficiency", index, top)]
-        plans.append((name, "flip", 0, mask & ~top_tokens(order, token_counts(mask, 0), mask.shape)))
-    examples = torch.arange(count, device=mask.device).repeat(len(plans))
-    keeps = torch.cat([keep for *_, keep in plans])
-    scores = variant_scores(score, kind, inputs, examples, keeps, pad_token_id, batch_size, mask_name)
-    curves: dict[str, dict[str, torch.Tensor]] = {
-        name: {"comprehensiveness": torch.zeros(count, len(ks)), "sufficiency": torch.zeros(count, len(ks))}
-        for name in orders
-    }
-    for number, (name, what, index, _) in enumerate(plans):
-        block = scores[number * count : (number + 1) * count].float().cpu()
-        if what == "flip":
-            curves[name]["flip"] = (block.argmax(-1) != predicted.cpu()).float()
-        else:
-            kept = block.gather(1, predicted.cpu()[:, None]).squeeze(1)
-            curves[name][what][:, index] = full.cpu() - kept
-    return curves
+    def curves(
+        self,
+        inputs: dict[str, torch.Tensor],
+        predicted: torch.Tensor,
+        full: torch.Tensor,
+        orders: dict[str, torch.Tensor],
+        ks: Sequence[float],
+    ) -> dict[str, dict[str, torch.Tensor]]:
+        """For each ranking of `orders` (name -> `(B, N)`): `comprehensiveness` and `sufficiency` `(B, len(ks))`
+        and `flip` `(B,)` (the top token removed changes the predicted class), every variant of a batch run
+        together."""
+        mask = inputs[self.mask_name].bool()
+        count = len(mask)
+        plans = []  # (ranking, what, k index, keep (B, ...))
+        for name, order in orders.items():
+            for index, percent in enumerate(ks):
+                top = top_tokens(order, token_counts(mask, percent), mask.shape)
+                plans += [(name, "comprehensiveness", index, mask & ~top), (name, "sufficiency", index, top)]
+            plans.append((name, "flip", 0, mask & ~top_tokens(order, token_counts(mask, 0), mask.shape)))
+        examples = torch.arange(count, device=mask.device).repeat(len(plans))
+        scores = self.variant_scores(inputs, examples, torch.cat([keep for *_, keep in plans]))
+        curves: dict[str, dict[str, torch.Tensor]] = {
+            name: {"comprehensiveness": torch.zeros(count, len(ks)), "sufficiency": torch.zeros(count, len(ks))}
+            for name in orders
+        }
+        for number, (name, what, index, _) in enumerate(plans):
+            block = scores[number * count : (number + 1) * count].float().cpu()
+            if what == "flip":
+                curves[name]["flip"] = (block.argmax(-1) != predicted.cpu()).float()
+            else:
+                kept = block.gather(1, predicted.cpu()[:, None]).squeeze(1)
+                curves[name][what][:, index] = full.cpu() - kept
+        return curves

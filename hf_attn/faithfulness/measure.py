@@ -3,7 +3,7 @@ mean over examples with its 95% confidence interval (`statistics.estimate`).
 
 - **Agreement** (Jain & Wallace 2019, "Attention is not Explanation", §3): Kendall's τ between the attention's
   importance of the tokens (`hf_attn.visualization.importance.token_importance`) and each of Integrated Gradients,
-  gradient × input and leave-one-out erasure (`attribution`, `erasure.leave_one_out`), beside the τ of a random
+  gradient × input and leave-one-out erasure (`attribution`, `erasure.Eraser.leave_one_out`), beside the τ of a random
   scoring with the same reference.
 - **Erasure** (DeYoung et al. 2020, ERASER, §4): comprehensiveness and sufficiency at k% of the tokens, the tokens
   ranked by attention, by Integrated Gradients and at random, and their area over the k's (AOPC).
@@ -14,7 +14,8 @@ Wiegreffe & Pinter (2019, "Attention is not not Explanation", §3) ask for the r
 a measure that cannot tell a model's attention from noise says nothing, so every figure here has one.
 
 The prediction explained is the model's own: ŷ = argmax p(·|x), p the softmax of a class head's logits or the
-sigmoid of a multi-label head's (its top label). Shapes: B examples; T tokens (S × W words of a document).
+sigmoid of a multi-label head's (its top label); a few-shot head's query is explained against its episode's N
+classes, each query an example (`one_query_per_episode`). Shapes: B examples; T tokens (S × W words of a document).
 """
 
 from __future__ import annotations
@@ -26,10 +27,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..data.kinds import ClassLabels, MultiHot, TokenVocabulary
+from ..data.kinds import ClassLabels, EpisodeLabels, MultiHot, TokenVocabulary
 from ..visualization.importance import has_token_importance, importance_mask, token_importance
 from .attribution import gradient_times_input, integrated_gradients, text_embedding_layers
-from .erasure import ERASER_KS, erasure_curves, leave_one_out, ranking
+from .erasure import ERASER_KS, Eraser, ranking
 from .statistics import Estimate, estimate, kendall_tau
 
 # The rankings whose erasures are measured, and the importances attention is compared with.
@@ -47,17 +48,45 @@ def check_measurable(head: Any) -> None:
             f"{name} generates its output ({head.labels.name}): faithfulness is measured for a head that classifies "
             "(one prediction per text to explain), not for generation."
         )
-    if not isinstance(head.labels, ClassLabels):
-        raise NotImplementedError(f"{name}'s {head.labels.name} labels are not measured yet: classes and label sets.")
+    if not isinstance(head.labels, (ClassLabels, EpisodeLabels)):
+        raise NotImplementedError(
+            f"{name}'s {head.labels.name} labels are not measured yet: classes, label sets and few-shot queries are."
+        )
     if not has_token_importance(head):
         raise ValueError(f"{name} has no attention over the tokens of its text: there is nothing to measure.")
 
 
 def probabilities_of(head: Any) -> Callable[[Any], torch.Tensor]:
-    """p(·|x) from a head's output: sigmoid for a label set (each label its own decision), softmax for classes."""
+    """p(·|x) `(B, C)` from a head's output: sigmoid for a label set (each label its own decision), softmax for
+    classes, and for a few-shot head's one query per episode (`one_query_per_episode`: logits `(B, 1, N)`) the
+    softmax over the episode's N classes."""
     if isinstance(head.labels, MultiHot):
         return lambda output: output.logits.float().sigmoid()
+    if isinstance(head.labels, EpisodeLabels):
+        return lambda output: output.logits.float().softmax(-1)[:, 0]
     return lambda output: output.logits.float().softmax(-1)
+
+
+# The prefix of a few-shot episode's support set inputs (`support_input_ids`, `(B, N, K, T)`).
+SUPPORT = "support_"
+
+
+def one_query_per_episode(inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """Few-shot episodes `(B, Q, T)` queries, `(B, N, K, T)` support, as B·Q episodes of one query each, the support
+    repeated: each query is an example, explained against its own episode (an all-padding query slot then has
+    nothing to rank and is skipped). Relation episodes (entity positions) are refused: removing a token would move
+    the entities their positions name."""
+    if any("entity_positions" in name for name in inputs):
+        raise NotImplementedError(
+            "relation episodes (entity positions) are not measured yet: removing a token moves the entities."
+        )
+    queries = inputs["input_ids"].shape[1]
+    return {
+        name: tensor.repeat_interleave(queries, dim=0)
+        if name.startswith(SUPPORT)
+        else tensor.reshape(tensor.shape[0] * queries, 1, *tensor.shape[2:])
+        for name, tensor in inputs.items()
+    }
 
 
 @dataclass
@@ -126,6 +155,8 @@ def measure_faithfulness(
     def differentiable(inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         return probability(model(**inputs))
 
+    eraser = Eraser(score, kind, pad, batch_size, over)
+
     taus: dict[str, dict[str, list[float]]] = {ref: {"attention": [], "random": []} for ref in REFERENCES}
     erased: dict[str, dict[str, list[torch.Tensor]]] = {name: {} for name in RANKINGS}
     deltas: list[torch.Tensor] = []
@@ -134,6 +165,8 @@ def measure_faithfulness(
     try:
         for batch in batches:
             inputs = {name: tensor.to(device) for name, tensor in batch.items() if name != "labels"}
+            if isinstance(head.labels, EpisodeLabels):
+                inputs = one_query_per_episode(inputs)
             ranked = inputs[over].reshape(len(inputs[over]), -1).bool().any(1)  # (B,) an empty input: nothing to rank
             if not ranked.all():  # e.g. a short text without a concept: skipped, and counted
                 skipped += int((~ranked).sum())
@@ -150,7 +183,7 @@ def measure_faithfulness(
             importance = {
                 "attention": token_importance(head, inputs, output),
                 "gradient_x_input": gradient_times_input(differentiable, model, inputs, predicted, layers, over),
-                "leave_one_out": leave_one_out(score, kind, inputs, predicted, full, pad, batch_size, over),
+                "leave_one_out": eraser.leave_one_out(inputs, predicted, full),
                 "random": torch.rand(mask.shape, generator=generator).to(device),
             }
             points = internal_batch_size or batch_size
@@ -165,7 +198,7 @@ def measure_faithfulness(
                     for name in ("attention", "random"):
                         taus[ref][name].append(kendall_tau(values[name], values[ref]))
             orders = {name: ranking(importance[name], mask, generator) for name in RANKINGS}
-            curves = erasure_curves(score, kind, inputs, predicted, full, orders, ks, pad, batch_size, over)
+            curves = eraser.curves(inputs, predicted, full, orders, ks)
             for name, measures in curves.items():
                 for what, values in measures.items():
                     erased[name].setdefault(what, []).append(values)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 import torch
 
+from hf_attn.data.kinds import EpisodeLabels
 from hf_attn.faithfulness.attribution import gradient_times_input, integrated_gradients, text_embedding_layers
-from hf_attn.faithfulness.measure import check_measurable, probabilities_of
+from hf_attn.faithfulness.measure import check_measurable, one_query_per_episode, probabilities_of
 from hf_attn.registry import ARCHITECTURES
 from hf_attn.visualization.importance import ids_of, importance_mask
 from tests.helpers import all_heads, make_inputs, tiny_config
@@ -25,6 +26,13 @@ def measurable(architecture, head) -> bool:
 
 
 MEASURABLE = [param for param in all_heads() if measurable(*param.values)]
+
+
+def measured_inputs(head, inputs: dict) -> dict:
+    """`inputs` as the measures read them: a few-shot head's episodes one query each (`one_query_per_episode`)."""
+    return one_query_per_episode(inputs) if isinstance(head.labels, EpisodeLabels) else inputs
+
+
 # Heads whose output is not continuous in the embeddings, so that a path from x' to x can cross a jump: Captum's
 # delta then reports the gap, which more steps do not close.
 JUMPS = {
@@ -41,7 +49,7 @@ def test_integrated_gradients_are_complete_through_the_embedding_layer(architect
     torch.manual_seed(0)
     config = tiny_config(architecture)
     model = head.model_class(config).eval()
-    inputs = make_inputs(head, config, [7, 4], seed=1)  # STCKA: 4 and 3 concepts
+    inputs = measured_inputs(head, make_inputs(head, config, [7, 4], seed=1))  # STCKA: 4 and 3 concepts
     probability = probabilities_of(head)
     with torch.no_grad():
         scores = probability(model(**inputs))

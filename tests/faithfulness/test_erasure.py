@@ -9,7 +9,7 @@ import torch
 from hf_attn.faithfulness import remove_tokens
 from hf_attn.faithfulness.erasure import ranking, text_inputs, token_counts, top_tokens
 from hf_attn.visualization.importance import ids_of, importance_mask
-from tests.faithfulness.test_attribution import MEASURABLE
+from tests.faithfulness.test_attribution import MEASURABLE, measured_inputs
 from tests.helpers import make_inputs, tiny_config
 
 
@@ -20,7 +20,7 @@ def test_a_removed_token_is_as_if_the_text_never_had_it(architecture, head):
     torch.manual_seed(0)
     config = tiny_config(architecture)
     model = head.model_class(config).eval()
-    inputs = make_inputs(head, config, [7], seed=2)  # STCKA: 4 concepts
+    inputs = measured_inputs(head, make_inputs(head, config, [7], seed=2))  # STCKA: 4 concepts
     over = importance_mask(head)
     mask = inputs[over].bool()
     keep = mask.clone()

@@ -74,6 +74,7 @@ TRAINED = {
 }  # fmt: skip
 
 
+@pytest.mark.long  # the learning tests of the two models run in the default tier already
 @pytest.mark.parametrize("name", sorted(TRAINED))
 def test_a_trained_han_and_stcka_attend_to_what_decides(tmp_path, name):
     """HAN's word-times-sentence weights and STCKA's concept weights, trained on tasks whose evidence is known:
