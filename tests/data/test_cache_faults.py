@@ -210,9 +210,11 @@ def console_run(tmp_path: Path, data: Path, cache: Path, steps: int = 2) -> tupl
     }
 
 
-# `train()` in a process of its own, as a user's script calls it: its metrics printed as `hf-attn train` prints them.
+# `train()` in a process of its own, as a user's script calls it: its metrics printed as `hf-attn train` prints them
+# (rounded to 4 places), so that the two entries' runs compare.
 TRAIN_SCRIPT = (
-    "import json, sys\nfrom hf_attn import train\nprint('\\n' + json.dumps(train(**json.loads(sys.argv[1])).metrics))"
+    "import json, sys\nfrom hf_attn import train\nmetrics = train(**json.loads(sys.argv[1])).metrics\n"
+    "print('\\n' + json.dumps({key: round(value, 4) for key, value in metrics.items()}))"
 )
 
 
