@@ -4,7 +4,8 @@ the same model's own batched inference over the same examples, measured in one r
 
 Each head is its registry row's tiny config (`Architecture.tiny_config`, the vocabulary raised to 1,000 words),
 untrained: speed does not depend on the weights. The examples are the head's random inputs
-(`InputKind.example_inputs`) of 8–24 tokens (documents: sentences of them), in batches of `--batch` examples. Per
+(`InputKind.example_inputs`) of 8–24 tokens (documents: sentences of them; a few-shot head: episodes, each of whose
+queries is measured), in batches of `--batch` examples. Per
 example, the measures run 2·|k| + 1 erasures per ranking (3 rankings), one per token for leave-one-out, and
 `--ig_steps` Integrated Gradients points, so the ratio to inference is about their count, which is the measure's
 floor: this benchmark shows how close the batching comes to it.
@@ -70,7 +71,8 @@ def main() -> None:
         "",
         f"{platform.processor() or platform.machine()}, {torch.get_num_threads()} threads, torch {torch.__version__}; "
         f"{args.examples} examples of 8–24 tokens, batches of {args.batch}, k = {', '.join(map(str, ERASER_KS))}%, "
-        f"{args.ig_steps} Integrated Gradients steps; median of {args.repeats}",
+        f"{args.ig_steps} Integrated Gradients steps; median of {args.repeats} (a few-shot head's example: an "
+        "episode, each of its queries measured)",
         "",
         "| head | measured examples/s | inference examples/s | inference / measured |",
         "|---|---|---|---|",
