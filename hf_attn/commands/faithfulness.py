@@ -62,6 +62,7 @@ def faithfulness(
     and the columns its tokenizer reads (`architecture_arguments`: STCKA's `--concept_column`) unless given."""
     from ..cards import EVALUATION_OPTIONS, FAITHFULNESS_FILE, TRAINING_FILE
     from ..faithfulness.attribution import CAPTUM_EXTRA
+    from ..faithfulness.erasure import check_ks
     from ..faithfulness.measure import check_measurable, measure_faithfulness
     from ..tasks import encode_split
     from ..tasks.heads import load_trained, trained_head
@@ -69,8 +70,7 @@ def faithfulness(
 
     if options.dataset is None:
         raise ValueError("hf-attn faithfulness needs --dataset (a labelled file, a folder or a Hub id).")
-    if not ks or any(not 0 < k <= 100 for k in ks):
-        raise ValueError(f"--k {' '.join(f'{k:g}' for k in ks)}: each k is a share of a text's tokens in (0, 100] %.")
+    check_ks(ks)  # before the model loads
     _, head = trained_head(model_path)
     check_measurable(head)
     try:

@@ -65,11 +65,10 @@ def text_embedding_layers(
 @contextlib.contextmanager
 def embedding_swap(
     layers: list[torch.nn.Module], ids: torch.Tensor, vectors: Callable[[], list[torch.Tensor] | None]
-) -> Iterator[set]:
-    """While open, the first call of each of `layers` on `ids` returns the matching tensor of `vectors()` (reshaped
-    to that call's output) instead, where it gives them; a second call on the same ids (a pair's second text
-    written the same) is left alone. Yields the set of layers swapped so far, for the caller to empty before each
-    forward pass."""
+) -> Iterator[None]:
+    """While open (one forward pass), the first call of each of `layers` on `ids` returns the matching tensor of
+    `vectors()` (reshaped to that call's output) instead, where it gives them; a second call on the same ids (a
+    pair's second text written the same) is left alone."""
     used: set = set()
 
     def swap(module: torch.nn.Module, args: tuple, output: torch.Tensor) -> torch.Tensor | None:
@@ -81,7 +80,7 @@ def embedding_swap(
 
     handles = [layer.register_forward_hook(swap) for layer in layers]
     try:
-        yield used
+        yield
     finally:
         for handle in handles:
             handle.remove()
@@ -109,9 +108,9 @@ def gradient_times_input(
         vectors = [layer(ids).detach().requires_grad_(True) for layer in layers]
         with embedding_swap(layers, ids, lambda: vectors):
             chosen = probability(inputs).gather(1, predicted[:, None]).sum()
-        gradients = torch.autograd.grad(chosen, vectors, allow_unused=True)
-    total = sum((g * v).detach().float() for g, v in zip(gradients, vectors, strict=True) if g is not None)
-    return _token_sums(total if isinstance(total, torch.Tensor) else torch.zeros_like(vectors[0]), inputs[mask_name])
+        gradients = torch.autograd.grad(chosen, vectors)  # every layer found reads the text
+    total = sum((g * v).detach().float() for g, v in zip(gradients, vectors, strict=True))
+    return _token_sums(total, inputs[mask_name])
 
 
 def integrated_gradients(

@@ -69,8 +69,7 @@ def ranking(importance: torch.Tensor, mask: torch.Tensor, generator: torch.Gener
     last: `(B, N)` with N = T (or S·W). Ties go in a random order (`generator`), so a uniform map ranks at random."""
     flat = importance.reshape(len(importance), -1).float()
     real = mask.reshape(len(mask), -1).bool()
-    shuffle = torch.stack([torch.randperm(flat.shape[1], generator=generator) for _ in range(len(flat))])
-    shuffle = shuffle.to(flat.device)
+    shuffle = torch.rand(flat.shape, generator=generator).argsort(1).to(flat.device)  # a random order per row
     scores = flat.gather(1, shuffle).masked_fill(~real.gather(1, shuffle), float("-inf"))
     order = torch.sort(scores, dim=1, descending=True, stable=True).indices
     return shuffle.gather(1, order)
@@ -81,6 +80,12 @@ def top_tokens(order: torch.Tensor, counts: torch.Tensor, shape: torch.Size) -> 
     chosen = torch.arange(order.shape[1], device=order.device)[None, :] < counts[:, None]
     mask = torch.zeros(order.shape, dtype=torch.bool, device=order.device)
     return mask.scatter(1, order, chosen).reshape(shape)
+
+
+def check_ks(ks: Sequence[float]) -> None:
+    """Refuses erasure bins outside (0, 100] % of a text's tokens, naming `--k`."""
+    if not ks or any(not 0 < k <= 100 for k in ks):
+        raise ValueError(f"--k {' '.join(f'{k:g}' for k in ks)}: each k is a share of a text's tokens in (0, 100] %.")
 
 
 def token_counts(mask: torch.Tensor, percent: float) -> torch.Tensor:

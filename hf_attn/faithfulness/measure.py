@@ -30,7 +30,7 @@ import torch
 from ..data.kinds import ClassLabels, EpisodeLabels, MultiHot, TokenVocabulary
 from ..visualization.importance import has_token_importance, importance_mask, token_importance
 from .attribution import gradient_times_input, integrated_gradients, text_embedding_layers
-from .erasure import ERASER_KS, Eraser, ranking
+from .erasure import ERASER_KS, Eraser, check_ks, ranking
 from .statistics import Estimate, estimate, kendall_tau
 
 # The rankings whose erasures are measured, and the importances attention is compared with.
@@ -137,8 +137,7 @@ def measure_faithfulness(
     erasure bins (% of each text's tokens, in (0, 100]); `ig_steps`: Integrated Gradients'
     points, run `internal_batch_size` at a time (default: `batch_size`); `batch_size`: the erasures run together."""
     check_measurable(head)
-    if not ks or any(not 0 < k <= 100 for k in ks):
-        raise ValueError(f"--k {' '.join(map(str, ks))}: each k is a share of a text's tokens in (0, 100] %.")
+    check_ks(ks)
     was_training = model.training
     model.eval()  # dropout off while measuring; the mode is put back after
     probability = probabilities_of(head)

@@ -28,15 +28,15 @@ from typing import Any
 
 import torch
 
-# The mask of the text whose tokens the importance is over, unless the row names another
-# (`Architecture.importance_over`): a head's first (or only) text.
+# The mask of a head's first (or only) text: what the importance is over unless its row names another input
+# (`Architecture.importance_over`, which defaults to it).
 TEXT_MASK = "attention_mask"
 
 
 def importance_mask(head: Any) -> str:
     """The mask of the input whose tokens the importance is over: the row's `importance_over` (STCKA's concepts),
     else the head's first text."""
-    return getattr(head.architecture, "importance_over", None) or TEXT_MASK
+    return head.architecture.importance_over
 
 
 def ids_of(mask_name: str) -> str:

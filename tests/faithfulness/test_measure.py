@@ -102,6 +102,11 @@ def test_attention_forced_uniform_erases_no_better_than_random(trained_lin, monk
         return weights / weights.sum(dim, keepdim=True).clamp(min=1)
 
     monkeypatch.setattr(hf_attn.layers.attention, "masked_softmax", uniform)
+    batch = batches_of(trained_lin, rows=4)[0]
+    with torch.no_grad():  # the patch reaches the model: every hop spreads over the real tokens alike
+        hops = trained_lin.model(**batch, output_attentions=True).hop_attentions
+    lengths = batch["attention_mask"].sum(-1, keepdim=True)[:, None]
+    assert torch.allclose(hops, batch["attention_mask"][:, None].float() / lengths)
     report = measure_faithfulness(trained_lin.model, LIN.heads[0], batches_of(trained_lin), ks=(1, 10, 50), ig_steps=4)
     pairs = zip(report.comprehensiveness["attention"], report.comprehensiveness["random"], strict=True)
     for attention, random in pairs:
