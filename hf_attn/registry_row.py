@@ -185,8 +185,10 @@ class Architecture:
             the folder's `visualization_<name>.py`; `None`: the reading of `hf_attn.visualization.importance` (the
             mean of a map's rows, a document's word weights times their sentence's, the attention a token
             receives). What the faithfulness measures (`hf-attn faithfulness`) rank and erase.
-        importance_over: the mask of the input whose tokens that importance is over, ranked and erased: the text's
-            (`attention_mask`) unless the evidence is elsewhere (STCKA: its concepts, `concept_attention_mask`).
+        importance_over: the mask spec (as `attention_fields`' are) of the units that importance is over, ranked
+            and erased: the text's tokens (`attention_mask`) unless the evidence is elsewhere (STCKA: its concepts,
+            `concept_attention_mask`; Proto-HATT: an episode's support instances,
+            `support_attention_mask/instances`).
         tiny_config: keyword arguments of a config small enough for unit tests.
         license / tags: card metadata.
         converter: the folder's module that converts an original implementation's checkpoint (its
@@ -257,6 +259,10 @@ class Architecture:
                 masks[name] = MaskSpec.parse(spec)
             except ValueError as error:
                 raise ValueError(f"{self.name}: attention field {name!r}: {error}") from None
+        try:
+            MaskSpec.parse(self.importance_over)
+        except ValueError as error:
+            raise ValueError(f"{self.name}: importance_over: {error}") from None
         object.__setattr__(self, "attention_masks", masks)
 
     @property

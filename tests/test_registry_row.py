@@ -39,3 +39,11 @@ def test_an_attention_field_whose_mask_spec_does_not_parse_is_named():
     assert unchanged.attention_masks == architecture.attention_masks
     assert all(head.architecture is unchanged for head in unchanged.heads)
     assert all(head.architecture is architecture for head in architecture.heads)  # the registry's row untouched
+
+
+def test_an_importance_over_that_does_not_parse_is_named():
+    """`importance_over` is a mask spec as the attention fields' are (what the faithfulness measures rank)."""
+    architecture = next(iter(ARCHITECTURES.values()))
+    with pytest.raises(ValueError, match=rf"^{architecture.name}: importance_over: .*unknown level 'shots'"):
+        copy(architecture, importance_over="support_attention_mask/shots")
+    assert copy(architecture, importance_over="support_attention_mask/instances").importance_over.endswith("instances")

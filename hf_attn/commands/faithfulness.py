@@ -109,6 +109,7 @@ def faithfulness(
         print(f"[hf-attn] recorded in {Path(model_path) / FAITHFULNESS_FILE} (hf-attn card adds them to the card)",
               file=sys.stderr, flush=True)  # fmt: skip
     if output_file:
+        Path(output_file).parent.mkdir(parents=True, exist_ok=True)
         Path(output_file).write_text(json.dumps(figures, indent=2))
     if plot:
         from ..faithfulness.pictures import erasure_curves_png

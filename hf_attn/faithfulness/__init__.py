@@ -3,8 +3,16 @@ gradients and erasure, ERASER's comprehensiveness and sufficiency, and decision 
 ranking's and with its confidence interval. Integrated Gradients need Captum: `pip install "hf_attn[faithfulness]"`.
 """
 
-from .erasure import ERASER_KS, remove_tokens
+from .erasure import ERASER_KS, remove_tokens, remove_units
 from .measure import FaithfulnessReport, check_measurable, measure_faithfulness
 from .statistics import Estimate
 
-__all__ = ["ERASER_KS", "Estimate", "FaithfulnessReport", "check_measurable", "measure_faithfulness", "remove_tokens"]
+__all__ = [
+    "ERASER_KS",
+    "Estimate",
+    "FaithfulnessReport",
+    "check_measurable",
+    "measure_faithfulness",
+    "remove_tokens",
+    "remove_units",
+]

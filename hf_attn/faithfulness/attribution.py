@@ -3,7 +3,8 @@
 the latter from Captum (`pip install "hf_attn[faithfulness]"`).
 
 Both read the model at its embedding layer: the vectors e_t of the text's tokens are the input, and each token's
-attribution is the sum over its vector's components (and over a token's characters, for character inputs).
+attribution is the sum over its vector's components (and over a token's characters, for character inputs; over
+its tokens, for a unit of them: a support instance of Proto-HATT's episodes, `importance_over`).
 
 - gradient × input: a_t = Σ_d e_td · ∂p(ŷ|x)/∂e_td;
 - Integrated Gradients: a_t = Σ_d (e_td − e'_td) · ∫₀¹ ∂p(ŷ| e' + α(e − e'))/∂e_td dα, with e' the embeddings of
@@ -27,7 +28,7 @@ from typing import Any
 
 import torch
 
-from ..visualization.importance import TEXT_MASK, ids_of
+from ..visualization.importance import TEXT_MASK, ids_of, unit_mask
 
 CAPTUM_EXTRA = 'pip install "hf_attn[faithfulness]"'
 
@@ -87,7 +88,8 @@ def embedding_swap(
 
 
 def _token_sums(attributions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Per-component attributions `(B, ..., E)` summed to one per token, in the mask's shape, 0 at padding."""
+    """Per-component attributions `(B, ..., E)` summed to one per unit of `mask` (a token; a support instance
+    `(B, N, K)`: over its tokens too), in the mask's shape, 0 at padding."""
     per_token = attributions.reshape(len(mask), mask[0].numel(), -1).sum(-1)
     return per_token.reshape(mask.shape) * mask.to(per_token.device).float()
 
@@ -110,7 +112,7 @@ def gradient_times_input(
             chosen = probability(inputs).gather(1, predicted[:, None]).sum()
         gradients = torch.autograd.grad(chosen, vectors)  # every layer found reads the text
     total = sum((g * v).detach().float() for g, v in zip(gradients, vectors, strict=True))
-    return _token_sums(total, inputs[mask_name])
+    return _token_sums(total, unit_mask(mask_name, inputs))
 
 
 def integrated_gradients(
@@ -157,4 +159,4 @@ def integrated_gradients(
             internal_batch_size=internal_batch_size, return_convergence_delta=True,
         )  # fmt: skip
     total = sum(attribution.detach().float() for attribution in attributions)
-    return _token_sums(total, inputs[mask_name]), delta.detach().float()
+    return _token_sums(total, unit_mask(mask_name, inputs)), delta.detach().float()

@@ -26,7 +26,8 @@ from typing import Any
 
 import torch
 
-from ..visualization.importance import TEXT_MASK
+from ..data.masks import MaskSpec
+from ..visualization.importance import TEXT_MASK, unit_mask
 
 # ERASER's bins: the share of a text's tokens taken as its most important (%).
 ERASER_KS = (1, 5, 10, 20, 50)
@@ -42,12 +43,38 @@ def text_inputs(kind: Any, inputs: dict[str, torch.Tensor], mask_name: str = TEX
     return [name for name in inputs if mask_name in (kind.mask_of(name), kind.mask_of(name.replace(CHARACTERS, "")))]
 
 
+def _pad_value(name: str, pad_token_id: int) -> int:
+    return pad_token_id if name.endswith("input_ids") and CHARACTERS not in name else 0  # masks, characters: 0
+
+
+def remove_units(
+    kind: Any, inputs: dict[str, torch.Tensor], keep: torch.Tensor, pad_token_id: int, over: str = TEXT_MASK
+) -> dict[str, torch.Tensor]:
+    """`inputs` with only the units of `keep` (bool, the shape of `unit_mask(over, inputs)`) left: tokens of a
+    text are removed (`remove_tokens`); a level's units (support instances, `(B, N, K)`) become all padding in
+    place, which is how an episode says a shot is absent (its instance weight is then 0, Gao et al. 2019, eq. 8)."""
+    spec = MaskSpec.parse(over)
+    if spec.level is None:
+        return remove_tokens(kind, inputs, keep, pad_token_id, spec.keys)
+    removed = dict(inputs)
+    for name in text_inputs(kind, inputs, spec.keys):
+        tensor = inputs[name]
+        kept = keep.reshape(*keep.shape, *([1] * (tensor.dim() - keep.dim()))).expand_as(tensor)
+        removed[name] = tensor.masked_fill(~kept, _pad_value(name, pad_token_id))
+    entities = spec.keys.replace("attention_mask", "entity_positions")
+    if entities in inputs:  # an empty text's only entity index is 0
+        removed[entities] = inputs[entities].masked_fill(~keep[..., None], 0)
+    return removed
+
+
 def remove_tokens(
     kind: Any, inputs: dict[str, torch.Tensor], keep: torch.Tensor, pad_token_id: int, mask_name: str = TEXT_MASK
 ) -> dict[str, torch.Tensor]:
     """`inputs` with only the tokens of `keep` (bool, the shape of the text's mask `(B, T)` or `(B, S, W)`) left in
-    the first text: the kept ones close up in their order (within each sentence of a document), the rest become
-    padding (ids `pad_token_id`, masks and character ids 0)."""
+    the text `mask_name` masks: the kept ones close up in their order (within each sentence of a document), the
+    rest become padding (ids `pad_token_id`, masks and character ids 0). The text's entity positions (a relation's
+    head and tail, `entity_positions` beside `attention_mask`) follow their tokens: each moves back by the tokens
+    removed before it (a removed entity's position is then its next kept token's, or the last one's)."""
     keep = keep & inputs[mask_name].bool()
     axis = keep.dim() - 1
     order = torch.sort((~keep).to(torch.uint8), dim=axis, stable=True).indices  # kept positions first, in order
@@ -59,8 +86,15 @@ def remove_tokens(
         extra = tensor.dim() - keep.dim()  # a character axis of each token
         index = order.reshape(*order.shape, *([1] * extra)).expand_as(tensor)
         moved = tensor.gather(axis, index)
-        fill = pad_token_id if name.endswith("input_ids") and CHARACTERS not in name else 0  # characters: 0
-        removed[name] = moved.masked_fill(~real.reshape(*real.shape, *([1] * extra)).expand_as(tensor), fill)
+        removed[name] = moved.masked_fill(~real.reshape(*real.shape, *([1] * extra)).expand_as(tensor),
+                                          _pad_value(name, pad_token_id))  # fmt: skip
+    entities = mask_name.replace("attention_mask", "entity_positions")
+    if entities in inputs:  # (..., 2) indices into the text's last axis
+        gone = (~keep & inputs[mask_name].bool()).long()
+        before = gone.cumsum(axis) - gone  # removed tokens strictly before each position
+        where = inputs[entities].clamp(0, keep.shape[-1] - 1)
+        last = (keep.sum(axis, keepdim=True) - 1).clamp(min=0)  # a removed last token's entity: the new last one
+        removed[entities] = torch.minimum(inputs[entities] - before.gather(axis, where), last)
     return removed
 
 
@@ -97,14 +131,14 @@ def token_counts(mask: torch.Tensor, percent: float) -> torch.Tensor:
 @dataclass(frozen=True)
 class Eraser:
     """What every erasure of one measurement shares: the model's scores of a batch of inputs (`score`: p(·|x),
-    `(B, C)`), the head's input kind, the input whose tokens are removed (`mask_name`), the padding id, and how many
-    variants run together (`batch_size`)."""
+    `(B, C)`), the head's input kind, the units removed (`over`, a mask spec: a text's tokens, or a level's units),
+    the padding id, and how many variants run together (`batch_size`)."""
 
     score: Callable[[dict[str, torch.Tensor]], torch.Tensor]
     kind: Any
     pad_token_id: int
     batch_size: int
-    mask_name: str = TEXT_MASK
+    over: str = TEXT_MASK
 
     def variant_scores(
         self, inputs: dict[str, torch.Tensor], examples: torch.Tensor, keeps: torch.Tensor
@@ -116,7 +150,7 @@ class Eraser:
             chosen = examples[start : start + self.batch_size]
             batch = {name: tensor[chosen] for name, tensor in inputs.items()}
             keep = keeps[start : start + self.batch_size]
-            scores.append(self.score(remove_tokens(self.kind, batch, keep, self.pad_token_id, self.mask_name)))
+            scores.append(self.score(remove_units(self.kind, batch, keep, self.pad_token_id, self.over)))
         return torch.cat(scores) if scores else torch.empty(0)
 
     def leave_one_out(
@@ -124,7 +158,7 @@ class Eraser:
     ) -> torch.Tensor:
         """Leave-one-out erasure (Li et al. 2016; Jain & Wallace 2019, §3): p(ŷ|x) − p(ŷ|x ∖ {t}) for every real
         token t, `(B, T)` (or `(B, S, W)`), 0 at padding; each example's T erasures in shared batches."""
-        mask = inputs[self.mask_name].bool()
+        mask = unit_mask(self.over, inputs)
         flat = mask.reshape(len(mask), -1)
         examples, positions = flat.nonzero(as_tuple=True)
         keeps = flat[examples].clone()
@@ -147,7 +181,7 @@ class Eraser:
         """For each ranking of `orders` (name -> `(B, N)`): `comprehensiveness` and `sufficiency` `(B, len(ks))`
         and `flip` `(B,)` (the top token removed changes the predicted class), every variant of a batch run
         together."""
-        mask = inputs[self.mask_name].bool()
+        mask = unit_mask(self.over, inputs)
         count = len(mask)
         plans = []  # (ranking, what, k index, keep (B, ...))
         for name, order in orders.items():

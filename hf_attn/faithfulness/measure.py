@@ -15,7 +15,9 @@ a measure that cannot tell a model's attention from noise says nothing, so every
 
 The prediction explained is the model's own: ŷ = argmax p(·|x), p the softmax of a class head's logits or the
 sigmoid of a multi-label head's (its top label); a few-shot head's query is explained against its episode's N
-classes, each query an example (`one_query_per_episode`). Shapes: B examples; T tokens (S × W words of a document).
+classes, each query an example (`one_query_per_episode`). What is ranked and erased is the units the head's row
+names (`Architecture.importance_over`): a text's tokens, STCKA's concepts, or Proto-HATT's support instances.
+Shapes: B examples; T tokens (S × W words of a document; N × K support instances).
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import numpy as np
 import torch
 
 from ..data.kinds import ClassLabels, EpisodeLabels, MultiHot, TokenVocabulary
-from ..visualization.importance import has_token_importance, importance_mask, token_importance
+from ..visualization.importance import has_token_importance, importance_mask, token_importance, unit_mask
 from .attribution import gradient_times_input, integrated_gradients, text_embedding_layers
 from .erasure import ERASER_KS, Eraser, check_ks, ranking
 from .statistics import Estimate, estimate, kendall_tau
@@ -40,20 +42,25 @@ REFERENCES = ("integrated_gradients", "gradient_x_input", "leave_one_out")
 
 def check_measurable(head: Any) -> None:
     """Refuses, in one line naming the head, a head the measures have no meaning for: one that generates (its
-    attention explains each output token, not one prediction), one whose labels are not classes, or one without a
-    map over its text's tokens."""
+    attention explains each output token, not one prediction), one without a map over its input's tokens (ELMo's
+    tagger and classifier: its scalar mix weighs layers, not tokens; a prototypical network without attention), or
+    one whose labels are not classes."""
     name = head.model_class.__name__
     if isinstance(head.labels, TokenVocabulary):
         raise ValueError(
             f"{name} generates its output ({head.labels.name}): faithfulness is measured for a head that classifies "
             "(one prediction per text to explain), not for generation."
         )
+    if not has_token_importance(head):
+        fields = ", ".join(head.attention_fields) or "none"
+        raise ValueError(
+            f"{name} has no attention over the tokens of its text (its attention maps: {fields}): there is nothing "
+            "to measure."
+        )
     if not isinstance(head.labels, (ClassLabels, EpisodeLabels)):
         raise NotImplementedError(
             f"{name}'s {head.labels.name} labels are not measured yet: classes, label sets and few-shot queries are."
         )
-    if not has_token_importance(head):
-        raise ValueError(f"{name} has no attention over the tokens of its text: there is nothing to measure.")
 
 
 def probabilities_of(head: Any) -> Callable[[Any], torch.Tensor]:
@@ -74,12 +81,7 @@ SUPPORT = "support_"
 def one_query_per_episode(inputs: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """Few-shot episodes `(B, Q, T)` queries, `(B, N, K, T)` support, as B·Q episodes of one query each, the support
     repeated: each query is an example, explained against its own episode (an all-padding query slot then has
-    nothing to rank and is skipped). Relation episodes (entity positions) are refused: removing a token would move
-    the entities their positions name."""
-    if any("entity_positions" in name for name in inputs):
-        raise NotImplementedError(
-            "relation episodes (entity positions) are not measured yet: removing a token moves the entities."
-        )
+    nothing to rank and is skipped). A relation episode's entity positions `(B, Q, 2)` go with their queries."""
     queries = inputs["input_ids"].shape[1]
     return {
         name: tensor.repeat_interleave(queries, dim=0)
@@ -145,7 +147,7 @@ def measure_faithfulness(
     generator = torch.Generator().manual_seed(seed)
     device = next(model.parameters()).device
     kind = head.inputs
-    over = importance_mask(head)  # the input whose tokens are ranked and erased
+    over = importance_mask(head)  # the units ranked and erased: a text's tokens, or support instances
 
     def score(inputs: dict[str, torch.Tensor]) -> torch.Tensor:
         with torch.no_grad():
@@ -166,13 +168,14 @@ def measure_faithfulness(
             inputs = {name: tensor.to(device) for name, tensor in batch.items() if name != "labels"}
             if isinstance(head.labels, EpisodeLabels):
                 inputs = one_query_per_episode(inputs)
-            ranked = inputs[over].reshape(len(inputs[over]), -1).bool().any(1)  # (B,) an empty input: nothing to rank
+            units = unit_mask(over, inputs)
+            ranked = units.reshape(len(units), -1).any(1)  # (B,) an empty input: nothing to rank
             if not ranked.all():  # e.g. a short text without a concept: skipped, and counted
                 skipped += int((~ranked).sum())
                 inputs = {name: tensor[ranked] for name, tensor in inputs.items()}
                 if not ranked.any():
                     continue
-            mask = inputs[over].bool()
+            mask = unit_mask(over, inputs)
             with torch.no_grad():
                 output = model(**inputs, **head.attention_kwargs)
             probabilities = probability(output)

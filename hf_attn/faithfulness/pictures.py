@@ -38,9 +38,25 @@ def erasure_curves_png(report: FaithfulnessReport, path: str | Path, title: str 
     axes[0].legend(fontsize=8)
     figure.suptitle(f"{title} ({report.examples} examples, 95% intervals)")
     path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=120)
     plt.close(figure)
     return path
+
+
+def check_side_by_side(head: Any) -> None:
+    """Refuses, naming `integrated_gradients`, a head whose attention the two panels cannot set beside its
+    attribution: one `check_measurable` refuses, or a few-shot head (its query is read against a support set the
+    view builds; `hf-attn faithfulness` measures it)."""
+    from ..data.kinds import EpisodeLabels
+    from .measure import check_measurable
+
+    check_measurable(head)
+    if isinstance(head.labels, EpisodeLabels):
+        raise ValueError(
+            f"integrated_gradients: {head.model_class.__name__} reads its query against a support set, which the "
+            "side-by-side panels do not draw; measure it with hf-attn faithfulness."
+        )
 
 
 def side_by_side_panels(model: Any, head: Any, tokenizer: Any, text: str, pair: str | None = None) -> list:
@@ -53,9 +69,9 @@ def side_by_side_panels(model: Any, head: Any, tokenizer: Any, text: str, pair: 
     from ..visualization.importance import importance_mask, token_importance
     from ..visualization.views import encode, real_tokens
     from .attribution import integrated_gradients
-    from .measure import check_measurable, probabilities_of
+    from .measure import probabilities_of
 
-    check_measurable(head)
+    check_side_by_side(head)
     inputs = {name: tensor.to(model.device) for name, tensor in encode(head, tokenizer, text, pair).items()}
     probability = probabilities_of(head)
     with torch.no_grad():

@@ -18,8 +18,13 @@ An architecture whose maps need another reading names its own rule in its regist
 (`Architecture.token_importance`, kept beside its view in the folder's `visualization_<name>.py`). A head with no
 map over its text's tokens raises `NotImplementedError` naming it.
 
-Shapes: B examples; T tokens of a text, or S sentences × W words of a document (the text's `attention_mask`); R rows
-of a map; Q query rows.
+What is ranked is named by the row's `importance_over`, a mask spec as the attention fields' are
+(`hf_attn.data.masks.MaskSpec`): the tokens of the text (`attention_mask`), of another input (STCKA's concepts,
+`concept_attention_mask`), or a level's units of tokens (Proto-HATT's attention is over an episode's support
+instances, `support_attention_mask/instances`: each instance is one unit, its weight α_j of Gao et al. 2019, eq. 8).
+
+Shapes: B examples; T tokens of a text, or S sentences × W words of a document (the text's `attention_mask`); N × K
+support instances; R rows of a map; Q query rows.
 """
 
 from __future__ import annotations
@@ -28,26 +33,40 @@ from typing import Any
 
 import torch
 
+from ..data.masks import MaskSpec
+
 # The mask of a head's first (or only) text: what the importance is over unless its row names another input
 # (`Architecture.importance_over`, which defaults to it).
 TEXT_MASK = "attention_mask"
 
 
 def importance_mask(head: Any) -> str:
-    """The mask of the input whose tokens the importance is over: the row's `importance_over` (STCKA's concepts),
-    else the head's first text."""
+    """The mask spec of the units the importance is over: the row's `importance_over` (STCKA's concepts,
+    Proto-HATT's support instances), else the head's first text."""
     return head.architecture.importance_over
 
 
-def ids_of(mask_name: str) -> str:
-    """The ids input of a mask (`attention_mask` -> `input_ids`, `concept_attention_mask` -> `concept_input_ids`)."""
-    return mask_name.replace("attention_mask", "input_ids")
+def ids_of(over: str) -> str:
+    """The ids input of the units' mask (`attention_mask` -> `input_ids`, `concept_attention_mask` ->
+    `concept_input_ids`, `support_attention_mask/instances` -> `support_input_ids`)."""
+    return MaskSpec.parse(over).ids
+
+
+def unit_mask(over: str, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+    """The boolean mask of the units ranked and erased: the tokens of the mask `over` names (`(B, T)`, `(B, S, W)`),
+    or its level's units (support instances `(B, N, K)`: one counts when any of its tokens does)."""
+    return MaskSpec.parse(over).key_mask(inputs)
 
 
 def text_fields(head: Any) -> list[str]:
-    """The head's attention fields whose keys are the tokens (or sentences) of the input `importance_mask` names."""
-    specs, keys = head.architecture.attention_masks, importance_mask(head)
-    return [field for field in head.attention_fields if specs[field].keys == keys]
+    """The head's attention fields whose keys are the tokens (or sentences) of the input `importance_mask` names,
+    or, for a level's units, the fields over those units."""
+    specs, over = head.architecture.attention_masks, MaskSpec.parse(importance_mask(head))
+    return [
+        field
+        for field in head.attention_fields
+        if specs[field].keys == over.keys and (over.level is None or specs[field].level == over.level)
+    ]
 
 
 def has_token_importance(head: Any) -> bool:
@@ -66,7 +85,7 @@ def token_importance(head: Any, inputs: dict[str, torch.Tensor], output: Any) ->
     gives."""
     own = head.architecture.token_importance
     importance = own(head, inputs, output) if own is not None else _read_maps(head, inputs, output)
-    mask = inputs[importance_mask(head)]
+    mask = unit_mask(importance_mask(head), inputs)
     return importance.float().reshape(mask.shape) * mask.to(importance.device).float()
 
 
@@ -79,8 +98,11 @@ def _read_maps(head: Any, inputs: dict[str, torch.Tensor], output: Any) -> torch
             f"({', '.join(head.attention_fields) or 'no attention fields'}): it gives no importance per token."
         )
     maps = {field: _last_layer(getattr(output, field)) for field in fields}
-    mask = inputs[importance_mask(head)].to(next(iter(maps.values())).device).float()
-    plain = [field for field in fields if specs[field].level is None and specs[field].queries is None]
+    over = MaskSpec.parse(importance_mask(head))
+    mask = unit_mask(importance_mask(head), inputs).to(next(iter(maps.values())).device).float()
+    # A map over the units themselves: the text's tokens, or a level's units (support instances, `(B, 1, N, K)`
+    # for an episode of one query: its row).
+    plain = [field for field in fields if specs[field].level == over.level and specs[field].queries is None]
     sentences = [field for field in fields if specs[field].level == "sentences"]
     if plain and sentences and mask.dim() == 3:  # α_it · α_i: (B, S, W) · (B, S, 1)
         return maps[plain[0]].float() * maps[sentences[0]].float()[..., None]

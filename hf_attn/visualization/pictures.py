@@ -57,6 +57,10 @@ def visualize(
     Gradients attribution (`hf_attn.faithfulness.pictures.side_by_side_panels`; Captum, the faithfulness extra)."""
     architecture, head = find_head(model)
     check_view_options(head, pair, options)
+    if integrated_gradients:  # before the view runs: a head the panels cannot draw is named first
+        from ..faithfulness.pictures import check_side_by_side
+
+        check_side_by_side(head)
     if not isinstance(text, str) or not text.strip():
         raise ValueError("`text` must be a non-empty string.")
     view = architecture.attention_view or generic_view

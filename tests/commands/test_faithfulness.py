@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from hf_attn.cli import main
-from hf_attn.data.episodes import few_shot_classes
+from hf_attn.data.episodes import few_shot_classes, few_shot_relations
 from hf_attn.models.bi_attention.synthetic_bi_attention import bilingual_evidence_documents
 from hf_attn.registry import ARCHITECTURES
 from hf_attn.tasks.examples import write_example_files
@@ -41,7 +41,13 @@ MEASURED = {
     ),
     # A few-shot model trains on its classes and is measured on held-out ones, each query of an episode an example.
     "hapn": ("hapn", ["few-shot-train.jsonl", "--eval_dataset", "few-shot-held-out.jsonl"]),
+    # Relations: HAPN's words with their entities' positions (which follow a removed token), Proto-HATT's support
+    # instances (what its attention weighs, each erased whole).
+    "hapn-relations": ("hapn", ["relations-train.jsonl", "--eval_dataset", "relations-held-out.jsonl"]),
+    "proto_hatt": ("proto_hatt", ["relations-train.jsonl", "--eval_dataset", "relations-held-out.jsonl"]),
 }
+# The cases whose tiny config changes for their data (HAPN reads the relations' entity positions).
+OVERRIDES = {"hapn-relations": {"use_entity_positions": True}}
 
 
 @pytest.fixture(scope="module")
@@ -54,14 +60,18 @@ def example_files(tmp_path_factory):
         few_shot_classes(320, seed=0, split=split, num_train_classes=8, num_eval_classes=8).select_columns(
             ["text", "label"]
         ).to_json(folder / f"{name}.jsonl")
+    for name, split in (("relations-train", "train"), ("relations-held-out", "eval")):
+        few_shot_relations(320, seed=0, split=split, num_train_classes=8, num_eval_classes=8).select_columns(
+            ["text", "label", "head", "tail"]
+        ).to_json(folder / f"{name}.jsonl")
     return folder
 
 
-def tiny(name: str) -> list[str]:
+def tiny(name: str, **overrides: object) -> list[str]:
     """`--config` of the architecture's tiny sizes (its vocabulary, labels and padding are the data's)."""
     sizes = {key: value for key, value in ARCHITECTURES[name].tiny_config.items()
              if key not in ("vocab_size", "num_labels", "pad_token_id", "concept_vocab_size")}  # fmt: skip
-    return ["--config", *(f"{key}={json.dumps(value)}" for key, value in sizes.items())]
+    return ["--config", *(f"{key}={json.dumps(value)}" for key, value in {**sizes, **overrides}.items())]
 
 
 def trained(tmp_path, example_files, case: str) -> tuple[str, list[str]]:
@@ -70,7 +80,8 @@ def trained(tmp_path, example_files, case: str) -> tuple[str, list[str]]:
     columns = [str(example_files / value) if value.endswith(".jsonl") else value for value in columns]
     data = ["--dataset", str(example_files / file), *columns]
     folder = tmp_path / case
-    main(["train", "--arch", name, *data, "--output_dir", str(folder), "--max_steps", "2", *tiny(name),
+    main(["train", "--arch", name, *data, "--output_dir", str(folder), "--max_steps", "2",
+          *tiny(name, **OVERRIDES.get(case, {})),
           *[option for option in QUIET if option != "--save_strategy" and option != "no"]])  # fmt: skip
     return str(folder), data
 
@@ -84,7 +95,7 @@ CASES = [case if case == "lin_self_attentive" else pytest.param(case, marks=pyte
 def test_the_command_measures_a_tiny_model_of_each_architecture(tmp_path, example_files, capsys, case):
     folder, data = trained(tmp_path, example_files, case)
     capsys.readouterr()
-    output, plot = tmp_path / "figures.json", tmp_path / "curves.png"
+    output, plot = tmp_path / "figures" / "figures.json", tmp_path / "pictures" / "curves.png"  # folders made
     if "--eval_dataset" in data:  # the measured rows are the held-out classes'
         data = ["--dataset", data[data.index("--eval_dataset") + 1]]
     main(["faithfulness", folder, *data, "--max_examples", "6", "--ig_steps", "4", "--k", "10", "50",
@@ -92,7 +103,8 @@ def test_the_command_measures_a_tiny_model_of_each_architecture(tmp_path, exampl
     printed = json.loads(capsys.readouterr().out)
     examples = printed["examples"]
     assert printed == json.loads(output.read_text()), printed
-    assert examples == 6 or (case == "hapn" and examples >= 6), printed  # episodes: whole ones of N·Q queries
+    episodic = ARCHITECTURES[MEASURED[case][0]].synthetic_task.startswith("few_shot")
+    assert examples == 6 or (episodic and examples >= 6), printed  # episodes: whole ones of N·Q queries
     for ranking in ("attention", "integrated_gradients", "random"):
         assert len(printed["comprehensiveness"][ranking]) == 2 and printed["decision_flips"][ranking]["n"] == examples
     for reference in ("integrated_gradients", "gradient_x_input", "leave_one_out"):
@@ -147,6 +159,23 @@ def test_a_generating_model_is_refused_in_one_line(tmp_path, example_files):
     line = str(exit_info.value.code)
     assert "\n" not in line, line
     assert line.startswith("hf-attn faithfulness: VaswaniTransformerForConditionalGeneration generates its output")
+
+
+@pytest.mark.parametrize("head", ["ElmoForTokenClassification", "ElmoForSequenceClassification",
+                                  "ProtoHattProtoNetForFewShotClassification"])  # fmt: skip
+def test_a_head_without_attention_over_its_tokens_is_refused_in_one_line(tmp_path, example_files, head):
+    """ELMo's tagger and classifier (its scalar mix weighs layers, not tokens) and the prototypical network without
+    attention have no map to measure: one line says so, before any data is read."""
+    architecture = next(
+        row for row in ARCHITECTURES.values() if any(h.model_class.__name__ == head for h in row.heads)
+    )
+    model_class = next(h.model_class for h in architecture.heads if h.model_class.__name__ == head)
+    model_class(architecture.config_class(**architecture.tiny_config)).save_pretrained(tmp_path / head)
+    with pytest.raises(SystemExit) as exit_info:
+        main(["faithfulness", str(tmp_path / head), "--dataset", str(example_files / "reviews.csv")])
+    line = str(exit_info.value.code)
+    assert "\n" not in line, line
+    assert line.startswith(f"hf-attn faithfulness: {head} has no attention over the tokens of its text"), line
 
 
 def test_without_captum_the_line_names_the_extra(lin_folder, monkeypatch):

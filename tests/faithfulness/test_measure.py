@@ -135,3 +135,17 @@ def test_an_example_with_nothing_to_rank_is_skipped_and_counted():
     assert all(math.isfinite(e.mean) for e in report.comprehensiveness["attention"])
     with pytest.raises(ValueError, match=r"no example to measure: the rows hold no token to rank \(1 without one\)"):
         measure_faithfulness(model, head, [make_inputs(head, config, [0], seed=3)], ig_steps=2)
+
+
+def test_a_relation_episode_is_measured_with_its_entities_following_their_tokens():
+    """HAPN reading a relation's entity positions: every erasure keeps them within the shorter text (the model
+    checks them, `check_entity_positions`, and would refuse an index past its end), and the figures are finite."""
+    hapn = ARCHITECTURES["hapn"]
+    head = hapn.heads[0]
+    config = tiny_config(hapn, use_entity_positions=True)
+    model = head.model_class(config).eval()
+    inputs = make_inputs(head, config, [7, 5], seed=1)
+    assert "entity_positions" in inputs
+    report = measure_faithfulness(model, head, [inputs], ks=(10, 50), ig_steps=4)
+    assert report.examples == inputs["input_ids"].shape[0] * inputs["input_ids"].shape[1]
+    assert all(math.isfinite(e.mean) for row in report.comprehensiveness.values() for e in row)

@@ -32,6 +32,17 @@ def test_the_picture_sets_the_attention_beside_integrated_gradients():
     assert "one importance per token" in html and "Integrated Gradients toward the prediction" in html
 
 
+def test_a_head_the_panels_cannot_draw_is_named_before_its_view_runs():
+    """A few-shot head's query is read against a support set, which the panels do not draw: the argument is named
+    (and not a missing `support`, which the view would ask for first)."""
+    hapn = ARCHITECTURES["hapn"]
+    model, tokenizer = tiny_model_and_tokenizer(hapn, hapn.heads[0])
+    with pytest.raises(
+        ValueError, match=r"^integrated_gradients: HapnForFewShotClassification reads its query against"
+    ):
+        visualize(model, tokenizer, "a query", integrated_gradients=True)
+
+
 def test_the_erasure_curves_are_drawn_with_their_intervals(tmp_path):
     head = LIN.heads[0]
     config = tiny_config(LIN)

@@ -60,6 +60,9 @@ ARCHITECTURE = Architecture(
     tokenizer=WORD_LEVEL_TOKENIZER,
     synthetic_task="few_shot_relations",
     attention_fields={"instance_attentions": "support_attention_mask/instances"},
+    # Its attention weighs the support instances (eq. 8), not a text's words: the instances are what the
+    # faithfulness measures rank and erase (an erased shot is all padding, as an absent one is).
+    importance_over="support_attention_mask/instances",
     tiny_config={
         "vocab_size": 50,
         "word_embedding_size": 8,
