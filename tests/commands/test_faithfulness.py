@@ -161,11 +161,16 @@ def test_a_generating_model_is_refused_in_one_line(tmp_path, example_files):
     assert line.startswith("hf-attn faithfulness: VaswaniTransformerForConditionalGeneration generates its output")
 
 
-@pytest.mark.parametrize("head", ["ElmoForTokenClassification", "ElmoForSequenceClassification",
-                                  "ProtoHattProtoNetForFewShotClassification"])  # fmt: skip
+# The heads that classify without attention over their tokens.
+WITHOUT_ATTENTION = ["ElmoForTokenClassification", "ElmoForSequenceClassification",
+                     "ProtoHattProtoNetForFewShotClassification", "SgmForMultiLabelClassification"]  # fmt: skip
+
+
+@pytest.mark.parametrize("head", WITHOUT_ATTENTION)
 def test_a_head_without_attention_over_its_tokens_is_refused_in_one_line(tmp_path, example_files, head):
-    """ELMo's tagger and classifier (its scalar mix weighs layers, not tokens) and the prototypical network without
-    attention have no map to measure: one line says so, before any data is read."""
+    """ELMo's tagger and classifier (its scalar mix weighs layers, not tokens), the prototypical network without
+    attention and SGM's classifier have no map to measure: one line says so, before any data is read. With
+    these, every head `hf-attn list` has that classifies is either measured above or refused here."""
     architecture = next(
         row for row in ARCHITECTURES.values() if any(h.model_class.__name__ == head for h in row.heads)
     )
@@ -188,3 +193,22 @@ def test_without_captum_the_line_names_the_extra(lin_folder, monkeypatch):
     line = str(exit_info.value.code)
     assert "\n" not in line and line.startswith("hf-attn faithfulness: Integrated Gradients need Captum"), line
     assert 'pip install "hf_attn[faithfulness]"' in line, line
+
+
+def test_every_head_that_classifies_is_measured_or_refused_here():
+    """The cases above cover the registry: each architecture with a head that classifies has a measured case or
+    a refused head here (a new architecture's head fails this until it has one)."""
+    from hf_attn.data.kinds import TokenVocabulary
+    from hf_attn.faithfulness.measure import check_measurable
+
+    measured = {MEASURED[case][0] for case in MEASURED}
+    for name, architecture in ARCHITECTURES.items():
+        for head in architecture.heads:
+            if isinstance(head.labels, TokenVocabulary):
+                continue  # generates: refused as the Transformer is (test_a_generating_model_is_refused_in_one_line)
+            try:
+                check_measurable(head)
+            except ValueError:
+                assert head.model_class.__name__ in WITHOUT_ATTENTION, head.model_class.__name__
+            else:
+                assert name in measured, name
