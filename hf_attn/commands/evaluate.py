@@ -29,17 +29,18 @@ __all__ = ["EPISODE_OPTIONS", "episode_sizes", "evaluate", "main"]
 def _evaluation_split(options) -> Dataset:
     """The rows to score: a file whole, or a split of a folder / Hub dataset (`--eval_split`, else the first of
     validation, dev, valid, test)."""
-    from ..data.files import load_splits
+    from ..data.files import load_splits, string_columns_of
 
+    strings = string_columns_of(options)
     if Path(options.dataset).is_file():
         split, _, _ = load_splits(
             options.dataset, data_format=options.dataset_format, column_names=options.column_names,
-            eval_dataset=options.dataset,
+            eval_dataset=options.dataset, string_columns=strings,
         )  # fmt: skip
         return split
     _, split, _ = load_splits(
         options.dataset, options.dataset_config, train_split=options.train_split, eval_split=options.eval_split,
-        data_format=options.dataset_format, column_names=options.column_names,
+        data_format=options.dataset_format, column_names=options.column_names, string_columns=strings,
     )  # fmt: skip
     return split
 
@@ -57,7 +58,7 @@ def _evaluation_data(
         canonical, dropped = canonical_few_shot_rows(rows, "evaluation", options.text_column,
                                                      options.label_column or "label")  # fmt: skip
         return TaskData(train=canonical, eval=canonical, shape=shape.name, text_column="text", label_column="label",
-                        dropped={"eval": {"empty text or no label": dropped}} if dropped else {},
+                        dropped={"eval": dropped} if dropped else {},
                         episode_settings=options.episode_settings())  # fmt: skip
     for column in columns:
         if column.column not in rows.column_names:

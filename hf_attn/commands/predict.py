@@ -6,13 +6,20 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Any
+
+# The result of a text with nothing to predict from (an empty or blank line of `--file`), in its place.
+DROPPED = "dropped"
 
 
 def predict(model_path: str, texts: list[str], pairs: list[str] | None = None, top_k: int = 5) -> list[dict[str, Any]]:
     """The model's prediction for each text (a label and the top-attended tokens, a label set, a translation,
-    tags or a continuation, by its shape)."""
+    tags or a continuation, by its shape), one result per text in order: an empty or blank text (or pair) has
+    nothing to predict from, and its result is `{"dropped": "empty text"}`; how many are told once, in the words
+    of `train` and `evaluate` (`hf_attn.data.rows.tell_dropped`)."""
+    from ..data.rows import _is_empty, tell_dropped
     from ..tasks.heads import load_trained, trained_head  # here: a usage error is told before torch loads
 
     _, head = trained_head(model_path)  # the texts against the saved head, before its weights load
@@ -25,8 +32,27 @@ def predict(model_path: str, texts: list[str], pairs: list[str] | None = None, t
         raise ValueError(f"--pair: {len(pairs)} second texts for {len(texts)} texts.")
     if head.inputs.pair and pairs is None:
         raise ValueError(f"{head.model_class.__name__} reads pairs: give the second text with --pair.")
+    reasons = ["empty text" if _is_empty(text) else f"empty {shape_pair(head)}" if pairs and _is_empty(pairs[i])
+               else None for i, text in enumerate(texts)]  # fmt: skip
+    kept = [index for index, reason in enumerate(reasons) if reason is None]
+    counts = Counter(reason for reason in reasons if reason is not None)
+    if not kept:
+        raise ValueError(f"no text to predict: all {len(texts)} are empty.")
+    tell_dropped("predict", counts, len(texts), "texts", file=sys.stderr)
     model, tokenizer, head, shape = load_trained(model_path, head=head)
-    return shape.predict(model, tokenizer, head, texts, pairs, top_k)
+    chosen = [texts[index] for index in kept]
+    results = shape.predict(model, tokenizer, head, chosen, None if pairs is None else [pairs[i] for i in kept], top_k)
+    answers: list[dict[str, Any]] = [{DROPPED: reason} for reason in reasons]
+    for index, result in zip(kept, results, strict=True):
+        answers[index] = result
+    return answers
+
+
+def shape_pair(head: Any) -> str:
+    """What a pair head's second text is ("hypothesis", "target", ...), for the dropped-row reason."""
+    from ..tasks.heads import shape_of
+
+    return shape_of(head).layout.pair_is
 
 
 def _texts(args: argparse.Namespace) -> list[str]:
@@ -52,10 +78,9 @@ def _texts(args: argparse.Namespace) -> list[str]:
             raise FileNotFoundError(f"--file {args.file}: no such file.") from None
         except UnicodeDecodeError as error:
             raise ValueError(f"--file {args.file}: not UTF-8 ({error.reason} at byte {error.start}).") from None
-    texts = [line for line in lines if line.strip()]
-    if not texts:
+    if not any(line.strip() for line in lines):
         raise ValueError(f"--file {args.file} holds no text (one text a line).")
-    return texts
+    return lines  # every line, an empty one too: one result per line (`predict`)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -77,6 +102,9 @@ def run(args: argparse.Namespace) -> None:
         print(json.dumps([{"text": t, **r} for t, r in zip(args.texts, results, strict=True)], ensure_ascii=False))
         return
     for text, result in zip(args.texts, results, strict=True):
+        if DROPPED in result:
+            print(f"{text}\n  -> ({DROPPED}: {result[DROPPED]})")
+            continue
         attended = result.pop("attended", None)
         print(f"{text}\n  -> {json.dumps(result, ensure_ascii=False)}")
         if attended:

@@ -47,6 +47,7 @@ from typing import Any
 import datasets.config
 import pyarrow as pa
 from datasets import Dataset, load_dataset, load_dataset_builder
+from datasets.features.features import decode_nested_example, require_decoding
 from datasets.fingerprint import Hasher
 
 from ..utils.integrity import sha256_of_file
@@ -68,9 +69,14 @@ def arrow_batches(split: Dataset, columns: Sequence[str], batch_size: int = ROWS
 
 
 def column_batches(split: Dataset, column: str, batch_size: int = ROWS_PER_BATCH) -> Iterator[list[Any]]:
-    """The Python values of one column of `split`, as lists decoded a batch at a time (`arrow_batches`)."""
+    """The Python values of one column of `split`, as lists decoded a batch at a time (`arrow_batches`): as `map`
+    and indexing give them, so a column the reader typed `Json` (JSON lines whose values change type: numbers,
+    then a word) reads `0` and `"other"`, not their JSON text."""
+    feature = (split.features or {}).get(column)
+    decode = feature is not None and require_decoding(feature)
     for batch in arrow_batches(split, [column], batch_size):
-        yield batch.column(0).to_pylist()
+        values = batch.column(0).to_pylist()
+        yield [decode_nested_example(feature, value) for value in values] if decode else values
 
 
 def column_values(split: Dataset, column: str, batch_size: int = ROWS_PER_BATCH) -> Iterator[Any]:

@@ -15,6 +15,7 @@ import itertools
 import json
 import math
 import random
+from collections import Counter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -299,19 +300,37 @@ def class_disjoint_split(
     )
 
 
-def canonical_few_shot_rows(split: Dataset, name: str, text_column: str, label_column: str) -> tuple[Dataset, int]:
+def canonical_few_shot_rows(
+    split: Dataset, name: str, text_column: str, label_column: str
+) -> tuple[Dataset, dict[str, int]]:
     """The rows of one split in the few-shot canonical form: `text` (a string; a token list is joined by spaces),
-    `label` (the class name), and `head` / `tail` (entity word indices) when the data has them; rows without text
-    or label are dropped. Returns the rows and how many were dropped. `name` names the split in errors."""
+    `label` (the class name, as written), and `head` / `tail` (entity word indices) when the data has them; rows
+    with an empty, blank or null text, no label or (relations) no entity position are dropped, and told
+    (`tell_dropped`). Returns the rows and the
+    dropped rows' count by reason. `name` names the split in messages."""
     for column, option in ((text_column, "--text-column"), (label_column, "--label-column")):
         if column not in split.column_names:
             raise ValueError(f"{option} {column!r} is not a column of the {name} split: {split.column_names}.")
-    keep = [i for i, (text, label) in enumerate(zip(split[text_column], split[label_column], strict=True))
-            if text not in (None, "", []) and label is not None]  # fmt: skip
-    dropped = len(split) - len(keep)
-    if dropped:
-        split = split.select(keep)
+    from .rows import NO_LABEL, _is_empty, tell_dropped
+
     entities = [column for column in ("head", "tail") if column in split.column_names]
+    positions = list(zip(*(split[column] for column in entities), strict=True)) if entities else [()] * len(split)
+    keep, reasons = [], Counter()
+    rows = zip(split[text_column], split[label_column], positions, strict=True)
+    for index, (text, label, entity) in enumerate(rows):
+        why = (
+            "empty text" if _is_empty(text)
+            else "no label" if label in NO_LABEL or _is_empty(label)
+            else "no entity position" if any(value is None or str(value).strip() == "" for value in entity)
+            else None
+        )  # fmt: skip
+        if why is None:
+            keep.append(index)
+        else:
+            reasons[why] += 1
+    if reasons:
+        tell_dropped(f"{name} split", reasons, len(split))
+        split = split.select(keep)
 
     def canonical(batch: dict[str, list]) -> dict[str, list]:
         rows = {
@@ -321,7 +340,7 @@ def canonical_few_shot_rows(split: Dataset, name: str, text_column: str, label_c
         rows.update({column: [int(value) for value in batch[column]] for column in entities})
         return rows
 
-    return split.map(canonical, batched=True, remove_columns=split.column_names), dropped
+    return split.map(canonical, batched=True, remove_columns=split.column_names), dict(reasons)
 
 
 def prepare_few_shot_data(
@@ -341,7 +360,7 @@ def prepare_few_shot_data(
     for name, split in (("train", train), ("held-out", held_out)):
         splits[name], lost = canonical_few_shot_rows(split, name, text_column, label_column)
         if lost:
-            dropped[name] = {"empty text or no label": lost}
+            dropped[name] = lost
     train, held_out = class_disjoint_split(splits["train"], splits["held-out"], "label", eval_fraction, seed)
     return TaskData(
         train=train,

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 from datasets import Dataset, DatasetDict
 from datasets import utils as datasets_utils
 
@@ -25,6 +26,8 @@ from ..utils.paths import check_local_path
 from ..utils.saving import write_fault
 from .cache import cache_writes, cached_split, load_built
 
+# `datasets`' JSON reader reads a file in chunks of this many bytes, each typed on its own.
+JSON_CHUNK = 10 << 20
 FILE_FORMATS = {".csv": "csv", ".tsv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet", ".txt": "text"}
 HELD_OUT_SPLITS = ("validation", "dev", "valid", "test")
 
@@ -41,6 +44,15 @@ def _holds_data(folder: Path) -> bool:
         if any(item.suffix.lower() in suffixes and item.is_file() for item in folder.glob(depth)):
             return True
     return False
+
+
+def string_columns_of(options: Any, columns: Sequence[Any] = ()) -> list[str]:
+    """The columns of a file that a task reads as strings (`_load_file`): the text, its pair or target, the label
+    (named, or the `label` / `labels` a task finds by itself) and the columns an architecture's tokenizer reads
+    (`ArchitectureArguments.columns`: STCKA's concepts)."""
+    named = [options.text_column or "text", options.text_pair_column, options.target_column, options.label_column]
+    found = [] if options.label_column else ["label", "labels"]
+    return list(dict.fromkeys(name for name in [*named, *found, *(column.column for column in columns)] if name))
 
 
 # A dataset given as a folder (a Hub id or a file is read by `load_dataset` or `_load_file`).
@@ -119,12 +131,31 @@ def _quiet_errors() -> Iterator[None]:
         datasets_utils.logging.set_verbosity(verbosity)
 
 
+def _type_changes(error: BaseException) -> bool:
+    """Whether `error` (from `load_dataset`) is a column whose type changes between two of the reader's chunks:
+    JSON lines of numbers, then a word 10 MB later. Within one chunk `datasets` types such a column `Json`."""
+    while error is not None:
+        text = str(error)
+        if isinstance(error, pa.ArrowInvalid | TypeError) and (
+            "as a scalar of type" in text or "changed from" in text or "Couldn't cast" in text
+        ):
+            return True
+        error = error.__cause__ or error.__context__
+    return False
+
+
 def _load_file(
     path: Path, data_format: str | None, column_names: Sequence[str] | None, streaming: bool = False,
-    notes: list[str] | None = None, fresh: bool = False,
+    notes: list[str] | None = None, fresh: bool = False, string_columns: Sequence[str] = (),
 ) -> Dataset:  # fmt: skip
     """One local file as a split (a stream with `streaming`: nothing read until rows are asked for); what it says
-    of the file (a header row skipped) goes to `notes`, or is printed. `fresh`: its Arrow copy built again."""
+    of the file (a header row skipped) goes to `notes`, or is printed. `fresh`: its Arrow copy built again.
+
+    `string_columns` (the text and label columns a task names) are read as strings, as written, whatever their
+    first rows hold: a CSV's through a converter of each cell (pandas would type a column of codes `1001` as
+    numbers, and a label column with an empty cell as floats, `3.0`, or fail at the first word 10,000 rows on). A
+    JSON lines file whose column changes type between the reader's 10 MB chunks is read again as one chunk, where
+    `datasets` types the column `Json` and its values come back as written (`0`, `"other"`)."""
     from .episodes import read_fewrel
 
     fewrel = read_fewrel(path) if data_format is None and not streaming else None  # FewRel's own layout
@@ -142,10 +173,19 @@ def _load_file(
                 f"({', '.join(column_names)}): read as the header, not as a training row"
             )
             print(note, flush=True) if notes is None else notes.append(note)
+    if builder == "csv" and string_columns:
+        options["converters"] = dict.fromkeys(string_columns, str)
+    files = {"train": str(path)}
     try:
         with _quiet_errors():  # a failure's message stays the only line
-            files = {"train": str(path)}
-            return load_built(builder, data_files=files, split="train", streaming=streaming, fresh=fresh, **options)
+            try:
+                return load_built(builder, data_files=files, split="train", streaming=streaming, fresh=fresh,
+                                  **options)  # fmt: skip
+            except Exception as error:
+                if builder != "json" or streaming or not _type_changes(error):
+                    raise
+            whole = max(path.stat().st_size + 1, JSON_CHUNK)  # one chunk: its mixed columns typed Json
+            return load_built(builder, data_files=files, split="train", fresh=fresh, chunksize=whole, **options)
     except Exception as error:
         if write_fault(error) is not None:  # its Arrow copy could not be written: not a parse error
             raise
@@ -216,6 +256,7 @@ def load_splits(
     notes: list[str] | None = None,
     streaming: bool = False,
     fresh: bool = False,
+    string_columns: Sequence[str] = (),
 ) -> tuple[Dataset, Dataset | None, dict[str, str]]:
     """The training and held-out splits of `dataset` (a file, a folder or a Hub id), and a description of them.
 
@@ -224,13 +265,14 @@ def load_splits(
     the caller once the data has passed every check), or printed now. With `streaming`, the splits are
     `IterableDataset`s (`hf_attn.data.streaming`), and without a held-out split the held-out is `None`: a stream's
     caller holds out its first rows. The Arrow copy `datasets` keeps of the data is checked before it is read, and
-    built again where it does not read back, or with `fresh` (`--overwrite_cache`; `hf_attn.data.cache.load_built`)."""
+    built again where it does not read back, or with `fresh` (`--overwrite_cache`; `hf_attn.data.cache.load_built`).
+    `string_columns`: the columns a local file's reader reads as strings (`_load_file`)."""
     check_local_path(dataset, "--dataset")
     if eval_dataset is not None:
         check_local_path(eval_dataset, "--eval-dataset")
     path = Path(dataset)
     if path.is_file():
-        train = _load_file(path, data_format, column_names, streaming, notes, fresh)
+        train = _load_file(path, data_format, column_names, streaming, notes, fresh, string_columns)
         splits = {"train": train}
         train_split = "train"
         source = {"type": f"local/{path.name}", "name": path.name}
@@ -265,7 +307,7 @@ def load_splits(
     if not streaming and len(train) == 0:  # a stream's emptiness shows when its first rows are read
         raise ValueError(f"The {train_split!r} split of --dataset {dataset} is empty.")
     if eval_dataset is not None:
-        held_out = _load_file(Path(eval_dataset), data_format, column_names, streaming, notes, fresh)
+        held_out = _load_file(Path(eval_dataset), data_format, column_names, streaming, notes, fresh, string_columns)
         source["held_out"] = Path(eval_dataset).name
     elif eval_split is not None:
         if eval_split not in splits:

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TextIO
 
-from datasets import ClassLabel, Dataset, Value
+from datasets import ClassLabel, Dataset, Features, Value
 from datasets import Sequence as SequenceFeature
 
 from .cache import cached_filter, cached_map, column_values, fingerprint
@@ -60,16 +61,25 @@ def _feature_names(train: Dataset, column: str) -> list[str] | None:
 
 
 def _collect_names(train: Dataset, column: str, multi: bool, separator: str | None) -> list[str]:
-    """The label names of the training split: numbers in numeric order, else names in alphabetical order (read a
-    batch at a time: `column_values`)."""
-    values = Counter()
+    """The label names of the training split, each as written (a `3` and a `neutral` are two classes, whatever
+    the type the reader gave the column): integers in numeric order, else names in alphabetical order (read a batch
+    at a time: `column_values`, which decodes a column of mixed types)."""
+    names = set()
     for value in column_values(train, column):
         for item in _label_items(value, multi, separator, column):
             if item not in NO_LABEL:
-                values[item] += 1
-    if all(isinstance(value, int | bool) for value in values):
-        return [str(value) for value in sorted(values)]
-    return sorted(map(str, values))
+                names.add(str(item))
+    if all(_is_integer(name) for name in names):
+        return sorted(names, key=lambda name: (int(name), name))
+    return sorted(names)
+
+
+def _is_integer(name: str) -> bool:
+    try:
+        int(name)
+    except ValueError:
+        return False
+    return True
 
 
 def _label_items(value: Any, multi: bool, separator: str | None, column: str) -> list[Any]:
@@ -211,6 +221,26 @@ class RowRules:
         rows[DROP_COLUMN] = reasons
         return rows
 
+    def features(self, split: Any) -> Features | None:
+        """The canonical columns' types, declared rather than inferred: `datasets` would type a column from its
+        first write batch, and a column whose first 1,000 values are `None` (the reason of `DROP_COLUMN` where the
+        first bad row comes later) has no type to write a later value with. `None` for a stream whose columns'
+        types are not known ahead (it writes nothing)."""
+        if split.features is None:
+            return None
+        columns: dict[str, Any] = {"text": Value("string")}
+        if self.pair_column is not None:
+            columns["pair"] = Value("string")
+        if self.label_column is not None:
+            if self.multi:
+                columns["label"] = SequenceFeature(Value("string"))
+                columns[UNSEEN_COLUMN] = Value("int64")
+            else:
+                columns["label"] = SequenceFeature(Value("int64")) if self.tags else Value("int64")
+        columns.update({name: split.features[name] for name in self.keep_columns})
+        columns[DROP_COLUMN] = Value("string")
+        return Features(columns)
+
     def key(self, split: Dataset) -> str:
         """The fingerprint of `split` made canonical by these rules."""
         return fingerprint("canonical", split._fingerprint, dataclasses.asdict(self) | {"layout": self.layout.name})
@@ -260,17 +290,13 @@ def prepare_task_data(
         description = f"Preparing the {rules.named(split_name)} split"
         rows, reused = cached_map(
             split, canonical, rules.key(split) + f"-{split_name}", description, workers, fresh,
-            remove_columns=split.column_names,
+            remove_columns=split.column_names, features=rules.features(split),
         )  # fmt: skip
         cached &= reused
         counts = Counter(reason for reason in column_values(rows, DROP_COLUMN) if reason is not None)
         if counts:
             dropped[split_name] = dict(counts)
-            detail = ", ".join(f"{reason}: {count}" for reason, count in counts.items())
-            total = f"dropped {sum(counts.values())} of {len(split)} rows"
-            print(f"[hf-attn] {rules.named(split_name)} split: {total} ({detail})")
-            if sum(counts.values()) == len(split):
-                raise ValueError(f"The {rules.named(split_name)} split has no usable row ({', '.join(counts)}).")
+            tell_dropped(f"{rules.named(split_name)} split", counts, len(split))
             rows = cached_filter(
                 rows, lambda reasons: [reason is None for reason in reasons], fingerprint("kept", rows._fingerprint),
                 fresh, input_columns=DROP_COLUMN, batched=True,
@@ -295,6 +321,22 @@ def prepare_task_data(
         dropped=dropped,
         from_cache=["prepared rows"] if cached else [],
     )
+
+
+def tell_dropped(
+    where: str, counts: dict[str, int], total: int, rows: str = "rows", file: TextIO | None = None
+) -> None:
+    """Says, once per split and in the same words for every command (`train`, `evaluate`, `predict`), how many of its
+    `total` rows are left out and why (`RowRules.why_dropped`'s reasons): `[hf-attn] <where>: dropped n of N rows
+    (empty text: n)`, on `file` (standard output; `predict`'s standard error, beside its results). `where` names
+    the split ("train split"); one with no row left is refused."""
+    if not counts:
+        return
+    detail = ", ".join(f"{reason}: {count}" for reason, count in sorted(counts.items()))
+    line = f"[hf-attn] {where}: dropped {sum(counts.values())} of {total} {rows} ({detail})"
+    print(line, file=file or sys.stdout, flush=True)
+    if sum(counts.values()) >= total:
+        raise ValueError(f"The {where} has no usable row ({', '.join(sorted(counts))}).")
 
 
 def row_rules(

@@ -112,7 +112,8 @@ def prepare_stream(
 
 def _marked(rows: Any, rules: RowRules, split: str, columns: list[str]) -> Any:
     """`rows` (a stream, or a split held in memory) in canonical form by `rules`, the rows to drop marked."""
-    return rows.map(functools.partial(rules.canonical, split=split), batched=True, remove_columns=columns)
+    return rows.map(functools.partial(rules.canonical, split=split), batched=True, remove_columns=columns,
+                    features=rules.features(rows))  # fmt: skip
 
 
 def _kept(marked: Any, rules: RowRules) -> Any:

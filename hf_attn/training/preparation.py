@@ -41,7 +41,7 @@ from ..data.cache import (
     train_vocabulary,
 )
 from ..data.episodes import prepare_few_shot_data
-from ..data.files import load_splits
+from ..data.files import load_splits, string_columns_of
 from ..data.kinds import EPISODES
 from ..data.rows import prepare_task_data
 from ..data.streaming import prepare_stream
@@ -306,6 +306,7 @@ def _read_dataset(options: HfAttnArguments, architecture: Architecture, args: Hf
         notes=notes,
         streaming=streaming,
         fresh=options.overwrite_cache,
+        string_columns=string_columns_of(options, options.architecture_arguments.columns()),
     )
     # A stream's first rows stand for it where its columns and labels decide the task.
     seen = Dataset.from_list(list(train_split.take(100)), features=train_split.features) if streaming else train_split
