@@ -276,17 +276,16 @@ def read_fewrel(path: str | Path) -> Dataset | None:
 
 
 def class_disjoint_split(
-    train: Dataset, held_out: Dataset, label_column: str, fraction: float, seed: int, minimum: int = 2
+    train: Dataset, held_out: Dataset | None, label_column: str, fraction: float, seed: int, minimum: int = 2
 ) -> tuple[Dataset, Dataset]:
     """Few-shot held-out classes never occur in training. Splits whose classes overlap (a held-out split cut from
-    the training rows) are merged and split again by class: `fraction` of the classes (at least `minimum`,
-    seeded) are held out with all their rows."""
-    shared = set(train[label_column]) & set(held_out[label_column])
-    if not shared:
+    the training rows) are merged and split again by class, and so are the training rows alone (`held_out`
+    `None`): `fraction` of the classes (at least `minimum`, seeded) are held out with all their rows."""
+    if held_out is not None and not set(train[label_column]) & set(held_out[label_column]):
         return train, held_out
     from datasets import concatenate_datasets
 
-    merged = concatenate_datasets([train, held_out])
+    merged = train if held_out is None else concatenate_datasets([train, held_out])
     classes = sorted(set(merged[label_column]))
     count = max(minimum, round(fraction * len(classes)))
     if count >= len(classes):
@@ -345,7 +344,7 @@ def canonical_few_shot_rows(
 
 def prepare_few_shot_data(
     train: Dataset,
-    held_out: Dataset,
+    held_out: Dataset | None,
     text_column: str = "text",
     label_column: str = "label",
     eval_fraction: float = 0.1,
@@ -358,10 +357,12 @@ def prepare_few_shot_data(
     classes (`class_disjoint_split`)."""
     splits, dropped = {}, {}
     for name, split in (("train", train), ("held-out", held_out)):
+        if split is None:  # no held-out split: classes are held out of the training rows (`class_disjoint_split`)
+            continue
         splits[name], lost = canonical_few_shot_rows(split, name, text_column, label_column)
         if lost:
             dropped[name] = lost
-    train, held_out = class_disjoint_split(splits["train"], splits["held-out"], "label", eval_fraction, seed)
+    train, held_out = class_disjoint_split(splits["train"], splits.get("held-out"), "label", eval_fraction, seed)
     return TaskData(
         train=train,
         eval=held_out,

@@ -257,6 +257,7 @@ def load_splits(
     streaming: bool = False,
     fresh: bool = False,
     string_columns: Sequence[str] = (),
+    hold_out: bool = True,
 ) -> tuple[Dataset, Dataset | None, dict[str, str]]:
     """The training and held-out splits of `dataset` (a file, a folder or a Hub id), and a description of them.
 
@@ -266,7 +267,9 @@ def load_splits(
     `IterableDataset`s (`hf_attn.data.streaming`), and without a held-out split the held-out is `None`: a stream's
     caller holds out its first rows. The Arrow copy `datasets` keeps of the data is checked before it is read, and
     built again where it does not read back, or with `fresh` (`--overwrite_cache`; `hf_attn.data.cache.load_built`).
-    `string_columns`: the columns a local file's reader reads as strings (`_load_file`)."""
+    `string_columns`: the columns a local file's reader reads as strings (`_load_file`). `hold_out=False`: without
+    a held-out split the held-out is `None`, for the caller to hold out rows once the unusable ones are dropped
+    (`hf_attn.data.rows.prepare_task_data`)."""
     check_local_path(dataset, "--dataset")
     if eval_dataset is not None:
         check_local_path(eval_dataset, "--eval-dataset")
@@ -315,7 +318,7 @@ def load_splits(
         held_out, source["held_out"] = splits[eval_split], eval_split
     elif found := next((split for split in HELD_OUT_SPLITS if split in splits and split != train_split), None):
         held_out, source["held_out"] = splits[found], found
-    elif streaming:
+    elif streaming or not hold_out:
         return train, None, source
     else:
         if not 0 < eval_fraction < 1 or len(train) < 2:

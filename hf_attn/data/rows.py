@@ -21,7 +21,7 @@ from typing import Any, TextIO
 from datasets import ClassLabel, Dataset, Features, Value
 from datasets import Sequence as SequenceFeature
 
-from .cache import cached_filter, cached_map, column_values, fingerprint
+from .cache import cached_filter, cached_map, cached_split, column_values, fingerprint
 from .task_data import LabelFormat, TaskData, TaskLayout, get_task_layout
 
 # Label values that mean "no label" (SNLI: -1 in the Hub dataset, "-" as gold_label in the original jsonl).
@@ -67,7 +67,7 @@ def _collect_names(train: Dataset, column: str, multi: bool, separator: str | No
     names = set()
     for value in column_values(train, column):
         for item in _label_items(value, multi, separator, column):
-            if item not in NO_LABEL:
+            if item not in NO_LABEL and str(item).strip():  # a blank cell is no label (`RowRules.why_dropped`)
                 names.add(str(item))
     if all(_is_integer(name) for name in names):
         return sorted(names, key=lambda name: (int(name), name))
@@ -193,9 +193,12 @@ class RowRules:
             return f"empty {self.layout.pair_is}"
         if self.label_column is not None:
             classes = self.classes
-            if value is None or (classes and value in NO_LABEL) or (classes and self.ids and int(value) < 0):
+            blank = _is_empty(value) if isinstance(value, str | list | tuple) else False  # an empty cell, set or tags
+            if value is None or blank or (classes and value in NO_LABEL) or (classes and self.ids and int(value) < 0):
                 return "no label"
-            if self.tags and len(_label_items(value, True, None, self.label_column)) != len(_as_text(text).split()):
+            if self.tags and len(_label_items(value, True, self.label_separator, self.label_column)) != len(
+                _as_text(text).split()
+            ):
                 return "tag count differs from word count"
             if self.drop_unknown and not self.multi and self.unknown_of(value):
                 return "unknown label"
@@ -248,7 +251,7 @@ class RowRules:
 
 def prepare_task_data(
     train: Dataset,
-    held_out: Dataset,
+    held_out: Dataset | None,
     shape: str | TaskLayout,
     text_column: str = "text",
     pair_column: str | None = None,
@@ -260,6 +263,8 @@ def prepare_task_data(
     split_names: tuple[str, str] = ("train", "held-out"),
     workers: int | None = None,
     fresh: bool = False,
+    eval_fraction: float = 0.1,
+    seed: int = 0,
 ) -> TaskData:
     """Checks the columns, drops (and counts) unusable rows, encodes labels; returns canonical `TaskData`.
     `shape`: the task shape's name, or its layout (a model folder's shape: `TaskShape.layout`).
@@ -269,11 +274,18 @@ def prepare_task_data(
     `split_names`: what messages call the two splits (`hf-attn evaluate` reads one file: "evaluation").
     `workers`: processes of the rewriting `map` (`--preprocessing_num_workers`; `hf_attn.data.cache.map_workers`).
     `fresh`: computed again and written afresh, whatever the cache holds (`--overwrite_cache`).
+    `held_out` `None`: `eval_fraction` of the training rows are held out (seeded by `seed`) once the unusable ones
+    are dropped, so that a file's bad rows change nothing but their own absence: its held-out rows are those of the
+    same file without them.
 
     One rewriting pass over each split, a batch at a time (`RowRules.canonical`), under a fingerprint of the split
     and the rules, so that a second run over the same file finds it in the `datasets` cache; the rows it marks are
     then counted and filtered out. Held-out rows that are the training rows (`hf-attn evaluate` scores one file) are
     prepared, and reported, once."""
+    carve = held_out is None
+    if carve and (not 0 < eval_fraction < 1 or len(train) < 2):
+        raise ValueError("the data has no held-out split: give --eval-split or --eval-dataset.")
+    held_out = train if carve else held_out
     one_split = held_out is train
     rules, splits = row_rules(train, held_out, shape, text_column, pair_column, label_column, label_separator, labels,
                            keep_columns, split_names)  # fmt: skip
@@ -283,7 +295,7 @@ def prepare_task_data(
     for split_name, split in splits.items():
         if one_split and split_name == "held-out":  # the same rows: the same result and counts, said once
             prepared[split_name] = prepared["train"]
-            if "train" in dropped:
+            if "train" in dropped and not carve:
                 dropped[split_name] = dict(dropped["train"])
             continue
         canonical = functools.partial(rules.canonical, split=split_name)
@@ -309,6 +321,8 @@ def prepare_task_data(
                 print(f"[hf-attn] {named} split: left out {unseen} labels that are not in {rules.seen}")
         rows = rows.remove_columns([name for name in (DROP_COLUMN, UNSEEN_COLUMN) if name in rows.column_names])
         prepared[split_name] = typed_labels(rows, rules)
+    if carve:  # held out from the usable rows: the same rows as for the file without its bad ones
+        prepared["train"], prepared["held-out"] = cached_split(prepared["train"], eval_fraction, seed)
     return TaskData(
         train=prepared["train"],
         eval=prepared["held-out"],

@@ -307,7 +307,15 @@ def _read_dataset(options: HfAttnArguments, architecture: Architecture, args: Hf
         streaming=streaming,
         fresh=options.overwrite_cache,
         string_columns=string_columns_of(options, options.architecture_arguments.columns()),
+        hold_out=False,  # without a held-out split, rows are held out once the unusable ones are dropped
     )
+    carved = held_out is None and not streaming
+    if carved:
+        if not 0 < options.eval_fraction < 1 or len(train_split) < 2:
+            raise ValueError(
+                f"--dataset {options.dataset} has no held-out split: give --eval-split or --eval-dataset."
+            )
+        source["held_out"] = f"{options.eval_fraction:.0%} of {options.train_split} (seed {args.seed})"
     # A stream's first rows stand for it where its columns and labels decide the task.
     seen = Dataset.from_list(list(train_split.take(100)), features=train_split.features) if streaming else train_split
     label = options.label_column
@@ -319,7 +327,7 @@ def _read_dataset(options: HfAttnArguments, architecture: Architecture, args: Hf
         data = prepare_few_shot_data(
             train_split, held_out, options.text_column, label or "label", options.eval_fraction, args.seed, source
         )
-        return dataclasses.replace(data, notes=notes)
+        return dataclasses.replace(data, notes=notes)  # its held-out classes are said as they are chosen
     columns = options.architecture_arguments.columns()  # what the tokenizer reads beside the text (STCKA: concepts)
     for option, _, name in columns:
         for split_name, split in (("train", seen), ("held-out", held_out)):
@@ -339,8 +347,12 @@ def _read_dataset(options: HfAttnArguments, architecture: Architecture, args: Hf
         data = prepare_task_data(
             train_split, held_out, layout, options.text_column, pair_column, label_column, options.label_separator,
             source, keep_columns=keep_columns, workers=options.preprocessing_num_workers,
-            fresh=options.overwrite_cache,
+            fresh=options.overwrite_cache, eval_fraction=options.eval_fraction, seed=args.seed,
         )  # fmt: skip
+        if carved:
+            notes.append(
+                f"[hf-attn] no held-out split in {options.dataset}: holding out {len(data.eval)} training rows"
+            )
     return dataclasses.replace(
         data, tokenizer_columns={column.keyword: column.column for column in columns}, notes=(*notes, *data.notes)
     )

@@ -95,8 +95,9 @@ def test_overwrite_cache_prepares_trains_the_vocabulary_and_encodes_again(tmp_pa
     again, printed = train_printed(capsys, *run, "--overwrite_cache")
     assert "(cached)" not in data_line(printed), printed
     rewritten = arrow_files(cache)
-    # The file's Arrow copy, the held-out part's indices, the prepared rows and their encoding, of each split.
-    assert len(written) == 7 and rewritten.keys() == written.keys(), (written, rewritten)
+    # The file's Arrow copy, its prepared rows, the indices of the two parts held out from them, and each part's
+    # encoding.
+    assert len(written) == 6 and rewritten.keys() == written.keys(), (written, rewritten)
     assert all(rewritten[path] != written[path] for path in written), (written, rewritten)
     assert again["accuracy"] == first["accuracy"] and again["loss"] == pytest.approx(first["loss"], abs=1e-6)
     _, printed = train_printed(capsys, *run)
@@ -203,7 +204,7 @@ def test_each_long_stage_shows_its_progress_on_a_terminal_and_none_in_a_log(tmp_
                    "--text_column", "review", "--label_column", "stars", "--max_steps", "2", "--save_strategy", "no",
                    "--report_to", "none"]  # fmt: skip
     shown = _run_on_a_terminal([*env_command, "--output_dir", str(tmp_path / "terminal")], tmp_path)
-    bars = (r"Generating train split: .*600", r"Preparing the train split: 100%.*540/540",
+    bars = (r"Generating train split: .*600", r"Preparing the train split: 100%.*600/600",
             r"Vocabulary: 100%.*540/540", r"Encoding: 100%.*540/540", r"100%\|[^|]*\| 1/1")  # fmt: skip
     for bar in bars:
         assert re.search(bar, shown), (bar, shown[:3000])

@@ -83,15 +83,16 @@ def reviews_with_empty_texts(path: Path) -> Path:
 
 @pytest.mark.parametrize("fault", FAULTS)
 def test_a_cached_file_that_does_not_read_back_is_named_and_computed_again(tmp_path, cache, capsys, fault):
-    """`hf-attn train`: every file derived from the data that a second run would reuse (the held-out part's indices,
-    the prepared rows, the kept ones and the encoding of each split, the kept vocabulary) damaged (`damage`): the
+    """`hf-attn train`: every file derived from the data that a second run would reuse (the prepared rows, the kept
+    ones, the indices of the two parts held out from them, each part's encoding, the kept vocabulary) damaged
+    (`damage`): the
     next run names each in one line, computes it again and trains as the clean run did; the run after that reuses
     everything again."""
     run = review_run(tmp_path, reviews_with_empty_texts(tmp_path / "reviews.csv"))
     clean, _ = train_printed(capsys, *run)
     mapped = sorted(cache.rglob("cache-*.arrow"))
     vocabulary = sorted(cache.rglob("hf_attn_tokenizers/*/tokenizer.json"))
-    assert len(mapped) == 8 and len(vocabulary) == 1, (mapped, vocabulary)
+    assert len(mapped) == 6 and len(vocabulary) == 1, (mapped, vocabulary)
     for path in (*mapped, *vocabulary):
         damage(path, fault)
     assert main(["train", *run, *QUIET]) in (0, None)
