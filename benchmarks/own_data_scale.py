@@ -7,7 +7,8 @@ CSV); for the BPE tokenizer, the same texts with a target text (the words revers
 The floor, per tokenizer kind, in a fresh process: `datasets.load_dataset("csv")`, a `tokenizers` training over the
 texts (word-level, or BPE for the BPE kind) read as Arrow batches, and the fastest encoding the libraries allow:
 `tokenizers`' own `encode_batch` of each Arrow batch, on as many threads as there are cores, its ids kept in memory
-(issue 71: before, the floor encoded with one `map` in one process, 54.5 s of its 73 s at 1M rows). hf_attn, in a fresh process with a fresh `datasets` cache: `hf_attn.commands.train.train` with
+(issue 71: before, the floor encoded with one `map` in one process, 54.5 s of its 73 s at 1M rows). hf_attn, in a
+fresh process with a fresh `datasets` cache: `hf_attn.commands.train.train` with
 `--max_steps 5`, no saving, no evaluation during training; its time to the first training step (from the
 process's start, imports included), its data steps (the status line's reading and preparing, vocabulary,
 encoding), and the peak resident memory of the main process (`VmHWM`: `ru_maxrss` would keep the benchmark's own
@@ -31,6 +32,8 @@ Run it alone (nothing else busy on the machine): about 15 minutes on 2 cores.
 
     .venv/bin/python benchmarks/own_data_scale.py [--rows 100000 1000000] [--archs lin_self_attentive han]
         [--output benchmarks/results/own_data_scale.md]
+    .venv/bin/python benchmarks/own_data_scale.py --bad_rows_only --rows 1000000 --archs lin_self_attentive han
+        --repeats 3 --output benchmarks/results/own_data_bad_rows.md   # the 1%-bad-rows goal, on medians
 
 Prints a table per architecture and `RESULT name value goal met|MISSED` lines; `--output` writes the same as
 Markdown.
@@ -216,6 +219,34 @@ def measure(arch: str, rows: list[int], folder: Path) -> dict:
     return results
 
 
+def bad_rows(arch: str, count: int, folder: Path, repeats: int) -> list[str]:
+    """The 1%-bad-rows comparison alone, `repeats` times: a clean and a bad first run, in turn, each on a fresh
+    cache, and the medians of their data times (one pair is too few: the vocabulary step alone varies by 10–20%
+    between two runs of the same file on this machine). Its Markdown lines and RESULT line."""
+    kind = ARCHITECTURES[arch]
+    clean_path, bad_path = folder / f"{kind}-{count}.csv", folder / f"{kind}-{count}-bad.csv"
+    if not clean_path.exists():
+        write_data(clean_path, count, kind)
+    if not bad_path.exists():
+        write_data(bad_path, count, kind, bad_share=BAD_SHARE)
+    times: dict[str, list[float]] = {"clean": [], "bad": []}
+    for repeat in range(repeats):
+        for name, path in (("clean", clean_path), ("bad", bad_path)):
+            _, output = run(OURS, options(arch, path, folder / "out"), folder / f"cache-{arch}-{name}-{repeat}")
+            times[name].append(sum(data_steps(output).values()))
+            print(f"{arch} {count} {name} {repeat}: {times[name][-1]:.1f} s", flush=True)
+    clean, bad = (sorted(values)[len(values) // 2] for values in (times["clean"], times["bad"]))
+    return [
+        f"### {arch}: {count:,} rows, {BAD_SHARE:.0%} of them bad, {repeats} runs of each in turn",
+        "",
+        f"data time, median: {bad:.1f} s against the clean file's {clean:.1f} s ({bad / clean:.3f}×); every run: "
+        f"bad {', '.join(f'{v:.1f}' for v in times['bad'])} s, "
+        f"clean {', '.join(f'{v:.1f}' for v in times['clean'])} s",
+        "",
+        _result(f"{arch}_bad_rows_median_data_time_vs_clean", bad / clean, BAD_ROWS_GOAL),
+    ]
+
+
 def report(arch: str, results: dict[int, dict]) -> list[str]:
     """The Markdown table of one architecture, and its RESULT lines."""
     lines = [
@@ -276,14 +307,47 @@ def _result(name: str, value: float, goal: float) -> str:
     return f"RESULT {name} {value:.3f} goal <= {goal} {'met' if value <= goal else 'MISSED'}"
 
 
+def machine() -> str:
+    """The machine and the versions the numbers are of."""
+    import platform
+
+    import datasets
+    import pandas
+    import pyarrow
+    import tokenizers
+    import torch
+    import transformers
+
+    model = next((line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("model name")), platform.processor())  # fmt: skip
+    return (
+        f"{model}, {os.cpu_count()} cores; Python {platform.python_version()}, torch {torch.__version__}, "
+        f"transformers {transformers.__version__}, datasets {datasets.__version__}, "
+        f"tokenizers {tokenizers.__version__}, pyarrow {pyarrow.__version__}, pandas {pandas.__version__}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[100_000, 1_000_000])
     parser.add_argument("--archs", nargs="+", default=list(ARCHITECTURES), choices=list(ARCHITECTURES))
     parser.add_argument("--output", type=Path, default=None, help="also write the report as Markdown here")
+    parser.add_argument("--bad_rows_only", action="store_true",
+                        help="only the 1%%-bad-rows comparison, at the largest --rows, --repeats times")  # fmt: skip
+    parser.add_argument("--repeats", type=int, default=3, help="runs of each file for --bad_rows_only")
     arguments = parser.parse_args()
+    if arguments.bad_rows_only:
+        with tempfile.TemporaryDirectory(prefix="own-data-bad-rows-") as folder:
+            lines = ["# Own data with bad rows", "", machine(), ""]
+            for arch in arguments.archs:
+                lines += [*bad_rows(arch, max(arguments.rows), Path(folder), arguments.repeats), ""]
+        text = "\n".join(lines)
+        print(text)
+        if arguments.output is not None:
+            arguments.output.write_text(text + "\n")
+        return
     with tempfile.TemporaryDirectory(prefix="own-data-scale-") as folder:
-        lines = ["# Own data at scale", "", f"{os.cpu_count()} cores; {', '.join(map(str, arguments.rows))} rows", ""]
+        lines = ["# Own data at scale", "", f"{machine()}; {', '.join(map(str, arguments.rows))} rows", ""]
         for arch in arguments.archs:
             lines += report(arch, measure(arch, arguments.rows, Path(folder)))
     text = "\n".join(lines)
