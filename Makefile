@@ -15,6 +15,9 @@ OLDEST_TORCH        := 2.13.0
 REGISTRY_TESTS := tests/test_common.py tests/test_transformers_contract.py tests/layers/test_checkpointing.py \
 	tests/test_peft.py tests/test_pipelines.py tests/test_export.py tests/utils/test_remote_code.py \
 	tests/test_transformers_common.py tests/test_auto_registration.py
+# Run on the oldest releases too: what reads your files (every format and task kind, bad rows anywhere) and the
+# faithfulness measures (Captum through every measured head).
+OLDEST_TOO := tests/data/test_bad_rows.py tests/faithfulness
 
 .PHONY: install browser demo docs test test-long test-oldest test-slow test-gpu lint format clean
 
@@ -46,14 +49,15 @@ test: $(STAMP) browser
 	$(BIN)/ruff format --check .
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
-# The registry-driven tests on the oldest supported transformers and torch (CI runs it after `make test`).
+# The registry-driven tests (and OLDEST_TOO) on the oldest supported transformers and torch (CI runs it after
+# `make test`).
 test-oldest:
 	test -x $(OLDEST_VENV)/bin/python || $(PYTHON) -m venv $(OLDEST_VENV)
 	$(OLDEST_VENV)/bin/pip install -q torch==$(OLDEST_TORCH)
 	$(OLDEST_VENV)/bin/pip install -q -e ".[dev]" transformers==$(OLDEST_TRANSFORMERS)
 	$(OLDEST_VENV)/bin/python -c "import torch, transformers; print('test-oldest: transformers', \
 		transformers.__version__, 'torch', torch.__version__)"
-	$(OLDEST_VENV)/bin/python -m pytest -q -n 2 --dist loadgroup $(REGISTRY_TESTS)
+	$(OLDEST_VENV)/bin/python -m pytest -q -n 2 --dist loadgroup $(REGISTRY_TESTS) $(OLDEST_TOO)
 
 # The GPU suite (tests/test_gpu.py, and the kernel tests on CUDA) on a machine with a CUDA device: no venv there, the
 # machine's own Python with torch, triton and transformers (GPU_PYTHON), hf_attn from this checkout. Skipped with the

@@ -292,19 +292,20 @@ def cache_state(cache: Path) -> dict[str, object]:
     return {
         "converting": any(cache.glob("csv/*/*/*.incomplete")),
         "writing": folder is not None and any(folder.glob("tmp*")),
+        "built": folder is not None and (folder / BUILT_CHECKSUMS).is_file(),  # the file's Arrow copy is complete
         "cached": len(list(folder.glob("cache-*.arrow"))) if folder else 0,
         "vocabulary": folder is not None and any((folder / "hf_attn_tokenizers").glob("[!.]*")),
     }
 
 
 # The points of data preparation a run is killed at, in the order a run reaches them (one run each: the steps before
-# a point are cached by then); the cache files are, in order, the held-out part's indices (2 files), the prepared
-# rows of each split, the encodings.
+# a point are cached by then); the cache files are, in order, the prepared rows, the indices of the two parts held
+# out from them (2 files), the encodings.
 KILL_POINTS: dict[str, Callable[[dict], bool]] = {
     "converting the file to Arrow": lambda state: state["converting"],
-    "preparing the training rows": lambda state: state["writing"] and state["cached"] == 2,
-    "training the vocabulary": lambda state: state["cached"] == 4 and not state["vocabulary"],
-    "encoding the training rows": lambda state: state["writing"] and state["cached"] == 4 and state["vocabulary"],
+    "preparing the training rows": lambda state: state["writing"] and state["built"] and state["cached"] == 0,
+    "training the vocabulary": lambda state: state["cached"] == 3 and not state["vocabulary"],
+    "encoding the training rows": lambda state: state["writing"] and state["cached"] == 3 and state["vocabulary"],
 }
 
 
