@@ -19,8 +19,8 @@ def predict(model_path: str, texts: list[str], pairs: list[str] | None = None, t
     tags or a continuation, by its shape), one result per text in order: an empty or blank text (or pair) has
     nothing to predict from, and its result is `{"dropped": "empty text"}`; how many are told once, in the words
     of `train` and `evaluate` (`hf_attn.data.rows.tell_dropped`)."""
-    from ..data.rows import _is_empty, tell_dropped
-    from ..tasks.heads import load_trained, trained_head  # here: a usage error is told before torch loads
+    from ..data.rows import is_empty, tell_dropped
+    from ..tasks.heads import load_trained, shape_of, trained_head  # here: a usage error is told before torch loads
 
     _, head = trained_head(model_path)  # the texts against the saved head, before its weights load
     if pairs is not None and not head.inputs.pair:
@@ -32,8 +32,9 @@ def predict(model_path: str, texts: list[str], pairs: list[str] | None = None, t
         raise ValueError(f"--pair: {len(pairs)} second texts for {len(texts)} texts.")
     if head.inputs.pair and pairs is None:
         raise ValueError(f"{head.model_class.__name__} reads pairs: give the second text with --pair.")
-    reasons = ["empty text" if _is_empty(text) else f"empty {shape_pair(head)}" if pairs and _is_empty(pairs[i])
-               else None for i, text in enumerate(texts)]  # fmt: skip
+    second = f"empty {shape_of(head).layout.pair_is}"  # what `train` calls a pair's empty second text
+    reasons = ["empty text" if is_empty(text) else second if pairs and is_empty(pairs[i]) else None
+               for i, text in enumerate(texts)]  # fmt: skip
     kept = [index for index, reason in enumerate(reasons) if reason is None]
     counts = Counter(reason for reason in reasons if reason is not None)
     if not kept:
@@ -46,13 +47,6 @@ def predict(model_path: str, texts: list[str], pairs: list[str] | None = None, t
     for index, result in zip(kept, results, strict=True):
         answers[index] = result
     return answers
-
-
-def shape_pair(head: Any) -> str:
-    """What a pair head's second text is ("hypothesis", "target", ...), for the dropped-row reason."""
-    from ..tasks.heads import shape_of
-
-    return shape_of(head).layout.pair_is
 
 
 def _texts(args: argparse.Namespace) -> list[str]:

@@ -305,12 +305,11 @@ def canonical_few_shot_rows(
     """The rows of one split in the few-shot canonical form: `text` (a string; a token list is joined by spaces),
     `label` (the class name, as written), and `head` / `tail` (entity word indices) when the data has them; rows
     with an empty, blank or null text, no label or (relations) no entity position are dropped, and told
-    (`tell_dropped`). Returns the rows and the
-    dropped rows' count by reason. `name` names the split in messages."""
+    (`tell_dropped`). Returns the rows and the dropped rows' count by reason. `name` names the split in messages."""
     for column, option in ((text_column, "--text-column"), (label_column, "--label-column")):
         if column not in split.column_names:
             raise ValueError(f"{option} {column!r} is not a column of the {name} split: {split.column_names}.")
-    from .rows import NO_LABEL, _is_empty, tell_dropped
+    from .rows import NO_LABEL, is_empty, tell_dropped
 
     entities = [column for column in ("head", "tail") if column in split.column_names]
     positions = list(zip(*(split[column] for column in entities), strict=True)) if entities else [()] * len(split)
@@ -318,8 +317,8 @@ def canonical_few_shot_rows(
     rows = zip(split[text_column], split[label_column], positions, strict=True)
     for index, (text, label, entity) in enumerate(rows):
         why = (
-            "empty text" if _is_empty(text)
-            else "no label" if label in NO_LABEL or _is_empty(label)
+            "empty text" if is_empty(text)
+            else "no label" if label in NO_LABEL or is_empty(label)
             else "no entity position" if any(value is None or str(value).strip() == "" for value in entity)
             else None
         )  # fmt: skip

@@ -39,7 +39,8 @@ def _column(split: Dataset, name: str | None, option: str, split_name: str) -> D
     raise ValueError(f"{option} {name!r} is not a column of the {split_name} split (columns: {split.column_names}).")
 
 
-def _is_empty(text: Any) -> bool:
+def is_empty(text: Any) -> bool:
+    """Whether a text (or a label cell, a label set, a row of tags) holds nothing: `None`, blank, only blanks."""
     if isinstance(text, list | tuple):
         return not any(str(word).strip() for word in text)
     return text is None or not str(text).strip()
@@ -187,13 +188,13 @@ class RowRules:
 
     def why_dropped(self, text: Any, pair: Any, value: Any) -> str | None:
         """Why a row is dropped ("empty text", "no label", ...), or `None` to keep it."""
-        if _is_empty(text):
+        if is_empty(text):
             return "empty text"
-        if self.pair_column is not None and _is_empty(pair):
+        if self.pair_column is not None and is_empty(pair):
             return f"empty {self.layout.pair_is}"
         if self.label_column is not None:
             classes = self.classes
-            blank = _is_empty(value) if isinstance(value, str | list | tuple) else False  # an empty cell, set or tags
+            blank = is_empty(value) if isinstance(value, str | list | tuple) else False  # an empty cell, set or tags
             if value is None or blank or (classes and value in NO_LABEL) or (classes and self.ids and int(value) < 0):
                 return "no label"
             if self.tags and len(_label_items(value, True, self.label_separator, self.label_column)) != len(

@@ -99,7 +99,7 @@ def _read_maps(head: Any, inputs: dict[str, torch.Tensor], output: Any) -> torch
         )
     maps = {field: _last_layer(getattr(output, field)) for field in fields}
     over = MaskSpec.parse(importance_mask(head))
-    mask = unit_mask(importance_mask(head), inputs).to(next(iter(maps.values())).device).float()
+    mask = over.key_mask(inputs).to(next(iter(maps.values())).device).float()
     # A map over the units themselves: the text's tokens, or a level's units (support instances, `(B, 1, N, K)`
     # for an episode of one query: its row).
     plain = [field for field in fields if specs[field].level == over.level and specs[field].queries is None]
