@@ -3,6 +3,8 @@ the masked and unpacked runs equal to the packed one, and the weights' layout by
 
 from __future__ import annotations
 
+import shutil
+
 import pytest
 import torch
 from torch import nn
@@ -115,9 +117,18 @@ def test_weights_are_laid_out_by_direction_only_when_the_rnn_owns_their_storage(
 # recurrent weights W_hh, b_hh): off by up to 4 on this test's sizes, where `aot_eager` (the same graph, eager kernels)
 # is exact. It reaches SgmForMultiLabelClassification (its compiled encoder) and the ELMo biLM (whose compile fails:
 # "scan might be aliasing"). The strict xfail turns red once a torch fixes it, so that the manual's word goes.
-INDUCTOR_SCAN_BUG = pytest.mark.xfail(
-    torch.__version__.startswith("2.13."), strict=True, reason="torch 2.13 inductor: a scan's closed-over gradients"
-)
+# Only a gradient mismatch counts as the bug (`raises`); without a C++ compiler inductor cannot run on the CPU at all.
+INDUCTOR_SCAN_BUG = [
+    pytest.mark.xfail(
+        torch.__version__.startswith("2.13."),
+        raises=AssertionError,
+        strict=True,
+        reason="torch 2.13 inductor: a scan's closed-over gradients",
+    ),
+    pytest.mark.skipif(
+        not (shutil.which("g++") or shutil.which("c++")), reason="inductor on the CPU needs a C++ compiler"
+    ),
+]
 
 
 @pytest.mark.long
