@@ -124,7 +124,7 @@ def main(argv: list[str]) -> None:
 
     parser = _evaluation_parser("hf-attn faithfulness")
     parser.add_argument("--k", type=float, nargs="+", default=list(ERASER_KS),
-                        help="the erasure bins, in % of each text's tokens (ERASER's: 1 5 10 20 50)")  # fmt: skip
+                        help="the erasure bins, in %% of each text's tokens (ERASER's: 1 5 10 20 50)")  # fmt: skip
     parser.add_argument("--max_examples", "--max-examples", type=int, default=DEFAULT_EXAMPLES,
                         help=f"measure the first N rows (default {DEFAULT_EXAMPLES}; 0: all)")  # fmt: skip
     parser.add_argument("--ig_steps", "--ig-steps", type=int, default=32, help="Integrated Gradients' steps")
