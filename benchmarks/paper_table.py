@@ -70,6 +70,10 @@ def _sentences(folder: str, **columns: Any) -> dict[str, Any]:
     return {"dataset": str(DATA / folder), "eval_split": "validation", **columns}
 
 
+# Reuters-21578's local copy: a story's topics joined by `|` in one CSV column.
+REUTERS = {"text_column": "text", "label_column": "labels", "label_separator": "|"}
+REUTERS_OPTIONS = ["--label_column", "labels", "--label_separator", "|"]
+
 # fmt: off
 RUNS = [
     Run("lstmn-sst5", "SST-5", _sentences("sst5"), "sst5/test.csv", "classification", {"embedding_size": 50}),
@@ -88,6 +92,15 @@ RUNS = [
         {"dataset": str(DATA / "fewrel/train10.json"), "eval_dataset": str(DATA / "fewrel/monitor_pubmed.json"),
          "eval_episodes": 300}, "fewrel/test6.json", "few_shot", {"word_embedding_size": 50},
         ["--eval_episodes", "1000"], also_k_shot=1),
+    # The documents and label sets: IMDB's and Reuters-21578's test splits are held back (shared/paper_data's
+    # README), so their dev split is what is scored, by the model and by the baseline alike.
+    Run("han-imdb", "IMDB (dev)", _sentences("imdb"), "imdb/dev.jsonl", "classification", {"embedding_size": 50}),
+    Run("lin-imdb", "IMDB (dev)", _sentences("imdb"), "imdb/dev.jsonl", "classification", {"embedding_size": 50}),
+    Run("lin-sst5", "SST-5", _sentences("sst5"), "sst5/test.csv", "classification", {"embedding_size": 50}),
+    Run("sgm-reuters", "Reuters-21578 R90 (dev)", _sentences("reuters", **REUTERS), "reuters/dev.csv", "multi_label",
+        {"embedding_size": 50}, REUTERS_OPTIONS),
+    Run("attention-xml-reuters", "Reuters-21578 R90 (dev)", _sentences("reuters", **REUTERS), "reuters/dev.csv",
+        "multi_label", {"embedding_size": 50}, REUTERS_OPTIONS),
     Run("transformer-multi30k", "Multi30k EN→DE test2016",
         {"dataset": str(DATA / "multi30k"), "eval_split": "validation", "text_column": "source",
          "target_column": "target", "max_eval_samples": 500}, "multi30k/test2016.jsonl", "translation", {},
@@ -197,10 +210,8 @@ def tfidf_logistic_regression(run: Run) -> float:
     from sklearn.feature_extraction.text import TfidfVectorizer
     from sklearn.linear_model import LogisticRegression
 
-    folder = DATA / run.test.split("/")[0]
-    suffix = Path(run.test).suffix
+    train, dev, test = _baseline_splits(run)
     label = run.options.get("label_column", "label")
-    train, dev, test = (_rows(folder / f"{name}{suffix}") for name in ("train", "dev", "test"))
     vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, lowercase=True)
     features = vectorizer.fit_transform(train["text"])
     best = None
@@ -210,6 +221,59 @@ def tfidf_logistic_regression(run: Run) -> float:
         if best is None or accuracy > best[0]:
             best = (accuracy, model)
     return float(best[1].score(vectorizer.transform(test["text"]), test[label]))
+
+
+def _baseline_splits(run: Run):
+    """The training, dev and scored splits of a run's local copy (the scored one is `run.test`: the dev split where
+    the test split is held back)."""
+    folder = DATA / run.test.split("/")[0]
+    suffix = Path(run.test).suffix
+    return _rows(folder / f"train{suffix}"), _rows(folder / f"dev{suffix}"), _rows(DATA / run.test)
+
+
+def tfidf_one_vs_rest(run: Run) -> dict[str, float]:
+    """One-vs-rest TF-IDF 1-2 grams + logistic regression on label sets: micro- and macro-F1 at probability 0.5, P@1
+    and P@5 from the probabilities; C chosen on the dev split's micro-F1."""
+    import numpy as np
+    from sklearn.feature_extraction.text import TfidfVectorizer
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.metrics import f1_score
+    from sklearn.multiclass import OneVsRestClassifier
+    from sklearn.preprocessing import MultiLabelBinarizer
+
+    train, dev, test = _baseline_splits(run)
+    column, separator = run.options["label_column"], run.options["label_separator"]
+
+    def label_sets(rows) -> list[list[str]]:
+        return [[label for label in str(value).split(separator) if label] for value in rows[column]]
+
+    # Every label of the three splits: a test label never seen in training counts as missed, as in ours.
+    binarizer = MultiLabelBinarizer().fit(label_sets(train) + label_sets(dev) + label_sets(test))
+    targets = [binarizer.transform(label_sets(rows)) for rows in (train, dev, test)]
+    seen = targets[0].sum(axis=0) > 0  # a label without a training story: its score stays 0
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, lowercase=True)
+    features = vectorizer.fit_transform(train[run.options["text_column"]])
+
+    def scores(model, rows) -> np.ndarray:
+        out = np.zeros((len(rows), len(binarizer.classes_)))
+        out[:, seen] = model.predict_proba(vectorizer.transform(rows[run.options["text_column"]]))
+        return out
+
+    best = None
+    for strength in (1.0, 3.0, 10.0, 30.0, 100.0):
+        model = OneVsRestClassifier(LogisticRegression(C=strength, max_iter=3000)).fit(features, targets[0][:, seen])
+        micro = f1_score(targets[1], scores(model, dev) >= 0.5, average="micro", zero_division=0)
+        if best is None or micro > best[0]:
+            best = (micro, model)
+    probabilities, truth = scores(best[1], test), targets[2]
+    ranked = np.argsort(-probabilities, axis=1)
+    hits = np.take_along_axis(truth, ranked, axis=1)
+    return {
+        "micro_f1": float(f1_score(truth, probabilities >= 0.5, average="micro", zero_division=0)),
+        "macro_f1": float(f1_score(truth, probabilities >= 0.5, average="macro", zero_division=0)),
+        "precision_at_1": float(hits[:, :1].mean()),
+        "precision_at_5": float(hits[:, :5].sum(axis=1).mean() / 5),
+    }
 
 
 def tfidf_nearest_centroid(run: Run, output: Path, shots: int) -> float:
@@ -272,14 +336,50 @@ def run_one(run: Run, folder: Path, budget: str, minutes: float) -> dict[str, An
             other = evaluate(output, run, ["--k_shot", str(run.also_k_shot)])
             result["also"] = {"metric": f"accuracy ({run.also_k_shot}-shot)", "ours": other["accuracy"],
                               "baseline": tfidf_nearest_centroid(run, output, run.also_k_shot)}  # fmt: skip
+    elif run.baseline == "multi_label":
+        baseline = tfidf_one_vs_rest(run)
+        result["metric"], result["ours"], result["baseline"] = "micro_f1", test["micro_f1"], baseline["micro_f1"]
+        result["also"] = [  # a generating head (SGM) ranks no labels: it has no P@k
+            {"metric": name, "ours": test[name], "baseline": baseline[name]}
+            for name in MULTI_LABEL_MORE
+            if name in test
+        ]
     else:
         result["metric"], result["ours"], result["baseline"] = (
             "accuracy",
             test["accuracy"],
             tfidf_logistic_regression(run),
         )
+    if run.baseline != "translation":
+        result["faithfulness"] = measure_faithfulness(output, run)
     (output / "paper_table.json").write_text(json.dumps(result, indent=2))
     return result
+
+
+# The label-set metrics beside micro-F1.
+MULTI_LABEL_MORE = ("macro_f1", "precision_at_1", "precision_at_5")
+# `hf-attn faithfulness` on this many of the scored split's examples, erasing the top k% of their tokens.
+FAITHFULNESS_EXAMPLES, FAITHFULNESS_K = 200, 10
+
+
+def measure_faithfulness(output: Path, run: Run) -> dict[str, Any]:
+    """`hf-attn faithfulness` on the first `FAITHFULNESS_EXAMPLES` examples of the scored split, as a user runs it:
+    comprehensiveness at `FAITHFULNESS_K`% by attention and by a random ranking (each with its 95% interval), and
+    Kendall τ between attention and Integrated Gradients; or the one line in which it refuses the head."""
+    figures = output / "faithfulness.json"
+    command = [str(Path(sys.executable).parent / "hf-attn"), "faithfulness", str(output), "--dataset",
+               str(DATA / run.test), *run.evaluate_options, "--max_examples", str(FAITHFULNESS_EXAMPLES), "--k",
+               str(FAITHFULNESS_K), "--output_file", str(figures)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True)
+    if done.returncode != 0:
+        return {"refused": done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit {done.returncode}"}
+    measured = json.loads(figures.read_text())
+    return {
+        "examples": measured["examples"],
+        "comprehensiveness": measured["comprehensiveness"]["attention"][0],
+        "random": measured["comprehensiveness"]["random"][0],
+        "tau_integrated_gradients": measured["agreement"]["integrated_gradients"]["attention"],
+    }
 
 
 def _versions() -> str:
@@ -297,12 +397,14 @@ def _table(results: list[dict[str, Any]]) -> list[str]:
     """The rows of one budget's runs: ours, the baseline, the margin and the paper's number, in the same units."""
     from hf_attn.recipes import load_recipe, paper_number
 
-    rows = ["| dataset (test split) | recipe | metric | ours | baseline | ours − baseline | paper | training |",
-            "|---|---|---|---|---|---|---|---|"]  # fmt: skip
+    rows = ["| dataset (test split) | recipe | metric | ours | baseline | ours − baseline | paper | training | "
+            f"comprehensiveness at {FAITHFULNESS_K}%: attention / random | τ with IG |",
+            "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
     for result in results:
         paper = load_recipe(result["recipe"]).paper
         percent = result.get("metric") != "bleu"
-        for line in (result, result.get("also")):
+        also = result.get("also")
+        for line in (result, *(also if isinstance(also, list) else [also])):
             if line is None:
                 continue
             shown = (lambda v: f"{100 * v:.1f}") if percent else (lambda v: f"{v:.1f}")
@@ -312,9 +414,28 @@ def _table(results: list[dict[str, Any]]) -> list[str]:
             rows.append(
                 f"| {result['dataset']} | `{result['recipe']}` | {line['metric']} | {shown(line['ours'])} | "
                 f"{shown(line['baseline'])} | {'+' if margin >= 0 else ''}{shown(margin)} | {shown_paper} | "
-                f"{result['steps']} steps, {result['epochs']} epochs, {result['seconds']} s |"
+                f"{result['steps']} steps, {result['epochs']} epochs, {result['seconds']} s | "
+                f"{_faithfulness_cells(result) if line is result else '| |'}"
             )
     return rows
+
+
+def _faithfulness_cells(result: dict[str, Any]) -> str:
+    """The two faithfulness cells of a row: comprehensiveness by attention and by random with their intervals, and τ
+    with Integrated Gradients; "not measured" for a run from before the measure, the refusal's reason otherwise."""
+    measured = result.get("faithfulness")
+    if measured is None:
+        return "not measured (a run from before these columns) | |"
+    if "refused" in measured:
+        return f"refused: {measured['refused'].split(': ', 1)[-1]} | |"
+
+    def shown(estimate: dict[str, float]) -> str:
+        return f"{estimate['mean']:.3f} [{estimate['low']:.3f}, {estimate['high']:.3f}]"
+
+    return (
+        f"{shown(measured['comprehensiveness'])} / {shown(measured['random'])} | "
+        f"{shown(measured['tau_integrated_gradients'])} |"
+    )
 
 
 def _accelerator() -> str:
