@@ -163,3 +163,29 @@ def test_the_tree_loss_sums_the_levels_and_puts_positives_in_the_training_beam()
     for row, label in enumerate(target_labels):
         assert label in teacher_forced.candidates[row].tolist()
         assert label not in evaluated.candidates[row].tolist()
+
+
+def test_a_new_model_starts_at_the_labels_prior_and_a_saved_one_keeps_its_bias(tmp_path):
+    """With the training labels' frequencies in the config (as `hf-attn train` records them), the output unit's bias
+    is log(p̄ / (1 − p̄)): the mean predicted probability of a label is its mean frequency from the first step. A
+    checkpoint's bias is loaded, not reset; a config without frequencies keeps the original's 0; a tree level (whose
+    nodes are not the config's labels) too."""
+    from hf_attn import AttentionXmlForLabelTree
+
+    counts = [30, 6, 3, 9, 1, 0]  # 49 label occurrences over 100 texts and 6 labels: p̄ = 49/600
+    primed = model(label_frequencies={"examples": 100, "counts": counts})
+    bias = primed.classifier.output.bias.item()
+    assert bias == pytest.approx(torch.logit(torch.tensor(49 / 600, dtype=torch.float64)).item(), abs=1e-6)
+    with torch.no_grad():
+        probabilities = torch.sigmoid(primed(INPUT_IDS, MASK).logits)
+    assert probabilities.mean().item() == pytest.approx(49 / 600, abs=0.05)
+    assert model().classifier.output.bias.item() == 0.0
+    with torch.no_grad():
+        primed.classifier.output.bias.fill_(1.25)
+    primed.save_pretrained(tmp_path)
+    assert AttentionXmlForSequenceClassification.from_pretrained(tmp_path).classifier.output.bias.item() == 1.25
+    frequencies = {"examples": 100, "counts": counts}
+    tree_config = AttentionXmlConfig(**CONFIG, label_frequencies=frequencies, tree_cluster_size=2, tree_children=2,
+                                     tree_height=1)  # fmt: skip
+    tree = AttentionXmlForLabelTree(tree_config)
+    assert [level.classifier.output.bias.item() for level in tree.levels] == [0.0, 0.0]
