@@ -441,7 +441,7 @@ def _faithfulness_cells(result: dict[str, Any]) -> str:
     """The two faithfulness cells of a row: comprehensiveness by attention and by random with their intervals, and τ
     with Integrated Gradients; "not measured" for a run from before the measure, the refusal's reason otherwise."""
     measured = result.get("faithfulness")
-    if measured is None:
+    if not measured:
         return "not measured (a run from before these columns) | |"
     if "refused" in measured:
         return f"refused: {measured['refused'].split(': ', 1)[-1]} | |"
@@ -466,22 +466,43 @@ def _accelerator() -> str:
 NOTES = "## Notes"
 
 
+def _kept_rows(results_file: Path, budget: str, measured: set[str]) -> list[str]:
+    """The rows of `results_file`'s `budget` table whose recipe has no run under the runs folder (runs of another
+    machine or session): kept as they were, with empty faithfulness cells where they predate those columns."""
+    if not results_file.is_file():
+        return []
+    heading = "## CPU budget" if budget == "cpu" else "## Full budget"
+    text = results_file.read_text().partition(NOTES)[0]
+    rows, inside = [], False
+    for line in text.splitlines():
+        if line.startswith("## "):
+            inside = line.startswith(heading)
+        elif inside and line.startswith("| ") and not line.startswith("| dataset"):
+            cells = line.strip().strip("|").split(" | ")
+            if len(cells) > 1 and cells[1].strip("` ") not in measured:
+                rows.append(line if len(cells) >= 10 else f"{line} {_faithfulness_cells({})}")
+    return rows
+
+
 def report(folder: Path, results_file: Path) -> str:
     """One table per budget of the runs found under `folder` (`<budget>/<recipe>/paper_table.json`), written to
-    `results_file` with the machine and the versions; the file's notes (from `NOTES` on) are kept."""
+    `results_file` with the machine and the versions; the file's notes (from `NOTES` on) are kept, and so are its
+    rows of recipes not run here (`_kept_rows`)."""
     sections = []
     for budget in ("cpu", "full"):
         found = [folder / budget / run.recipe / "paper_table.json" for run in RUNS]
         results = [json.loads(path.read_text()) for path in found if path.is_file()]
-        if not results:
+        kept = _kept_rows(results_file, budget, {result["recipe"] for result in results})
+        if not results and not kept:
             continue
-        minutes = sorted({result["minutes"] for result in results})
+        minutes = sorted({result["minutes"] for result in results}) or [8.0]  # kept rows: the 8 of issue 65's
         title = (
             f"## CPU budget: {', '.join(f'{m:g}' for m in minutes)} minutes of training a model"
             if budget == "cpu"
             else "## Full budget: the recipe's own epochs or steps"
         )
-        sections += [title, "", *_table(results), ""]
+        table = _table(results)
+        sections += [title, "", *table[:2], *kept, *table[2:], ""]
     text = "\n".join([
         "# The papers' tables, on the local copies of their data",
         "",
