@@ -444,7 +444,9 @@ def _faithfulness_cells(result: dict[str, Any]) -> str:
     if not measured:
         return "not measured (a run from before these columns) | |"
     if "refused" in measured:
-        return f"refused: {measured['refused'].split(': ', 1)[-1]} | |"
+        reason = measured["refused"].removesuffix(" (--debug shows the traceback)")
+        shown_reason = reason if reason.startswith("not measured") else f"refused: {reason.split(': ', 1)[-1]}"
+        return f"{shown_reason} | |"
 
     def shown(estimate: dict[str, float]) -> str:
         return f"{estimate['mean']:.3f} [{estimate['low']:.3f}, {estimate['high']:.3f}]"

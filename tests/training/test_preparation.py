@@ -182,6 +182,7 @@ def test_bad_inputs_are_one_line_errors_naming_the_problem(files, tmp_path):
 YELP = Features(
     {"label": ClassLabel(names=["1 star", "2 star", "3 stars", "4 stars", "5 stars"]), "text": Value("string")}
 )
+IMDB = Features({"text": Value("string"), "label": ClassLabel(names=["neg", "pos"])})
 SNLI = Features({"premise": Value("string"), "hypothesis": Value("string"),
                  "label": ClassLabel(names=["entailment", "neutral", "contradiction"])})  # fmt: skip
 
@@ -222,6 +223,17 @@ def recipe_data(name: str, folder, files) -> list[str]:
 
         folder.rmdir()
         shutil.copytree(files / "xmc", folder)
+    elif dataset == "stanfordnlp/imdb":  # text, label (neg/pos); the unsupervised split's label is -1
+        rows = [{"text": row["review"], "label": int(row["stars"]) % 2} for row in reviews]
+        for split in ("train", "test", "unsupervised"):
+            labelled = rows if split != "unsupervised" else [{**row, "label": -1} for row in rows]
+            Dataset.from_list(labelled, features=IMDB).to_parquet(folder / f"{split}.parquet")
+    elif dataset == "ucirvine/reuters21578":  # ModApte: text, title, topics (a list, empty for some stories), ...
+        topics = [json.loads(line) for line in (files / "topics.jsonl").read_text().splitlines()[:24]]
+        rows = [{"text": row["text"], "title": row["text"][:20], "topics": [] if index == 3 else row["labels"],
+                 "lewis_split": "TRAIN"} for index, row in enumerate(topics)]  # fmt: skip
+        for split in ("train", "test", "unused"):
+            Dataset.from_list(rows).to_parquet(folder / f"{split}.parquet")
     elif dataset == "bentrevett/multi30k":  # en, de
         pairs = [line.split("\t") for line in (files / "pairs.tsv").read_text().splitlines()[:24]]
         for split in ("train", "validation", "test"):
