@@ -32,9 +32,9 @@ What differs from the original code (the converter reproduces its outputs exactl
 - A new model trained on data whose label frequencies the config records (`label_frequencies`, written by
   `hf-attn train`) starts its output unit's bias at the log-odds of the mean label frequency, b = log(p̄ / (1 − p̄)),
   as Lin et al. (2017, Focal Loss, §4.1 "Initialization") start a rare class's bias at its prior: with every label
-  rare (90 Reuters topics, 1.2 a story) the original's bias of about 0 predicts p = 0.5 everywhere, and Adam at
-  1e-3 spent the first epoch walking the shared bias down to the prior. The original's weights (conversion) and a
-  config without frequencies are unchanged.
+  rare (90 Reuters topics, 1.2 a story, log-odds −4.3) the original's bias of about 0 predicts p = 0.5 everywhere,
+  and Adam, which moves a parameter by about its learning rate a step, needs thousands of steps at 1e-3 to bring
+  the shared bias there. The original's weights (conversion) and a config without frequencies are unchanged.
 
 Shape legend: B batch, T tokens, E embedding size, H LSTM units per direction, D = 2H, N labels (`num_labels`),
 C candidates per text, K labels scored per text (N without candidates, C with them), F shared layer sizes.
