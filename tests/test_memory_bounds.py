@@ -25,14 +25,17 @@ from tests.helpers import make_inputs, make_labels, tiny_config
 
 
 class LargestTensor(TorchDispatchMode):
-    """Records the element count and origin of the largest tensor any aten op returns."""
+    """Records the element count and origin of the largest tensor any aten op returns, but the ops named in
+    `ignored` (substrings of the op's name)."""
 
-    def __init__(self) -> None:
+    def __init__(self, ignored: tuple[str, ...] = ()) -> None:
         super().__init__()
-        self.elements, self.origin = 0, ""
+        self.elements, self.origin, self.ignored = 0, "", ignored
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         result = func(*args, **(kwargs or {}))
+        if any(name in str(func) for name in self.ignored):
+            return result
         for tensor in tree_leaves(result):
             if isinstance(tensor, torch.Tensor) and tensor.numel() > self.elements:
                 self.elements, self.origin = tensor.numel(), f"{func} {tuple(tensor.shape)}"
@@ -45,13 +48,14 @@ def head_and_config(arch: str, class_name: str, **overrides):
     return head, tiny_config(architecture, **overrides)
 
 
-def largest_in_a_training_step(arch: str, class_name: str, lengths: list[int], **overrides):
+def largest_in_a_training_step(arch: str, class_name: str, lengths: list[int], ignored: tuple[str, ...] = (),
+                               **overrides):  # fmt: skip
     head, config = head_and_config(arch, class_name, **overrides)
     torch.manual_seed(0)
     model = head.model_class(config).train()
     inputs = make_inputs(head, config, lengths)
     labels = make_labels(head, config, inputs)
-    with LargestTensor() as largest:
+    with LargestTensor(ignored) as largest:
         model(**inputs, labels=labels).loss.backward()
     return largest, config, largest_parameter(model)
 
@@ -84,13 +88,16 @@ def test_attention_xml_is_linear_in_the_labels_and_the_tree_in_its_candidates(la
     children: a level scores only the children of its beam (and the encoder reads T tokens), and L enters only
     through the final dense logits."""
     tokens = [20, 3]
+    # The CPU's LSTM kernel (oneDNN) returns an opaque workspace, linear in B·T and in the sizes, which no label
+    # enters; at these tiny sizes it is larger than the bound, so it is left out of the measure.
+    rnn_kernel = ("mkldnn_rnn_layer",)
     flat, config, parameters = largest_in_a_training_step(
-        "attention_xml", "AttentionXmlForSequenceClassification", tokens, num_labels=labels
+        "attention_xml", "AttentionXmlForSequenceClassification", tokens, rnn_kernel, num_labels=labels
     )
     width = max(max(tokens), 4 * config.hidden_size, config.embedding_size)  # 4H: the LSTM's gates
     assert flat.elements <= max(2 * 2 * labels * width, parameters), flat.origin
     tree, config, parameters = largest_in_a_training_step(
-        "attention_xml", "AttentionXmlForLabelTree", tokens, num_labels=labels
+        "attention_xml", "AttentionXmlForLabelTree", tokens, rnn_kernel, num_labels=labels
     )
     candidates = config.tree_top_candidates * max(config.tree_children, config.tree_cluster_size)
     bound = max(2 * 2 * (labels + 1), 2 * 2 * max(candidates, max(tokens)) * width, parameters)

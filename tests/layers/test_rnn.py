@@ -1,5 +1,5 @@
 """The recurrent encoders (hf_attn.layers.rnn): outputs independent of padding and batch order, an all-padding row,
-the masked and unpacked runs equal to the packed one, and the weights' layout by direction."""
+the masked, unpacked and segmented runs equal to PyTorch's packed one, and the weights' layout by direction."""
 
 from __future__ import annotations
 
@@ -63,6 +63,26 @@ def test_masked_rnn_equals_the_packed_run(cell, layers):
         torch.testing.assert_close(ours[:, :2], theirs[:, :2], rtol=1e-5, atol=1e-6)  # rows with tokens
 
 
+def _packed_reference(rnn: nn.RNNBase, inputs: torch.Tensor, mask: torch.Tensor, state) -> tuple:
+    """PyTorch's own packed run (`pack_padded_sequence`): outputs zero at pads and all-padding rows, final state."""
+    lengths = mask.sum(-1)
+    packed = nn.utils.rnn.pack_padded_sequence(inputs, lengths.clamp(min=1), batch_first=True, enforce_sorted=False)
+    outputs, final = rnn(packed, state)
+    outputs, _ = nn.utils.rnn.pad_packed_sequence(outputs, batch_first=True, total_length=inputs.size(1))
+    return outputs * (lengths > 0)[:, None, None], final
+
+
+def _gradients(outputs: torch.Tensor, tensors: list[torch.Tensor]) -> tuple[torch.Tensor, ...]:
+    weights = torch.linspace(-1, 1, outputs.numel()).reshape(outputs.shape)  # a loss that reads every output
+    return torch.autograd.grad((outputs * weights).sum(), tensors)
+
+
+def _initial_state(rnn: nn.RNNBase, batch: int):
+    directions = 2 if rnn.bidirectional else 1
+    h0 = torch.randn(rnn.num_layers * directions, batch, rnn.proj_size or rnn.hidden_size)
+    return (h0, torch.randn(rnn.num_layers * directions, batch, rnn.hidden_size)) if isinstance(rnn, nn.LSTM) else h0
+
+
 @pytest.mark.parametrize(
     "rnn",
     [
@@ -75,29 +95,64 @@ def test_masked_rnn_equals_the_packed_run(cell, layers):
     ids=["lstm-2-layers", "gru", "relu-rnn-2-layers", "lstm-proj", "lstm-one-direction"],
 )
 def test_the_unpacked_run_equals_the_packed_run(rnn):
-    """On an accelerator (here: the CPU with `value_checks(False)`) `PackedBiRNN` runs `reversed_rnn`: the RNN's
-    kernel over the padded batch, the backward direction on reversed prefixes. Same outputs and gradients as the
-    packed run, with an initial state and an all-padding row, and nothing read on the host."""
+    """`PackedBiRNN` runs `reversed_rnn` on every device (the RNN's kernel over the padded batch, the backward
+    direction on reversed prefixes), with and without the CPU's value checks: the outputs and gradients of
+    PyTorch's packed run, with an initial state and an all-padding row."""
     from hf_attn.layers.validation import value_checks
 
     torch.manual_seed(0)
     layer = PackedBiRNN(rnn).eval()
     inputs = torch.randn(3, 7, 4, requires_grad=True)
     mask = torch.tensor([[1] * 7, [1] * 3 + [0] * 4, [0] * 7])
-    directions = 2 if rnn.bidirectional else 1
-    h0 = torch.randn(rnn.num_layers * directions, 3, rnn.proj_size or rnn.hidden_size)
-    state = (h0, torch.randn(rnn.num_layers * directions, 3, rnn.hidden_size)) if isinstance(rnn, nn.LSTM) else h0
-    results = []
+    state = _initial_state(rnn, 3)
+    expected, _ = _packed_reference(rnn, inputs, mask, state)
+    expected_gradients = _gradients(expected, [inputs, rnn.weight_hh_l0])
     for checks in (True, False):
-        inputs.grad = None
-        layer.zero_grad()
         with value_checks(checks):
             outputs = layer(inputs, mask, initial_state=state)
-        outputs.square().sum().backward()
-        results.append((outputs, inputs.grad.clone(), rnn.weight_hh_l0.grad.clone()))
-    for packed, unpacked in zip(*results, strict=True):
-        torch.testing.assert_close(unpacked, packed, rtol=1e-5, atol=1e-6)
-    assert torch.equal(results[1][0][2], torch.zeros(7, results[1][0].size(-1)))  # the all-padding row
+        torch.testing.assert_close(outputs, expected, rtol=1e-5, atol=1e-6)
+        for ours, theirs in zip(_gradients(outputs, [inputs, rnn.weight_hh_l0]), expected_gradients, strict=True):
+            torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
+        assert torch.equal(outputs[2], torch.zeros(7, outputs.size(-1)))  # the all-padding row
+
+
+@pytest.mark.parametrize(
+    "rnn",
+    [
+        nn.LSTM(4, 5, num_layers=2, bidirectional=True, batch_first=True),
+        nn.GRU(4, 5, num_layers=2, bidirectional=True, batch_first=True),
+        nn.RNN(4, 5, nonlinearity="relu", bidirectional=True, batch_first=True),
+        nn.LSTM(4, 5, proj_size=3, bidirectional=True, batch_first=True),
+        nn.LSTM(4, 5, num_layers=2, batch_first=True),
+    ],
+    ids=["lstm-2-layers", "gru-2-layers", "relu-rnn", "lstm-proj", "lstm-one-direction"],
+)
+@pytest.mark.parametrize("with_state", [False, True])
+def test_the_segmented_run_equals_the_packed_run_final_states_included(rnn, with_state):
+    """`segmented_rnn` (one kernel call per stretch of time with the same real rows) is PyTorch's packed run: the
+    outputs, every layer and direction's final state, and the gradients of both, for rows of repeated, unsorted
+    lengths and an all-padding row (one step on its pads, as packing's `clamp(min=1)`)."""
+    from hf_attn.layers.rnn import segmented_rnn
+
+    torch.manual_seed(0)
+    rnn.eval()
+    inputs = torch.randn(6, 8, 4, requires_grad=True)
+    lengths = torch.tensor([3, 0, 6, 6, 1, 4])
+    mask = torch.arange(8)[None, :] < lengths[:, None]
+    state = _initial_state(rnn, 6) if with_state else None
+    expected, expected_final = _packed_reference(rnn, inputs, mask, state)
+    outputs, final = segmented_rnn(rnn, inputs, lengths, state)
+    outputs = outputs * (lengths > 0)[:, None, None]
+    torch.testing.assert_close(outputs, expected, rtol=1e-5, atol=1e-6)
+    finals = final if isinstance(final, tuple) else (final,)
+    expected_finals = expected_final if isinstance(expected_final, tuple) else (expected_final,)
+    for ours, theirs in zip(finals, expected_finals, strict=True):
+        torch.testing.assert_close(ours, theirs, rtol=1e-5, atol=1e-6)
+    tensors = [inputs, *rnn.parameters()]
+    ours = _gradients(torch.cat([outputs.flatten(), *(f.flatten() for f in finals)]), tensors)
+    theirs = _gradients(torch.cat([expected.flatten(), *(f.flatten() for f in expected_finals)]), tensors)
+    for mine, reference in zip(ours, theirs, strict=True):
+        torch.testing.assert_close(mine, reference, rtol=1e-5, atol=1e-5)
 
 
 def test_weights_are_laid_out_by_direction_only_when_the_rnn_owns_their_storage():

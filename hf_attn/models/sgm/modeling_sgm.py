@@ -51,7 +51,7 @@ from hf_attn.layers.generation_cache import CACHE_FIELD, cache_argument, cache_f
 from hf_attn.layers.losses import classification_loss, token_cross_entropy
 from hf_attn.layers.masking import masked_softmax
 from hf_attn.layers.outputs import output_flags
-from hf_attn.layers.rnn import masked_rnn
+from hf_attn.layers.rnn import masked_rnn, segmented_rnn
 from hf_attn.layers.sequences import label_ids_of_sequence, reverse_padded, shift_tokens_right
 from hf_attn.layers.validation import check_token_inputs, embed_inputs
 from hf_attn.utils.loading import SafetensorsLoadingMixin
@@ -232,6 +232,8 @@ class SgmEncoder(CheckpointingLayer):
             embedded = reverse_padded(embedded, lengths)
         if torch.compiler.is_compiling():  # traced (torch.export): the packed run as one graph
             outputs, (final_hidden, final_cell) = masked_rnn(self.rnn, embedded, mask)
+        elif embedded.device.type == "cpu":  # the packed run, with a backward linear in S (`layers/rnn.py`)
+            outputs, (final_hidden, final_cell) = segmented_rnn(self.rnn, embedded, lengths)
         else:
             packed = nn.utils.rnn.pack_padded_sequence(
                 embedded, lengths.clamp(min=1).cpu(), batch_first=True, enforce_sorted=False

@@ -72,11 +72,11 @@ def test_empty_documents_and_sentences_stay_finite_in_forward_and_backward():
 def test_every_sentence_of_the_batch_goes_through_one_word_gru_call():
     han = model()
     calls = []
-    han.han.word_encoder.rnn.register_forward_hook(lambda module, args, output: calls.append(args[0]))
+    han.han.word_encoder.register_forward_hook(lambda module, args, output: calls.append(args[0]))
     han(*documents([[3, 5, 1], [4, 0], [2, 6, 6, 2]]))
     assert len(calls) == 1
-    # 8 non-empty sentences of the 3 × 4 slots, packed: the empty and padded ones never enter the GRU
-    assert calls[0].batch_sizes[0] == 8
+    # 8 non-empty sentences of the 3 × 4 slots: the empty and padded ones never enter the GRU
+    assert calls[0].size(0) == 8
 
 
 def test_attention_lands_where_the_context_vector_points():
