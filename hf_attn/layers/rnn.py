@@ -144,6 +144,18 @@ def _layer_weights(rnn: nn.RNNBase, layer: int, reverse: bool) -> list[torch.Ten
     return [getattr(rnn, f"{name}_{suffix}") for name in names]
 
 
+# The RNN's kernel for one layer and direction (cuDNN, oneDNN or ATen's own), by `rnn.mode`; each is called as
+# `run(inputs, hx, weights, has_biases, 1 layer, 0.0 dropout, train, bidirectional=False, batch_first=True)`.
+_KERNELS = {"LSTM": torch.lstm, "GRU": torch.gru, "RNN_TANH": torch.rnn_tanh, "RNN_RELU": torch.rnn_relu}
+
+
+def _directions(rnn: nn.RNNBase, layer: int) -> list[tuple[int, bool, list[torch.Tensor]]]:
+    """`(index, reverse, weights)` of each direction of `layer`: its row in the `(L·K, B, H)` states, whether it reads
+    backwards, and its weights in the kernel's order."""
+    directions = 2 if rnn.bidirectional else 1
+    return [(layer * directions + k, k == 1, _layer_weights(rnn, layer, k == 1)) for k in range(directions)]
+
+
 def compact_by_direction(rnn: nn.RNNBase) -> None:
     """Lays `rnn`'s weights out as cuDNN reads a one-layer, one-direction RNN: one flat buffer per layer and
     direction (w_ih, w_hh, b_ih, b_hh, w_hr, at the offsets cuDNN asks), the parameters made views into it.
@@ -206,18 +218,15 @@ def reversed_rnn(
     each row's real prefix reversed. Returns the outputs `(B, T, K·H)`, zero at padded positions (the final states
     at the pads would not be the packed ones, so none are returned)."""
     compact_by_direction(rnn)
-    directions = 2 if rnn.bidirectional else 1
     mode = rnn.mode  # "LSTM", "GRU", "RNN_TANH", "RNN_RELU"
-    run = {"LSTM": torch.lstm, "GRU": torch.gru, "RNN_TANH": torch.rnn_tanh, "RNN_RELU": torch.rnn_relu}[mode]
+    run = _KERNELS[mode]
     real = (torch.arange(inputs.size(1), device=inputs.device) < lengths[:, None])[..., None]  # (B, T, 1)
     states = initial_state if isinstance(initial_state, tuple) else (initial_state,)
     layer_inputs = inputs
     for layer in range(rnn.num_layers):
         layer_inputs = _between_layers(rnn, layer, layer_inputs)
         outputs = []
-        for direction in range(directions):
-            index = layer * directions + direction
-            reverse = direction == 1
+        for index, reverse, weights in _directions(rnn, layer):
             sequence = reverse_padded(layer_inputs, lengths) if reverse else layer_inputs
             if states[0] is None:
                 hidden = getattr(rnn, "proj_size", 0) or rnn.hidden_size
@@ -226,7 +235,6 @@ def reversed_rnn(
             else:
                 hx = tuple(state[index : index + 1] for state in states)
                 hx = hx if mode == "LSTM" else hx[0]
-            weights = _layer_weights(rnn, layer, reverse)
             output = run(sequence, hx, weights, rnn.bias, 1, 0.0, rnn.training, False, True)[0]  # (B, T, H)
             outputs.append(reverse_padded(output, lengths) if reverse else output)
         layer_inputs = torch.cat(outputs, dim=-1)  # its pads reach no real token of the next layer either
@@ -249,7 +257,7 @@ def segmented_rnn(
     each row's length, and the final state in `nn.LSTM`/`nn.GRU`'s layout (`(L·K, B, H)` each), as the packed run.
     """
     mode = rnn.mode  # "LSTM", "GRU", "RNN_TANH", "RNN_RELU"
-    run = {"LSTM": torch.lstm, "GRU": torch.gru, "RNN_TANH": torch.rnn_tanh, "RNN_RELU": torch.rnn_relu}[mode]
+    run = _KERNELS[mode]
     directions = 2 if rnn.bidirectional else 1
     batch, steps = inputs.shape[:2]
     lengths = lengths.clamp(min=1)
@@ -273,11 +281,8 @@ def segmented_rnn(
     for layer in range(rnn.num_layers):
         layer_inputs = _between_layers(rnn, layer, layer_inputs)
         outputs = []
-        for direction in range(directions):
-            index = layer * directions + direction
-            reverse = direction == 1
+        for index, reverse, weights in _directions(rnn, layer):
             sequence = reverse_padded(layer_inputs, lengths) if reverse else layer_inputs
-            weights = _layer_weights(rnn, layer, reverse)
             carry = tuple(state[index : index + 1] for state in states)  # (1, B, H) each
             pieces, ended = [], []
             for start, end, rows in stretches:
