@@ -265,10 +265,11 @@ def segmented_rnn(
     restore = torch.argsort(order)
     lengths = lengths[order]
     host = lengths.tolist()
-    # Stretches (start, end, rows): the first `rows` sorted rows are real over [start, end).
+    # Stretches (start, end, rows, still): the first `rows` sorted rows are real over [start, end), and the first
+    # `still` of them go on after it (rows `still` to `rows` end there).
     stretches, start = [], 0
     for end in sorted(set(host)):
-        stretches.append((start, end, sum(length >= end for length in host)))
+        stretches.append((start, end, sum(length >= end for length in host), sum(length > end for length in host)))
         start = end
     hidden = getattr(rnn, "proj_size", 0) or rnn.hidden_size
     if initial_state is None:
@@ -285,12 +286,11 @@ def segmented_rnn(
             sequence = reverse_padded(layer_inputs, lengths) if reverse else layer_inputs
             carry = tuple(state[index : index + 1] for state in states)  # (1, B, H) each
             pieces, ended = [], []
-            for start, end, rows in stretches:
+            for start, end, rows, still in stretches:
                 carry = tuple(value[:, :rows] for value in carry)
                 output, *carry = run(sequence[:rows, start:end], carry if mode == "LSTM" else carry[0], weights,
                                      rnn.bias, 1, 0.0, rnn.training, False, True)  # fmt: skip
                 pieces.append(nn.functional.pad(output, (0, 0, 0, 0, 0, batch - rows)))  # (B, end − start, H)
-                still = sum(length > end for length in host)
                 ended.append(tuple(value[:, still:rows] for value in carry))  # the rows whose length is `end`
             output = nn.functional.pad(torch.cat(pieces, dim=1), (0, 0, 0, steps - host[0]))  # (B, T, H)
             outputs.append(reverse_padded(output, lengths) if reverse else output)
