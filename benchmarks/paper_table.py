@@ -14,6 +14,8 @@ into `~/.cache/hf_attn/benchmarks`, outside the repository). Proto-HATT's paper 
 
     python benchmarks/paper_table.py [--budget cpu|full] [--minutes 10] [--only RECIPE ...] [--report]
 
+An architecture that no local dataset lets us measure as its paper did (`NO_RUNS`) has a row too, which says why.
+
 `--budget cpu` (the default) stops each training after `--minutes` of wall-clock training (the epochs, steps and
 model selection of the recipe otherwise); `--budget full` trains the recipe's own epochs or steps. Each run's result
 is written beside its model (`runs/paper_table/<budget>/<recipe>/paper_table.json`), and one table per budget, with
@@ -107,6 +109,33 @@ RUNS = [
         ["--text_column", "source", "--target_column", "target"]),
 ]
 # fmt: on
+
+
+@dataclass(frozen=True)
+class NoRun:
+    """An architecture that no local dataset lets us measure as its paper did: its row in the table says why.
+
+    Attributes:
+        architecture: the registry's name (`hf-attn list`).
+        dataset: what its paper measured on.
+        reason: why no row is measured here, with the numbers that say so.
+    """
+
+    architecture: str
+    dataset: str
+    reason: str
+
+
+NO_RUNS = [
+    NoRun("bi_attention", "NLP&CC 2013 cross-lingual reviews (English ↔ Chinese)",
+          "no local dataset: every document needs its two views, a review and its translation (Zhou et al. 2016, "
+          "§4.1), and none of ../shared/paper_data has a second language"),
+    NoRun("elmo", "SST-5, with and without a biLM trained on IMDB's texts",
+          "no honest row at this budget: the paper's biLM (the recipe's sizes, 109M parameters with a 30,000-word "
+          "softmax) trains at 114 tokens a second on these 2 cores (a step of 16 × 20 tokens: 2.8 s), so 8 "
+          "minutes see 55,000 tokens, 1% of one pass over IMDB's 5.2M training tokens (the paper: 10 epochs of "
+          "the 1B Word Benchmark); a biLM that has barely left its initialisation cannot show the paper's claim"),
+]  # fmt: skip
 
 
 # The word vectors ---------------------------------------------------------------------------------------------------
@@ -363,8 +392,7 @@ def run_one(run: Run, folder: Path, budget: str, minutes: float) -> dict[str, An
             test["accuracy"],
             cached_baseline(folder, run, tfidf_logistic_regression),
         )
-    if run.baseline != "translation":
-        result["faithfulness"] = measure_faithfulness(output, run)
+    result["faithfulness"] = measure_faithfulness(output, run)  # a generating head's row says why it is refused
     (output / "paper_table.json").write_text(json.dumps(result, indent=2))
     return result
 
@@ -437,6 +465,11 @@ def _table(results: list[dict[str, Any]]) -> list[str]:
     return rows
 
 
+def _no_run_row(no_run: NoRun) -> str:
+    """The row of an architecture without a run: its paper's dataset, and why in the training cell."""
+    return f"| {no_run.dataset} | `{no_run.architecture}` | — | — | — | — | — | not run: {no_run.reason} | | |"
+
+
 def _faithfulness_cells(result: dict[str, Any]) -> str:
     """The two faithfulness cells of a row: comprehensiveness by attention and by random with their intervals, and τ
     with Integrated Gradients; "not measured" for a run from before the measure, the refusal's reason otherwise."""
@@ -468,9 +501,10 @@ def _accelerator() -> str:
 NOTES = "## Notes"
 
 
-def _kept_rows(results_file: Path, budget: str, measured: set[str]) -> list[str]:
+def _kept_rows(results_file: Path, budget: str, measured: set[str]) -> list[tuple[str, str]]:
     """The rows of `results_file`'s `budget` table whose recipe has no run under the runs folder (runs of another
-    machine or session): kept as they were, with empty faithfulness cells where they predate those columns."""
+    machine or session), as `(recipe, row)`: kept as they were, with empty faithfulness cells where they predate
+    those columns."""
     if not results_file.is_file():
         return []
     heading = "## CPU budget" if budget == "cpu" else "## Full budget"
@@ -480,9 +514,10 @@ def _kept_rows(results_file: Path, budget: str, measured: set[str]) -> list[str]
         if line.startswith("## "):
             inside = line.startswith(heading)
         elif inside and line.startswith("| ") and not line.startswith("| dataset"):
-            cells = line.strip().strip("|").split(" | ")
-            if len(cells) > 1 and cells[1].strip("` ") not in measured:
-                rows.append(line if len(cells) >= 10 else f"{line} {_faithfulness_cells({})}")
+            cells = line.strip()[1:-1].split("|")  # a row of the 10 columns has 10, its empty last cells too
+            recipe = cells[1].strip("` ") if len(cells) > 1 else ""
+            if recipe and recipe not in measured:
+                rows.append((recipe, line if len(cells) >= 10 else f"{line} {_faithfulness_cells({})}"))
     return rows
 
 
@@ -494,7 +529,8 @@ def report(folder: Path, results_file: Path) -> str:
     for budget in ("cpu", "full"):
         found = [folder / budget / run.recipe / "paper_table.json" for run in RUNS]
         results = [json.loads(path.read_text()) for path in found if path.is_file()]
-        kept = _kept_rows(results_file, budget, {result["recipe"] for result in results})
+        written = {result["recipe"] for result in results} | {no_run.architecture for no_run in NO_RUNS}
+        kept = _kept_rows(results_file, budget, written)
         if not results and not kept:
             continue
         minutes = sorted({result["minutes"] for result in results}) or [8.0]  # kept rows: the 8 of issue 65's
@@ -503,8 +539,15 @@ def report(folder: Path, results_file: Path) -> str:
             if budget == "cpu"
             else "## Full budget: the recipe's own epochs or steps"
         )
-        table = _table(results)
-        sections += [title, "", *table[:2], *kept, *table[2:], ""]
+        rows: dict[str, list[str]] = {}  # a recipe's rows, kept or written anew, in the order of RUNS
+        for recipe, line in kept:
+            rows.setdefault(recipe, []).append(line)
+        for result in results:
+            rows[result["recipe"]] = _table([result])[2:]
+        unmeasured = [_no_run_row(no_run) for no_run in NO_RUNS] if budget == "cpu" else []
+        ordered = [line for run in RUNS for line in rows.pop(run.recipe, [])]
+        ordered += [line for lines in rows.values() for line in lines]  # recipes no longer in RUNS, last
+        sections += [title, "", *_table([])[:2], *ordered, *unmeasured, ""]
     text = "\n".join([
         "# The papers' tables, on the local copies of their data",
         "",
