@@ -1,12 +1,15 @@
 """The conventions every architecture keeps, checked over the registry beside `registry._check_row` (which refuses a
 folder missing a piece at `import hf_attn`): one name for one switch, the embedding found through
-`_input_embed_layer`, conversion tests in one place, no copied code."""
+`_input_embed_layer`, conversion tests in one place, no copied code, no issue numbers in the package's docstrings and
+comments."""
 
 from __future__ import annotations
 
 import ast
 import dataclasses
+import io
 import re
+import tokenize
 
 import pytest
 
@@ -213,3 +216,47 @@ def test_the_mirror_check_finds_a_module_without_tests(tmp_path):
     (tmp_path / "tests" / "test_cli.py").write_text("")
     assert unmirrored(tmp_path) == []
     assert OCCASION_WORDS.search("test_faults_round_three") and not OCCASION_WORDS.search("test_saving")
+
+
+# An issue number, as a docstring or comment would cite it ("issue 45", "Issue #71").
+CITED_ISSUE = re.compile(r"\bissues? #?\d+", re.IGNORECASE)
+
+
+def issue_citations(root) -> list[str]:
+    """`path:line` of each docstring or comment in the Python files under `root` that cites an issue by number: the
+    code says what it does and why, which a reader can check; the occasion that asked for it is the log's."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        source = path.read_text(encoding="utf-8")
+        lines = {
+            token.start[0]
+            for token in tokenize.generate_tokens(io.StringIO(source).readline)
+            if token.type == tokenize.COMMENT and CITED_ISSUE.search(token.string)
+        }
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            docstring = ast.get_docstring(node, clean=False)
+            cited = CITED_ISSUE.search(docstring or "")
+            if cited:
+                lines.add(node.body[0].lineno + docstring[: cited.start()].count("\n"))
+        found += [f"{path.relative_to(root)}:{line}" for line in sorted(lines)]
+    return found
+
+
+def test_no_docstring_or_comment_of_the_package_cites_an_issue():
+    found = issue_citations(REPO_ROOT / "hf_attn")
+    assert not found, f"say what the code does and why, not which issue asked for it: {found}"
+
+
+def test_the_issue_citation_check_finds_docstrings_and_comments(tmp_path):
+    """The check above can fail: a module's and a function's docstring and a comment are found, on their lines; a
+    string that is no docstring, and a word like "issues" without a number, are not."""
+    (tmp_path / "cited.py").write_text(
+        '"""A module.\n\nAs issue 45 measured."""\n\n\n'
+        "def f():\n"
+        '    """Reads it (Issue #7)."""\n'
+        '    x = "issue 9"  # fixes issue 71\n'
+        "    return x  # known issues: none\n"
+    )
+    assert issue_citations(tmp_path) == ["cited.py:3", "cited.py:7", "cited.py:8"]

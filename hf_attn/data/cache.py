@@ -58,7 +58,7 @@ ROWS_PER_BATCH = 10_000
 PARALLEL_FROM_ROWS = 50_000
 MAX_WORKERS = 8
 # Bumped when a cached step's output changes meaning, so that no run reads a cache an older hf_attn wrote.
-CACHE_VERSION = "hf_attn-data-2"  # 2: declared types, blank labels dropped (issue 71)
+CACHE_VERSION = "hf_attn-data-2"  # 2: declared column types, and rows with a blank label dropped
 TOKENIZERS_PARALLELISM = "TOKENIZERS_PARALLELISM"
 
 

@@ -1,4 +1,4 @@
-"""Every input a command reads, named when it is wrong: one place for each stage's reading (issue 58).
+"""Every input a command reads, named when it is wrong: one place for each stage's reading.
 
 A command reads its inputs in stages: the data, a model folder, a tokenizer, word vectors, an original checkpoint, a
 Hub transfer. Given the wrong kind of input, the library each stage calls answers about itself ("It looks like the
