@@ -132,7 +132,8 @@ NO_RUNS = [
           "§4.1), and none of ../shared/paper_data has a second language"),
     NoRun("elmo", "SST-5, with and without a biLM trained on IMDB's texts",
           "no honest row at this budget: the paper's biLM (the recipe's sizes, 109M parameters with a 30,000-word "
-          "softmax) trains at 114 tokens a second on these 2 cores (a step of 16 × 20 tokens: 2.8 s), so 8 "
+          "softmax) trains at 114 tokens a second on these 2 cores (one Adagrad step of "
+          "ElmoForBidirectionalLanguageModeling on 16 × 20 tokens: 2.8 s), so 8 "
           "minutes see 55,000 tokens, 1% of one pass over IMDB's 5.2M training tokens (the paper: 10 epochs of "
           "the 1B Word Benchmark); a biLM that has barely left its initialisation cannot show the paper's claim"),
 ]  # fmt: skip
@@ -438,30 +439,34 @@ def _versions() -> str:
     )
 
 
-def _table(results: list[dict[str, Any]]) -> list[str]:
-    """The rows of one budget's runs: ours, the baseline, the margin and the paper's number, in the same units."""
+# The head of each budget's table: its 10 columns.
+HEADER = ["| dataset (test split) | recipe | metric | ours | baseline | ours − baseline | paper | training | "
+          f"comprehensiveness at {FAITHFULNESS_K}%: attention / random | τ with IG |",
+          "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
+
+
+def _result_rows(result: dict[str, Any]) -> list[str]:
+    """The rows of one run (its metric, then any other it has): ours, the baseline, the margin and the paper's
+    number, in the same units."""
     from hf_attn.recipes import load_recipe, paper_number
 
-    rows = ["| dataset (test split) | recipe | metric | ours | baseline | ours − baseline | paper | training | "
-            f"comprehensiveness at {FAITHFULNESS_K}%: attention / random | τ with IG |",
-            "|---|---|---|---|---|---|---|---|---|---|"]  # fmt: skip
-    for result in results:
-        paper = load_recipe(result["recipe"]).paper
-        percent = result.get("metric") != "bleu"
-        also = result.get("also")
-        for line in (result, *(also if isinstance(also, list) else [also])):
-            if line is None:
-                continue
-            shown = (lambda v: f"{100 * v:.1f}") if percent else (lambda v: f"{v:.1f}")
-            margin = line["ours"] - line["baseline"]
-            number = paper.get("value")
-            shown_paper = paper_number(paper) if number is None else shown(number)
-            rows.append(
-                f"| {result['dataset']} | `{result['recipe']}` | {line['metric']} | {shown(line['ours'])} | "
-                f"{shown(line['baseline'])} | {'+' if margin >= 0 else ''}{shown(margin)} | {shown_paper} | "
-                f"{result['steps']} steps, {result['epochs']} epochs, {result['seconds']} s | "
-                f"{_faithfulness_cells(result) if line is result else '| |'}"
-            )
+    paper = load_recipe(result["recipe"]).paper
+    percent = result.get("metric") != "bleu"
+    also = result.get("also")
+    rows = []
+    for line in (result, *(also if isinstance(also, list) else [also])):
+        if line is None:
+            continue
+        shown = (lambda v: f"{100 * v:.1f}") if percent else (lambda v: f"{v:.1f}")
+        margin = line["ours"] - line["baseline"]
+        number = paper.get("value")
+        shown_paper = paper_number(paper) if number is None else shown(number)
+        rows.append(
+            f"| {result['dataset']} | `{result['recipe']}` | {line['metric']} | {shown(line['ours'])} | "
+            f"{shown(line['baseline'])} | {'+' if margin >= 0 else ''}{shown(margin)} | {shown_paper} | "
+            f"{result['steps']} steps, {result['epochs']} epochs, {result['seconds']} s | "
+            f"{_faithfulness_cells(result) if line is result else '| |'}"
+        )
     return rows
 
 
@@ -543,11 +548,11 @@ def report(folder: Path, results_file: Path) -> str:
         for recipe, line in kept:
             rows.setdefault(recipe, []).append(line)
         for result in results:
-            rows[result["recipe"]] = _table([result])[2:]
+            rows[result["recipe"]] = _result_rows(result)
         unmeasured = [_no_run_row(no_run) for no_run in NO_RUNS] if budget == "cpu" else []
         ordered = [line for run in RUNS for line in rows.pop(run.recipe, [])]
         ordered += [line for lines in rows.values() for line in lines]  # recipes no longer in RUNS, last
-        sections += [title, "", *_table([])[:2], *ordered, *unmeasured, ""]
+        sections += [title, "", *HEADER, *ordered, *unmeasured, ""]
     text = "\n".join([
         "# The papers' tables, on the local copies of their data",
         "",
