@@ -230,8 +230,9 @@ def evaluate(output: Path, run: Run, extra: list[str] = ()) -> dict[str, float]:
 def _rows(path: Path):
     """A local split as `hf-attn evaluate` reads it (`hf_attn.data.files.load_splits`)."""
     from hf_attn.data.files import load_splits
+    from hf_attn.data.request import DataRequest, HeldOut
 
-    rows, _, _ = load_splits(str(path), eval_dataset=str(path))
+    rows, _, _ = load_splits(DataRequest(str(path), held_out=HeldOut(dataset=str(path))))
     return rows
 
 

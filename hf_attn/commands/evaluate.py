@@ -6,92 +6,19 @@ options of `hf-attn train` (`--dataset`, the columns, `--eval_split`) and scores
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import tempfile
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..options.arguments import EPISODE_OPTIONS, HfAttnArguments, architecture_arguments, one_line_parser
+from ..options.arguments import EPISODE_OPTIONS, evaluation_parser
 
 if TYPE_CHECKING:  # the scoring's own imports wait for it: `hf-attn evaluate --help` loads no torch
-    from datasets import Dataset
     from transformers import PreTrainedConfig
 
-    from ..data.task_data import TaskData
-    from ..registry_row import ArchitectureArguments, TokenizerColumn
-    from ..tasks import TaskShape
+    from ..registry_row import ArchitectureArguments
 
 __all__ = ["EPISODE_OPTIONS", "episode_sizes", "evaluate", "main"]
-
-
-def _evaluation_split(options) -> Dataset:
-    """The rows to score: a file whole, or a split of a folder / Hub dataset (`--eval_split`, else the first of
-    validation, dev, valid, test)."""
-    from ..data.files import load_splits, string_columns_of
-
-    strings = string_columns_of(options)
-    if Path(options.dataset).is_file():
-        split, _, _ = load_splits(
-            options.dataset, data_format=options.dataset_format, column_names=options.column_names,
-            eval_dataset=options.dataset, string_columns=strings,
-        )  # fmt: skip
-        return split
-    _, split, _ = load_splits(
-        options.dataset, options.dataset_config, train_split=options.train_split, eval_split=options.eval_split,
-        data_format=options.dataset_format, column_names=options.column_names, string_columns=strings,
-    )  # fmt: skip
-    return split
-
-
-def _evaluation_data(
-    shape: TaskShape, rows: Dataset, options: Any, config: PreTrainedConfig, columns: Sequence[TokenizerColumn] = ()
-) -> TaskData:
-    """The rows in the canonical form of the model's task shape, labels encoded with the model's own label names;
-    `columns`: what the tokenizer reads beside each text (`ArchitectureArguments.columns`), kept and passed to it."""
-    from ..data.episodes import canonical_few_shot_rows
-    from ..data.rows import prepare_task_data
-    from ..data.task_data import TaskData
-
-    if shape.episodic:  # classes are names, new at test time: the same episodes as training's held-out
-        canonical, dropped = canonical_few_shot_rows(rows, "evaluation", options.text_column,
-                                                     options.label_column or "label")  # fmt: skip
-        return TaskData(train=canonical, eval=canonical, shape=shape.name, text_column="text", label_column="label",
-                        dropped={"eval": dropped} if dropped else {},
-                        episode_settings=options.episode_settings())  # fmt: skip
-    for column in columns:
-        if column.column not in rows.column_names:
-            raise ValueError(
-                f"--{column.option} {column.column!r} (the training run's, unless given) is not a column of the "
-                f"evaluation data ({', '.join(rows.column_names)}): name the column with --{column.option}."
-            )
-    label = options.label_column
-    if label is None and shape.has_labels:
-        label = next((name for name in ("label", "labels") if name in rows.column_names), "label")
-    known = list(config.id2label.values()) if shape.has_labels else None
-    data = prepare_task_data(
-        rows, rows, shape.layout, text_column=options.text_column,
-        pair_column=options.target_column or options.text_pair_column,
-        label_column=label if known else None, label_separator=options.label_separator, labels=known,
-        keep_columns=[column.column for column in columns], split_names=("evaluation", "evaluation"),
-    )  # fmt: skip
-    return dataclasses.replace(data, tokenizer_columns={column.keyword: column.column for column in columns})
-
-
-def _saved_json(model_path: str, name: str) -> dict[str, Any]:
-    """A JSON file of the saved model (`training_args.json`, the training record), from its folder or its Hub repo
-    (transformers' `cached_file`); `{}` where the model has none (a converted model, or one saved by hand)."""
-    from transformers.utils import cached_file
-
-    path = cached_file(model_path, name, _raise_exceptions_for_missing_entries=False)
-    return json.loads(Path(path).read_text(encoding="utf-8")) if path else {}
-
-
-def _training_seed(model_path: str) -> int:
-    """The seed the model was trained with (its `training_args.json`; 0, the default, elsewhere): the held-out
-    episodes of a few-shot model are drawn with it."""
-    return int(_saved_json(model_path, "training_args.json").get("seed", 0))
 
 
 def _check_evaluation_options(head: Any, options: Any) -> None:
@@ -136,17 +63,6 @@ def episode_sizes(head: Any, config: PreTrainedConfig, given: dict[str, int | No
     return {EPISODE_OPTIONS[option]: value for option, value in given.items()}
 
 
-def evaluation_columns(arguments: ArchitectureArguments | None, reused: dict[str, Any]) -> list[TokenizerColumn]:
-    """The columns the model's tokenizer reads beside each text (`ArchitectureArguments.columns`: STCKA's
-    `--concept_column`), each the one given, else the training run's (`reused`: its record's `EVALUATION_OPTIONS`)."""
-    if arguments is None:
-        return []
-    for item in dataclasses.fields(arguments):
-        if getattr(arguments, item.name) is None and item.name in reused:
-            setattr(arguments, item.name, reused[item.name])
-    return arguments.columns()
-
-
 def evaluate(
     model_path: str,
     options: Any,
@@ -169,24 +85,27 @@ def evaluate(
     from ..options.training_arguments import HfAttnTrainingArguments
     from ..tasks import encode_split
     from ..tasks.heads import load_trained, trained_head
+    from ..tasks.scored import evaluation_columns, saved_json, scored_data, scored_rows, training_seed
 
     if options.dataset is None:
         raise ValueError("hf-attn evaluate needs --dataset (a file, a folder or a Hub id).")
     config, head = trained_head(model_path)  # the options against the saved head, before its weights load
     _check_evaluation_options(head, options)
     sizes = episode_sizes(head, config, episodes or {})
-    reused = _saved_json(model_path, TRAINING_FILE).get(EVALUATION_OPTIONS, {})  # the run's, where not given
+    reused = saved_json(model_path, TRAINING_FILE).get(EVALUATION_OPTIONS, {})  # the run's, where not given
     columns = evaluation_columns(architecture_arguments, reused)
     max_length = options.max_length if options.max_length is not None else reused.get("max_length")
     model, tokenizer, head, shape = load_trained(model_path, head=head)
     for field, value in sizes.items():
         setattr(model.config, field, value)
-    data = _evaluation_data(shape, _evaluation_split(options), options, model.config, columns)
+    request = options.data_request(columns=columns)
+    rows, _ = scored_rows(request)
+    data = scored_data(shape, rows, request, model.config, options.episode_settings())
     encoded, _ = encode_split(data.eval, shape.encoder(data, tokenizer, model.config, head, max_length))
     with tempfile.TemporaryDirectory() as scratch:
         args = HfAttnTrainingArguments(
             output_dir=scratch, per_device_eval_batch_size=batch_size, report_to="none",
-            predict_with_generate=shape.generates(head), disable_tqdm=True, seed=_training_seed(model_path),
+            predict_with_generate=shape.generates(head), disable_tqdm=True, seed=training_seed(model_path),
         )  # fmt: skip
         beams = options.num_beams or model.generation_config.num_beams if shape.generates(head) else None
         shape.prepare(model, args, encoded, beams)
@@ -202,49 +121,9 @@ def evaluate(
     return metrics
 
 
-def _evaluation_parser(prog: str) -> Any:
-    """`hf-attn train`'s data options (`HfAttnArguments`), each architecture's own (`Architecture.arguments`: the
-    columns its tokenizer reads, STCKA's `--concept_column`) and a positional MODEL."""
-    parser = one_line_parser((HfAttnArguments, *architecture_arguments().values()), prog=prog)
-    parser.add_argument("model", help="a trained model folder or Hub id")
-    return parser
-
-
-def _evaluation_architecture_arguments(model: str, given: list) -> object | None:
-    """The options of the model's own architecture among `given` (one instance per architecture's options class,
-    as parsed; `None` for an architecture without options). Evaluation reads only the columns they name
-    (`columns()`, the training run's where not given); an option that only training reads (a knowledge base to build
-    the vocabulary from), or another architecture's, is refused in one line."""
-
-    def default(item: dataclasses.Field) -> object:
-        return item.default_factory() if item.default_factory is not dataclasses.MISSING else item.default
-
-    classes = architecture_arguments()
-    typed = {
-        (name, item.name): getattr(options, item.name)
-        for name, options in zip(classes, given, strict=True)
-        for item in dataclasses.fields(options)
-        if item.init and getattr(options, item.name) != default(item)
-    }
-    from ..tasks.heads import trained_head
-
-    config, _ = trained_head(model)
-    own = next((options for name, options in zip(classes, given, strict=True) if name == config.model_type), None)
-    read = {column.option for column in own.columns()} if own is not None else set()
-    for (name, option), _ in typed.items():
-        if name != config.model_type:
-            raise ValueError(f"--{option} is an option of --arch {name}; {model} is a {config.model_type} model.")
-        if option not in read:
-            raise ValueError(
-                f"--{option}: a training option of --arch {name}, which evaluation does not read (the saved "
-                "tokenizer holds what training built from it)."
-            )
-    return own
-
-
 def main(argv: list[str]) -> None:
     """`hf-attn evaluate`: the options read, the model scored, its metrics printed as JSON."""
-    parser = _evaluation_parser("hf-attn evaluate")
+    parser = evaluation_parser("hf-attn evaluate")
     parser.add_argument("--batch_size", "--batch-size", type=int, default=64, help="evaluation batch size")
     parser.add_argument("--output_file", "--output-file", help="write the metrics here as JSON")
     sizes = {"n_way": "N, the classes", "k_shot": "K, the support texts of each class", "n_query": "the queries of "
@@ -252,12 +131,14 @@ def main(argv: list[str]) -> None:
     for option in EPISODE_OPTIONS:
         text = f"a few-shot model's held-out episodes: {sizes[option]} (default: the trained one)"
         parser.add_argument(f"--{option}", f"--{option.replace('_', '-')}", type=int, help=text)
+    from ..tasks.scored import own_architecture_arguments
+
     options, *own, rest = parser.parse_args_into_dataclasses(argv)
     if not options.dataset:  # an option first, before the model is looked for
         raise ValueError("hf-attn evaluate needs --dataset (a file, a folder or a Hub id).")
     metrics = evaluate(
         rest.model, options, batch_size=rest.batch_size, output_file=rest.output_file,
-        architecture_arguments=_evaluation_architecture_arguments(rest.model, own),
+        architecture_arguments=own_architecture_arguments(rest.model, own),
         episodes={option: getattr(rest, option) for option in EPISODE_OPTIONS},
     )  # fmt: skip
     print(json.dumps({key: round(value, 4) for key, value in metrics.items()}, indent=2))

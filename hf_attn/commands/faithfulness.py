@@ -14,12 +14,17 @@ from __future__ import annotations
 import json
 import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..faithfulness.erasure import ERASER_KS
 
-__all__ = ["faithfulness", "main"]
+if TYPE_CHECKING:
+    from ..options.arguments import HfAttnArguments
+    from ..registry_row import ArchitectureArguments
+
+__all__ = ["Measurement", "faithfulness", "main"]
 
 DEFAULT_EXAMPLES = 200
 
@@ -42,34 +47,46 @@ def _check_rows(rows: Any, options: Any, label: str | None) -> None:
             )
 
 
+@dataclass(frozen=True)
+class Measurement:
+    """How the measures are taken: `ks`, the erasure bins (% of each text's tokens); `max_examples`, the rows
+    measured (`None`: all); `ig_steps` and `internal_batch_size`, Integrated Gradients'; `batch_size`, examples (and
+    erasures) a batch; `seed`, the random ranking's and its ties'."""
+
+    ks: tuple[float, ...] = ERASER_KS
+    max_examples: int | None = DEFAULT_EXAMPLES
+    ig_steps: int = 32
+    batch_size: int = 32
+    internal_batch_size: int | None = None
+    seed: int = 0
+
+
 def faithfulness(
     model_path: str,
-    options: Any,
-    ks: tuple[float, ...] = ERASER_KS,
-    max_examples: int | None = DEFAULT_EXAMPLES,
-    ig_steps: int = 32,
-    batch_size: int = 32,
-    internal_batch_size: int | None = None,
-    seed: int = 0,
+    options: HfAttnArguments,
+    measurement: Measurement = Measurement(),
     output_file: str | None = None,
     plot: str | None = None,
-    architecture_arguments: Any | None = None,
+    architecture_arguments: ArchitectureArguments | None = None,
 ) -> dict[str, Any]:
-    """The faithfulness measures of the model at `model_path` on `options.dataset` (its first `max_examples` rows;
-    `None`: all; for a few-shot model, held-out episodes of about `max_examples` queries drawn from every row), as
-    a JSON-ready dict (`FaithfulnessReport.as_dict`); written to `output_file`, the erasure curves drawn to `plot`
-    (PNG). The rows are read as `hf-attn evaluate` reads them: the training run's `--max_length`
-    and the columns its tokenizer reads (`architecture_arguments`: STCKA's `--concept_column`) unless given."""
+    """The faithfulness measures of the model at `model_path` on `options.dataset` (its first
+    `measurement.max_examples` rows; `None`: all; for a few-shot model, held-out episodes of about as many queries
+    drawn from every row), as a JSON-ready dict (`FaithfulnessReport.as_dict`); written to `output_file`, the erasure
+    curves drawn to `plot` (PNG). The rows are read as `hf-attn evaluate` reads them: the training run's
+    `--max_length` and the columns its tokenizer reads (`architecture_arguments`: STCKA's `--concept_column`) unless
+    given."""
     from ..cards import EVALUATION_OPTIONS, FAITHFULNESS_FILE, TRAINING_FILE
     from ..faithfulness.attribution import CAPTUM_EXTRA
     from ..faithfulness.erasure import check_ks
     from ..faithfulness.measure import check_measurable, measure_faithfulness
     from ..tasks import encode_split
     from ..tasks.heads import load_trained, trained_head
-    from .evaluate import _evaluation_data, _evaluation_split, _saved_json, evaluation_columns
+    from ..tasks.scored import evaluation_columns, saved_json, scored_data, scored_rows
 
     if options.dataset is None:
         raise ValueError("hf-attn faithfulness needs --dataset (a labelled file, a folder or a Hub id).")
+    ks, max_examples, ig_steps = measurement.ks, measurement.max_examples, measurement.ig_steps
+    batch_size, seed = measurement.batch_size, measurement.seed
     check_ks(ks)  # before the model loads
     _, head = trained_head(model_path)
     check_measurable(head)
@@ -77,16 +94,17 @@ def faithfulness(
         import captum  # noqa: F401
     except ModuleNotFoundError:
         raise ModuleNotFoundError(f"Integrated Gradients need Captum (an extra): {CAPTUM_EXTRA}") from None
-    reused = _saved_json(model_path, TRAINING_FILE).get(EVALUATION_OPTIONS, {})  # the run's, where not given
+    reused = saved_json(model_path, TRAINING_FILE).get(EVALUATION_OPTIONS, {})  # the run's, where not given
     columns = evaluation_columns(architecture_arguments, reused)
     max_length = options.max_length if options.max_length is not None else reused.get("max_length")
     model, tokenizer, head, shape = load_trained(model_path, head=head)
-    rows = _evaluation_split(options)
+    request = options.data_request(columns=columns)
+    rows, _ = scored_rows(request)
     label = options.label_column or next((name for name in ("label", "labels") if name in rows.column_names), None)
     _check_rows(rows, options, label)
     if max_examples is not None and not shape.episodic:  # a few-shot model's episodes are drawn from every row
         rows = rows.select(range(min(max_examples, len(rows))))
-    data = _evaluation_data(shape, rows, options, model.config, columns)
+    data = scored_data(shape, rows, request, model.config, options.episode_settings())
     encoded, _ = encode_split(data.eval, shape.encoder(data, tokenizer, model.config, head, max_length))
     inputs = [name for name in encoded.column_names if head.inputs.mask_of(name) is not None]
     if shape.episodic:  # held-out episodes as `hf-attn evaluate` draws them; each query is an example
@@ -98,8 +116,9 @@ def faithfulness(
         items = [{name: row[name] for name in inputs} for row in encoded]
     collator = head.inputs.collator(model.config)
     batches = [collator(items[start : start + batch_size]) for start in range(0, len(items), batch_size)]
-    report = measure_faithfulness(model, head, ({k: v for k, v in b.items() if k != "labels"} for b in batches), ks,
-                                  ig_steps, internal_batch_size, batch_size, seed)  # fmt: skip
+    inputs_only = ({key: value for key, value in batch.items() if key != "labels"} for batch in batches)
+    internal = measurement.internal_batch_size
+    report = measure_faithfulness(model, head, inputs_only, ks, ig_steps, internal, batch_size, seed)
     figures = report.as_dict()
     figures["model"] = str(model_path)
     figures["head"] = head.model_class.__name__
@@ -120,9 +139,10 @@ def faithfulness(
 
 def main(argv: list[str]) -> None:
     """`hf-attn faithfulness`: the options read, the model measured, its figures printed as JSON."""
-    from .evaluate import _evaluation_architecture_arguments, _evaluation_parser
+    from ..options.arguments import evaluation_parser
+    from ..tasks.scored import own_architecture_arguments
 
-    parser = _evaluation_parser("hf-attn faithfulness")
+    parser = evaluation_parser("hf-attn faithfulness")
     parser.add_argument("--k", type=float, nargs="+", default=list(ERASER_KS),
                         help="the erasure bins, in %% of each text's tokens (ERASER's: 1 5 10 20 50)")  # fmt: skip
     parser.add_argument("--max_examples", "--max-examples", type=int, default=DEFAULT_EXAMPLES,
@@ -137,9 +157,8 @@ def main(argv: list[str]) -> None:
     options, *own, rest = parser.parse_args_into_dataclasses(argv)
     if rest.ig_steps < 1:
         raise ValueError(f"--ig_steps {rest.ig_steps}: give 1 or more.")
-    figures = faithfulness(
-        rest.model, options, tuple(rest.k), rest.max_examples or None, rest.ig_steps, rest.batch_size,
-        rest.internal_batch_size, rest.seed, rest.output_file, rest.plot,
-        _evaluation_architecture_arguments(rest.model, own),
-    )  # fmt: skip
+    measurement = Measurement(tuple(rest.k), rest.max_examples or None, rest.ig_steps, rest.batch_size,
+                              rest.internal_batch_size, rest.seed)  # fmt: skip
+    own_options = own_architecture_arguments(rest.model, own)
+    figures = faithfulness(rest.model, options, measurement, rest.output_file, rest.plot, own_options)
     print(json.dumps(figures, indent=2))

@@ -16,6 +16,7 @@ import json
 import math
 import random
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ import torch
 if TYPE_CHECKING:  # datasets loads in a second: imported where rows become a Dataset, not at `import hf_attn`
     from datasets import Dataset
 
+from .request import DataRequest
 from .synthetic import SyntheticTask, register_synthetic_task
 from .task_data import TaskData, dataset_from_rows
 
@@ -344,16 +346,18 @@ def canonical_few_shot_rows(
 def prepare_few_shot_data(
     train: Dataset,
     held_out: Dataset | None,
-    text_column: str = "text",
-    label_column: str = "label",
-    eval_fraction: float = 0.1,
-    seed: int = 0,
-    source: dict[str, str] | None = None,
-) -> Any:
+    request: DataRequest,
+    source: dict[str, str],
+    notes: Sequence[str] = (),
+    episode_settings: dict[str, Any] | None = None,
+) -> TaskData:
     """A few-shot dataset in canonical form (`TaskData` of the `few_shot` shape): `text` (a string; a token list is
     joined by spaces), `label` (the class name), and `head` / `tail` (entity word indices) when the data has them.
     Rows without text or label are dropped and counted; the held-out classes are made disjoint from the training
-    classes (`class_disjoint_split`)."""
+    classes (`class_disjoint_split`, `request.held_out`'s fraction and seed). `notes` and `episode_settings`: the
+    run's (`TaskData`)."""
+    text_column, label_column = request.columns.text, request.columns.label or "label"
+    eval_fraction, seed = request.held_out.fraction, request.held_out.seed
     splits, dropped = {}, {}
     for name, split in (("train", train), ("held-out", held_out)):
         if split is None:  # no held-out split: classes are held out of the training rows (`class_disjoint_split`)
@@ -368,6 +372,8 @@ def prepare_few_shot_data(
         shape="few_shot",
         text_column="text",
         label_column="label",
-        source={**(source or {}), "columns": f"{text_column}, {label_column}"},
+        source={**source, "columns": f"{text_column}, {label_column}"},
         dropped=dropped,
+        notes=notes,
+        episode_settings=episode_settings or {},
     )

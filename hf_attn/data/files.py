@@ -4,7 +4,7 @@
 a folder `load_dataset` understands (`train.csv`, `test.csv`, ...), a folder in the extreme multi-label text layout
 (`train_texts.txt` + `train_labels.txt`, ...; `load_xmc_text_folder`), or one file, `.csv`, `.tsv`, `.json`, `.jsonl`,
 `.parquet` or `.txt` (one text per line, for language models). A file that cannot be parsed is reported with the
-row that breaks it. Without a held-out split, a seeded fraction of the training rows is held out (and said so).
+row that breaks it. Without a held-out split, the caller holds out rows (`hf_attn.data.request.hold_out`).
 What the rows mean is `hf_attn.data.rows`'s job.
 """
 
@@ -24,7 +24,8 @@ from datasets import utils as datasets_utils
 from ..utils.inputs import Stage, refuse
 from ..utils.paths import check_local_path
 from ..utils.saving import write_fault
-from .cache import cache_writes, cached_split, load_built
+from .cache import cache_writes, load_built
+from .request import DataRequest
 
 # `datasets`' JSON reader reads a file in chunks of this many bytes, each typed on its own.
 JSON_CHUNK = 10 << 20
@@ -44,15 +45,6 @@ def _holds_data(folder: Path) -> bool:
         if any(item.suffix.lower() in suffixes and item.is_file() for item in folder.glob(depth)):
             return True
     return False
-
-
-def string_columns_of(options: Any, columns: Sequence[Any] = ()) -> list[str]:
-    """The columns of a file that a task reads as strings (`_load_file`): the text, its pair or target, the label
-    (named, or the `label` / `labels` a task finds by itself) and the columns an architecture's tokenizer reads
-    (`ArchitectureArguments.columns`: STCKA's concepts)."""
-    named = [options.text_column or "text", options.text_pair_column, options.target_column, options.label_column]
-    found = [] if options.label_column else ["label", "labels"]
-    return list(dict.fromkeys(name for name in [*named, *found, *(column.column for column in columns)] if name))
 
 
 # A dataset given as a folder (a Hub id or a file is read by `load_dataset` or `_load_file`).
@@ -144,20 +136,20 @@ def _type_changes(error: BaseException) -> bool:
     return False
 
 
-def _load_file(
-    path: Path, data_format: str | None, column_names: Sequence[str] | None, streaming: bool = False,
-    notes: list[str] | None = None, fresh: bool = False, string_columns: Sequence[str] = (),
-) -> Dataset:  # fmt: skip
-    """One local file as a split (a stream with `streaming`: nothing read until rows are asked for); what it says
-    of the file (a header row skipped) goes to `notes`, or is printed. `fresh`: its Arrow copy built again.
+def _load_file(path: Path, request: DataRequest, notes: list[str] | None = None) -> Dataset:
+    """One local file as a split (a stream with `request.streaming`: nothing read until rows are asked for); what it
+    says of the file (a header row skipped) goes to `notes`, or is printed. `request.fresh`: its Arrow copy built
+    again.
 
-    `string_columns` (the text and label columns a task names) are read as strings, as written, whatever their
+    `request.columns.strings` (the text and label columns a task names) are read as strings, as written, whatever their
     first rows hold: a CSV's through a converter of each cell (pandas would type a column of codes `1001` as
     numbers, and a label column with an empty cell as floats, `3.0`, or fail at the first word 10,000 rows on). A
     JSON lines file whose column changes type between the reader's 10 MB chunks is read again as one chunk, where
     `datasets` types the column `Json` and its values come back as written (`0`, `"other"`)."""
     from .episodes import read_fewrel
 
+    data_format, streaming, fresh = request.format, request.streaming, request.fresh
+    column_names, string_columns = request.columns.header, request.columns.strings
     fewrel = read_fewrel(path) if data_format is None and not streaming else None  # FewRel's own layout
     if fewrel is not None:
         return fewrel
@@ -179,8 +171,9 @@ def _load_file(
     try:
         with _quiet_errors():  # a failure's message stays the only line
             try:
-                return load_built(builder, data_files=files, split="train", streaming=streaming, fresh=fresh,
-                                  **options)  # fmt: skip
+                return load_built(
+                    builder, data_files=files, split="train", streaming=streaming, fresh=fresh, **options
+                )
             except Exception as error:
                 if builder != "json" or streaming or not _type_changes(error):
                     raise
@@ -244,92 +237,82 @@ def load_xmc_text_folder(folder: Path) -> DatasetDict:
 
 @cache_writes()  # `datasets` converts each file to Arrow in its cache
 def load_splits(
-    dataset: str,
-    dataset_config: str | None = None,
-    train_split: str = "train",
-    eval_split: str | None = None,
-    eval_dataset: str | None = None,
-    eval_fraction: float = 0.1,
-    seed: int = 0,
-    data_format: str | None = None,
-    column_names: Sequence[str] | None = None,
-    notes: list[str] | None = None,
-    streaming: bool = False,
-    fresh: bool = False,
-    string_columns: Sequence[str] = (),
-    hold_out: bool = True,
+    request: DataRequest, notes: list[str] | None = None
 ) -> tuple[Dataset, Dataset | None, dict[str, str]]:
-    """The training and held-out splits of `dataset` (a file, a folder or a Hub id), and a description of them.
+    """The training and held-out splits of `request.dataset` (a file, a folder or a Hub id), and a description of
+    them.
 
-    The held-out split is `eval_dataset` (a file), else `eval_split`, else the first of validation/dev/valid/test the
-    dataset has, else `eval_fraction` of the training rows (seeded), which is said: appended to `notes` (printed by
-    the caller once the data has passed every check), or printed now. With `streaming`, the splits are
-    `IterableDataset`s (`hf_attn.data.streaming`), and without a held-out split the held-out is `None`: a stream's
-    caller holds out its first rows. The Arrow copy `datasets` keeps of the data is checked before it is read, and
-    built again where it does not read back, or with `fresh` (`--overwrite_cache`; `hf_attn.data.cache.load_built`).
-    `string_columns`: the columns a local file's reader reads as strings (`_load_file`). `hold_out=False`: without
-    a held-out split the held-out is `None`, for the caller to hold out rows once the unusable ones are dropped
-    (`hf_attn.data.rows.prepare_task_data`)."""
+    The held-out split is `request.held_out.dataset` (a file), else its `split`, else the first of
+    validation/dev/valid/test the dataset has, else `None`: the caller holds out rows once the unusable ones are
+    dropped (`hf_attn.data.request.hold_out`), or a stream's first rows (`hf_attn.data.streaming`). With
+    `request.streaming`, the splits are `IterableDataset`s. The Arrow copy `datasets` keeps of the data is checked
+    before it is read, and built again where it does not read back, or with `request.fresh` (`--overwrite_cache`;
+    `hf_attn.data.cache.load_built`). What it says of a file (a header row skipped) is appended to `notes`, or
+    printed."""
+    dataset, streaming, fresh = request.dataset, request.streaming, request.fresh
     check_local_path(dataset, "--dataset")
-    if eval_dataset is not None:
-        check_local_path(eval_dataset, "--eval-dataset")
-    path = Path(dataset)
+    if request.held_out.dataset is not None:
+        check_local_path(request.held_out.dataset, "--eval-dataset")
+    path, train_split = Path(dataset), request.train_split
     if path.is_file():
-        train = _load_file(path, data_format, column_names, streaming, notes, fresh, string_columns)
-        splits = {"train": train}
+        splits = {"train": _load_file(path, request, notes)}
         train_split = "train"
-        source = {"type": f"local/{path.name}", "name": path.name}
     elif path.is_dir() and (path / "train_texts.txt").is_file():  # the extreme classification text layout
         splits = load_xmc_text_folder(path)  # two text files a split, read whole (a stream reads them as they are)
         splits = {name: split.to_iterable_dataset() for name, split in splits.items()} if streaming else splits
-        source = {"type": f"local/{path.name}", "name": path.name}
-    elif path.is_dir() and data_format is not None:  # a folder of shards in one format (e.g. the 1B Word Benchmark)
+    elif path.is_dir() and request.format is not None:  # a folder of shards in one format (the 1B Word Benchmark)
         shards = sorted(str(item) for item in path.rglob("*") if item.is_file() and not item.name.startswith("."))
         if not shards:
             raise ValueError(f"--dataset {path} holds no file.")
         shards = {"train": shards}
-        splits = {"train": load_built(data_format, data_files=shards, split="train", streaming=streaming, fresh=fresh)}
-        train_split = "train"
-        source = {"type": f"local/{path.name}", "name": path.name}
+        read = load_built(request.format, data_files=shards, split="train", streaming=streaming, fresh=fresh)
+        splits, train_split = {"train": read}, "train"
     else:
-        if path.is_dir() and not DATA.fits(path):
-            raise refuse("--dataset", dataset, DATA)
-        kind = "local folder" if path.is_dir() else "Hub dataset"
-        try:
-            # A configuration names a Hub dataset's variant; a local folder of files has none (a recipe's Hub
-            # configuration must not break a local copy of the data).
-            splits = load_built(dataset, None if path.is_dir() else dataset_config, streaming=streaming, fresh=fresh)
-        except Exception as error:
-            message = str(error).splitlines()[0] if str(error) else type(error).__name__
-            raise ValueError(f"--dataset {dataset} ({kind}) cannot be loaded: {message}") from error
+        splits = _load_dataset(path, request)
         if train_split not in splits:
             raise ValueError(f"--train-split {train_split!r} is not a split of {dataset}; it has {list(splits)}.")
-        name = f"{dataset} ({dataset_config})" if dataset_config else dataset
-        source = {"type": f"local/{path.name}" if path.is_dir() else dataset, "name": name}
+    if path.exists():
+        source = {"type": f"local/{path.name}", "name": path.name}
+    else:
+        source = {"type": dataset, "name": f"{dataset} ({request.config})" if request.config else dataset}
     train = splits[train_split]
     if not streaming and len(train) == 0:  # a stream's emptiness shows when its first rows are read
         raise ValueError(f"The {train_split!r} split of --dataset {dataset} is empty.")
-    if eval_dataset is not None:
-        held_out = _load_file(Path(eval_dataset), data_format, column_names, streaming, notes, fresh, string_columns)
-        source["held_out"] = Path(eval_dataset).name
-    elif eval_split is not None:
-        if eval_split not in splits:
-            raise ValueError(f"--eval-split {eval_split!r} is not a split of {dataset}; it has {list(splits)}.")
-        held_out, source["held_out"] = splits[eval_split], eval_split
-    elif found := next((split for split in HELD_OUT_SPLITS if split in splits and split != train_split), None):
-        held_out, source["held_out"] = splits[found], found
-    elif streaming or not hold_out:
-        return train, None, source
-    else:
-        if not 0 < eval_fraction < 1 or len(train) < 2:
-            raise ValueError(f"--dataset {dataset} has no held-out split: give --eval-split or --eval-dataset.")
-        train, held_out = cached_split(train, eval_fraction, seed)
-        source["held_out"] = f"{eval_fraction:.0%} of {train_split} (seed {seed})"
-        note = f"[hf-attn] no held-out split in {dataset}: holding out {len(held_out)} training rows"
-        if notes is None:
-            print(note, flush=True)
-        else:
-            notes.append(note)
-    if not streaming and len(held_out) == 0:
+    held_out, source["held_out"] = _held_out_split(splits, train_split, request, notes)
+    if held_out is None:
+        del source["held_out"]
+    elif not streaming and len(held_out) == 0:
         raise ValueError(f"The held-out split ({source['held_out']}) of --dataset {dataset} is empty.")
     return train, held_out, source
+
+
+def _load_dataset(path: Path, request: DataRequest) -> Any:
+    """A local folder `load_dataset` understands, or a Hub dataset, with its splits."""
+    if path.is_dir() and not DATA.fits(path):
+        raise refuse("--dataset", request.dataset, DATA)
+    kind = "local folder" if path.is_dir() else "Hub dataset"
+    try:
+        # A configuration names a Hub dataset's variant; a local folder of files has none (a recipe's Hub
+        # configuration must not break a local copy of the data).
+        config = None if path.is_dir() else request.config
+        return load_built(request.dataset, config, streaming=request.streaming, fresh=request.fresh)
+    except Exception as error:
+        message = str(error).splitlines()[0] if str(error) else type(error).__name__
+        raise ValueError(f"--dataset {request.dataset} ({kind}) cannot be loaded: {message}") from error
+
+
+def _held_out_split(
+    splits: Any, train_split: str, request: DataRequest, notes: list[str] | None
+) -> tuple[Any, str | None]:
+    """The held-out split the request names or the dataset has, and what the card calls it; `(None, None)`."""
+    policy = request.held_out
+    if policy.dataset is not None:
+        return _load_file(Path(policy.dataset), request, notes), Path(policy.dataset).name
+    if policy.split is not None:
+        if policy.split not in splits:
+            raise ValueError(
+                f"--eval-split {policy.split!r} is not a split of {request.dataset}; it has {list(splits)}."
+            )
+        return splits[policy.split], policy.split
+    found = next((split for split in HELD_OUT_SPLITS if split in splits and split != train_split), None)
+    return (splits[found], found) if found is not None else (None, None)

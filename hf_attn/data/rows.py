@@ -1,11 +1,12 @@
 """Rows made canonical: the one module that puts a split in the form of a task shape, for a split read whole
-(`prepare_task_data`) and for a stream (`hf_attn.data.streaming`, with the same `RowRules`).
+(`canonical_rows`) and for a stream (`hf_attn.data.streaming`, with the same `RowRules`).
 
-`prepare_task_data` checks the columns and returns a `TaskData` whose columns are canonical (`text`, `pair`,
-`label`; see `hf_attn.tasks`): class names from a `ClassLabel` feature or collected from the training split,
-label sets from a list column or a separator, tags per word. Rows it cannot use (an empty text, no label: SNLI's
--1 or "-") are dropped and counted, never silently; a held-out label that training never saw is an error.
-Nested columns are named with dots (`translation.de`, the WMT datasets' layout).
+`canonical_rows` checks the columns and returns `CanonicalRows` whose columns are canonical (`text`, `pair`,
+`label`; see `hf_attn.tasks`), and `CanonicalRows.task_data` the `TaskData` of them, for both paths: class names
+from a `ClassLabel` feature or collected from the training split, label sets from a list column or a separator, tags
+per word. Rows it cannot use (an empty text, no label: SNLI's -1 or "-") are dropped and counted, never silently; a
+held-out label that training never saw is an error. Nested columns are named with dots (`translation.de`, the WMT
+datasets' layout).
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from typing import Any, TextIO
 from datasets import ClassLabel, Dataset, Features, Value
 from datasets import Sequence as SequenceFeature
 
-from .cache import cached_filter, cached_map, cached_split, column_values, fingerprint
-from .task_data import LabelFormat, TaskData, TaskLayout, get_task_layout
+from .cache import cached_filter, cached_map, column_values, fingerprint
+from .request import DataRequest, hold_out
+from .task_data import LabelFormat, TaskData, TaskLayout
 
 # Label values that mean "no label" (SNLI: -1 in the Hub dataset, "-" as gold_label in the original jsonl).
 NO_LABEL = (None, -1, "-", "")
@@ -105,7 +107,7 @@ UNSEEN_COLUMN = "_hf_attn_unseen"  # per row of a label-set task, how many of it
 @dataclass(frozen=True)
 class RowRules:
     """What the rows of one task must hold, and how a batch of them becomes canonical (`text`, `pair`, `label` and
-    the kept columns): one object for a split read whole (`prepare_task_data`) and for a stream
+    the kept columns): one object for a split read whole (`canonical_rows`) and for a stream
     (`hf_attn.data.streaming`), so both keep and refuse the same rows.
 
     Attributes:
@@ -250,46 +252,83 @@ class RowRules:
         return fingerprint("canonical", split._fingerprint, dataclasses.asdict(self) | {"layout": self.layout.name})
 
 
-def prepare_task_data(
-    train: Dataset,
-    held_out: Dataset | None,
-    shape: str | TaskLayout,
-    text_column: str = "text",
-    pair_column: str | None = None,
-    label_column: str | None = None,
-    label_separator: str | None = None,
-    source: dict[str, str] | None = None,
-    labels: list[str] | None = None,
-    keep_columns: Sequence[str] = (),
-    split_names: tuple[str, str] = ("train", "held-out"),
-    workers: int | None = None,
-    fresh: bool = False,
-    eval_fraction: float = 0.1,
-    seed: int = 0,
-) -> TaskData:
-    """Checks the columns, drops (and counts) unusable rows, encodes labels; returns canonical `TaskData`.
-    `shape`: the task shape's name, or its layout (a model folder's shape: `TaskShape.layout`).
-    `labels`: the label names to encode with (a trained model's `id2label`) instead of the training split's.
-    `keep_columns`: further columns kept as they are, under their names (`ArchitectureArguments.columns`: STCKA's
-    concept column).
-    `split_names`: what messages call the two splits (`hf-attn evaluate` reads one file: "evaluation").
-    `workers`: processes of the rewriting `map` (`--preprocessing_num_workers`; `hf_attn.data.cache.map_workers`).
-    `fresh`: computed again and written afresh, whatever the cache holds (`--overwrite_cache`).
-    `held_out` `None`: `eval_fraction` of the training rows are held out (seeded by `seed`) once the unusable ones
-    are dropped, so that a file's bad rows change nothing but their own absence: its held-out rows are those of the
-    same file without them.
+@dataclass(frozen=True)
+class CanonicalRows:
+    """A task's two splits in canonical form (`canonical_rows`, or a stream's: `hf_attn.data.streaming.stream_rows`),
+    with what was found on the way; `task_data` makes the run's `TaskData` of them, the one place it is built for
+    both.
+
+    Attributes:
+        train / eval: the canonical splits (streams, for a stream).
+        rules: the rules that made them (`RowRules`: the layout, the label names).
+        request: what was asked (`DataRequest`: the user's columns, the tokenizer's).
+        source: what the card says of the data (`{"type", "name", "held_out"}`).
+        dropped: per split, the rows left out and why.
+        notes: status lines, printed once the data has passed every check.
+        cached: every split's rows came from the `datasets` cache.
+        vocabulary_rows: the rows a vocabulary is trained on when not the training split (a stream's first rows).
+    """
+
+    train: Any
+    eval: Any
+    rules: RowRules
+    request: DataRequest
+    source: dict[str, str]
+    dropped: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    cached: bool = False
+    vocabulary_rows: Any = None
+
+    def task_data(
+        self,
+        shape: str | None = None,
+        scored: Any = None,
+        notes: Sequence[str] = (),
+        episode_settings: dict[str, Any] | None = None,
+    ) -> TaskData:
+        """The `TaskData` of these rows, complete. `shape`: the task shape trained (default: the layout's; a
+        folder's variant of it, `hf_attn.tasks.heads.shape_for_head`). `scored`: the held-out rows scored (default:
+        all). `notes`: status lines said before the rows' own."""
+        columns, label = self.request.columns, self.rules.label_column
+        return TaskData(
+            train=self.train,
+            eval=self.eval if scored is None else scored,
+            shape=shape or self.rules.layout.name,
+            text_column="text",
+            pair_column="pair" if columns.pair is not None else None,
+            label_column="label" if self.rules.label_column is not None else None,
+            labels=self.rules.names,
+            source={**self.source, "columns": ", ".join(filter(None, (columns.text, columns.pair, label)))},
+            dropped=self.dropped,
+            episode_settings=episode_settings or {},
+            tokenizer_columns={keyword: column for _, keyword, column in columns.tokenizer},
+            notes=(*notes, *self.notes),
+            from_cache=["prepared rows"] if self.cached else [],
+            vocabulary_rows=self.vocabulary_rows,
+        )
+
+
+def canonical_rows(
+    train: Dataset, held_out: Dataset | None, layout: TaskLayout, request: DataRequest, source: dict[str, str]
+) -> CanonicalRows:
+    """Checks the columns, drops (and counts) unusable rows, encodes labels: the two splits in canonical form.
+    `layout`: the task shape's rows (a model folder's shape: `TaskShape.layout`). `request`: the columns, the label
+    names to encode with (`labels`: a trained model's `id2label`, instead of the training split's), what messages
+    call the splits, the rewriting `map`'s workers and `fresh` (`--overwrite_cache`). `source`: what the card says
+    of the data.
+
+    `held_out` `None`: rows are held out of the usable training rows (`hf_attn.data.request.hold_out`, the one rule),
+    so that a file's bad rows change nothing but their own absence: its held-out rows are those of the same file
+    without them.
 
     One rewriting pass over each split, a batch at a time (`RowRules.canonical`), under a fingerprint of the split
     and the rules, so that a second run over the same file finds it in the `datasets` cache; the rows it marks are
     then counted and filtered out. Held-out rows that are the training rows (`hf-attn evaluate` scores one file) are
     prepared, and reported, once."""
     carve = held_out is None
-    if carve and (not 0 < eval_fraction < 1 or len(train) < 2):
-        raise ValueError("the data has no held-out split: give --eval-split or --eval-dataset.")
     held_out = train if carve else held_out
     one_split = held_out is train
-    rules, splits = row_rules(train, held_out, shape, text_column, pair_column, label_column, label_separator, labels,
-                           keep_columns, split_names)  # fmt: skip
+    rules, splits = row_rules(train, held_out, layout, request)
     prepared: dict[str, Dataset] = {}
     dropped: dict[str, dict[str, int]] = {}
     cached = True
@@ -299,43 +338,45 @@ def prepare_task_data(
             if "train" in dropped and not carve:
                 dropped[split_name] = dict(dropped["train"])
             continue
-        canonical = functools.partial(rules.canonical, split=split_name)
-        description = f"Preparing the {rules.named(split_name)} split"
-        rows, reused = cached_map(
-            split, canonical, rules.key(split) + f"-{split_name}", description, workers, fresh,
-            remove_columns=split.column_names, features=rules.features(split),
-        )  # fmt: skip
+        prepared[split_name], reused, lost = _prepared_split(split, split_name, rules, request.fresh, request.workers)
         cached &= reused
-        counts = Counter(reason for reason in column_values(rows, DROP_COLUMN) if reason is not None)
-        if counts:
-            dropped[split_name] = dict(counts)
-            tell_dropped(f"{rules.named(split_name)} split", counts, len(split))
-            rows = cached_filter(
-                rows, lambda reasons: [reason is None for reason in reasons], fingerprint("kept", rows._fingerprint),
-                fresh, input_columns=DROP_COLUMN, batched=True,
-            )  # fmt: skip
-        if rules.multi:
-            unseen = sum(column_values(rows, UNSEEN_COLUMN))
-            if unseen:
-                dropped.setdefault(split_name, {})[f"labels not in {rules.seen}"] = unseen
-                named = rules.named(split_name)
-                print(f"[hf-attn] {named} split: left out {unseen} labels that are not in {rules.seen}")
-        rows = rows.remove_columns([name for name in (DROP_COLUMN, UNSEEN_COLUMN) if name in rows.column_names])
-        prepared[split_name] = typed_labels(rows, rules)
+        if lost:
+            dropped[split_name] = lost
+    notes: tuple[str, ...] = ()
     if carve:  # held out from the usable rows: the same rows as for the file without its bad ones
-        prepared["train"], prepared["held-out"] = cached_split(prepared["train"], eval_fraction, seed)
-    return TaskData(
-        train=prepared["train"],
-        eval=prepared["held-out"],
-        shape=rules.layout.name,
-        text_column="text",
-        pair_column="pair" if pair_column is not None else None,
-        label_column="label" if rules.label_column is not None else None,
-        labels=rules.names,
-        source={**(source or {}), "columns": ", ".join(c for c in (text_column, pair_column, label_column) if c)},
-        dropped=dropped,
-        from_cache=["prepared rows"] if cached else [],
+        held = hold_out(prepared["train"], request)
+        prepared["train"], prepared["held-out"] = held.train, held.held_out
+        source, notes = {**source, "held_out": held.described}, (held.note,)
+    return CanonicalRows(prepared["train"], prepared["held-out"], rules, request, source, dropped, notes, cached)
+
+
+def _prepared_split(
+    split: Dataset, split_name: str, rules: RowRules, fresh: bool, workers: int | None
+) -> tuple[Dataset, bool, dict[str, int]]:
+    """One split made canonical by `rules` (one cached rewriting `map`, its dropped rows counted, said and filtered
+    out), whether the cache answered, and the rows it left out and why."""
+    canonical = functools.partial(rules.canonical, split=split_name)
+    description = f"Preparing the {rules.named(split_name)} split"
+    key = rules.key(split) + f"-{split_name}"
+    features = rules.features(split)
+    rows, reused = cached_map(
+        split, canonical, key, description, workers, fresh, remove_columns=split.column_names, features=features
     )
+    dropped: dict[str, int] = {}
+    counts = Counter(reason for reason in column_values(rows, DROP_COLUMN) if reason is not None)
+    if counts:
+        dropped = dict(counts)
+        tell_dropped(f"{rules.named(split_name)} split", counts, len(split))
+        kept = fingerprint("kept", rows._fingerprint)
+        keep = lambda reasons: [reason is None for reason in reasons]  # noqa: E731
+        rows = cached_filter(rows, keep, kept, fresh, input_columns=DROP_COLUMN, batched=True)
+    if rules.multi:
+        unseen = sum(column_values(rows, UNSEEN_COLUMN))
+        if unseen:
+            dropped[f"labels not in {rules.seen}"] = unseen
+            print(f"[hf-attn] {rules.named(split_name)} split: left out {unseen} labels that are not in {rules.seen}")
+    rows = rows.remove_columns([name for name in (DROP_COLUMN, UNSEEN_COLUMN) if name in rows.column_names])
+    return typed_labels(rows, rules), reused, dropped
 
 
 def tell_dropped(
@@ -355,47 +396,43 @@ def tell_dropped(
 
 
 def row_rules(
-    train: Any, held_out: Any, shape: str | TaskLayout, text_column: str, pair_column: str | None,
-    label_column: str | None, label_separator: str | None, labels: list[str] | None, keep_columns: Sequence[str],
-    split_names: tuple[str, str], drop_unknown: bool = False,
-) -> tuple[RowRules, dict[str, Any]]:  # fmt: skip
+    train: Any, held_out: Any, layout: TaskLayout, request: DataRequest, drop_unknown: bool = False
+) -> tuple[RowRules, dict[str, Any]]:
     """The `RowRules` of a task on `train` (a split, or a stream's first rows) and the two splits with their columns
     checked (a nested column flattened): a missing column, or a task without the columns it needs, is refused
-    naming the option."""
-    named = dict(zip(("train", "held-out"), split_names, strict=True))
-    layout = shape if isinstance(shape, TaskLayout) else get_task_layout(shape)
+    naming the option. `drop_unknown`: `RowRules.drop_unknown` (a stream's)."""
+    columns = request.columns
+    named = dict(zip(("train", "held-out"), request.split_names, strict=True))
     needs_label = layout.has_labels
+    label_column = columns.label if needs_label else None
     if needs_label and label_column is None:
         raise ValueError(f"A {layout.name} task needs --label-column.")
-    if "pair_column" in layout.needs and pair_column is None:
+    if "pair_column" in layout.needs and columns.pair is None:
         raise ValueError(f"A {layout.name} task needs {layout.pair_option}.")
     splits = {"train": train, "held-out": held_out}
     for split_name in splits:
-        for option, name in (
-            ("--text-column", text_column),
-            (layout.pair_option, pair_column),
-            ("--label-column", label_column if needs_label else None),
-        ):
+        for option, name in (("--text-column", columns.text), (layout.pair_option, columns.pair),
+                             ("--label-column", label_column)):  # fmt: skip
             splits[split_name] = _column(splits[split_name], name, option, named[split_name])
-    names: list[str] | None = labels
+    names = list(request.labels) if request.labels is not None else None
     feature_names = _feature_names(splits["train"], label_column) if needs_label else None
     if needs_label and names is None:
         tagged = layout.label_sets or layout.label_format is LabelFormat.TAGS
-        names = feature_names or _collect_names(splits["train"], label_column, tagged, label_separator)
+        names = feature_names or _collect_names(splits["train"], label_column, tagged, columns.label_separator)
         if not names:
             raise ValueError(f"--label-column {label_column!r} of the train split holds no label.")
         if layout.label_format is LabelFormat.CLASS and not layout.label_sets:
-            _refuse_a_class_per_row(splits["train"], label_column, text_column, len(names))
+            _refuse_a_class_per_row(splits["train"], label_column, columns.text, len(names))
     rules = RowRules(
         layout=layout,
-        text_column=text_column,
-        pair_column=pair_column,
-        label_column=label_column if needs_label else None,
-        label_separator=label_separator,
+        text_column=columns.text,
+        pair_column=columns.pair,
+        label_column=label_column,
+        label_separator=columns.label_separator,
         names=names,
         feature_names=feature_names,
-        keep_columns=tuple(keep_columns),
-        seen="the training split" if labels is None else "the model's labels",
+        keep_columns=columns.keep,
+        seen="the training split" if request.labels is None else "the model's labels",
         split_names=tuple(named.items()),
         drop_unknown=drop_unknown,
     )

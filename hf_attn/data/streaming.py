@@ -1,8 +1,8 @@
 """Data larger than memory or disk: a Hub dataset or local files read as a stream (`hf-attn train --streaming`).
 
-`hf_attn.data.files.load_splits(..., streaming=True)` opens the training and held-out splits as
+`hf_attn.data.files.load_splits` opens (a `DataRequest` with `streaming`) the training and held-out splits as
 `datasets.IterableDataset`s: nothing is downloaded or converted ahead, rows are read as training asks for them.
-`prepare_stream` puts them in the canonical form of a
+`stream_rows` puts them in the canonical form of a
 task shape with the same rules as a split read whole (`hf_attn.data.rows.RowRules`), lazily:
 
 - what needs the whole split ahead comes from its first rows instead: the label names (unless a `ClassLabel`
@@ -25,14 +25,14 @@ from __future__ import annotations
 import functools
 import json
 from collections import Counter
-from collections.abc import Sequence
 from typing import Any
 
 from datasets import Dataset, IterableDataset
 from datasets.distributed import split_dataset_by_node
 
-from .rows import DROP_COLUMN, UNSEEN_COLUMN, RowRules, row_rules, typed_labels
-from .task_data import TaskData, TaskLayout
+from .request import DataRequest
+from .rows import DROP_COLUMN, UNSEEN_COLUMN, CanonicalRows, RowRules, row_rules, typed_labels
+from .task_data import TaskLayout
 
 
 def _row_key(row: dict[str, Any]) -> str:
@@ -49,41 +49,35 @@ def _first_rows(stream: IterableDataset, count: int, what: str) -> Dataset:
     return Dataset.from_list(rows, features=stream.features)
 
 
-def prepare_stream(
+def stream_rows(
     train: IterableDataset,
     held_out: IterableDataset | None,
     layout: TaskLayout,
-    text_column: str = "text",
-    pair_column: str | None = None,
-    label_column: str | None = None,
-    label_separator: str | None = None,
-    source: dict[str, str] | None = None,
-    keep_columns: Sequence[str] = (),
-    sample_rows: int = 100_000,
-    eval_rows: int = 2000,
+    request: DataRequest,
+    source: dict[str, str],
     process: tuple[int, int] = (0, 1),
-) -> TaskData:
-    """Canonical `TaskData` over streams (module docstring): `train` and `eval` are `IterableDataset`s made canonical
-    as they are read, `vocabulary_rows` the canonical first `sample_rows` training rows. `process`: (rank, number
-    of processes) of a distributed run, whose training stream is split between them."""
+) -> CanonicalRows:
+    """Canonical rows over streams (module docstring): `train` and `eval` are `IterableDataset`s made canonical as
+    they are read, `vocabulary_rows` the canonical first `request.sample_rows` training rows; `task_data` makes
+    the run's `TaskData` of them, as of a split read whole. `process`: (rank, number of processes) of a distributed
+    run, whose training stream is split between them."""
     notes = []
-    if any(name is not None and "." in name for name in (text_column, pair_column, label_column)):
+    columns = request.columns
+    if any(name is not None and "." in name for name in (columns.text, columns.pair, columns.label)):
         train = train.flatten()  # a nested column (`translation.de`) is named with dots
         held_out = held_out.flatten() if held_out is not None else None
     if held_out is None:
         # The first rows, held in memory, and training on every row but those. Not `skip(eval_rows)`: a stream split
         # between processes splits the skip too, and each process would train on some held-out rows.
-        first = list(train.take(eval_rows))
+        first = list(train.take(request.held_out.stream_rows))
         held = {_row_key(row) for row in first}
         held_out = Dataset.from_list(first, features=train.features)
         train = train.filter(lambda row: _row_key(row) not in held)
         notes.append(f"[hf-attn] streaming: no held-out split; holding out the first {len(first)} training rows")
-        source = {**(source or {}), "held_out": f"the first {len(first)} rows of the training stream"}
-    sample = _first_rows(train, sample_rows, "The training split")
-    rules, _ = row_rules(
-        sample, _first_rows(held_out, 1, "The held-out split"), layout, text_column, pair_column, label_column,
-        label_separator, None, keep_columns, ("train", "held-out"), drop_unknown=True,
-    )  # fmt: skip
+        source = {**source, "held_out": f"the first {len(first)} rows of the training stream"}
+    sample = _first_rows(train, request.sample_rows, "The training split")
+    first_held_out = _first_rows(held_out, 1, "The held-out split")
+    rules, _ = row_rules(sample, first_held_out, layout, request, drop_unknown=True)
     columns = sample.column_names
     marked = _marked(sample, rules, "train", columns)
     counts = Counter(reason for reason in marked[DROP_COLUMN] if reason)
@@ -96,24 +90,21 @@ def prepare_stream(
     rank, processes = process
     if processes > 1:
         train = split_dataset_by_node(train, rank=rank, world_size=processes)
-    return TaskData(
+    return CanonicalRows(
         train=_canonical(train, rules, "train", columns),
         eval=_canonical(held_out, rules, "held-out", columns),
-        shape=layout.name,
-        text_column="text",
-        pair_column="pair" if pair_column is not None else None,
-        label_column="label" if rules.label_column is not None else None,
-        labels=rules.names,
-        source={**(source or {}), "columns": ", ".join(c for c in (text_column, pair_column, label_column) if c)},
-        notes=notes,
+        rules=rules,
+        request=request,
+        source=source,
+        notes=tuple(notes),
         vocabulary_rows=_kept(marked, rules),
     )
 
 
 def _marked(rows: Any, rules: RowRules, split: str, columns: list[str]) -> Any:
     """`rows` (a stream, or a split held in memory) in canonical form by `rules`, the rows to drop marked."""
-    return rows.map(functools.partial(rules.canonical, split=split), batched=True, remove_columns=columns,
-                    features=rules.features(rows))  # fmt: skip
+    canonical = functools.partial(rules.canonical, split=split)
+    return rows.map(canonical, batched=True, remove_columns=columns, features=rules.features(rows))
 
 
 def _kept(marked: Any, rules: RowRules) -> Any:

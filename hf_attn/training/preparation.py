@@ -41,12 +41,12 @@ from ..data.cache import (
     train_vocabulary,
 )
 from ..data.episodes import prepare_few_shot_data
-from ..data.files import load_splits, string_columns_of
+from ..data.files import load_splits
 from ..data.kinds import EPISODES
-from ..data.rows import prepare_task_data
-from ..data.streaming import prepare_stream
+from ..data.rows import canonical_rows
+from ..data.streaming import stream_rows
 from ..data.task_data import TaskData
-from ..options.arguments import HfAttnArguments
+from ..options.arguments import MIN_EVAL_SAMPLES, HfAttnArguments
 from ..options.checks import check_staged_run, check_streamed_shape, trains_in_stages
 from ..options.training_arguments import HfAttnTrainingArguments
 from ..registry import Architecture, Head, get_architecture
@@ -210,29 +210,25 @@ def task_summary(docstring: str | None) -> str:
 
 
 def task_data(options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments) -> TaskData:
-    """The run's data, complete: read (`--dataset`) or generated, in the task shape of the head that trains on it
-    (`shape_for_head`), its held-out split cut to what is scored (`held_out_rows`; a few-shot split is the instances
-    its episodes are drawn from, kept whole), with the episodes' settings and every status line to print."""
+    """The run's data, complete and built once: read (`--dataset`) or generated, in the task shape of the head that
+    trains on it (`shape_for_head`), its held-out split cut to what is scored (`held_out_rows`; a few-shot split is
+    the instances its episodes are drawn from, kept whole), with the episodes' settings and every status line to
+    print."""
     if options.dataset:
-        data = _dataset_data(options, architecture, args)
-    else:
-        data = _synthetic_data(options, architecture, args.seed)
-    shape = shape_for_head(TASK_SHAPES[data.shape], architecture, options.head)
-    held_out, note = (data.eval, None) if shape.episodic else held_out_rows(data, options, args)
-    notes = (*data.notes, note) if note else data.notes
-    return dataclasses.replace(
-        data, shape=shape.name, eval=held_out, notes=notes, episode_settings=options.episode_settings()
-    )
-
-
-def _synthetic_data(options: HfAttnArguments, architecture: Architecture, seed: int) -> TaskData:
+        try:
+            return _read_dataset(options, architecture, args)
+        except ValueError as error:
+            raise _whose(error, options) from error
     name = options.task or architecture.synthetic_task
     synthetic = get_synthetic_task(name)
-    train_split, held_out = synthetic.splits(options.num_train, options.num_eval, seed=seed, **options.task_kwargs)
+    sizes = (options.num_train, options.num_eval)
+    train_split, held_out = synthetic.splits(*sizes, seed=args.seed, **options.task_kwargs)
+    shape = shape_for_head(TASK_SHAPES[options.shape or synthetic.shape], architecture, options.head)
+    scored, note = (held_out, None) if shape.episodic else held_out_rows(train_split, held_out, options, args)
     return TaskData(
         train=train_split,
-        eval=held_out,
-        shape=options.shape or synthetic.shape,
+        eval=scored,
+        shape=shape.name,
         text_column=synthetic.text_column,
         pair_column=synthetic.pair_column,
         label_column=synthetic.label_column if TASK_SHAPES[synthetic.shape].has_labels else None,
@@ -244,6 +240,8 @@ def _synthetic_data(options: HfAttnArguments, architecture: Architecture, seed: 
             "name": f"{name} (synthetic, hf_attn.data)",
             "description": task_summary(synthetic.generator.__doc__),
         },
+        episode_settings=options.episode_settings(),
+        notes=[note] if note else [],
     )
 
 
@@ -257,7 +255,7 @@ def infer_shape(options: HfAttnArguments, architecture: Architecture, train_spli
         wanted = ["pair_classification"]
     elif label is None:
         wanted = ["language_modeling"]
-    elif label not in train_split.column_names:  # `prepare_task_data` names the missing column
+    elif label not in train_split.column_names:  # `canonical_rows` names the missing column
         wanted = ["classification"]
     else:
         values = (value for value in column_values(train_split, label) if value is not None)  # read until one
@@ -281,105 +279,60 @@ def _whose(error: ValueError, options: HfAttnArguments) -> ValueError:
     return ValueError(f"{message.rstrip('.')} ({given} from recipe {recipe!r}: give your own to override it).")
 
 
-def _dataset_data(options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments) -> TaskData:
-    try:
-        return _read_dataset(options, architecture, args)
-    except ValueError as error:
-        raise _whose(error, options) from error
-
-
 def _read_dataset(options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments) -> TaskData:
-    """The user's dataset in canonical form: read whole (`prepare_task_data`), or with `--streaming` as training asks
-    for it (`prepare_stream`), for a task shape that needs no whole split ahead."""
+    """The user's dataset in canonical form: read whole (`canonical_rows`), or with `--streaming` as training asks for
+    it (`stream_rows`), for a task shape that needs no whole split ahead; a few-shot dataset's classes held out
+    (`prepare_few_shot_data`)."""
+    request = options.data_request(args.seed)
     notes: list[str] = []
-    streaming = options.streaming
-    train_split, held_out, source = load_splits(
-        options.dataset,
-        options.dataset_config,
-        train_split=options.train_split,
-        eval_split=options.eval_split,
-        eval_dataset=options.eval_dataset,
-        eval_fraction=options.eval_fraction,
-        seed=args.seed,
-        data_format=options.dataset_format,
-        column_names=options.column_names,
-        notes=notes,
-        streaming=streaming,
-        fresh=options.overwrite_cache,
-        string_columns=string_columns_of(options, options.architecture_arguments.columns()),
-        hold_out=False,  # without a held-out split, rows are held out once the unusable ones are dropped
-    )
-    carved = held_out is None and not streaming
-    if carved:
-        if not 0 < options.eval_fraction < 1 or len(train_split) < 2:
-            raise ValueError(
-                f"--dataset {options.dataset} has no held-out split: give --eval-split or --eval-dataset."
-            )
-        source["held_out"] = f"{options.eval_fraction:.0%} of {options.train_split} (seed {args.seed})"
+    train_split, held_out, source = load_splits(request, notes)
+    streaming = request.streaming
     # A stream's first rows stand for it where its columns and labels decide the task.
     seen = Dataset.from_list(list(train_split.take(100)), features=train_split.features) if streaming else train_split
     label = options.label_column
     if label is None and not options.target_column:
         label = next((name for name in ("label", "labels") if name in seen.column_names), None)
-    shape = TASK_SHAPES[options.shape or infer_shape(options, architecture, seen, label)]
-    check_streamed_shape(shape, streaming)
-    if shape.episodic:
-        data = prepare_few_shot_data(
-            train_split, held_out, options.text_column, label or "label", options.eval_fraction, args.seed, source
-        )
-        return dataclasses.replace(data, notes=notes)  # its held-out classes are said as they are chosen
-    columns = options.architecture_arguments.columns()  # what the tokenizer reads beside the text (STCKA: concepts)
-    for option, _, name in columns:
+    request = dataclasses.replace(request, columns=dataclasses.replace(request.columns, label=label))
+    data_shape = TASK_SHAPES[options.shape or infer_shape(options, architecture, seen, label)]
+    check_streamed_shape(data_shape, streaming)
+    shape = shape_for_head(data_shape, architecture, options.head)
+    if shape.episodic:  # its held-out classes are said as they are chosen
+        settings = options.episode_settings()
+        return prepare_few_shot_data(train_split, held_out, request, source, notes, settings)
+    for option, _, name in request.columns.tokenizer:  # what the tokenizer reads beside the text (STCKA: concepts)
         for split_name, split in (("train", seen), ("held-out", held_out)):
             if split is not None and split.column_names is not None and name not in split.column_names:
                 raise ValueError(
                     f"--{option} {name!r} is not a column of the {split_name} split ({', '.join(split.column_names)})."
                 )
-    layout, pair_column = shape.layout, options.target_column or options.text_pair_column
-    label_column, keep_columns = label if shape.has_labels else None, [column.column for column in columns]
     if streaming:
-        data = prepare_stream(
-            train_split, held_out, layout, options.text_column, pair_column, label_column, options.label_separator,
-            source, keep_columns, sample_rows=options.tokenizer_sample_rows,
-            eval_rows=options.max_eval_samples or MIN_EVAL_SAMPLES, process=(args.process_index, args.world_size),
-        )  # fmt: skip
+        process = (args.process_index, args.world_size)
+        rows = stream_rows(train_split, held_out, data_shape.layout, request, source, process)
     else:
-        data = prepare_task_data(
-            train_split, held_out, layout, options.text_column, pair_column, label_column, options.label_separator,
-            source, keep_columns=keep_columns, workers=options.preprocessing_num_workers,
-            fresh=options.overwrite_cache, eval_fraction=options.eval_fraction, seed=args.seed,
-        )  # fmt: skip
-        if carved:
-            notes.append(
-                f"[hf-attn] no held-out split in {options.dataset}: holding out {len(data.eval)} training rows"
-            )
-    return dataclasses.replace(
-        data, tokenizer_columns={column.keyword: column.column for column in columns}, notes=(*notes, *data.notes)
-    )
+        rows = canonical_rows(train_split, held_out, data_shape.layout, request, source)
+    scored, note = held_out_rows(rows.train, rows.eval, options, args)
+    return rows.task_data(shape.name, scored, notes=[*notes, *([note] if note else [])])
 
 
-# Held-out rows scored by default: as many as the run trains on, and never fewer than this (a small held-out split
-# says little: 2,000 rows give an accuracy to about ±2%).
-MIN_EVAL_SAMPLES = 2000
-
-
-def held_out_rows(data: TaskData, options: HfAttnArguments, args: HfAttnTrainingArguments) -> tuple[Any, str | None]:
+def held_out_rows(
+    train: Any, held_out: Any, options: HfAttnArguments, args: HfAttnTrainingArguments
+) -> tuple[Any, str | None]:
     """The held-out rows scored, and the status line that says so (`None`: all of them): a seeded sample of the
     held-out split when it is larger than `--max_eval_samples`, or, by default, than the rows the run trains on (at
     least `MIN_EVAL_SAMPLES`), so that a five-step run on a million rows does not score 100,000."""
-    if data.streamed:  # the first rows of the held-out stream (`prepare_stream` held out no more when it chose them)
+    if not hasattr(train, "__len__"):  # a stream's: the first rows (`stream_rows` held out no more when it chose them)
         limit = options.max_eval_samples or MIN_EVAL_SAMPLES
-        return data.eval.take(limit), f"[hf-attn] held-out: scoring the first {limit} rows of the held-out stream"
-    held_out = len(data.eval)
+        return held_out.take(limit), f"[hf-attn] held-out: scoring the first {limit} rows of the held-out stream"
+    rows = len(held_out)
     if options.max_eval_samples is not None:
         limit, why = options.max_eval_samples, "--max_eval_samples"
     else:
         steps = args.max_steps if args.max_steps > 0 else None
         batch = args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size
-        trained = steps * batch if steps else math.ceil(args.num_train_epochs * len(data.train))
+        trained = steps * batch if steps else math.ceil(args.num_train_epochs * len(train))
         limit = max(MIN_EVAL_SAMPLES, trained)
         why = f"about as many as the run trains on ({trained}); --max_eval_samples N chooses"
-    if held_out <= limit:
-        return data.eval, None
-    note = f"[hf-attn] held-out: scoring {limit} of {held_out} rows, a sample (seed {args.seed}): {why}"
-    return sample_rows(data.eval, limit, args.seed), note
+    if rows <= limit:
+        return held_out, None
+    note = f"[hf-attn] held-out: scoring {limit} of {rows} rows, a sample (seed {args.seed}): {why}"
+    return sample_rows(held_out, limit, args.seed), note

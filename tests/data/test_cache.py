@@ -25,7 +25,7 @@ import pytest
 from hf_attn.cli import main
 from hf_attn.data.cache import cached_map, column_values
 from hf_attn.data.examples import review_rows
-from hf_attn.data.rows import prepare_task_data
+from tests.data.requests import prepare_task_data
 from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER, train_tokenizer
 from tests.training.test_preparation import LIN, QUIET
 

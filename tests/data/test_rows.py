@@ -1,4 +1,4 @@
-"""Rows made canonical (hf_attn.data.rows.prepare_task_data): held-out labels the training split never has are left
+"""Rows made canonical (hf_attn.data.rows.canonical_rows): held-out labels the training split never has are left
 out and counted, string labels become class ids, and each split is named as the command calls it."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ def test_held_out_labels_the_training_split_never_has_are_left_out_and_counted()
     predict them, so its label set keeps the known ones (an empty set if none), and the record counts the rest."""
     from datasets import Dataset
 
-    from hf_attn.data.rows import prepare_task_data
+    from tests.data.requests import prepare_task_data
 
     train = Dataset.from_dict({"text": ["a b", "c d"], "labels": [["x"], ["y", "x"]]})
     held_out = Dataset.from_dict({"text": ["a d", "b c"], "labels": [["x", "rare"], ["rarer"]]})
@@ -24,7 +24,7 @@ def test_string_labels_become_class_ids_not_their_strings():
     strings "0", "1" (a headerless TSV then trained without labels)."""
     from datasets import Dataset, Value
 
-    from hf_attn.data.rows import prepare_task_data
+    from tests.data.requests import prepare_task_data
 
     rows = Dataset.from_dict({"text": ["a b", "c d", "e f"], "label": ["sport", "business", "sport"]})
     data = prepare_task_data(rows, rows, "classification", label_column="label")
@@ -38,7 +38,7 @@ def test_prepared_data_names_the_split_as_the_command_calls_it():
     import pytest
     from datasets import Dataset
 
-    from hf_attn.data.rows import prepare_task_data
+    from tests.data.requests import prepare_task_data
 
     rows = Dataset.from_dict({"text": ["good", "bad"], "label": ["pos", "neg"]})
     with pytest.raises(ValueError, match="not a column of the evaluation split"):

@@ -1,0 +1,131 @@
+"""What a run asks of its data, in one frozen object (`DataRequest`), and the one rule for a dataset without a
+held-out split (`hold_out`).
+
+A request is built once, from the options (`hf_attn.options.arguments.HfAttnArguments.data_request`), and every
+step of the data path takes it whole: reading the splits (`hf_attn.data.files.load_splits`), making their rows
+canonical (`hf_attn.data.rows.canonical_rows`) or streaming them (`hf_attn.data.streaming.stream_rows`). No step
+takes the options one by one, so none can forget one or read it differently.
+
+This module imports nothing beyond the standard library at import time: the options build a request without
+loading `datasets`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from datasets import Dataset
+
+__all__ = ["Columns", "DataRequest", "HeldOut", "HeldOutRows", "hold_out"]
+
+
+@dataclass(frozen=True)
+class Columns:
+    """The columns a task reads, as the user named them.
+
+    Attributes:
+        text: the text (the source text, for seq2seq; `--text_column`).
+        pair: the second text of a pair or the target text (`--text_pair_column`, `--target_column`).
+        label: the labels (`--label_column`; `None`: the task reads none, or `label` / `labels` is found).
+        label_separator: splits a string column into a label set (`--label_separator`).
+        tokenizer: (option that named it, keyword of the tokenizer's call, column) for what the tokenizer reads
+            beside each text, kept as they are (`ArchitectureArguments.columns`: STCKA's `--concept_column`).
+        header: the names of a headerless CSV's columns (`--column_names`).
+        strings: the columns a local file's reader reads as strings, as written (`files.string_columns_of`).
+    """
+
+    text: str = "text"
+    pair: str | None = None
+    label: str | None = None
+    label_separator: str | None = None
+    tokenizer: tuple[tuple[str, str, str], ...] = ()
+    header: tuple[str, ...] | None = None
+    strings: tuple[str, ...] = ()
+
+    @property
+    def keep(self) -> tuple[str, ...]:
+        """The further columns kept beside the canonical ones (the tokenizer's)."""
+        return tuple(column for _, _, column in self.tokenizer)
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """Where the held-out rows come from: a file (`dataset`), else a split (`split`), else the first of
+    validation / dev / valid / test the dataset has, else `fraction` of the usable training rows, drawn with `seed`
+    (`hold_out`). A stream without one holds out its first `stream_rows` rows.
+
+    Attributes:
+        dataset: a file of held-out rows (`--eval_dataset`).
+        split: the held-out split's name (`--eval_split`).
+        fraction: the share of training rows held out when the data has no held-out split (`--eval_fraction`).
+        seed: the seed of that draw (the run's `--seed`).
+        stream_rows: the rows a stream without a held-out split holds out (`--max_eval_samples`, else 2,000).
+    """
+
+    dataset: str | None = None
+    split: str | None = None
+    fraction: float = 0.1
+    seed: int = 0
+    stream_rows: int = 2000
+
+
+@dataclass(frozen=True)
+class DataRequest:
+    """Everything the data path reads of the options, typed and frozen.
+
+    Attributes:
+        dataset: a file, a folder or a Hub id (`--dataset`).
+        config: the Hub dataset's configuration (`--dataset_config`).
+        train_split: the training split (`--train_split`).
+        format: the builder of a local file or folder (`--dataset_format`: csv, json, parquet, text).
+        columns: the columns read (`Columns`).
+        held_out: where the held-out rows come from (`HeldOut`).
+        streaming: read as training asks for rows (`--streaming`; `hf_attn.data.streaming`).
+        sample_rows: a stream's first rows, which give its vocabulary and labels (`--tokenizer_sample_rows`).
+        fresh: every cached step computed again and written afresh (`--overwrite_cache`).
+        workers: processes of the rewriting `map` (`--preprocessing_num_workers`).
+        labels: the label names to encode with (a trained model's), instead of the training split's.
+        split_names: what messages call the training and the held-out split (`hf-attn evaluate`: "evaluation").
+    """
+
+    dataset: str
+    config: str | None = None
+    train_split: str = "train"
+    format: str | None = None
+    columns: Columns = field(default_factory=Columns)
+    held_out: HeldOut = field(default_factory=HeldOut)
+    streaming: bool = False
+    sample_rows: int = 100_000
+    fresh: bool = False
+    workers: int | None = None
+    labels: tuple[str, ...] | None = None
+    split_names: tuple[str, str] = ("train", "held-out")
+
+
+@dataclass(frozen=True)
+class HeldOutRows:
+    """The training rows left, the rows `hold_out` held out of them, what the card calls them, and the status line
+    that says so."""
+
+    train: Dataset
+    held_out: Dataset
+    described: str
+    note: str
+
+
+def hold_out(train: Dataset, request: DataRequest) -> HeldOutRows:
+    """The one rule for data without a held-out split: `request.held_out.fraction` of the training rows, drawn with
+    its seed (`hf_attn.data.cache.cached_split`, the same rows run after run), refused where no fraction or too
+    few rows are left to hold out. Training holds them out of the usable rows, once the unusable are dropped
+    (`hf_attn.data.rows.canonical_rows`), so that a file's bad rows change nothing but their own absence."""
+    from .cache import cached_split
+
+    policy = request.held_out
+    if not 0 < policy.fraction < 1 or len(train) < 2:
+        raise ValueError(f"--dataset {request.dataset} has no held-out split: give --eval-split or --eval-dataset.")
+    kept, held = cached_split(train, policy.fraction, policy.seed)
+    described = f"{policy.fraction:.0%} of {request.train_split} (seed {policy.seed})"
+    note = f"[hf-attn] no held-out split in {request.dataset}: holding out {len(held)} training rows"
+    return HeldOutRows(kept, held, described, note)
