@@ -154,15 +154,24 @@ def _conversion_section(conversion: dict[str, Any] | None) -> str | None:
         f"- checkpoint: `{conversion['checkpoint']}` (sha256 `{conversion['sha256']}`)",
     ]
     if diffs:
-        lines += ["", "Parity with the original's outputs (max |difference|, fp32):", "", "| tensor | max diff |",
-                  "|---|---|", diffs]  # fmt: skip
+        lines += [
+            "",
+            "Parity with the original's outputs (max |difference|, fp32):",
+            "",
+            "| tensor | max diff |",
+            "|---|---|",
+            diffs,
+        ]
     return "\n".join(lines)
 
 
 def render_model_card(
-    model_dir: str | Path, repo_id: str | None = None, base_model: str | None = None,
-    config: PreTrainedConfig | None = None, destination: str | Path | None = None,
-) -> ModelCard:  # fmt: skip
+    model_dir: str | Path,
+    repo_id: str | None = None,
+    base_model: str | None = None,
+    config: PreTrainedConfig | None = None,
+    destination: str | Path | None = None,
+) -> ModelCard:
     """The card of the model saved in `model_dir`, as a `huggingface_hub.ModelCard`; `config`: the saved model's
     config in memory (a training run's, just saved), else read from the folder; `destination`: the folder the model
     is moved to, where `model_dir` is a staged save's staging folder (the card names the destination)."""
@@ -217,9 +226,14 @@ ATTENTION_PICTURE = "attention.png"
 
 
 def draw_attention_picture(
-    model_dir: str | Path, text: str, pair: str | None = None, model: PreTrainedModel | None = None,
-    tokenizer: PreTrainedTokenizerBase | None = None, destination: str | Path | None = None, **options: Any,
-) -> Path | None:  # fmt: skip
+    model_dir: str | Path,
+    text: str,
+    pair: str | None = None,
+    model: PreTrainedModel | None = None,
+    tokenizer: PreTrainedTokenizerBase | None = None,
+    destination: str | Path | None = None,
+    **options: Any,
+) -> Path | None:
     """Draws the saved model's attention for `text` into `model_dir/attention.png` (`hf_attn.visualization`;
     `options` go to the architecture's view, e.g. a few-shot model's `support`): `model` and `tokenizer` where they
     are in memory (a training run's, just saved), else loaded from the folder. The picture is an extra of the card:
@@ -239,10 +253,14 @@ def draw_attention_picture(
 
 
 def write_model_card(
-    model_dir: str | Path, repo_id: str | None = None, base_model: str | None = None, example: dict | None = None,
-    model: PreTrainedModel | None = None, tokenizer: PreTrainedTokenizerBase | None = None,
+    model_dir: str | Path,
+    repo_id: str | None = None,
+    base_model: str | None = None,
+    example: dict | None = None,
+    model: PreTrainedModel | None = None,
+    tokenizer: PreTrainedTokenizerBase | None = None,
     destination: str | Path | None = None,
-) -> Path:  # fmt: skip
+) -> Path:
     """Renders the card and writes it to `model_dir/README.md`; returns its path. With an example (`example`:
     `{"text", "pair"?, "support"?, "entities"?}`, else the one the training or conversion record holds), the card
     gets the picture of the model's attention for it (`attention.png`, linked from the card; it travels with

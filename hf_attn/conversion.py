@@ -114,8 +114,9 @@ def max_abs_diffs(
     return diffs
 
 
-def conversion_record(original_code: str, script: str | Path, checkpoint: str | Path, output: str | Path,
-                      **details: Any) -> dict[str, Any]:  # fmt: skip
+def conversion_record(
+    original_code: str, script: str | Path, checkpoint: str | Path, output: str | Path, **details: Any
+) -> dict[str, Any]:
     """The conversion record's common fields: the original code, the script, the checkpoint with its SHA-256 and
     the output folder; `details` adds the script's own (layout, training arguments, parity max-diffs, ...)."""
     return {

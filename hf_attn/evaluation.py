@@ -249,8 +249,14 @@ def multi_hot_metrics(propensities: np.ndarray | None = None) -> Callable[[EvalP
 
 
 @torch.no_grad()
-def word_attention_on_evidence(model: PreTrainedModel, episodes: Any, evidence: list[list[int]], collator: Any,
-                               field: str = "word_attentions", batch_size: int = 16) -> dict[str, float]:  # fmt: skip
+def word_attention_on_evidence(
+    model: PreTrainedModel,
+    episodes: Any,
+    evidence: list[list[int]],
+    collator: Any,
+    field: str = "word_attentions",
+    batch_size: int = 16,
+) -> dict[str, float]:
     """How much of the queries' word attention lands on the words that carry their class: `hit_rate` (the most
     attended word is one of them), `evidence_mass` (their total weight) and `evidence_mass_uniform` (what a
     uniform attention would give them), over the queries of `episodes`."""
@@ -292,9 +298,13 @@ def encoded_input_columns(dataset: Dataset) -> list[str]:
 
 @torch.no_grad()
 def score_evidence_attention(
-    model: PreTrainedModel, dataset: Dataset, evidence_column: str, attention_field: str, batch_size: int = 64,
+    model: PreTrainedModel,
+    dataset: Dataset,
+    evidence_column: str,
+    attention_field: str,
+    batch_size: int = 64,
     attention_kwargs: dict[str, Any] | None = None,
-) -> dict[str, float]:  # fmt: skip
+) -> dict[str, float]:
     """Runs `model` over the encoded `dataset` (with the head's `attention_kwargs`, e.g. `output_attentions=True`)
     and scores `attention_field` (the top layer's, for per-layer maps) against the evidence column; `{}` when the
     model does not return that field."""

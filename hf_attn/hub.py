@@ -15,8 +15,17 @@ from .utils.saving import STAGING_PREFIX
 
 # Never uploaded: pickles, Trainer scratch (checkpoints at any depth: ELMo's biLM stage keeps its own in bilm/) and
 # what a killed save left (its staging folder, removed by the next save), and the lock of the run that pushes.
-IGNORE_PATTERNS = ["*.bin", "*.pt", "*.pth", "*.pkl", "*checkpoint-*/*", "runs/*", ".ipynb_checkpoints/*",
-                   f"{STAGING_PREFIX}*/*", LOCK_NAME]  # fmt: skip
+IGNORE_PATTERNS = [
+    "*.bin",
+    "*.pt",
+    "*.pth",
+    "*.pkl",
+    "*checkpoint-*/*",
+    "runs/*",
+    ".ipynb_checkpoints/*",
+    f"{STAGING_PREFIX}*/*",
+    LOCK_NAME,
+]
 
 
 def push_model_dir(

@@ -114,8 +114,14 @@ class FewShotClassificationPipeline(Pipeline):
             return {"text": inputs["text"], "entities": entities}
         return {"text": inputs, "entities": None}
 
-    def _forward(self, model_inputs: dict[str, Any], support_texts=None, support_labels=None, support_entities=None,
-                 output_attentions: bool = False) -> dict[str, Any]:  # fmt: skip
+    def _forward(
+        self,
+        model_inputs: dict[str, Any],
+        support_texts=None,
+        support_labels=None,
+        support_entities=None,
+        output_attentions: bool = False,
+    ) -> dict[str, Any]:
         if support_texts is None or support_labels is None:
             raise ValueError("The hf-attn-few-shot pipeline needs `support_texts=` and `support_labels=`.")
         # One query, or a batch of them (`batch_size` > 1: the pipeline's collation gives each field as a list).
@@ -123,9 +129,14 @@ class FewShotClassificationPipeline(Pipeline):
         texts = model_inputs["text"] if batched else [model_inputs["text"]]
         entities = model_inputs["entities"] if batched else [model_inputs["entities"]]
         results = self.model.predict(
-            support_texts, support_labels, texts, self.tokenizer, support_entities=support_entities,
-            query_entities=None if all(pair is None for pair in entities) else entities, output_attentions=True,
-        )  # fmt: skip
+            support_texts,
+            support_labels,
+            texts,
+            self.tokenizer,
+            support_entities=support_entities,
+            query_entities=None if all(pair is None for pair in entities) else entities,
+            output_attentions=True,
+        )
         if not output_attentions:
             results = [
                 {key: value for key, value in result.items() if key in ("label", "scores")} for result in results
@@ -135,8 +146,11 @@ class FewShotClassificationPipeline(Pipeline):
         return {key: [result[key] for result in results] for key in results[0]}  # unbatched by the pipeline
 
     def postprocess(self, model_outputs: dict[str, Any]) -> dict[str, Any]:
-        return {"label": model_outputs["label"], "score": model_outputs["scores"][model_outputs["label"]],
-                **{key: value for key, value in model_outputs.items() if key != "label"}}  # fmt: skip
+        return {
+            "label": model_outputs["label"],
+            "score": model_outputs["scores"][model_outputs["label"]],
+            **{key: value for key, value in model_outputs.items() if key != "label"},
+        }
 
 
 def pad_every_axis(

@@ -101,8 +101,10 @@ def discover_architectures(
     rows = {}
     for folder in sorted(path for path in models_dir.iterdir() if _is_model_folder(path)):
         if not (folder / ROW_FILE).is_file():
-            raise ValueError(f"hf_attn/models/{folder.name} has no {ROW_FILE}: a model folder declares its registry "
-                             "row there (CONTRIBUTING.md).")  # fmt: skip
+            raise ValueError(
+                f"hf_attn/models/{folder.name} has no {ROW_FILE}: a model folder declares its registry "
+                "row there (CONTRIBUTING.md)."
+            )
         module = importlib.import_module(f"{package}.{folder.name}.{ROW_FILE.removesuffix('.py')}")
         rows[folder.name] = _check_row(folder.name, folder, module, cards_dir)
     return rows

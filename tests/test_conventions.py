@@ -260,3 +260,67 @@ def test_the_issue_citation_check_finds_docstrings_and_comments(tmp_path):
         "    return x  # known issues: none\n"
     )
     assert issue_citations(tmp_path) == ["cited.py:3", "cited.py:7", "cited.py:8"]
+
+
+# Shared code: the package outside the model folders (which follow their papers' and transformers' signatures).
+MOST_PARAMETERS = 8
+MOST_FORMAT_SKIPS = 20
+
+
+def shared_modules(root) -> list:
+    package = root / "hf_attn"
+    return sorted(path for path in package.rglob("*.py") if path.relative_to(package).parts[0] != "models")
+
+
+def long_signatures(root, most: int = MOST_PARAMETERS) -> list[str]:
+    """`path:line name (n)` of each shared function or method that takes more than `most` named parameters (`self`,
+    `cls`, `*args` and `**kwargs` aside): a long call is a group of values that belong together, which a dataclass
+    names once (`DataRequest`, `Measurement`)."""
+    found = []
+    for path in shared_modules(root):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                named = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+                count = len([item for item in named if item.arg not in ("self", "cls")])
+                if count > most:
+                    found.append(f"{path.relative_to(root)}:{node.lineno} {node.name} ({count})")
+    return found
+
+
+def format_skips(root) -> list[str]:
+    """`path:line` of each `# fmt: skip` in the shared code: a line the formatter may not touch, kept for a table
+    whose columns line up, not for a long call squeezed onto one line."""
+    found = []
+    for path in shared_modules(root):
+        lines = path.read_text(encoding="utf-8").splitlines()
+        found += [
+            f"{path.relative_to(root)}:{number}" for number, line in enumerate(lines, 1) if "# fmt: skip" in line
+        ]
+    return found
+
+
+def test_no_shared_function_takes_more_than_eight_parameters():
+    found = long_signatures(REPO_ROOT)
+    assert not found, f"group the values that travel together in a dataclass: {found}"
+
+
+def test_the_shared_code_keeps_few_format_skips():
+    found = format_skips(REPO_ROOT)
+    assert len(found) <= MOST_FORMAT_SKIPS, f"{len(found)} `# fmt: skip` lines (at most {MOST_FORMAT_SKIPS}): {found}"
+
+
+def test_the_signature_and_format_checks_find_them(tmp_path):
+    """The two checks above can fail: a function and a method of nine named parameters are found, one of eight (with
+    `self`, `*args` and `**kwargs` besides) is not, nor is a model folder's; each `# fmt: skip` line is counted."""
+    (tmp_path / "hf_attn" / "models" / "han").mkdir(parents=True)
+    nine = ", ".join(f"a{i}" for i in range(9))
+    (tmp_path / "hf_attn" / "shared.py").write_text(
+        f"def long({nine}):\n    pass\n\n\n"
+        "class C:\n"
+        f"    def method(self, {nine}):\n        pass\n\n"
+        "    def fine(self, a0, a1, a2, a3, a4, a5, a6, a7, *args, **kwargs):\n        pass\n\n\n"
+        "x = [1,  2]  # fmt: skip\n"
+    )
+    (tmp_path / "hf_attn" / "models" / "han" / "modeling_han.py").write_text(f"def paper({nine}):\n    pass\n")
+    assert long_signatures(tmp_path) == ["hf_attn/shared.py:1 long (9)", "hf_attn/shared.py:6 method (9)"]
+    assert format_skips(tmp_path) == ["hf_attn/shared.py:13"]

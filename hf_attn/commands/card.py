@@ -12,8 +12,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model_dir")
     parser.add_argument("--repo-id", help="the Hub repo the card's snippets load from")
     parser.add_argument("--base-model", help="the Hub model this one was fine-tuned from")
-    parser.add_argument("--example", help="a text whose attention the card shows (attention.png); default: "
-                        "the training or conversion record's example")  # fmt: skip
+    parser.add_argument(
+        "--example",
+        help="a text whose attention the card shows (attention.png); default: "
+        "the training or conversion record's example",
+    )
     add_view_arguments(parser, "the example")
 
 

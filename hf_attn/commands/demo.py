@@ -86,9 +86,16 @@ def run(args: argparse.Namespace) -> dict[str, float]:
     started = time.perf_counter()
     demo = dict(architecture.demo)
     result = train(
-        output_dir=args.output_dir, arch=architecture.name, num_train=args.num_train, num_eval=1000, seed=args.seed,
-        epochs=args.epochs, config_overrides=demo.pop("config", {}), logging_steps=10**9, **demo,
-    )  # fmt: skip
+        output_dir=args.output_dir,
+        arch=architecture.name,
+        num_train=args.num_train,
+        num_eval=1000,
+        seed=args.seed,
+        epochs=args.epochs,
+        config_overrides=demo.pop("config", {}),
+        logging_steps=10**9,
+        **demo,
+    )
     seconds = time.perf_counter() - started
     print(f"\ntrained in {seconds:.0f} s; held-out (1000 examples):")
     for name, value in result.metrics.items():

@@ -104,9 +104,13 @@ def evaluate(
     encoded, _ = encode_split(data.eval, shape.encoder(data, tokenizer, model.config, head, max_length))
     with tempfile.TemporaryDirectory() as scratch:
         args = HfAttnTrainingArguments(
-            output_dir=scratch, per_device_eval_batch_size=batch_size, report_to="none",
-            predict_with_generate=shape.generates(head), disable_tqdm=True, seed=training_seed(model_path),
-        )  # fmt: skip
+            output_dir=scratch,
+            per_device_eval_batch_size=batch_size,
+            report_to="none",
+            predict_with_generate=shape.generates(head),
+            disable_tqdm=True,
+            seed=training_seed(model_path),
+        )
         beams = options.num_beams or model.generation_config.num_beams if shape.generates(head) else None
         shape.prepare(model, args, encoded, beams)
         trainer = shape.trainer(args, model, head, tokenizer, data, None, encoded, callbacks=())
@@ -126,8 +130,11 @@ def main(argv: list[str]) -> None:
     parser = evaluation_parser("hf-attn evaluate")
     parser.add_argument("--batch_size", "--batch-size", type=int, default=64, help="evaluation batch size")
     parser.add_argument("--output_file", "--output-file", help="write the metrics here as JSON")
-    sizes = {"n_way": "N, the classes", "k_shot": "K, the support texts of each class", "n_query": "the queries of "
-             "each class"}  # fmt: skip
+    sizes = {
+        "n_way": "N, the classes",
+        "k_shot": "K, the support texts of each class",
+        "n_query": "the queries of each class",
+    }
     for option in EPISODE_OPTIONS:
         text = f"a few-shot model's held-out episodes: {sizes[option]} (default: the trained one)"
         parser.add_argument(f"--{option}", f"--{option.replace('_', '-')}", type=int, help=text)
@@ -137,8 +144,11 @@ def main(argv: list[str]) -> None:
     if not options.dataset:  # an option first, before the model is looked for
         raise ValueError("hf-attn evaluate needs --dataset (a file, a folder or a Hub id).")
     metrics = evaluate(
-        rest.model, options, batch_size=rest.batch_size, output_file=rest.output_file,
+        rest.model,
+        options,
+        batch_size=rest.batch_size,
+        output_file=rest.output_file,
         architecture_arguments=own_architecture_arguments(rest.model, own),
         episodes={option: getattr(rest, option) for option in EPISODE_OPTIONS},
-    )  # fmt: skip
+    )
     print(json.dumps({key: round(value, 4) for key, value in metrics.items()}, indent=2))

@@ -125,8 +125,11 @@ def faithfulness(
     figures["dataset"] = Path(options.dataset).name if Path(options.dataset).exists() else options.dataset
     if Path(model_path).is_dir():  # kept beside the model: `hf-attn card` gives the figures a section
         (Path(model_path) / FAITHFULNESS_FILE).write_text(json.dumps(figures, indent=2))
-        print(f"[hf-attn] recorded in {Path(model_path) / FAITHFULNESS_FILE} (hf-attn card adds them to the card)",
-              file=sys.stderr, flush=True)  # fmt: skip
+        print(
+            f"[hf-attn] recorded in {Path(model_path) / FAITHFULNESS_FILE} (hf-attn card adds them to the card)",
+            file=sys.stderr,
+            flush=True,
+        )
     if output_file:
         Path(output_file).parent.mkdir(parents=True, exist_ok=True)
         Path(output_file).write_text(json.dumps(figures, indent=2))
@@ -143,13 +146,28 @@ def main(argv: list[str]) -> None:
     from ..tasks.scored import own_architecture_arguments
 
     parser = evaluation_parser("hf-attn faithfulness")
-    parser.add_argument("--k", type=float, nargs="+", default=list(ERASER_KS),
-                        help="the erasure bins, in %% of each text's tokens (ERASER's: 1 5 10 20 50)")  # fmt: skip
-    parser.add_argument("--max_examples", "--max-examples", type=int, default=DEFAULT_EXAMPLES,
-                        help=f"measure the first N rows (default {DEFAULT_EXAMPLES}; 0: all)")  # fmt: skip
+    parser.add_argument(
+        "--k",
+        type=float,
+        nargs="+",
+        default=list(ERASER_KS),
+        help="the erasure bins, in %% of each text's tokens (ERASER's: 1 5 10 20 50)",
+    )
+    parser.add_argument(
+        "--max_examples",
+        "--max-examples",
+        type=int,
+        default=DEFAULT_EXAMPLES,
+        help=f"measure the first N rows (default {DEFAULT_EXAMPLES}; 0: all)",
+    )
     parser.add_argument("--ig_steps", "--ig-steps", type=int, default=32, help="Integrated Gradients' steps")
-    parser.add_argument("--internal_batch_size", "--internal-batch-size", type=int, default=None,
-                        help="Integrated Gradients' points run together (default: --batch_size)")  # fmt: skip
+    parser.add_argument(
+        "--internal_batch_size",
+        "--internal-batch-size",
+        type=int,
+        default=None,
+        help="Integrated Gradients' points run together (default: --batch_size)",
+    )
     parser.add_argument("--batch_size", "--batch-size", type=int, default=32, help="examples (and erasures) a batch")
     parser.add_argument("--seed", type=int, default=0, help="seeds the random ranking and its ties")
     parser.add_argument("--output_file", "--output-file", help="write the figures here as JSON")
@@ -157,8 +175,9 @@ def main(argv: list[str]) -> None:
     options, *own, rest = parser.parse_args_into_dataclasses(argv)
     if rest.ig_steps < 1:
         raise ValueError(f"--ig_steps {rest.ig_steps}: give 1 or more.")
-    measurement = Measurement(tuple(rest.k), rest.max_examples or None, rest.ig_steps, rest.batch_size,
-                              rest.internal_batch_size, rest.seed)  # fmt: skip
+    measurement = Measurement(
+        tuple(rest.k), rest.max_examples or None, rest.ig_steps, rest.batch_size, rest.internal_batch_size, rest.seed
+    )
     own_options = own_architecture_arguments(rest.model, own)
     figures = faithfulness(rest.model, options, measurement, rest.output_file, rest.plot, own_options)
     print(json.dumps(figures, indent=2))

@@ -33,8 +33,10 @@ def predict(model_path: str, texts: list[str], pairs: list[str] | None = None, t
     if head.inputs.pair and pairs is None:
         raise ValueError(f"{head.model_class.__name__} reads pairs: give the second text with --pair.")
     second = f"empty {shape_of(head).layout.pair_is}"  # what `train` calls a pair's empty second text
-    reasons = ["empty text" if is_empty(text) else second if pairs and is_empty(pairs[i]) else None
-               for i, text in enumerate(texts)]  # fmt: skip
+    reasons = [
+        "empty text" if is_empty(text) else second if pairs and is_empty(pairs[i]) else None
+        for i, text in enumerate(texts)
+    ]
     kept = [index for index, reason in enumerate(reasons) if reason is None]
     counts = Counter(reason for reason in reasons if reason is not None)
     if not kept:

@@ -15,9 +15,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", help="a trained model folder or Hub id (with its tokenizer)")
     parser.add_argument("text")
     parser.add_argument("--out", required=True, help="file.html (self-contained) or file.png")
-    parser.add_argument("--integrated_gradients", "--integrated-gradients", action="store_true",
-                        help="also the attention's importance of each token beside its Integrated Gradients (Captum: "
-                        'pip install "hf_attn[faithfulness]")')  # fmt: skip
+    parser.add_argument(
+        "--integrated_gradients",
+        "--integrated-gradients",
+        action="store_true",
+        help="also the attention's importance of each token beside its Integrated Gradients (Captum: "
+        'pip install "hf_attn[faithfulness]")',
+    )
     add_view_arguments(parser, "the text")
     _add_own_view_options(parser)
 
@@ -25,11 +29,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def add_view_arguments(parser: argparse.ArgumentParser, whose: str) -> None:
     """What a picture may need besides its text: `--pair`, `--support`, `--entities` (`whose`: the text's role)."""
     parser.add_argument("--pair", help="a pair model's second text, or a seq2seq model's target (default: its output)")
-    parser.add_argument("--support", nargs="+", metavar="LABEL=TEXT",
-                        help="few-shot models: the support set, LABEL=TEXT entries or one .jsonl/.json/.csv/.tsv "
-                        "file of label and text (head, tail) rows")  # fmt: skip
-    parser.add_argument("--entities", nargs=2, type=int, metavar=("HEAD", "TAIL"),
-                        help=f"few-shot relation models: the entity word indices of {whose}")  # fmt: skip
+    parser.add_argument(
+        "--support",
+        nargs="+",
+        metavar="LABEL=TEXT",
+        help="few-shot models: the support set, LABEL=TEXT entries or one .jsonl/.json/.csv/.tsv "
+        "file of label and text (head, tail) rows",
+    )
+    parser.add_argument(
+        "--entities",
+        nargs=2,
+        type=int,
+        metavar=("HEAD", "TAIL"),
+        help=f"few-shot relation models: the entity word indices of {whose}",
+    )
 
 
 def _add_own_view_options(parser: argparse.ArgumentParser) -> None:
@@ -51,8 +64,9 @@ def _add_own_view_options(parser: argparse.ArgumentParser) -> None:
             many = typing.get_origin(kind) is list
             element = typing.get_args(kind)[0] if many else kind
             spellings = dict.fromkeys((f"--{item.name}", f"--{item.name.replace('_', '-')}"))
-            parser.add_argument(*spellings, type=element, nargs="+" if many else None, default=None,
-                                help=item.metadata.get("help"))  # fmt: skip
+            parser.add_argument(
+                *spellings, type=element, nargs="+" if many else None, default=None, help=item.metadata.get("help")
+            )
 
 
 def _given_view_options(args: argparse.Namespace) -> dict[str, tuple[dict[str, Any], dict[str, Any]]]:
@@ -122,8 +136,9 @@ def run(args: argparse.Namespace) -> None:
     progress(f"loading {args.model} ...")
     model, tokenizer, _, _ = load_trained(args.model, head=head)
     progress(f"drawing {type(model).__name__}'s attention ...")
-    figure = visualize(model, tokenizer, args.text, pair=args.pair, integrated_gradients=args.integrated_gradients,
-                       **options)  # fmt: skip
+    figure = visualize(
+        model, tokenizer, args.text, pair=args.pair, integrated_gradients=args.integrated_gradients, **options
+    )
     path = figure.save_html(args.out) if suffix == "html" else figure.save_png(args.out)
     panels = f"{len(figure.panels)} panel{'s' if len(figure.panels) != 1 else ''}"
     print(f"wrote {path} ({panels}; {figure.caption})")

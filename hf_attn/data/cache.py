@@ -92,9 +92,19 @@ def fingerprint(*parts: Any) -> str:
 
 # What a loaded tokenizer's `init_kwargs` hold beside its options: where it was read from and how, not how it encodes.
 _LOADING_KWARGS = frozenset(
-    {"name_or_path", "is_local", "local_files_only", "auto_map", "vocab_file", "tokenizer_file", "tokenizer_object",
-     "added_tokens_decoder", "backend", "_commit_hash"}
-)  # fmt: skip
+    {
+        "name_or_path",
+        "is_local",
+        "local_files_only",
+        "auto_map",
+        "vocab_file",
+        "tokenizer_file",
+        "tokenizer_object",
+        "added_tokens_decoder",
+        "backend",
+        "_commit_hash",
+    }
+)
 
 
 def tokenizer_fingerprint(tokenizer: Any) -> str:
@@ -204,8 +214,10 @@ def cached_split(split: Dataset, fraction: float, seed: int) -> tuple[Dataset, D
     """`split.train_test_split(test_size=fraction, seed=seed)` (the same rows) under fingerprints of our own, its two
     index files checked and kept as `cached_map`'s are."""
     started = time.time()
-    keys = (fingerprint("training part", split._fingerprint, fraction, seed),
-            fingerprint("held-out part", split._fingerprint, fraction, seed))  # fmt: skip
+    keys = (
+        fingerprint("training part", split._fingerprint, fraction, seed),
+        fingerprint("held-out part", split._fingerprint, fraction, seed),
+    )
     for key in keys:
         drop_unreadable(split, key)
     with cache_writes(cache_folder(split)):
@@ -365,9 +377,14 @@ def _built_folder(path: str, name: str | None, options: dict[str, Any]) -> Path:
 
 
 def load_built(
-    path: str, name: str | None = None, *, split: str | None = None, streaming: bool = False, fresh: bool = False,
+    path: str,
+    name: str | None = None,
+    *,
+    split: str | None = None,
+    streaming: bool = False,
+    fresh: bool = False,
     **options: Any,
-) -> Any:  # fmt: skip
+) -> Any:
     """`datasets.load_dataset(path, name, split=split, streaming=streaming, **options)`, the Arrow copy `datasets`
     keeps of the data (built once, in its cache) checked first. A copy that does not read back whole, or whose bytes
     differ from the checksums written when it was built (`BUILT_CHECKSUMS`), is named in one line, its folder
@@ -409,8 +426,9 @@ def saved_tokenizer(split: Dataset, key: str, load: Callable[[Path], Any]) -> An
     if not saved.is_dir():
         return None
     checksums = _read_checksums(saved / VOCABULARY_CHECKSUMS)
-    changed = [name for name, record in checksums.items() if not (saved / name).is_file()
-               or _differs(saved / name, record)]  # fmt: skip
+    changed = [
+        name for name, record in checksums.items() if not (saved / name).is_file() or _differs(saved / name, record)
+    ]
     why = f"{changed[0]} differs from its checksum" if changed else None if checksums else "no checksums kept with it"
     if why is None:
         try:
@@ -418,8 +436,11 @@ def saved_tokenizer(split: Dataset, key: str, load: Callable[[Path], Any]) -> An
         except Exception as error:  # the `tokenizers` library raises a bare Exception on a file it cannot parse
             why = str(error).splitlines()[0] if str(error) else type(error).__name__
     shutil.rmtree(saved, ignore_errors=True)
-    print(f"[hf-attn] the kept vocabulary {saved} does not load ({why}): removed, and trained again", file=sys.stderr,
-          flush=True)  # fmt: skip
+    print(
+        f"[hf-attn] the kept vocabulary {saved} does not load ({why}): removed, and trained again",
+        file=sys.stderr,
+        flush=True,
+    )
     return None
 
 

@@ -103,8 +103,10 @@ class EpisodeDataset(torch.utils.data.Dataset):
             rows = rng.sample(self.classes[name], self.shots + self.queries)
             shots = rows[: self.shots]
             if self.noise_rate and outside:
-                shots = [rng.choice(self.classes[rng.choice(outside)]) if rng.random() < self.noise_rate else row
-                         for row in shots]  # fmt: skip
+                shots = [
+                    rng.choice(self.classes[rng.choice(outside)]) if rng.random() < self.noise_rate else row
+                    for row in shots
+                ]
             support.append(shots)
             queries += rows[self.shots :]
             labels += [label] * self.queries
@@ -172,22 +174,21 @@ def few_shot_classes(
     split: str = "train",
     num_train_classes: int = 64,
     num_eval_classes: int = 16,
-    cues_per_class: int = 3,
-    cues_per_text: int = 2,
-    min_length: int = 8,
-    max_length: int = 16,
+    cues: tuple[int, int] = (3, 2),
+    length: tuple[int, int] = (8, 16),
     relations: bool = False,
 ) -> Dataset:
-    """Few-shot classes: each text of class c holds `cues_per_text` of the class's `cues_per_class` cue words among
-    shared fillers (`fNN`); training and held-out classes are disjoint (`split="train"`: classes 0 .. T − 1,
-    `"eval"`: the next `num_eval_classes`). Classes are new combinations of a shared pool of 40 cue words, so
-    every word of a held-out text is seen in training, and classes may share a cue (one alone does not tell them
-    apart). With `relations`, every text has a head and a tail entity (`e1`, `e2`: `head`, `tail` columns) with the
-    cues between them, and a cue of another class outside them (position tells relation words from distractors).
+    """Few-shot classes: each text of class c holds some of the class's cue words (`cues`: (a class's, a text's)) among
+    (fewest, most) `length` shared fillers (`fNN`); training and held-out classes are disjoint (`split="train"`:
+    classes 0 .. T − 1, `"eval"`: the next `num_eval_classes`). Classes are new combinations of a shared pool of 40 cue
+    words, so every word of a held-out text is seen in training, and classes may share a cue (one alone does not tell
+    them apart). With `relations`, every text has a head and a tail entity (`e1`, `e2`: `head`, `tail` columns) with
+    the cues between them, and a cue of another class outside them (position tells relation words from distractors).
 
     Columns: `text`, `label` (`class <c>`), `evidence` (the positions of the class's cues), and `head`, `tail`."""
     if split not in ("train", "eval"):
         raise ValueError(f"split must be 'train' or 'eval', got {split!r}.")
+    cues_per_class, cues_per_text = cues
     first, count = (0, num_train_classes) if split == "train" else (num_train_classes, num_eval_classes)
     rng = random.Random(seed)
     rows: dict[str, list] = {"text": [], "label": [], "evidence": []}
@@ -196,12 +197,12 @@ def few_shot_classes(
     for example in range(num_examples):
         label = first + example % count
         own = class_cues(label, cues_per_class)
-        words = [rng.choice(FILLERS) for _ in range(rng.randint(min_length, max_length))]
-        cues = rng.sample(own, cues_per_text)
+        words = [rng.choice(FILLERS) for _ in range(rng.randint(*length))]
+        drawn = rng.sample(own, cues_per_text)
         if relations:  # e1 … cues … e2, and another class's cue outside the pair
             head = rng.randint(0, len(words) // 3)
-            tail = rng.randint(head + len(cues) + 1, len(words) - 1)
-            slots = sorted(rng.sample(range(head + 1, tail), len(cues)))
+            tail = rng.randint(head + len(drawn) + 1, len(words) - 1)
+            slots = sorted(rng.sample(range(head + 1, tail), len(drawn)))
             words[head], words[tail] = "e1", "e2"
             outside = [i for i in range(len(words)) if i < head or i > tail]
             if outside:
@@ -210,8 +211,8 @@ def few_shot_classes(
             rows["head"].append(head)
             rows["tail"].append(tail)
         else:
-            slots = sorted(rng.sample(range(len(words)), len(cues)))
-        for slot, cue in zip(slots, cues, strict=True):
+            slots = sorted(rng.sample(range(len(words)), len(drawn)))
+        for slot, cue in zip(slots, drawn, strict=True):
             words[slot] = cue
         rows["text"].append(" ".join(words))
         rows["label"].append(f"class {label}")
@@ -319,11 +320,14 @@ def canonical_few_shot_rows(
     rows = zip(split[text_column], split[label_column], positions, strict=True)
     for index, (text, label, entity) in enumerate(rows):
         why = (
-            "empty text" if is_empty(text)
-            else "no label" if label in NO_LABEL or is_empty(label)
-            else "no entity position" if any(value is None or str(value).strip() == "" for value in entity)
+            "empty text"
+            if is_empty(text)
+            else "no label"
+            if label in NO_LABEL or is_empty(label)
+            else "no entity position"
+            if any(value is None or str(value).strip() == "" for value in entity)
             else None
-        )  # fmt: skip
+        )
         if why is None:
             keep.append(index)
         else:

@@ -35,9 +35,11 @@ def document_sentence_lengths(length: int) -> list[int]:
 
 
 def documents(
-    sentence_lengths: Sequence[Sequence[int]], vocab_size: int, pad_token_id: int = 0,
+    sentence_lengths: Sequence[Sequence[int]],
+    vocab_size: int,
+    pad_token_id: int = 0,
     generator: torch.Generator | None = None,
-) -> tuple[torch.Tensor, torch.Tensor]:  # fmt: skip
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Random right-padded documents `(B, S, T)` (ids avoid the padding id) and their mask, from each document's
     sentence lengths (0 = an empty sentence)."""
     sentences = max([len(document) for document in sentence_lengths] + [1])

@@ -77,9 +77,12 @@ class InputKind:
         return PaddingCollator(config.pad_token_id or 0)
 
     def example_inputs(
-        self, config: PreTrainedConfig, lengths: Sequence[int], generator: torch.Generator,
+        self,
+        config: PreTrainedConfig,
+        lengths: Sequence[int],
+        generator: torch.Generator,
         pair_lengths: Sequence[int] | None = None,
-    ) -> dict[str, torch.Tensor]:  # fmt: skip
+    ) -> dict[str, torch.Tensor]:
         """Random inputs with the given per-example lengths (0: an all-padding row); `pair_lengths` sets a second
         sequence's lengths (a pair's second text, a seq2seq target)."""
         input_ids, attention_mask = token_ids(config, lengths, generator)
@@ -245,9 +248,12 @@ class LabelKind:
         return self.name
 
     def example_labels(
-        self, config: PreTrainedConfig, inputs: dict[str, torch.Tensor], input_kind: InputKind,
+        self,
+        config: PreTrainedConfig,
+        inputs: dict[str, torch.Tensor],
+        input_kind: InputKind,
         generator: torch.Generator,
-    ) -> torch.Tensor:  # fmt: skip
+    ) -> torch.Tensor:
         raise NotImplementedError
 
     def logits_shape(

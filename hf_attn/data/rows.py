@@ -411,8 +411,11 @@ def row_rules(
         raise ValueError(f"A {layout.name} task needs {layout.pair_option}.")
     splits = {"train": train, "held-out": held_out}
     for split_name in splits:
-        for option, name in (("--text-column", columns.text), (layout.pair_option, columns.pair),
-                             ("--label-column", label_column)):  # fmt: skip
+        for option, name in (
+            ("--text-column", columns.text),
+            (layout.pair_option, columns.pair),
+            ("--label-column", label_column),
+        ):
             splits[split_name] = _column(splits[split_name], name, option, named[split_name])
     names = list(request.labels) if request.labels is not None else None
     feature_names = _feature_names(splits["train"], label_column) if needs_label else None
@@ -450,8 +453,11 @@ def _refuse_a_class_per_row(train: Any, label_column: str, text_column: str, cla
     rows = len(train)
     if rows < CLASS_PER_ROW_ROWS or classes < CLASS_PER_ROW_SHARE * rows:
         return
-    flat = [name for name in train.column_names
-            if name != label_column and not isinstance(train.features.get(name), SequenceFeature | list)]  # fmt: skip
+    flat = [
+        name
+        for name in train.column_names
+        if name != label_column and not isinstance(train.features.get(name), SequenceFeature | list)
+    ]
     distinct = {name: len(set(map(str, column_values(train, name)))) for name in flat}
     few = {name: count for name, count in distinct.items() if count <= rows // 2}
     if text_column in few:

@@ -168,18 +168,38 @@ def cue_word_pairs(num_examples: int, seed: int = 0, min_objects: int = 2, max_o
 
 # Source word -> (target word, gender) for nouns; adjectives and determiners inflect for the noun's gender.
 _NOUNS_TRANSLATION = {
-    "cat": ("gato", "m"), "house": ("casa", "f"), "dog": ("perro", "m"), "table": ("mesa", "f"),
-    "book": ("libro", "m"), "window": ("ventana", "f"), "bird": ("pajaro", "m"), "car": ("coche", "m"),
-    "door": ("puerta", "f"), "river": ("rio", "m"), "city": ("ciudad", "f"), "tree": ("arbol", "m"),
-}  # fmt: skip
+    "cat": ("gato", "m"),
+    "house": ("casa", "f"),
+    "dog": ("perro", "m"),
+    "table": ("mesa", "f"),
+    "book": ("libro", "m"),
+    "window": ("ventana", "f"),
+    "bird": ("pajaro", "m"),
+    "car": ("coche", "m"),
+    "door": ("puerta", "f"),
+    "river": ("rio", "m"),
+    "city": ("ciudad", "f"),
+    "tree": ("arbol", "m"),
+}
 _ADJECTIVES_TRANSLATION = {
-    "red": ("rojo", "roja"), "small": ("pequeno", "pequena"), "big": ("grande", "grande"), "old": ("viejo", "vieja"),
-    "new": ("nuevo", "nueva"), "white": ("blanco", "blanca"), "black": ("negro", "negra"), "tall": ("alto", "alta"),
-}  # fmt: skip
+    "red": ("rojo", "roja"),
+    "small": ("pequeno", "pequena"),
+    "big": ("grande", "grande"),
+    "old": ("viejo", "vieja"),
+    "new": ("nuevo", "nueva"),
+    "white": ("blanco", "blanca"),
+    "black": ("negro", "negra"),
+    "tall": ("alto", "alta"),
+}
 _DETERMINERS_TRANSLATION = {"the": ("el", "la"), "a": ("un", "una"), "this": ("este", "esta")}
 _VERBS_TRANSLATION = {
-    "sees": "ve", "likes": "quiere", "finds": "encuentra", "follows": "sigue", "paints": "pinta", "buys": "compra",
-}  # fmt: skip
+    "sees": "ve",
+    "likes": "quiere",
+    "finds": "encuentra",
+    "follows": "sigue",
+    "paints": "pinta",
+    "buys": "compra",
+}
 
 
 def _noun_phrase(rng: random.Random) -> tuple[list[str], list[str]]:
@@ -268,9 +288,33 @@ def evidence_documents(
 
 TOPIC_PARENTS = ("science", "sports", "politics", "arts", "business", "health")
 TOPIC_FILLERS = (
-    "the", "a", "of", "and", "today", "report", "people", "new", "said", "week", "city", "year", "some", "many",
-    "story", "group", "local", "after", "before", "during", "about", "more", "first", "last", "day", "night",
-)  # fmt: skip
+    "the",
+    "a",
+    "of",
+    "and",
+    "today",
+    "report",
+    "people",
+    "new",
+    "said",
+    "week",
+    "city",
+    "year",
+    "some",
+    "many",
+    "story",
+    "group",
+    "local",
+    "after",
+    "before",
+    "during",
+    "about",
+    "more",
+    "first",
+    "last",
+    "day",
+    "night",
+)
 
 
 def topic_labels(num_parents: int = 4, children_per_parent: int = 2) -> list[str]:
@@ -289,19 +333,17 @@ def label_topics(
     seed: int = 0,
     num_parents: int = 4,
     children_per_parent: int = 2,
-    min_labels: int = 1,
-    max_labels: int = 3,
+    labels_per_text: tuple[int, int] = (1, 3),
     words_per_label: int = 3,
     implied_evidence: float = 0.3,
-    min_fillers: int = 6,
-    max_fillers: int = 16,
+    fillers: tuple[int, int] = (6, 16),
 ) -> Dataset:
     """Multi-label topic texts with label co-occurrence: a subtopic implies its parent topic.
 
-    Each text draws `min_labels`–`max_labels` topics (parents or subtopics, uniformly); every subtopic brings its
-    parent into the label set. A drawn topic writes 1–2 of its own `words_per_label` words (`sports1w0`, ...); a
+    Each text draws (fewest, most) `labels_per_text` topics (parents or subtopics, uniformly); every subtopic brings
+    its parent into the label set. A drawn topic writes 1–2 of its own `words_per_label` words (`sports1w0`, ...); a
     parent that is only implied writes one of its words with probability `implied_evidence`, so it is mostly known
-    from its subtopic's words. Filler words fill the rest; the order is shuffled.
+    from its subtopic's words. (fewest, most) `fillers` words fill the rest; the order is shuffled.
 
     Columns: `text` (str), `labels` (label names, in `topic_labels` order), `evidence` (per word: the index in
     `topic_labels` of the label it evidences, -1 for a filler).
@@ -312,13 +354,13 @@ def label_topics(
     parent_of = {name: name.rstrip("0123456789") for name in names}
     rows: dict[str, list] = {"text": [], "labels": [], "evidence": []}
     for _ in range(num_examples):
-        drawn = rng.sample(names, rng.randint(min_labels, min(max_labels, len(names))))
+        drawn = rng.sample(names, rng.randint(labels_per_text[0], min(labels_per_text[1], len(names))))
         labels = set(drawn) | {parent_of[name] for name in drawn}
         words: list[tuple[str, int]] = []
         for name in sorted(labels, key=index.__getitem__):
             count = rng.randint(1, 2) if name in drawn else int(rng.random() < implied_evidence)
             words += [(f"{name}w{rng.randrange(words_per_label)}", index[name]) for _ in range(count)]
-        words += [(rng.choice(TOPIC_FILLERS), -1) for _ in range(rng.randint(min_fillers, max_fillers))]
+        words += [(rng.choice(TOPIC_FILLERS), -1) for _ in range(rng.randint(*fillers))]
         rng.shuffle(words)
         rows["text"].append(" ".join(word for word, _ in words))
         rows["labels"].append(sorted(labels, key=index.__getitem__))

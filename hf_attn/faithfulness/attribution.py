@@ -120,20 +120,21 @@ def integrated_gradients(
     model: Any,
     inputs: dict[str, torch.Tensor],
     predicted: torch.Tensor,
-    pad_token_id: int,
     steps: int = 32,
     internal_batch_size: int | None = None,
     layers: list[torch.nn.Module] | None = None,
     mask_name: str = TEXT_MASK,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Captum's Integrated Gradients of p(ŷ|x) at the text's embedding layers (`layers`, else
-    `text_embedding_layers`), from the padding token's vectors (module docstring): the attribution of each token
+    `text_embedding_layers`), from the padding token's vectors (`model.config.pad_token_id`, 0 if unset; module
+    docstring): the attribution of each token
     `(B, T)` (or `(B, S, W)`, summed over the layers) and each example's convergence delta `(B,)`. Captum missing is
     a `ModuleNotFoundError` naming the extra."""
     try:
         from captum.attr import IntegratedGradients
     except ModuleNotFoundError as error:
         raise ModuleNotFoundError(f"Integrated Gradients need Captum: {CAPTUM_EXTRA}") from error
+    pad_token_id = model.config.pad_token_id or 0
     name = ids_of(mask_name)
     ids = inputs[name]
     others = [key for key in inputs if key != name]
@@ -154,9 +155,13 @@ def integrated_gradients(
     method = IntegratedGradients(forward)
     with torch.enable_grad():
         attributions, delta = method.attribute(
-            vectors, baselines=baselines, target=predicted, n_steps=steps,
+            vectors,
+            baselines=baselines,
+            target=predicted,
+            n_steps=steps,
             additional_forward_args=(ids, *(inputs[key] for key in others)),
-            internal_batch_size=internal_batch_size, return_convergence_delta=True,
-        )  # fmt: skip
+            internal_batch_size=internal_batch_size,
+            return_convergence_delta=True,
+        )
     total = sum(attribution.detach().float() for attribution in attributions)
     return _token_sums(total, unit_mask(mask_name, inputs)), delta.detach().float()

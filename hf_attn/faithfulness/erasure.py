@@ -86,8 +86,9 @@ def remove_tokens(
         extra = tensor.dim() - keep.dim()  # a character axis of each token
         index = order.reshape(*order.shape, *([1] * extra)).expand_as(tensor)
         moved = tensor.gather(axis, index)
-        removed[name] = moved.masked_fill(~real.reshape(*real.shape, *([1] * extra)).expand_as(tensor),
-                                          _pad_value(name, pad_token_id))  # fmt: skip
+        removed[name] = moved.masked_fill(
+            ~real.reshape(*real.shape, *([1] * extra)).expand_as(tensor), _pad_value(name, pad_token_id)
+        )
     entities = mask_name.replace("attention_mask", "entity_positions")
     if entities in inputs:  # (..., 2) indices into the text's last axis
         gone = (~keep & inputs[mask_name].bool()).long()

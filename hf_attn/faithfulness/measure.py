@@ -190,7 +190,7 @@ def measure_faithfulness(
             }
             points = internal_batch_size or batch_size
             importance["integrated_gradients"], delta = integrated_gradients(
-                differentiable, model, inputs, predicted, pad, ig_steps, points, layers, over
+                differentiable, model, inputs, predicted, ig_steps, points, layers, over
             )
             deltas.append(delta.abs().cpu())
             for row in range(len(mask)):

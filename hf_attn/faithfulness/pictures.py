@@ -27,8 +27,9 @@ def erasure_curves_png(report: FaithfulnessReport, path: str | Path, title: str 
             estimates = getattr(report, what)[name]
             means = [e.mean for e in estimates]
             axis.plot(report.ks, means, marker="o", color=COLOURS[name], label=name.replace("_", " "))
-            axis.fill_between(report.ks, [e.low for e in estimates], [e.high for e in estimates],
-                              color=COLOURS[name], alpha=0.15)  # fmt: skip
+            axis.fill_between(
+                report.ks, [e.low for e in estimates], [e.high for e in estimates], color=COLOURS[name], alpha=0.15
+            )
         axis.set_xscale("log")
         axis.set_xticks(report.ks, [f"{k:g}%" for k in report.ks])
         axis.set_xlabel("k: share of the tokens, ranked by each method")
@@ -84,7 +85,6 @@ def side_by_side_panels(model: Any, head: Any, tokenizer: Any, text: str, pair: 
         model,
         inputs,
         predicted,
-        model.config.pad_token_id or 0,
         mask_name=over,
     )
     tokens = real_tokens(tokenizer, inputs, over)

@@ -27,8 +27,22 @@ def kernels_apply(tensor: torch.Tensor, on_cpu: bool = False) -> bool:
 
 
 # Operators that allocate or reinterpret memory without launching a kernel on a GPU (views are found by their schema).
-_NO_LAUNCH = frozenset({"empty", "empty_like", "empty_strided", "new_empty", "new_empty_strided", "lift_fresh",
-                        "detach", "resize_", "set_", "_local_scalar_dense", "is_nonzero", "item"})  # fmt: skip
+_NO_LAUNCH = frozenset(
+    {
+        "empty",
+        "empty_like",
+        "empty_strided",
+        "new_empty",
+        "new_empty_strided",
+        "lift_fresh",
+        "detach",
+        "resize_",
+        "set_",
+        "_local_scalar_dense",
+        "is_nonzero",
+        "item",
+    }
+)
 # Operators that return their input unchanged when there is nothing to do, and copy through a child operator otherwise.
 _PASS_THROUGH = frozenset({"to", "_to_copy", "contiguous", "reshape", "type_as", "flatten", "clone"})
 _TRITON_LAUNCH = "triton::launch"

@@ -140,9 +140,8 @@ class _LinearCrossEntropy(torch.autograd.Function):
         want_hidden, want_weight = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         want_bias = bias is not None and ctx.needs_input_grad[2]
         if kernels_apply(hidden, on_cpu=LOSS_KERNEL_ON_CPU):
-            summed, *gradients = _kernel_chunks(
-                hidden, weight, bias, labels, label_smoothing, chunk_rows, want_hidden, want_weight, want_bias
-            )
+            wanted = (want_hidden, want_weight, want_bias)
+            summed, *gradients = _kernel_chunks(hidden, weight, bias, labels, label_smoothing, chunk_rows, wanted)
             ctx.save_for_backward(*gradients)
             return summed
         vocabulary = weight.size(0)
@@ -207,15 +206,14 @@ def _kernel_chunks(
     labels: torch.Tensor,
     label_smoothing: float,
     chunk_rows: int,
-    want_hidden: bool,
-    want_weight: bool,
-    want_bias: bool,
+    wanted: tuple[bool, bool, bool],
 ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None, torch.Tensor | None]:
     """`_LinearCrossEntropy.forward` on the loss kernel: per chunk the projection, one kernel (every row's loss, and
-    ∂ℓ/∂z written over the chunk's logits), then ∂h, ∂W and ∂b from them; the rows' losses are summed once, at the
-    end. Returns `(Σ ℓ, ∂h or None, ∂W (float32) or None, ∂b (float32) or None)`."""
+    ∂ℓ/∂z written over the chunk's logits), then ∂h, ∂W and ∂b from them, as `wanted` (∂h, ∂W, ∂b); the rows'
+    losses are summed once, at the end. Returns `(Σ ℓ, ∂h or None, ∂W (float32) or None, ∂b (float32) or None)`."""
     from .triton_losses import cross_entropy_rows
 
+    want_hidden, want_weight, want_bias = wanted
     gradient = want_hidden or want_weight or want_bias
     row_losses = hidden.new_empty(hidden.size(0), dtype=torch.float32)
     grad_hidden, grad_weight, grad_bias = _gradient_buffers(hidden, weight, want_hidden, want_weight, want_bias)

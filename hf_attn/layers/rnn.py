@@ -191,9 +191,16 @@ def compact_by_direction(rnn: nn.RNNBase) -> None:
                 weights = _layer_weights(rnn, layer, reverse=direction == 1)
                 # Allocates the buffer, copies the weights in and makes each weight a view of it (`set_`).
                 torch._cudnn_rnn_flatten_weight(
-                    weights, len(weights), input_size, cudnn_rnn.get_cudnn_mode(rnn.mode), rnn.hidden_size,
-                    getattr(rnn, "proj_size", 0), 1, True, False,
-                )  # fmt: skip
+                    weights,
+                    len(weights),
+                    input_size,
+                    cudnn_rnn.get_cudnn_mode(rnn.mode),
+                    rnn.hidden_size,
+                    getattr(rnn, "proj_size", 0),
+                    1,
+                    True,
+                    False,
+                )
     rnn._direction_layout = tuple(weight.data_ptr() for weight in rnn._flat_weights)
 
 
@@ -288,8 +295,17 @@ def segmented_rnn(
             pieces, ended = [], []
             for start, end, rows, still in stretches:
                 carry = tuple(value[:, :rows] for value in carry)
-                output, *carry = run(sequence[:rows, start:end], carry if mode == "LSTM" else carry[0], weights,
-                                     rnn.bias, 1, 0.0, rnn.training, False, True)  # fmt: skip
+                output, *carry = run(
+                    sequence[:rows, start:end],
+                    carry if mode == "LSTM" else carry[0],
+                    weights,
+                    rnn.bias,
+                    1,
+                    0.0,
+                    rnn.training,
+                    False,
+                    True,
+                )
                 pieces.append(nn.functional.pad(output, (0, 0, 0, 0, 0, batch - rows)))  # (B, end − start, H)
                 ended.append(tuple(value[:, still:rows] for value in carry))  # the rows whose length is `end`
             output = nn.functional.pad(torch.cat(pieces, dim=1), (0, 0, 0, steps - host[0]))  # (B, T, H)

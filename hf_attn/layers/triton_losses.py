@@ -29,7 +29,7 @@ _MAX_BLOCK = 4096  # classes a program holds at once
 @triton.jit
 def _cross_entropy_kernel(
     logits, logits_row, labels, losses, vocabulary, smoothing, GRAD: tl.constexpr, BLOCK: tl.constexpr
-):  # fmt: skip
+):
     row = tl.program_id(0).to(tl.int64)
     base = logits + row * logits_row
     label = tl.load(labels + row)
@@ -89,9 +89,16 @@ def _cross_entropy_rows(
         return
     block = min(_MAX_BLOCK, triton.next_power_of_2(vocabulary))
     _cross_entropy_kernel[(rows,)](
-        logits, logits.stride(0), labels.contiguous(), losses, vocabulary, float(label_smoothing),
-        GRAD=gradient, BLOCK=block, num_warps=8 if block >= 2048 else 4,
-    )  # fmt: skip
+        logits,
+        logits.stride(0),
+        labels.contiguous(),
+        losses,
+        vocabulary,
+        float(label_smoothing),
+        GRAD=gradient,
+        BLOCK=block,
+        num_warps=8 if block >= 2048 else 4,
+    )
 
 
 @_cross_entropy_rows.register_fake

@@ -88,8 +88,11 @@ def check_reporters(report_to: list[str] | str | None) -> None:
 def check_columns(options: HfAttnArguments) -> None:
     """The text, pair and label options name different columns: one column read as two would train on the answer
     (a text read as its own label) or end, far later, in a message about the labels that names no option."""
-    named = [("--text_column", options.text_column), ("--text_pair_column", options.text_pair_column),
-             ("--label_column", options.label_column)]  # fmt: skip
+    named = [
+        ("--text_column", options.text_column),
+        ("--text_pair_column", options.text_pair_column),
+        ("--label_column", options.label_column),
+    ]
     for index, (option, column) in enumerate(named):
         for other, other_column in named[index + 1 :]:
             if column is not None and column == other_column:

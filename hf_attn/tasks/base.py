@@ -113,9 +113,13 @@ class TaskShape:
         return {**vocabulary_fields(tokenizer), **(_label_fields(labels) if labels else {})}
 
     def encoder(
-        self, data: TaskData, tokenizer: PreTrainedTokenizerBase, config: PreTrainedConfig, head: Head,
+        self,
+        data: TaskData,
+        tokenizer: PreTrainedTokenizerBase,
+        config: PreTrainedConfig,
+        head: Head,
         max_length: int | None = None,
-    ) -> Callable[[dict[str, list]], dict[str, list]]:  # fmt: skip
+    ) -> Callable[[dict[str, list]], dict[str, list]]:
         """The function `datasets.map(batched=True)` encodes a batch of rows with: model inputs and `labels`."""
         kwargs = {"truncation": max_length is not None, "max_length": max_length}
 
@@ -153,19 +157,35 @@ class TaskShape:
         return head.model_class(config)
 
     def fit(
-        self, args: Any, model: PreTrainedModel, head: Head, tokenizer: PreTrainedTokenizerBase, data: TaskData,
-        train_split: Dataset, eval_split: Dataset, callbacks: Sequence[TrainerCallback], resume: str | bool | None,
-    ) -> tuple[Trainer, dict[str, float]]:  # fmt: skip
-        """Trains `model` with the Trainer the shape needs, then evaluates it on the held-out split; returns the
-        trainer (whose `model` is what gets saved) and its metrics without their `eval_` prefix."""
+        self,
+        args: Any,
+        model: PreTrainedModel,
+        head: Head,
+        tokenizer: PreTrainedTokenizerBase,
+        data: TaskData,
+        splits: tuple[Dataset, Dataset],
+        callbacks: Sequence[TrainerCallback],
+        resume: str | bool | None,
+    ) -> tuple[Trainer, dict[str, float]]:
+        """Trains `model` with the Trainer the shape needs on the encoded `splits` (training, held-out), then
+        evaluates it on the held-out split; returns the trainer (whose `model` is what gets saved) and its metrics
+        without their `eval_` prefix."""
+        train_split, eval_split = splits
         trainer = self.trainer(args, model, head, tokenizer, data, train_split, eval_split, callbacks)
         trainer.train(resume_from_checkpoint=resume)
         return trainer, self.evaluate(trainer)
 
     def trainer(
-        self, args: Any, model: PreTrainedModel, head: Head, tokenizer: PreTrainedTokenizerBase, data: TaskData,
-        train_split: Dataset | None, eval_split: Dataset, callbacks: Sequence[TrainerCallback],
-    ) -> Trainer:  # fmt: skip
+        self,
+        args: Any,
+        model: PreTrainedModel,
+        head: Head,
+        tokenizer: PreTrainedTokenizerBase,
+        data: TaskData,
+        train_split: Dataset | None,
+        eval_split: Dataset,
+        callbacks: Sequence[TrainerCallback],
+    ) -> Trainer:
         """The `Trainer` (a `Seq2SeqTrainer` when scoring generations) with the shape's collator and metrics."""
         trainer_class = Seq2SeqTrainer if getattr(args, "predict_with_generate", False) else Trainer
         if isinstance(train_split, IterableDataset):
@@ -198,9 +218,14 @@ class TaskShape:
         return f"held-out accuracy {metrics.get('accuracy', float('nan')):.4f}"
 
     def predict(
-        self, model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, head: Head, texts: list[str],
-        pairs: list[str] | None = None, top_k: int = 5,
-    ) -> list[dict[str, Any]]:  # fmt: skip
+        self,
+        model: PreTrainedModel,
+        tokenizer: PreTrainedTokenizerBase,
+        head: Head,
+        texts: list[str],
+        pairs: list[str] | None = None,
+        top_k: int = 5,
+    ) -> list[dict[str, Any]]:
         """Predictions for raw texts (`hf-attn predict`), one dict per text."""
         raise ValueError(f"{type(model).__name__} has nothing to predict from text; `hf-attn evaluate` scores it.")
 
@@ -262,9 +287,14 @@ class ConfigReads:
 
 
 def encoding_key(
-    split: Dataset, shape: TaskShape, data: TaskData, tokenizer: PreTrainedTokenizerBase, config: PreTrainedConfig,
-    head: Head, max_length: int | None,
-) -> str:  # fmt: skip
+    split: Dataset,
+    shape: TaskShape,
+    data: TaskData,
+    tokenizer: PreTrainedTokenizerBase,
+    config: PreTrainedConfig,
+    head: Head,
+    max_length: int | None,
+) -> str:
     """The fingerprint of `split` encoded by `shape.encoder`: the split's own, the tokenizer (vocabulary, pipeline and
     options), the head, the columns, the length limit, the encoder's code and the config fields it reads (found by
     encoding two rows with a `ConfigReads`): a model of another size reuses the encoding, other labels do not."""
@@ -273,7 +303,13 @@ def encoding_key(
     probe(split[: min(2, len(split))])
     columns = (data.text_column, data.pair_column, data.label_column, data.evidence_column, data.tokenizer_columns)
     return fingerprint(
-        "encoding", split._fingerprint, shape.name, head.model_class.__name__, tokenizer_fingerprint(tokenizer),
-        reads.read, max_length,
-        columns, probe.__code__.co_code,
-    )  # fmt: skip
+        "encoding",
+        split._fingerprint,
+        shape.name,
+        head.model_class.__name__,
+        tokenizer_fingerprint(tokenizer),
+        reads.read,
+        max_length,
+        columns,
+        probe.__code__.co_code,
+    )

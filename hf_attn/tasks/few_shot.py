@@ -56,9 +56,10 @@ class FewShotClassification(TaskShape):
             if positions:
                 rows["entity_positions"] = [
                     entity_token_positions(encoded, i, (head, tail), len(ids))
-                    for i, (ids, head, tail) in enumerate(zip(encoded["input_ids"], batch["head"], batch["tail"],
-                                                              strict=True))
-                ]  # fmt: skip
+                    for i, (ids, head, tail) in enumerate(
+                        zip(encoded["input_ids"], batch["head"], batch["tail"], strict=True)
+                    )
+                ]
             return rows
 
         return encode
@@ -66,12 +67,26 @@ class FewShotClassification(TaskShape):
     def metrics(self, head, config, tokenizer, data=None):
         return compute_episode_metrics
 
-    def episodes(self, split: Dataset, config: PreTrainedConfig, data: TaskData, count: int, seed: int,
-                 fixed: bool, ways: int | None = None) -> Any:  # fmt: skip
+    def episodes(
+        self,
+        split: Dataset,
+        config: PreTrainedConfig,
+        data: TaskData,
+        count: int,
+        seed: int,
+        fixed: bool,
+        ways: int | None = None,
+    ) -> Any:
         return EpisodeDataset(
-            split, ways or config.num_ways, config.num_shots, config.num_queries, count, seed=seed,
-            noise_rate=data.episode_settings.get("noise_rate", 0.0), fixed=fixed,
-        )  # fmt: skip
+            split,
+            ways or config.num_ways,
+            config.num_shots,
+            config.num_queries,
+            count,
+            seed=seed,
+            noise_rate=data.episode_settings.get("noise_rate", 0.0),
+            fixed=fixed,
+        )
 
     @staticmethod
     def training_ways(split: Dataset, config: PreTrainedConfig, data: TaskData) -> int:
@@ -97,11 +112,13 @@ class FewShotClassification(TaskShape):
         train_episodes = None
         if train_split is not None:
             ways = self.training_ways(train_split, config, data)
-            train_episodes = self.episodes(train_split, config, data, len(train_split), args.seed, fixed=False,
-                                           ways=ways)  # fmt: skip
+            train_episodes = self.episodes(
+                train_split, config, data, len(train_split), args.seed, fixed=False, ways=ways
+            )
             callbacks.append(EpisodeEpochCallback(train_episodes))
-        eval_episodes = self.episodes(eval_split, config, data, data.episode_settings.get("eval_episodes", 500),
-                                      args.seed + 1, fixed=True)  # fmt: skip
+        eval_episodes = self.episodes(
+            eval_split, config, data, data.episode_settings.get("eval_episodes", 500), args.seed + 1, fixed=True
+        )
         return super().trainer(args, model, head, tokenizer, data, train_episodes, eval_episodes, callbacks)
 
     def extra_metrics(self, model, head, encoded_eval, data):

@@ -81,8 +81,10 @@ class MultiLabel(TaskShape):
             return jain_propensities(np.asarray(recorded["counts"], dtype=float), max(recorded["examples"], 2))
         if data is None or data.label_column is None:
             return None
-        label_sets = [[config.label2id[name] for name in names if name in config.label2id]
-                      for names in column_values(data.train, data.label_column)]  # fmt: skip
+        label_sets = [
+            [config.label2id[name] for name in names if name in config.label2id]
+            for names in column_values(data.train, data.label_column)
+        ]
         return label_propensities(label_sets, config.num_labels)
 
     def prepare(self, model, args, eval_split, num_beams):

@@ -34,8 +34,14 @@ def top_attended(model, head: Any, inputs: dict[str, torch.Tensor], output, toke
     ids_name = spec.ids
     ids = inputs[ids_name]
     if spec.level == "sentences":  # (B, S) over sentences: times the word-level map over the same document
-        words = next((getattr(output, field) for field, mask in masks.items() if mask.keys == spec.keys and
-                      mask.level is mask.queries is mask.rows is None), None)  # fmt: skip
+        words = next(
+            (
+                getattr(output, field)
+                for field, mask in masks.items()
+                if mask.keys == spec.keys and mask.level is mask.queries is mask.rows is None
+            ),
+            None,
+        )
         attention = attention[..., None] * (words if words is not None else 1.0 / ids.shape[-1])
     while attention.dim() > ids.dim():  # (B, heads, T, T), (B, hops, T), (B, T, T): average the query rows
         attention = attention.mean(dim=-2) if attention.dim() == ids.dim() + 1 else attention.mean(dim=1)

@@ -114,9 +114,14 @@ def scored_data(
         label = request.columns.label or "label"
         canonical, dropped = canonical_few_shot_rows(rows, "evaluation", request.columns.text, label)
         return TaskData(
-            train=canonical, eval=canonical, shape=shape.name, text_column="text", label_column="label",
-            dropped={"eval": dropped} if dropped else {}, episode_settings=episode_settings,
-        )  # fmt: skip
+            train=canonical,
+            eval=canonical,
+            shape=shape.name,
+            text_column="text",
+            label_column="label",
+            dropped={"eval": dropped} if dropped else {},
+            episode_settings=episode_settings,
+        )
     for option, _, column in request.columns.tokenizer:
         if column not in rows.column_names:
             raise ValueError(

@@ -49,9 +49,12 @@ def ids_to_tokens(tokenizer: Any, input_name: str, ids: Sequence[int]) -> list[s
 
 
 def train_bpe_tokenizer(
-    texts: Iterable[str], vocab_size: int = 8000, min_frequency: int = 2, lowercase: bool = False,
+    texts: Iterable[str],
+    vocab_size: int = 8000,
+    min_frequency: int = 2,
+    lowercase: bool = False,
     model_max_length: int = 1024,
-) -> HfAttnTokenizerFast:  # fmt: skip
+) -> HfAttnTokenizerFast:
     """Learns BPE merges on `texts` (source and target sentences together, for a shared vocabulary).
 
     Args:
@@ -69,9 +72,12 @@ def train_bpe_tokenizer(
     )
     tokenizer.decoder = decoders.BPEDecoder(suffix=END_OF_WORD)  # words end where "</w>" was
     trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size, min_frequency=min_frequency, special_tokens=SPECIAL_TOKENS,
-        end_of_word_suffix=END_OF_WORD, show_progress=False,  # progress: the caller's bar over the texts
-    )  # fmt: skip
+        vocab_size=vocab_size,
+        min_frequency=min_frequency,
+        special_tokens=SPECIAL_TOKENS,
+        end_of_word_suffix=END_OF_WORD,
+        show_progress=False,  # progress: the caller's bar over the texts
+    )
     tokenizer.train_from_iterator(texts, trainer=trainer)
     tokenizer.model = _canonical_model(tokenizer)
     eos_id = tokenizer.token_to_id("[EOS]")

@@ -103,9 +103,13 @@ class DocumentTokenizerFast(HfAttnTokenizerFast):
         documents = documents if documents is not None else text
         if text_pair is not None:
             options = {
-                "max_sentences": max_sentences, "max_words_per_sentence": max_words_per_sentence,
-                "padding": padding, "truncation": truncation, "return_tensors": return_tensors, **kwargs,
-            }  # fmt: skip
+                "max_sentences": max_sentences,
+                "max_words_per_sentence": max_words_per_sentence,
+                "padding": padding,
+                "truncation": truncation,
+                "return_tensors": return_tensors,
+                **kwargs,
+            }
             first, second = self(documents, **options), self(text_pair, **options)
             return BatchEncoding(
                 {**first, "pair_input_ids": second["input_ids"], "pair_attention_mask": second["attention_mask"]}

@@ -96,7 +96,7 @@ def fit_run(
         print(run.stages.summary(data), flush=True)
     shape.prepare(model, args, eval_split, options.num_beams)
     trainer, task_metrics = shape.fit(
-        args, model, head, tokenizer, data, train_split, eval_split, callbacks, run.resume
+        args, model, head, tokenizer, data, (train_split, eval_split), callbacks, run.resume
     )
     metrics.update(task_metrics)
     metrics.update(shape.extra_metrics(model, head, eval_split, data))

@@ -185,8 +185,14 @@ def _vocabulary(
     kind = architecture.tokenizer
     rows, columns = data.vocabulary_source, (data.text_column, data.pair_column)
     key = fingerprint(
-        "vocabulary", rows._fingerprint, data.text_column, data.pair_column, kind.name, settings, knowledge,
-    )  # fmt: skip
+        "vocabulary",
+        rows._fingerprint,
+        data.text_column,
+        data.pair_column,
+        kind.name,
+        settings,
+        knowledge,
+    )
     tokenizer = None if options.overwrite_cache else saved_tokenizer(rows, key, AutoTokenizer.from_pretrained)
     step.cached = tokenizer is not None
     if tokenizer is not None:

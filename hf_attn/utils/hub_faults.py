@@ -18,10 +18,26 @@ from collections.abc import Iterator
 
 # Exception classes that mean the connection failed (httpx/httpcore, requests/urllib3 and the standard library name
 # them so), whatever package defines them.
-NETWORK_ERRORS = ("ConnectError", "ConnectTimeout", "ReadError", "ReadTimeout", "WriteError", "WriteTimeout",
-                  "RemoteProtocolError", "ProtocolError", "IncompleteRead", "ChunkedEncodingError",
-                  "ConnectionError", "ConnectionResetError", "ConnectionAbortedError", "BrokenPipeError",
-                  "TimeoutError", "PoolTimeout", "NetworkError", "TransportError")  # fmt: skip
+NETWORK_ERRORS = (
+    "ConnectError",
+    "ConnectTimeout",
+    "ReadError",
+    "ReadTimeout",
+    "WriteError",
+    "WriteTimeout",
+    "RemoteProtocolError",
+    "ProtocolError",
+    "IncompleteRead",
+    "ChunkedEncodingError",
+    "ConnectionError",
+    "ConnectionResetError",
+    "ConnectionAbortedError",
+    "BrokenPipeError",
+    "TimeoutError",
+    "PoolTimeout",
+    "NetworkError",
+    "TransportError",
+)
 
 
 def causes(error: BaseException) -> Iterator[BaseException]:

@@ -31,26 +31,67 @@ T = TypeVar("T")
 
 # What a file is: a kind (found by its name, its suffix or its first bytes, `file_kind`), and how a line says it.
 KINDS = {
-    "csv": "a CSV file", "tsv": "a TSV file", "json": "a JSON file", "jsonl": "a JSON Lines file",
-    "parquet": "a Parquet file", "arrow": "an Arrow file", "text": "a text file", "markdown": "a Markdown file",
-    "safetensors": "a safetensors weights file", "bin": "a binary file (pickle weights?)",
-    "torch": "a PyTorch checkpoint", "pickle": "a pickle file", "npz": "a NumPy archive", "npy": "a NumPy array file",
-    "hdf5": "an HDF5 file", "yaml": "a YAML file", "zip": "a zip archive (a PyTorch checkpoint?)",
-    "gzip": "a gzip file", "html": "an HTML file", "png": "a PNG image", "python": "a Python file",
-    "binary": "a binary file", "empty": "an empty file",
+    "csv": "a CSV file",
+    "tsv": "a TSV file",
+    "json": "a JSON file",
+    "jsonl": "a JSON Lines file",
+    "parquet": "a Parquet file",
+    "arrow": "an Arrow file",
+    "text": "a text file",
+    "markdown": "a Markdown file",
+    "safetensors": "a safetensors weights file",
+    "bin": "a binary file (pickle weights?)",
+    "torch": "a PyTorch checkpoint",
+    "pickle": "a pickle file",
+    "npz": "a NumPy archive",
+    "npy": "a NumPy array file",
+    "hdf5": "an HDF5 file",
+    "yaml": "a YAML file",
+    "zip": "a zip archive (a PyTorch checkpoint?)",
+    "gzip": "a gzip file",
+    "html": "an HTML file",
+    "png": "a PNG image",
+    "python": "a Python file",
+    "binary": "a binary file",
+    "empty": "an empty file",
     # Files of a transformers folder, given where their folder goes.
-    "config": "a model's config.json", "tokenizer": "a tokenizer's tokenizer.json",
+    "config": "a model's config.json",
+    "tokenizer": "a tokenizer's tokenizer.json",
     "tokenizer_config": "a tokenizer's tokenizer_config.json",
     "weights": "a saved model's weights (model.safetensors)",
-}  # fmt: skip
-NAMES = {"config.json": "config", "tokenizer.json": "tokenizer", "tokenizer_config.json": "tokenizer_config",
-         "model.safetensors": "weights"}  # fmt: skip
+}
+NAMES = {
+    "config.json": "config",
+    "tokenizer.json": "tokenizer",
+    "tokenizer_config.json": "tokenizer_config",
+    "model.safetensors": "weights",
+}
 SUFFIXES = {
-    ".csv": "csv", ".tsv": "tsv", ".json": "json", ".jsonl": "jsonl", ".parquet": "parquet", ".arrow": "arrow",
-    ".txt": "text", ".md": "markdown", ".safetensors": "safetensors", ".bin": "bin", ".pt": "torch", ".pth": "torch",
-    ".pkl": "pickle", ".npz": "npz", ".npy": "npy", ".h5": "hdf5", ".hdf5": "hdf5", ".yaml": "yaml", ".yml": "yaml",
-    ".zip": "zip", ".gz": "gzip", ".html": "html", ".png": "png", ".py": "python",
-}  # fmt: skip
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".json": "json",
+    ".jsonl": "jsonl",
+    ".parquet": "parquet",
+    ".arrow": "arrow",
+    ".txt": "text",
+    ".md": "markdown",
+    ".safetensors": "safetensors",
+    ".bin": "bin",
+    ".pt": "torch",
+    ".pth": "torch",
+    ".pkl": "pickle",
+    ".npz": "npz",
+    ".npy": "npy",
+    ".h5": "hdf5",
+    ".hdf5": "hdf5",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".zip": "zip",
+    ".gz": "gzip",
+    ".html": "html",
+    ".png": "png",
+    ".py": "python",
+}
 MAGIC = (
     (b"PK\x03\x04", "zip"),
     (b"\x89HDF", "hdf5"),
@@ -129,19 +170,28 @@ MODEL = Stage("a model folder (holding config.json and model.safetensors) or a H
 
 def model_folder(kind: str, name: str) -> Stage:
     """A model folder of one `model_type` (`kind`: `marian`), `name` as a line says it ("a Marian model")."""
-    return Stage(f"{name} folder (config.json with model_type {kind!r}) or a Hub id",
-                 lambda path: _holds("config.json")(path) and model_type(path) == kind)  # fmt: skip
+    return Stage(
+        f"{name} folder (config.json with model_type {kind!r}) or a Hub id",
+        lambda path: _holds("config.json")(path) and model_type(path) == kind,
+    )
 
 
 MODEL_FOLDER = replace(MODEL, expected="a model folder (holding config.json and model.safetensors)", hub=False)
-TOKENIZER = Stage("a tokenizer (a folder holding tokenizer.json, or a Hub id)",
-                  _holds("tokenizer.json", "tokenizer_config.json"))  # fmt: skip
+TOKENIZER = Stage(
+    "a tokenizer (a folder holding tokenizer.json, or a Hub id)", _holds("tokenizer.json", "tokenizer_config.json")
+)
 # A vectors file is text or binary (its reader checks the rest): a file of another known kind is none.
-WORD_VECTORS = Stage("a word vectors file (GloVe or word2vec text, word2vec .bin)",
-                     is_file_of("text", "bin", "binary", "csv", "tsv"), hub=False)  # fmt: skip
+WORD_VECTORS = Stage(
+    "a word vectors file (GloVe or word2vec text, word2vec .bin)",
+    is_file_of("text", "bin", "binary", "csv", "tsv"),
+    hub=False,
+)
 # What torch.save writes: a zip archive, a pickle before torch 1.6 (by suffix or first bytes).
-CHECKPOINT = Stage("the original implementation's PyTorch checkpoint (a file torch.save wrote)",
-                   is_file_of("torch", "zip", "pickle", "bin", "binary"), hub=False)  # fmt: skip
+CHECKPOINT = Stage(
+    "the original implementation's PyTorch checkpoint (a file torch.save wrote)",
+    is_file_of("torch", "zip", "pickle", "bin", "binary"),
+    hub=False,
+)
 
 
 class InputError(ValueError):

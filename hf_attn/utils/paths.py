@@ -14,8 +14,27 @@ import re
 from pathlib import Path
 
 # Suffixes of files a Hub id never ends with (a repo name may hold dots, but not a data or weights file's suffix).
-FILE_SUFFIXES = (".csv", ".tsv", ".json", ".jsonl", ".txt", ".parquet", ".arrow", ".safetensors", ".bin", ".pt",
-                 ".npz", ".h5", ".hdf5", ".zip", ".gz", ".tar", ".xml", ".yaml", ".yml")  # fmt: skip
+FILE_SUFFIXES = (
+    ".csv",
+    ".tsv",
+    ".json",
+    ".jsonl",
+    ".txt",
+    ".parquet",
+    ".arrow",
+    ".safetensors",
+    ".bin",
+    ".pt",
+    ".npz",
+    ".h5",
+    ".hdf5",
+    ".zip",
+    ".gz",
+    ".tar",
+    ".xml",
+    ".yaml",
+    ".yml",
+)
 _HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*(/[A-Za-z0-9][A-Za-z0-9_.-]*)?$")
 
 

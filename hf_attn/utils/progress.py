@@ -27,9 +27,12 @@ def _switches() -> list[tuple]:
         from huggingface_hub import utils as hub_utils
 
         switches.append(
-            (lambda: not hub_utils.are_progress_bars_disabled(), hub_utils.disable_progress_bars,
-             hub_utils.enable_progress_bars)
-        )  # fmt: skip
+            (
+                lambda: not hub_utils.are_progress_bars_disabled(),
+                hub_utils.disable_progress_bars,
+                hub_utils.enable_progress_bars,
+            )
+        )
     if "transformers" in sys.modules:
         from transformers.utils import logging as hf_logging
 

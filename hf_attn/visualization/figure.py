@@ -63,8 +63,10 @@ class HeatmapPanel:
     def __post_init__(self) -> None:
         self.matrix = [[float(value) for value in row] for row in self.matrix]
         if len(self.matrix) != len(self.row_labels) or any(len(row) != len(self.column_labels) for row in self.matrix):
-            raise ValueError(f"panel {self.title!r}: the matrix does not match its {len(self.row_labels)} × "
-                             f"{len(self.column_labels)} labels.")  # fmt: skip
+            raise ValueError(
+                f"panel {self.title!r}: the matrix does not match its {len(self.row_labels)} × "
+                f"{len(self.column_labels)} labels."
+            )
         self.scale = float(self.scale or max((max(row, default=0.0) for row in self.matrix), default=0.0) or 1.0)
 
 
@@ -128,9 +130,12 @@ class AttentionFigure:
             for row in range(grid_rows)
         ]
         figure, axes = plt.subplots(
-            grid_rows, columns, figsize=(10 if columns == 1 else 6 * columns, 0.8 + sum(heights)), squeeze=False,
+            grid_rows,
+            columns,
+            figsize=(10 if columns == 1 else 6 * columns, 0.8 + sum(heights)),
+            squeeze=False,
             gridspec_kw={"height_ratios": heights},
-        )  # fmt: skip
+        )
         for index, axis in enumerate(axes.flat):
             if index >= len(self.panels):
                 axis.set_axis_off()
@@ -167,8 +172,9 @@ def _ticks(set_ticks, labels: list[str], rotation: int = 0) -> None:
     """Every label up to 60 of them, else every k-th (smaller type as they grow)."""
     step = max(1, math.ceil(len(labels) / 60))
     positions = range(0, len(labels), step)
-    set_ticks(positions, [labels[index] for index in positions], rotation=rotation,
-              fontsize=8 if len(labels) <= 30 else 6)  # fmt: skip
+    set_ticks(
+        positions, [labels[index] for index in positions], rotation=rotation, fontsize=8 if len(labels) <= 30 else 6
+    )
 
 
 def _alpha(weight: float, scale: float) -> float:
@@ -179,8 +185,10 @@ def _text_html(panel: TextPanel) -> str:
     spans = []
     for token, weight in zip(panel.tokens, panel.weights, strict=True):
         colour = f"rgba({_RGB[0]},{_RGB[1]},{_RGB[2]},{_alpha(weight, panel.scale):.4f})"
-        spans.append(f'<span class="token" data-weight="{weight:.6g}" title="{weight:.4f}" '
-                     f'style="background-color:{colour}">{html.escape(token)}</span>')  # fmt: skip
+        spans.append(
+            f'<span class="token" data-weight="{weight:.6g}" title="{weight:.4f}" '
+            f'style="background-color:{colour}">{html.escape(token)}</span>'
+        )
     return f'<div class="text">{" ".join(spans)}</div>'
 
 
@@ -225,8 +233,10 @@ def _heatmap_image_html(panel: HeatmapPanel) -> str:
 
 
 def _legend_html(scale: float) -> str:
-    return (f'<div class="legend" data-min="0" data-max="{scale:.6g}"><span>0</span>'
-            f'<span class="bar"></span><span>{scale:.4g}</span></div>')  # fmt: skip
+    return (
+        f'<div class="legend" data-min="0" data-max="{scale:.6g}"><span>0</span>'
+        f'<span class="bar"></span><span>{scale:.4g}</span></div>'
+    )
 
 
 def _draw_text(axis, panel: TextPanel, colours) -> None:

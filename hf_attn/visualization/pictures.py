@@ -46,9 +46,13 @@ def check_view_options(head: Head, pair: str | None, options: dict[str, Any]) ->
 
 @torch.no_grad()
 def visualize(
-    model: PreTrainedModel, tokenizer: PreTrainedTokenizerBase, text: str, pair: str | None = None,
-    integrated_gradients: bool = False, **options: Any,
-) -> AttentionFigure:  # fmt: skip
+    model: PreTrainedModel,
+    tokenizer: PreTrainedTokenizerBase,
+    text: str,
+    pair: str | None = None,
+    integrated_gradients: bool = False,
+    **options: Any,
+) -> AttentionFigure:
     """The attention maps of `model` (a head of a registered architecture) for `text` (and `pair`: a pair head's
     second text; a sequence-to-sequence head's target, read instead of its own output) as an `AttentionFigure`
     (`.to_html()`, `.save_png(path)`, shown by notebooks). `options` go to the architecture's own view (e.g.

@@ -91,8 +91,11 @@ def field_panels(
     mask_name, level = spec.keys, spec.level
     if level == "causal":
         tokens = real_tokens(tokenizer, inputs, mask_name)
-        return [HeatmapPanel(f"{name} (each token over its prefix)", weights[: len(tokens), : len(tokens)].tolist(),
-                             tokens, tokens)]  # fmt: skip
+        return [
+            HeatmapPanel(
+                f"{name} (each token over its prefix)", weights[: len(tokens), : len(tokens)].tolist(), tokens, tokens
+            )
+        ]
     if level == "sentences":  # a document's sentence weights (its word maps are drawn from their own field)
         sentences = real_tokens(tokenizer, inputs, mask_name)
         labels = [" ".join(words[:6]) + (" …" if len(words) > 6 else "") for words in sentences]
@@ -103,8 +106,10 @@ def field_panels(
     if tokens and isinstance(tokens[0], list):  # word maps of a document: one row of words per sentence
         rows = weights.reshape(-1, weights.shape[-1])
         scale = max(float(row[: len(words)].max()) for row, words in zip(rows, tokens, strict=False)) or 1.0
-        return [TextPanel(f"{name}, sentence {index + 1}", words, rows[index, : len(words)].tolist(), scale)
-                for index, words in enumerate(tokens)]  # fmt: skip
+        return [
+            TextPanel(f"{name}, sentence {index + 1}", words, rows[index, : len(words)].tolist(), scale)
+            for index, words in enumerate(tokens)
+        ]
     weights = weights[..., : len(tokens)]
     if weights.dim() == 1:
         return [TextPanel(name, tokens, weights.tolist())]
@@ -146,8 +151,11 @@ def maps_panels(model: PreTrainedModel, head, tokenizer, inputs: dict[str, torch
     a tuple of per-layer maps is drawn by its last layer."""
     specs = head.architecture.attention_masks
     maps = {field: getattr(output, field, None) for field in head.attention_fields}
-    maps = {field: (value[-1] if isinstance(value, tuple) else value).cpu() for field, value in maps.items()
-            if value is not None}  # fmt: skip
+    maps = {
+        field: (value[-1] if isinstance(value, tuple) else value).cpu()
+        for field, value in maps.items()
+        if value is not None
+    }
     sizes = level_sizes({field: specs[field] for field in maps}, maps)
     panels = []
     for field, value in maps.items():
@@ -179,8 +187,11 @@ def decode_with_attentions(
         sequence = torch.cat([ids.new_tensor([start]), ids])
     else:
         settings = model.generation_config
-        if not {"max_new_tokens", "max_length"} & set(generate_kwargs) and settings.max_new_tokens is None \
-                and settings.max_length == GenerationConfig().max_length:  # fmt: skip
+        if (
+            not {"max_new_tokens", "max_length"} & set(generate_kwargs)
+            and settings.max_new_tokens is None
+            and settings.max_length == GenerationConfig().max_length
+        ):
             generate_kwargs["max_new_tokens"] = default_new_tokens
         sequence = model.generate(**inputs, **generate_kwargs)
         sequence = (sequence if isinstance(sequence, torch.Tensor) else sequence.sequences)[0]
@@ -217,18 +228,25 @@ def few_shot_view(
             f"{type(model).__name__} labels a query from a support set: pass `support` (label -> texts; "
             "`hf-attn visualize --support LABEL=TEXT ...` or --support FILE)."
         )
-    rows = [(label, item) for label, texts in support.items() for item in texts] if isinstance(support, Mapping) \
-        else [tuple(row) for row in support]  # fmt: skip
+    rows = (
+        [(label, item) for label, texts in support.items() for item in texts]
+        if isinstance(support, Mapping)
+        else [tuple(row) for row in support]
+    )
     if not rows or any(len(row) not in (2, 4) for row in rows):
         raise ValueError("`support` rows must be (label, text) or (label, text, head, tail).")
     labels, texts = [row[0] for row in rows], [row[1] for row in rows]
     relations = {"support_entities": None, "query_entities": None}
     if entities is not None or any(len(row) == 4 for row in rows):
         if entities is None or len(entities) != 2 or any(len(row) != 4 for row in rows):
-            raise ValueError("A relation model needs `entities=(head, tail)` for the query and every support row "
-                             "as (label, text, head, tail).")  # fmt: skip
-        relations = {"support_entities": [(int(row[2]), int(row[3])) for row in rows],
-                     "query_entities": [(int(entities[0]), int(entities[1]))]}  # fmt: skip
+            raise ValueError(
+                "A relation model needs `entities=(head, tail)` for the query and every support row "
+                "as (label, text, head, tail)."
+            )
+        relations = {
+            "support_entities": [(int(row[2]), int(row[3])) for row in rows],
+            "query_entities": [(int(entities[0]), int(entities[1]))],
+        }
     [result] = model.predict(texts, labels, [text], tokenizer, output_attentions=True, **relations)
     panels = []
     if "word_attention" in result:

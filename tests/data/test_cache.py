@@ -25,8 +25,8 @@ import pytest
 from hf_attn.cli import main
 from hf_attn.data.cache import cached_map, column_values
 from hf_attn.data.examples import review_rows
-from tests.data.requests import prepare_task_data
 from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER, train_tokenizer
+from tests.data.requests import prepare_task_data
 from tests.training.test_preparation import LIN, QUIET
 
 LIN_OPTIONS = ["--arch", "lin_self_attentive", *LIN]

@@ -55,8 +55,10 @@ def test_integrated_gradients_are_complete_through_the_embedding_layer(architect
         scores = probability(model(**inputs))
     predicted = scores.argmax(-1)
     pad = config.pad_token_id or 0
-    attributions, delta = integrated_gradients(lambda batch: probability(model(**batch)), model, inputs, predicted,
-                                               pad, steps=64, mask_name=importance_mask(head))  # fmt: skip
+    explained = lambda batch: probability(model(**batch))  # noqa: E731
+    attributions, delta = integrated_gradients(
+        explained, model, inputs, predicted, 64, mask_name=importance_mask(head)
+    )
     over = importance_mask(head)
     ids = inputs[ids_of(over)]
     baseline = {**inputs, ids_of(over): torch.full_like(ids, pad)}  # x': the padding token's vectors, same mask

@@ -228,9 +228,7 @@ class AttentionXmlModel(AttentionXmlPreTrainedModel):
             inputs_embeds (`torch.FloatTensor` of shape `(B, T, E)`, *optional*): word vectors instead of `input_ids`.
         """
         _, output_hidden_states, return_dict = output_flags(self.config, None, output_hidden_states, return_dict)
-        embedded, mask = embed_inputs(
-            self.embeddings, input_ids, inputs_embeds, attention_mask, self.config.vocab_size, right_padded=True
-        )
+        embedded, mask = embed_inputs(self.embeddings, input_ids, inputs_embeds, attention_mask, right_padded=True)
         embedded = self.embedding_dropout(embedded)
         batch = mask.size(0)
         initial_state = (self.initial_hidden.expand(-1, batch, -1), self.initial_cell.expand(-1, batch, -1))

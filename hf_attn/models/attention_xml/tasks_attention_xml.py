@@ -69,9 +69,10 @@ class LabelTreeClassification(MultiLabel):
         label_sets = [[config.label2id[name] for name in row] for row in names]
         return tree_model(config, build_tree_for(texts, label_sets, config, seed=args.seed))
 
-    def fit(self, args, model, head, tokenizer, data, train_split, eval_split, callbacks, resume):
+    def fit(self, args, model, head, tokenizer, data, splits, callbacks, resume):
         from .training_attention_xml import train_levels  # scikit-learn, as in build_model
 
+        train_split, eval_split = splits
         if isinstance(resume, str):
             raise ValueError(
                 "A label tree trains one level after the other, each with its checkpoints in output_dir/level_<d>: "

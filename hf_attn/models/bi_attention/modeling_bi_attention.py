@@ -211,17 +211,15 @@ class BiAttentionModel(BiAttentionPreTrainedModel):
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        config, shape = self.config, "(batch, sentences, words)"
-        embeddings, mask = embed_inputs(
-            self.encoder.embeddings, input_ids, inputs_embeds, attention_mask, config.vocab_size, shape
-        )
+        shape = "(batch, sentences, words)"
+        embeddings, mask = embed_inputs(self.encoder.embeddings, input_ids, inputs_embeds, attention_mask, shape)
         document, word_attentions, sentence_attentions, states = self.encoder(embeddings, mask)
         pair_document = pair_word_attentions = pair_sentence_attentions = None
         attentions, pair_states = (word_attentions, sentence_attentions), ()
         if pair_input_ids is not None or pair_inputs_embeds is not None:
             pair_embeddings, pair_mask = embed_inputs(
-                self.pair_encoder.embeddings, pair_input_ids, pair_inputs_embeds, pair_attention_mask,
-                config.pair_vocab_size, shape, name="pair_input_ids", batch_size=mask.size(0),
+                self.pair_encoder.embeddings, pair_input_ids, pair_inputs_embeds, pair_attention_mask, shape,
+                name="pair_input_ids", batch_size=mask.size(0),
             )  # fmt: skip
             pair_document, pair_word_attentions, pair_sentence_attentions, pair_states = self.pair_encoder(
                 pair_embeddings, pair_mask

@@ -484,7 +484,7 @@ class BiBlosaModel(BiBlosaPreTrainedModel):
             self.config, output_attentions, output_hidden_states, return_dict
         )
         inputs_embeds, mask = embed_inputs(
-            self.embeddings, input_ids, inputs_embeds, attention_mask, self.config.vocab_size,
+            self.embeddings, input_ids, inputs_embeds, attention_mask,
             right_padded=True,  # blocks are cut from the first position: left padding would move them
         )  # fmt: skip
         hidden_states, sentence, weights, block_maps, inter_maps = self.encoder(

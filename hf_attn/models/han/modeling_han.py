@@ -162,7 +162,7 @@ class HanModel(HanPreTrainedModel):
             self.config, output_attentions, output_hidden_states, return_dict
         )
         embeddings, mask = embed_inputs(
-            self.embeddings, input_ids, inputs_embeds, attention_mask, self.config.vocab_size,
+            self.embeddings, input_ids, inputs_embeds, attention_mask,
             "(batch, sentences, words)",
         )  # fmt: skip
         batch, sentences, words = mask.shape

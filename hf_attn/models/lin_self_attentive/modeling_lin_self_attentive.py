@@ -274,9 +274,7 @@ class LinSelfAttentiveModel(LinSelfAttentivePreTrainedModel):
         output_attentions, output_hidden_states, return_dict = output_flags(
             self.config, output_attentions, output_hidden_states, return_dict
         )
-        embeddings, mask = embed_inputs(
-            self.embeddings, input_ids, inputs_embeds, attention_mask, self.config.vocab_size
-        )
+        embeddings, mask = embed_inputs(self.embeddings, input_ids, inputs_embeds, attention_mask)
         embeddings = self.dropout(embeddings)  # (B, T, E)
         hidden_states = self.encoder(embeddings, mask, pack=self.config.pack_sequences)  # H, (B, T, 2U)
         sentence_embedding, hop_attentions = self.attention(hidden_states, mask)  # M (B, R, 2U), A (B, R, T)

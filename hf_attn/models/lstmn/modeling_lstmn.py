@@ -592,7 +592,7 @@ class LstmnModel(LstmnPreTrainedModel):
             new = (input_ids if input_ids is not None else inputs_embeds).size(1)
             attention_mask = attention_mask[:, -new:]
         embeddings, mask = embed_inputs(
-            self.embeddings, input_ids, inputs_embeds, attention_mask, config.vocab_size, name=name
+            self.embeddings, input_ids, inputs_embeds, attention_mask, name=name
         )  # x_t, (B, T, E)
         if past_key_values is not None and len(past_key_values) != config.num_hidden_layers:
             raise ValueError(

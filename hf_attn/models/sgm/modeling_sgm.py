@@ -225,7 +225,7 @@ class SgmEncoder(CheckpointingLayer):
     ) -> SgmEncoderOutput:
         config = self.config
         embedded, mask = embed_inputs(
-            self.embeddings, input_ids, inputs_embeds, attention_mask, config.vocab_size, right_padded=True
+            self.embeddings, input_ids, inputs_embeds, attention_mask, right_padded=True
         )  # x_i, (B, S, E)
         lengths = mask.sum(dim=-1)
         if config.reverse_source:

@@ -288,7 +288,7 @@ class StckaModel(StckaPreTrainedModel):
             raise ValueError("`concept_input_ids` is required: STCKA reads each text's concept set.")
         config = self.config
         words, mask = embed_inputs(
-            self.embeddings, input_ids, inputs_embeds, attention_mask, config.vocab_size,
+            self.embeddings, input_ids, inputs_embeds, attention_mask,
             right_padded=config.mask_padding,
         )  # fmt: skip
         concept_mask = check_token_inputs(

@@ -393,7 +393,7 @@ class VaswaniTransformerEncoder(VaswaniTransformerPreTrainedModel):
             self.config, output_attentions, output_hidden_states, return_dict
         )
         tokens, mask = embed_inputs(
-            self.embeddings.embed_tokens, input_ids, inputs_embeds, attention_mask, self.config.vocab_size,
+            self.embeddings.embed_tokens, input_ids, inputs_embeds, attention_mask,
             right_padded=True,
         )  # fmt: skip
         hidden_states = self.embeddings(tokens)  # (B, S, D)
@@ -454,7 +454,7 @@ class VaswaniTransformerDecoder(VaswaniTransformerPreTrainedModel):
         )
         past_key_values = cache_argument(past_key_values, cache)  # transformers ≥ 5.24 names it `cache`
         tokens, _ = embed_inputs(
-            self.embeddings.embed_tokens, input_ids, inputs_embeds, None, self.config.vocab_size,
+            self.embeddings.embed_tokens, input_ids, inputs_embeds, None,
             name="decoder_input_ids",
         )  # fmt: skip
         use_cache = self.config.use_cache if use_cache is None else use_cache
