@@ -14,7 +14,7 @@ OLDEST_TORCH        := 2.13.0
 # and the Auto registration that reads transformers' mappings as they load.
 REGISTRY_TESTS := tests/test_common.py tests/test_transformers_contract.py tests/layers/test_checkpointing.py \
 	tests/test_peft.py tests/test_pipelines.py tests/test_export.py tests/utils/test_remote_code.py \
-	tests/test_transformers_common.py tests/test_auto_registration.py
+	tests/test_transformers_common.py tests/registry/test_auto.py
 # Run on the oldest releases too: what reads your files (every format and task kind, bad rows anywhere) and the
 # faithfulness measures (Captum through every measured head).
 OLDEST_TOO := tests/data/test_bad_rows.py tests/faithfulness

@@ -19,7 +19,7 @@
     (`tree_height=1`: the clusters, then the labels; the same cluster size and beam), on the same data as (b), with
     the same sizes, word vectors (a shared random file), optimiser settings, batch size and epochs per level:
     training time (tree building included), inference time on the held-out texts, and P@1/3/5 (from each side's
-    top-5 predictions, scored by the same `hf_attn.evaluation.ranking_metrics`). LibMultiLabel runs in a child
+    top-5 predictions, scored by the same `hf_attn.tasks.metrics.ranking_metrics`). LibMultiLabel runs in a child
     process (`pip install -e .[benchmark]`; `--peer-python` points at another environment that has it). It also
     validates after every epoch (its `PLTTrainer` needs a validation split, given 5% of the training texts), which
     its time includes: that is how it trains.
@@ -123,7 +123,7 @@ def write_task(folder: Path, num_labels: int, num_train: int, num_test: int) -> 
 
 def score(top_labels: list[list[str]], gold: list[list[str]], names: list[str]) -> dict[str, float]:
     """P@1/3/5 of ranked label names against the references (`ranking_metrics` on the ranks as scores)."""
-    from hf_attn.evaluation import ranking_metrics
+    from hf_attn.tasks.metrics import ranking_metrics
 
     index = {name: i for i, name in enumerate(names)}
     scores = np.zeros((len(gold), len(names)))

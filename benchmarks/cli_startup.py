@@ -3,7 +3,7 @@
 Issue 47's goals, measured in one run on one machine:
 
 - `import hf_attn` costs at most 1.3× `import torch, transformers` (the ratio is printed). It imports neither: Auto
-  registration waits for transformers to load its Auto classes (`hf_attn.auto_registration`), so the row
+  registration waits for transformers to load its Auto classes (`hf_attn.registry.auto`), so the row
   "import hf_attn, then AutoConfig" shows what a user who touches transformers pays, registration included.
 - `hf-attn COMMAND --help` answers in under 1.5 s, for every command.
 

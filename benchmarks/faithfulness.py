@@ -27,7 +27,7 @@ from timing import time_call  # benchmarks/timing.py, beside this script
 
 from hf_attn.faithfulness import ERASER_KS, measure_faithfulness
 from hf_attn.faithfulness.measure import check_measurable
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 
 
 def measured_heads() -> list:

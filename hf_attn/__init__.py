@@ -3,7 +3,7 @@
 `import hf_attn` registers every architecture with transformers' Auto classes and pipelines, and exposes each one's
 config, models and extra public objects: the names its folder's `__init__.py` lists in `__all__` (`PUBLIC`), so
 that a new architecture brings its names in its folder. It imports neither torch nor transformers: registration
-happens as transformers loads its Auto classes (`hf_attn.auto_registration`), and each name is imported from its
+happens as transformers loads its Auto classes (`hf_attn.registry.auto`), and each name is imported from its
 module when first asked for, so that `hf-attn --help` and `hf-attn list` answer at once.
 """
 
@@ -13,7 +13,7 @@ import functools
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .auto_registration import install as _install_auto_registration
+from .registry.auto import install as _install_auto_registration
 
 __version__ = "0.1.0"
 
@@ -22,7 +22,7 @@ __version__ = "0.1.0"
 def _public() -> dict[str, str]:
     """Every public name -> its module: hf_attn's own (`PACKAGE_NAMES`) and each model folder's (the `__all__` of
     its `__init__.py`), read when a name is first asked for."""
-    from .registry_index import PACKAGE_NAMES, public_names
+    from .registry.index import PACKAGE_NAMES, public_names
 
     return {**PACKAGE_NAMES, **public_names()}
 
@@ -45,13 +45,13 @@ def __dir__() -> list[str]:
     return sorted(set(globals()) | set(_public()))
 
 
-# What an IDE or a type checker follows, generated from the public names (`python -m hf_attn.registry_index`
-# rewrites it; tests/test_auto_registration.py keeps it current). The architectures' names are in hf_attn/models.
+# What an IDE or a type checker follows, generated from the public names (`python -m hf_attn.registry.index`
+# rewrites it; tests/registry/test_auto.py keeps it current). The architectures' names are in hf_attn/models.
 if TYPE_CHECKING:
     # <generated: the public names>
-    from .auto_registration import register_all
     from .commands.train import train
-    from .registry import ARCHITECTURES, get_architecture, list_models
+    from .registry.auto import register_all
+    from .registry.table import ARCHITECTURES, get_architecture, list_models
     from .visualization.pictures import visualize
 
     __all__ = [

@@ -23,19 +23,16 @@ from huggingface_hub import EvalResult, ModelCard, ModelCardData
 from transformers import AutoConfig, PreTrainedConfig, PreTrainedModel, PreTrainedTokenizerBase, Trainer
 
 from .recipes import paper_number
-from .registry import Architecture, get_architecture
+from .registry.table import Architecture, get_architecture
 from .tasks.heads import load_trained
+from .tasks.record import TrainingRecord
 from .utils.paths import check_repo_id
 from .utils.saving import staged_save
 from .visualization.pictures import visualize
 
-TRAINING_FILE = "hf_attn_training.json"
 CONVERSION_FILE = "hf_attn_conversion.json"
 # What `hf-attn faithfulness` measured of the model's attention (`FaithfulnessReport.as_dict`, and the data).
 FAITHFULNESS_FILE = "hf_attn_faithfulness.json"
-# The training record's options that `hf-attn evaluate` takes from the run when it is not given them: what changes
-# what the model reads of a text (`--max_length`) and the columns its tokenizer reads beside it (STCKA's concepts).
-EVALUATION_OPTIONS = "evaluation options"
 
 
 def template_text(architecture: Architecture) -> str:
@@ -50,50 +47,50 @@ def _read_json(path: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def _eval_results(training: dict[str, Any] | None, pipeline_tag: str | None) -> list[EvalResult]:
-    if not training or not training.get("metrics"):
+def _eval_results(training: TrainingRecord | None, pipeline_tag: str | None) -> list[EvalResult]:
+    if not training or not training.metrics:
         return []
     return [
         EvalResult(
             task_type=pipeline_tag or "text-classification",
-            dataset_type=training["dataset"]["type"],
-            dataset_name=training["dataset"]["name"],
+            dataset_type=training.dataset.type,
+            dataset_name=training.dataset.name,
             dataset_split="test",
             metric_type=name,
             metric_name=name,
             metric_value=float(value),
         )
-        for name, value in training["metrics"].items()
+        for name, value in training.metrics.items()
     ]
 
 
-def _training_section(training: dict[str, Any] | None) -> str | None:
+def _training_section(training: TrainingRecord | None) -> str | None:
     if not training:
         return None
-    rows = "\n".join(f"| {key} | {value} |" for key, value in training["settings"].items())
+    rows = "\n".join(f"| {key} | {value} |" for key, value in training.settings.shown().items())
     return (
-        f"Trained with `transformers.Trainer` through `hf_attn.commands.train` on {training['dataset']['name']} "
-        f"({training['dataset']['description']}).\n\n| setting | value |\n|---|---|\n{rows}"
+        f"Trained with `transformers.Trainer` through `hf_attn.commands.train` on {training.dataset.name} "
+        f"({training.dataset.description}).\n\n| setting | value |\n|---|---|\n{rows}"
     )
 
 
-def _evaluation_section(training: dict[str, Any] | None) -> str | None:
-    if not training or not training.get("metrics"):
+def _evaluation_section(training: TrainingRecord | None) -> str | None:
+    if not training or not training.metrics:
         return None
-    paper = training.get("paper")
+    paper = training.paper
     if paper is None:
-        rows = "\n".join(f"| {name} | {value:.4f} |" for name, value in training["metrics"].items())
-        return f"Held-out split of {training['dataset']['name']}:\n\n| metric | value |\n|---|---|\n{rows}"
+        rows = "\n".join(f"| {name} | {value:.4f} |" for name, value in training.metrics.items())
+        return f"Held-out split of {training.dataset.name}:\n\n| metric | value |\n|---|---|\n{rows}"
     # Trained from a recipe: the paper's number beside the measured one.
     rows = "\n".join(
         f"| {name} | {value:.4f} | {paper_number(paper) if name == paper['metric'] else ''} |"
-        for name, value in training["metrics"].items()
+        for name, value in training.metrics.items()
     )
-    if paper["metric"] not in training["metrics"]:
+    if paper["metric"] not in training.metrics:
         rows += f"\n| {paper['metric']} | not measured | {paper_number(paper)} |"
     note = f"\n\n{paper['note']}" if paper.get("note") else ""
     return (
-        f"Held-out split of {training['dataset']['name']}, beside the paper's {paper.get('split', 'test')} result "
+        f"Held-out split of {training.dataset.name}, beside the paper's {paper.get('split', 'test')} result "
         f"({paper['source']}):\n\n| metric | measured | paper |\n|---|---|---|\n{rows}{note}"
     )
 
@@ -186,7 +183,7 @@ def render_model_card(
     class_name = (config.architectures or [architecture.base_model_class.__name__])[0]
     head = next((h for h in architecture.heads if h.model_class.__name__ == class_name), None)
     pipeline_tag = head.pipeline_tag if head else None
-    training = _read_json(model_dir / TRAINING_FILE)
+    training = TrainingRecord.read(model_dir)
     conversion = _read_json(model_dir / CONVERSION_FILE)
     shown = Path(destination) if destination is not None else model_dir
     name = repo_id or shown.resolve().name
@@ -271,8 +268,9 @@ def write_model_card(
     config = model.config if model is not None else None
     card = render_model_card(model_dir, repo_id, base_model, config=config, destination=destination)
     if example is None:
-        records = (_read_json(model_dir / TRAINING_FILE) or {}, _read_json(model_dir / CONVERSION_FILE) or {})
-        example = next((record["example"] for record in records if record.get("example")), None)
+        training = TrainingRecord.read(model_dir)
+        conversion = _read_json(model_dir / CONVERSION_FILE) or {}
+        example = (training.example if training else None) or conversion.get("example")
     options = {name: example[name] for name in ("support", "entities") if name in (example or {})}
     picture = (
         draw_attention_picture(
@@ -298,11 +296,11 @@ def save_trained(
     trainer: Trainer,
     tokenizer: PreTrainedTokenizerBase,
     output_dir: str | Path,
-    record: dict[str, Any],
+    record: TrainingRecord,
     repo_id: str | None = None,
 ) -> None:
     """From the main process: model (safetensors + code), tokenizer, the training arguments as JSON, the training
-    record (`TRAINING_FILE`) and the model card. Not `Trainer.save_model`, which also pickles the arguments into
+    record (`TrainingRecord.save`) and the model card. Not `Trainer.save_model`, which also pickles the arguments into
     `training_args.bin`: nothing we ship is a pickle."""
     trainer.accelerator.wait_for_everyone()
     if trainer.is_world_process_zero():
@@ -311,7 +309,7 @@ def save_trained(
             model.save_pretrained(staging)
             tokenizer.save_pretrained(staging)
             (staging / "training_args.json").write_text(trainer.args.to_json_string())
-            (staging / TRAINING_FILE).write_text(json.dumps(record, indent=2, default=str))
+            record.save(staging)
             # The card from the model and tokenizer in memory, naming the folder it is moved to.
             write_model_card(staging, repo_id=repo_id, model=model, tokenizer=tokenizer, destination=output_dir)
     trainer.accelerator.wait_for_everyone()

@@ -225,7 +225,7 @@ class CharacterAwareTokenClassificationPipeline(TokenClassificationPipeline):
 def register_pipelines(few_shot_heads: Callable[[], Sequence[type]] = list) -> None:
     """Registers `hf-attn-translation` and `hf-attn-few-shot` with transformers' pipeline registry (once), and the
     extensions of its batching and token classification (module docstring). `few_shot_heads` gives the model classes
-    the few-shot pipeline loads (called when it loads one). `hf_attn.auto_registration` calls it when
+    the few-shot pipeline loads (called when it loads one). `hf_attn.registry.auto` calls it when
     `transformers.pipelines` loads."""
     if few_shot_heads not in _FEW_SHOT_HEADS:
         _FEW_SHOT_HEADS.append(few_shot_heads)

@@ -16,7 +16,7 @@ import torch
 
 from hf_attn.data.example_inputs import documents, output_vocab_size
 from hf_attn.data.kinds import get_input_kind
-from hf_attn.registry import ARCHITECTURES, Architecture, Head, get_architecture
+from hf_attn.registry.table import ARCHITECTURES, Architecture, Head, get_architecture
 from hf_attn.visualization import AttentionFigure, HeatmapPanel, TextPanel
 from hf_attn.visualization.figure import TABLE_CELLS
 

@@ -9,8 +9,9 @@ import torch
 from huggingface_hub import ModelCard
 from huggingface_hub.repocard_data import model_index_to_eval_results
 
-from hf_attn.cards import CONVERSION_FILE, TRAINING_FILE, render_model_card
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.cards import CONVERSION_FILE, render_model_card
+from hf_attn.registry.table import ARCHITECTURES
+from hf_attn.tasks.record import TRAINING_FILE
 from tests.helpers import all_heads, tiny_config
 from tests.hub_server import validate_card_metadata
 
@@ -85,7 +86,7 @@ def test_every_synthetic_tasks_card_description_is_plain_text():
     """A card's training section describes its data with the task generator's first docstring line: a pointer to a
     module docstring ("(module docstring)") means nothing on a card and is dropped."""
     from hf_attn.data.synthetic import SYNTHETIC_TASKS
-    from hf_attn.registry import ARCHITECTURES
+    from hf_attn.registry.table import ARCHITECTURES
     from hf_attn.training.preparation import task_summary
 
     assert {architecture.synthetic_task for architecture in ARCHITECTURES.values()} <= set(SYNTHETIC_TASKS)

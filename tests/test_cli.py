@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from hf_attn.cli import main
-from hf_attn.registry import ARCHITECTURES, get_architecture
+from hf_attn.registry.table import ARCHITECTURES, get_architecture
 from tests.helpers import one_line_faults, run_console_commands
 
 
@@ -209,7 +209,7 @@ def test_every_mistake_is_one_line_naming_the_command(mistake, tmp_path):
 
 
 def test_list_help_and_version_import_neither_torch_nor_transformers():
-    """`hf-attn list` and `hf-attn --help` read the registry from its source files (`hf_attn.registry_index`),
+    """`hf-attn list` and `hf-attn --help` read the registry from its source files (`hf_attn.registry.index`),
     `--version` the installed metadata: they start at once (`benchmarks/cli_startup.py` times them)."""
     for command in ("list", "--help", "--version"):
         code = (

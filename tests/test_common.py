@@ -14,9 +14,9 @@ from transformers import AutoConfig, AutoModel, Trainer, TrainingArguments
 from transformers.models.auto.configuration_auto import CONFIG_MAPPING_NAMES
 
 import hf_attn
-from hf_attn.auto_registration import register_all
 from hf_attn.layers.validation import value_checks
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.auto import register_all
+from hf_attn.registry.table import ARCHITECTURES
 from tests.helpers import (
     all_heads,
     attention_maps,

@@ -13,7 +13,7 @@ import tokenize
 
 import pytest
 
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 from tests.helpers import REPO_ROOT
 
 MODELS = REPO_ROOT / "hf_attn" / "models"

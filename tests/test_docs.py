@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 from tests.helpers import REPO_ROOT, chromium
 
 

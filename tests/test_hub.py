@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 from tests.helpers import BLOCK_HF_ATTN, REPO_ROOT, make_inputs, tiny_config
 from tests.hub_server import ALICE, BOB, HubServer, validate_card_metadata
 

@@ -7,18 +7,20 @@ The layers, lowest first (a module may import its own layer and those below; CON
     primitives    hf_attn.layers, hf_attn.utils
     model code    a model folder's configuration / modeling files (everything in it but its row and views)
     tokenization  hf_attn.tokenization
-    data          hf_attn.data (the input and label kinds among it), hf_attn.evaluation (metrics),
-                  hf_attn.pipelines, the attention views (hf_attn.visualization: figure, views; each folder's
+    data          hf_attn.data (the input and label kinds among it, the importance of each token from a head's
+                  maps), hf_attn.pipelines, the attention views (hf_attn.visualization: figure, views; each folder's
                   visualization_<name>.py), a folder's kinds.py
-    registry      hf_attn.registry, its rows' classes (hf_attn.registry_row), the folders' rows
-                  (hf_attn.models.<name>.architecture), hf_attn.registry_index
+    registry      hf_attn.registry: the table (hf_attn.registry.table), its rows' classes
+                  (hf_attn.registry.row), the folders' rows (hf_attn.models.<name>.architecture),
+                  hf_attn.registry.index
                   (the rows read from their source, for `hf-attn list` and Auto registration) and
-                  hf_attn.auto_registration (registering as transformers loads its Auto classes)
+                  hf_attn.registry.auto (registering as transformers loads its Auto classes)
     tasks         hf_attn.tasks (task shapes, one Trainer per shape; its heads module: which shape and head, the
                   shapes by name, the folders' included; prediction: a head's inputs for raw texts; examples:
                   every layout's example files), a folder's tasks_<name>.py and training_<name>.py,
                   hf_attn.options (the options of `hf-attn train` and their checks), hf_attn.recipes,
-                  hf_attn.visualization.pictures (visualize: a model's row and view)
+                  hf_attn.visualization.pictures (visualize: a model's row and view) and side_by_side (the
+                  attention beside Integrated Gradients), hf_attn.faithfulness
     cards and hub hf_attn.cards (and the saved folder of a run), hf_attn.hub, hf_attn.conversion and the folders'
                   converters (convert_*.py)
     training      hf_attn.training: a training run's two steps (preparation: the task data, head and vocabulary;
@@ -55,12 +57,11 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         (
             "hf_attn.data",
             "hf_attn.data.*",
-            "hf_attn.evaluation",
             "hf_attn.pipelines",
             "hf_attn.visualization",
             "hf_attn.visualization.figure",
             "hf_attn.visualization.views",
-            "hf_attn.visualization.importance",
+            "hf_attn.data.importance",
             "hf_attn.models.*.visualization_*",
         ),
     ),
@@ -68,9 +69,10 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
         "registry",
         (
             "hf_attn.registry",
-            "hf_attn.registry_row",
-            "hf_attn.registry_index",
-            "hf_attn.auto_registration",
+            "hf_attn.registry.table",
+            "hf_attn.registry.row",
+            "hf_attn.registry.index",
+            "hf_attn.registry.auto",
             "hf_attn.models",
             "hf_attn.models.*",
         ),
@@ -84,6 +86,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
             "hf_attn.options.*",
             "hf_attn.recipes",
             "hf_attn.visualization.pictures",
+            "hf_attn.visualization.side_by_side",
             "hf_attn.faithfulness",
             "hf_attn.faithfulness.*",
         ),
@@ -305,8 +308,10 @@ def run_time_edges() -> dict[str, set[str]]:
 def test_a_real_run_imports_without_a_circle_or_an_upward_import(run_time_edges):
     """The graph of a real run (module docstring): the registry importing the rows with `importlib` and Auto
     registration importing each class are counted, as are the packages each import runs."""
-    assert "hf_attn.models.han.architecture" in run_time_edges["hf_attn.registry"]  # the importlib calls are seen
-    assert "hf_attn.models.han" in run_time_edges["hf_attn.registry"]  # and the packages they run
+    assert (
+        "hf_attn.models.han.architecture" in run_time_edges["hf_attn.registry.table"]
+    )  # the importlib calls are seen
+    assert "hf_attn.models.han" in run_time_edges["hf_attn.registry.table"]  # and the packages they run
     assert circles(run_time_edges) == []
     assert upward_imports(run_time_edges) == []
 

@@ -20,7 +20,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_leaves
 
 from hf_attn.models.biblosa import block_attention
-from hf_attn.registry import get_architecture
+from hf_attn.registry.table import get_architecture
 from tests.helpers import make_inputs, make_labels, tiny_config
 
 

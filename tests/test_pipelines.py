@@ -105,7 +105,7 @@ def test_batched_pipeline_equals_one_at_a_time(architecture, head):
 def test_character_token_classification_names_the_words_of_the_text():
     """ELMo's ids are characters per token: the token-classification pipeline reads each word from its offsets,
     boundaries left out (`hf_attn.pipelines.CharacterAwareTokenClassificationPipeline`)."""
-    from hf_attn.registry import get_architecture
+    from hf_attn.registry.table import get_architecture
 
     architecture = get_architecture("elmo")
     (head,) = [head for head in architecture.heads if head.pipeline_tag == "token-classification"]

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from hf_attn.commands.train import parse_arguments, train
-from hf_attn.registry import get_architecture
+from hf_attn.registry.table import get_architecture
 
 KILL_AFTER_STEP = 7
 KILLED_RUN = textwrap.dedent(

@@ -28,7 +28,7 @@ import unittest
 
 import torch
 
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 from tests.helpers import all_heads, attention_maps, make_inputs, make_labels, tiny_config
 from tests.transformers_tests import load_transformers_tests
 

@@ -69,7 +69,7 @@ def test_accelerate_big_model_loading_after_tie_weights(tmp_path):
     from accelerate import init_empty_weights, load_checkpoint_and_dispatch
     from transformers import AutoConfig, AutoModelForSeq2SeqLM
 
-    from hf_attn.registry import get_architecture
+    from hf_attn.registry.table import get_architecture
 
     architecture = get_architecture("vaswani_transformer")
     head = architecture.heads[0]

@@ -9,7 +9,7 @@ def main(argv: list[str]) -> None:
     of the command line."""
     import importlib
 
-    from ..registry_index import read_index
+    from ..registry.index import read_index
 
     converters = {row.name: row.converter for row in read_index() if row.converter}
     usage = f"usage: hf-attn convert ARCH [options]; ARCH is one of {', '.join(sorted(converters))}"

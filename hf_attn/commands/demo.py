@@ -75,8 +75,8 @@ def run(args: argparse.Namespace) -> dict[str, float]:
     from transformers import AutoTokenizer, pipeline
 
     from ..data import get_synthetic_task
-    from ..registry import get_architecture
-    from ..registry_index import default_architecture
+    from ..registry.index import default_architecture
+    from ..registry.table import get_architecture
     from ..tasks.heads import find_head
     from .train import train  # here, not at the top: `hf-attn --help` builds this parser without torch
 

@@ -16,7 +16,7 @@ from ..options.arguments import EPISODE_OPTIONS, evaluation_parser
 if TYPE_CHECKING:  # the scoring's own imports wait for it: `hf-attn evaluate --help` loads no torch
     from transformers import PreTrainedConfig
 
-    from ..registry_row import ArchitectureArguments
+    from ..registry.row import ArchitectureArguments
 
 __all__ = ["EPISODE_OPTIONS", "episode_sizes", "evaluate", "main"]
 
@@ -81,18 +81,17 @@ def evaluate(
     `episode_sizes`), else the trained ones."""
     from transformers import PrinterCallback
 
-    from ..cards import EVALUATION_OPTIONS, TRAINING_FILE
     from ..options.training_arguments import HfAttnTrainingArguments
     from ..tasks import encode_split
     from ..tasks.heads import load_trained, trained_head
-    from ..tasks.scored import evaluation_columns, saved_json, scored_data, scored_rows, training_seed
+    from ..tasks.scored import evaluation_columns, run_options, scored_data, scored_rows, training_seed
 
     if options.dataset is None:
         raise ValueError("hf-attn evaluate needs --dataset (a file, a folder or a Hub id).")
     config, head = trained_head(model_path)  # the options against the saved head, before its weights load
     _check_evaluation_options(head, options)
     sizes = episode_sizes(head, config, episodes or {})
-    reused = saved_json(model_path, TRAINING_FILE).get(EVALUATION_OPTIONS, {})  # the run's, where not given
+    reused = run_options(model_path)  # the run's, where not given
     columns = evaluation_columns(architecture_arguments, reused)
     max_length = options.max_length if options.max_length is not None else reused.get("max_length")
     model, tokenizer, head, shape = load_trained(model_path, head=head)
@@ -138,11 +137,11 @@ def main(argv: list[str]) -> None:
     for option in EPISODE_OPTIONS:
         text = f"a few-shot model's held-out episodes: {sizes[option]} (default: the trained one)"
         parser.add_argument(f"--{option}", f"--{option.replace('_', '-')}", type=int, help=text)
-    from ..tasks.scored import own_architecture_arguments
-
     options, *own, rest = parser.parse_args_into_dataclasses(argv)
     if not options.dataset:  # an option first, before the model is looked for
         raise ValueError("hf-attn evaluate needs --dataset (a file, a folder or a Hub id).")
+    from ..tasks.scored import own_architecture_arguments  # after `--help`, which loads no torch
+
     metrics = evaluate(
         rest.model,
         options,

@@ -22,7 +22,7 @@ from ..faithfulness.erasure import ERASER_KS
 
 if TYPE_CHECKING:
     from ..options.arguments import HfAttnArguments
-    from ..registry_row import ArchitectureArguments
+    from ..registry.row import ArchitectureArguments
 
 __all__ = ["Measurement", "faithfulness", "main"]
 
@@ -75,13 +75,13 @@ def faithfulness(
     curves drawn to `plot` (PNG). The rows are read as `hf-attn evaluate` reads them: the training run's
     `--max_length` and the columns its tokenizer reads (`architecture_arguments`: STCKA's `--concept_column`) unless
     given."""
-    from ..cards import EVALUATION_OPTIONS, FAITHFULNESS_FILE, TRAINING_FILE
+    from ..cards import FAITHFULNESS_FILE
     from ..faithfulness.attribution import CAPTUM_EXTRA
     from ..faithfulness.erasure import check_ks
     from ..faithfulness.measure import check_measurable, measure_faithfulness
     from ..tasks import encode_split
     from ..tasks.heads import load_trained, trained_head
-    from ..tasks.scored import evaluation_columns, saved_json, scored_data, scored_rows
+    from ..tasks.scored import evaluation_columns, run_options, scored_data, scored_rows
 
     if options.dataset is None:
         raise ValueError("hf-attn faithfulness needs --dataset (a labelled file, a folder or a Hub id).")
@@ -94,7 +94,7 @@ def faithfulness(
         import captum  # noqa: F401
     except ModuleNotFoundError:
         raise ModuleNotFoundError(f"Integrated Gradients need Captum (an extra): {CAPTUM_EXTRA}") from None
-    reused = saved_json(model_path, TRAINING_FILE).get(EVALUATION_OPTIONS, {})  # the run's, where not given
+    reused = run_options(model_path)  # the run's, where not given
     columns = evaluation_columns(architecture_arguments, reused)
     max_length = options.max_length if options.max_length is not None else reused.get("max_length")
     model, tokenizer, head, shape = load_trained(model_path, head=head)
@@ -134,7 +134,7 @@ def faithfulness(
         Path(output_file).parent.mkdir(parents=True, exist_ok=True)
         Path(output_file).write_text(json.dumps(figures, indent=2))
     if plot:
-        from ..faithfulness.pictures import erasure_curves_png
+        from ..faithfulness.curves import erasure_curves_png
 
         erasure_curves_png(report, plot, title=f"{head.model_class.__name__}: erasure by attention")
     return figures
@@ -143,7 +143,6 @@ def faithfulness(
 def main(argv: list[str]) -> None:
     """`hf-attn faithfulness`: the options read, the model measured, its figures printed as JSON."""
     from ..options.arguments import evaluation_parser
-    from ..tasks.scored import own_architecture_arguments
 
     parser = evaluation_parser("hf-attn faithfulness")
     parser.add_argument(
@@ -178,6 +177,8 @@ def main(argv: list[str]) -> None:
     measurement = Measurement(
         tuple(rest.k), rest.max_examples or None, rest.ig_steps, rest.batch_size, rest.internal_batch_size, rest.seed
     )
+    from ..tasks.scored import own_architecture_arguments  # after `--help`, which loads no torch
+
     own_options = own_architecture_arguments(rest.model, own)
     figures = faithfulness(rest.model, options, measurement, rest.output_file, rest.plot, own_options)
     print(json.dumps(figures, indent=2))

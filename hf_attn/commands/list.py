@@ -10,7 +10,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(_: argparse.Namespace) -> None:
-    from ..registry_index import read_index  # the registry rows read from their source files: no torch import
+    from ..registry.index import read_index  # the registry rows read from their source files: no torch import
 
     for row in read_index():
         heads = ", ".join(head.model_class.name for head in row.heads)

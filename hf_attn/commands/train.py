@@ -35,7 +35,6 @@ from typing import Any
 from transformers import PreTrainedModel, PreTrainedTokenizerBase, Trainer, TrainerCallback
 
 from ..cards import save_trained
-from ..evaluation import score_evidence_attention, token_accuracy_at
 from ..hub import push_model_dir
 from ..options.checks import check_output_folder
 from ..options.reading import (
@@ -47,6 +46,7 @@ from ..options.reading import (
     resolve_options,
 )
 from ..options.training_arguments import HfAttnTrainingArguments
+from ..tasks.scoring import score_evidence_attention, token_accuracy_at
 from ..training.fitting import fit_run
 from ..training.preparation import prepare_run
 from ..utils.locks import FolderInUseError, folder_lock

@@ -51,7 +51,7 @@ def _add_own_view_options(parser: argparse.ArgumentParser) -> None:
     import dataclasses
     import typing
 
-    from ..registry_index import option_classes
+    from ..registry.index import option_classes
 
     added = set()
     for options in option_classes("view_arguments").values():
@@ -74,7 +74,7 @@ def _given_view_options(args: argparse.Namespace) -> dict[str, tuple[dict[str, A
     which refuses a value it cannot read, before any model is looked up)."""
     import dataclasses
 
-    from ..registry_index import option_classes
+    from ..registry.index import option_classes
 
     given = {}
     for name, view_options in option_classes("view_arguments").items():

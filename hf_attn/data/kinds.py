@@ -16,7 +16,7 @@ A kind is an object, one per class (`SENTENCE`, `DOCUMENT`, `EPISODES`, ... `CLA
 asks it (`head.inputs.pair`) or compares it to another kind (`head.labels is LABEL_SEQUENCE`), never its name to a
 string. A name is looked up once, where a string gives it (`get_input_kind`). A new kind is a subclass registered
 from its own module (`MY_KIND = register_input_kind(MyKind())`, imported by the model folder's `architecture.py`,
-whose row names it); nothing else changes (tests/test_registry.py adds one from a temporary folder).
+whose row names it); nothing else changes (tests/registry/test_table.py adds one from a temporary folder).
 
 Shape legend: B examples, T tokens, S sentences, C characters per word, Q queries, N classes, K shots.
 """

@@ -28,7 +28,7 @@ from typing import Any
 
 import torch
 
-from ..visualization.importance import TEXT_MASK, ids_of, unit_mask
+from ..data.importance import TEXT_MASK, ids_of, unit_mask
 
 CAPTUM_EXTRA = 'pip install "hf_attn[faithfulness]"'
 

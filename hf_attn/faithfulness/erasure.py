@@ -26,8 +26,8 @@ from typing import Any
 
 import torch
 
+from ..data.importance import TEXT_MASK, unit_mask
 from ..data.masks import MaskSpec
-from ..visualization.importance import TEXT_MASK, unit_mask
 
 # ERASER's bins: the share of a text's tokens taken as its most important (%).
 ERASER_KS = (1, 5, 10, 20, 50)

@@ -2,7 +2,7 @@
 mean over examples with its 95% confidence interval (`statistics.estimate`).
 
 - **Agreement** (Jain & Wallace 2019, "Attention is not Explanation", §3): Kendall's τ between the attention's
-  importance of the tokens (`hf_attn.visualization.importance.token_importance`) and each of Integrated Gradients,
+  importance of the tokens (`hf_attn.data.importance.token_importance`) and each of Integrated Gradients,
   gradient × input and leave-one-out erasure (`attribution`, `erasure.Eraser.leave_one_out`), beside the τ of a random
   scoring with the same reference.
 - **Erasure** (DeYoung et al. 2020, ERASER, §4): comprehensiveness and sufficiency at k% of the tokens, the tokens
@@ -29,8 +29,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from ..data.importance import has_token_importance, importance_mask, token_importance, unit_mask
 from ..data.kinds import ClassLabels, EpisodeLabels, MultiHot, TokenVocabulary
-from ..visualization.importance import has_token_importance, importance_mask, token_importance, unit_mask
 from .attribution import gradient_times_input, integrated_gradients, text_embedding_layers
 from .erasure import ERASER_KS, Eraser, check_ks, ranking
 from .statistics import Estimate, estimate, kendall_tau

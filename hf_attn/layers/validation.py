@@ -167,14 +167,14 @@ def embed_inputs(
     right_padded: bool = False,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """The token vectors and the boolean mask of a text given as ids (`embedding(input_ids)`, checked by
-    `check_token_inputs` against the embedding's `num_embeddings`) or as vectors (`inputs_embeds`, shape `shape +
+    `check_token_inputs` against the embedding's rows) or as vectors (`inputs_embeds`, shape `shape +
     (E,)`: what PEFT's prompt tuning and any caller with its own embeddings pass). Exactly one of the two; every check
     names the argument at fault."""
     embeds_name = name.replace("input_ids", "inputs_embeds")
     if (input_ids is None) == (inputs_embeds is None):
         raise ValueError(f"Pass exactly one of `{name}` and `{embeds_name}`.")
     if input_ids is not None:
-        vocab_size = embedding.num_embeddings
+        vocab_size = embedding.weight.size(0)  # its rows: a PEFT-wrapped embedding has no `num_embeddings`
         mask = check_token_inputs(input_ids, attention_mask, vocab_size, shape, name, batch_size, right_padded)
         return embedding(input_ids), mask
     width = embedding.embedding_dim

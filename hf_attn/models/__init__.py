@@ -5,7 +5,7 @@ where it has them, its views, kinds and converter."""
 from typing import TYPE_CHECKING
 
 # What an IDE or a type checker follows of the architectures' public names (`import hf_attn` reads them from each
-# folder's `__all__`), generated: `python -m hf_attn.registry_index` rewrites it when a folder lands.
+# folder's `__all__`), generated: `python -m hf_attn.registry.index` rewrites it when a folder lands.
 if TYPE_CHECKING:
     # <generated: the public names>
     from .attention_xml.configuration_attention_xml import AttentionXmlConfig

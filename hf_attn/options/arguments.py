@@ -18,7 +18,7 @@ from transformers import HfArgumentParser  # light: `import transformers` loads 
 
 from ..data.request import Columns, DataRequest, HeldOut
 from ..recipes import Recipe
-from ..registry_row import ArchitectureArguments, TokenizerColumn, option_help
+from ..registry.row import ArchitectureArguments, TokenizerColumn, option_help
 from ..utils.errors import OneLineUsageErrors
 
 __all__ = [
@@ -28,6 +28,8 @@ __all__ = [
     "ArchitectureArguments",
     "HfAttnArguments",
     "HfAttnTrainingDefaults",
+    "Provenance",
+    "ReadOptions",
     "architecture_arguments",
     "evaluation_parser",
     "help_request",
@@ -35,6 +37,37 @@ __all__ = [
     "option_help",
     "print_train_help",
 ]
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where each option of a run came from: typed (on the command line, or as `train()`'s keywords), set by the
+    schedule `--schedule` names, the recipe's, else the dataclasses' default. Messages about a value say whose it is
+    (`where`): a recipe's value is the user's to override, not a typo of theirs."""
+
+    typed: frozenset[str] = frozenset()
+    recipe: str | None = None
+    from_recipe: frozenset[str] = frozenset()
+    scheduled: frozenset[str] = frozenset()
+
+    def where(self, name: str) -> str:
+        """`"on the command line"`, `"from recipe 'NAME'"`, `"from --schedule"` or `"by default"`."""
+        if name in self.typed:
+            return "on the command line"
+        if name in self.scheduled:
+            return "from --schedule"
+        if name in self.from_recipe:
+            return f"from recipe {self.recipe!r}"
+        return "by default"
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    """The options as read, before any check: every value set (`values`: field name -> value, the typed over the
+    schedule's over the recipe's; the rest are the dataclasses' defaults), and where each came from."""
+
+    values: dict[str, Any]
+    provenance: Provenance
 
 
 # Held-out rows scored by default: as many as the run trains on, and never fewer than this (a small held-out split
@@ -175,7 +208,7 @@ class HfAttnArguments:
 
     def __post_init__(self) -> None:
         if self.arch is None:  # the row that says `default=True`, read from the rows' source (no torch import)
-            from ..registry_index import default_architecture
+            from ..registry.index import default_architecture
 
             self.arch = default_architecture()
 
@@ -300,9 +333,9 @@ def help_request(argv: Sequence[str]) -> str | None:
 @functools.cache
 def architecture_arguments() -> dict[str, type[ArchitectureArguments]]:
     """Each architecture's own options class (`Architecture.arguments`), by architecture name, found through the
-    registry's index (`hf_attn.registry_index.option_classes`: the rows as source, read once per process) and
+    registry's index (`hf_attn.registry.index.option_classes`: the rows as source, read once per process) and
     imported alone: what `--help` lists."""
-    from ..registry_index import option_classes
+    from ..registry.index import option_classes
 
     return option_classes("arguments")
 

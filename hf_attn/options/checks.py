@@ -9,8 +9,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
-from ..registry import get_architecture
-from .arguments import HfAttnArguments
+from ..registry.table import get_architecture
+from .arguments import HfAttnArguments, Provenance, ReadOptions
 
 # Numbers that would train nothing, or fail deep inside transformers (a division by zero, a negative seed),
 # checked before any work: option -> (the smallest value that makes sense, what it must be).
@@ -34,12 +34,33 @@ RANGES: dict[str, tuple[float, str]] = {
 }
 
 
-def check_ranges(merged: dict[str, Any], given: dict[str, Any], recipe: str | None) -> None:
-    """Refuses, naming the option, the value and where it came from (the command line or the recipe), a number
-    `RANGES` rules out, and epochs that would train nothing (`--num_train_epochs` ≤ 0 without `--max_steps`)."""
+def check_values(read: ReadOptions) -> None:
+    """The values as read, checked before the dataclasses are built from them (transformers refuses some values
+    itself, in words that name no option): the numbers (`check_ranges`) and the task shape."""
+    check_ranges(read)
+    shape = read.values.get("shape")
+    if shape is not None:
+        from ..tasks.heads import TASK_SHAPES
 
-    def where(name: str) -> str:
-        return "on the command line" if name in given or recipe is None else f"from recipe {recipe!r}"
+        if shape not in TASK_SHAPES:
+            where = read.provenance.where("shape")
+            raise ValueError(f"--shape {shape} ({where}): not a task shape; the shapes are {', '.join(TASK_SHAPES)}.")
+
+
+def check_options(options: HfAttnArguments, args: Any, provenance: Provenance) -> None:
+    """The built options, each check once, before any work: the reporters, the columns, the options only some
+    architectures read, the input paths and the combinations."""
+    check_reporters(args.report_to)
+    check_columns(options)
+    check_model_options(options, provenance)
+    check_input_paths(options)
+    check_combinations(options, args)
+
+
+def check_ranges(read: ReadOptions) -> None:
+    """Refuses, naming the option, the value and where it came from (`Provenance.where`), a number `RANGES` rules
+    out, and epochs that would train nothing (`--num_train_epochs` ≤ 0 without `--max_steps`)."""
+    merged, where = read.values, read.provenance.where
 
     def typed(value: float) -> str:  # 0 as the user wrote it, not the parsed 0.0
         return format(value, "g") if isinstance(value, float) else str(value)
@@ -60,14 +81,6 @@ def check_ranges(merged: dict[str, Any], given: dict[str, Any], recipe: str | No
             f"--num_train_epochs {typed(epochs)} ({where('num_train_epochs')}) would train nothing: give a positive "
             "number of epochs, or --max_steps."
         )
-
-
-def check_shape(shape: str | None, where: str) -> None:
-    """Refuses a `--shape` that names no task shape, listing those there are."""
-    from ..tasks.heads import TASK_SHAPES
-
-    if shape is not None and shape not in TASK_SHAPES:
-        raise ValueError(f"--shape {shape} ({where}): not a task shape; the shapes are {', '.join(TASK_SHAPES)}.")
 
 
 def check_reporters(report_to: list[str] | str | None) -> None:
@@ -104,7 +117,7 @@ def check_columns(options: HfAttnArguments) -> None:
 
 def _architectures_with(test) -> str:
     """The registered architectures `test(architecture)` holds for, as a line lists them."""
-    from ..registry import ARCHITECTURES
+    from ..registry.table import ARCHITECTURES
 
     return ", ".join(name for name, architecture in ARCHITECTURES.items() if test(architecture))
 
@@ -121,7 +134,7 @@ def check_schedule(name: str, architecture: Any) -> Callable[..., dict[str, Any]
     return architecture.schedules[name]
 
 
-def check_model_options(options: HfAttnArguments, given: dict[str, Any]) -> None:
+def check_model_options(options: HfAttnArguments, provenance: Provenance) -> None:
     """An option only some architectures' heads read is refused, before any work, for an architecture with no such
     head, naming those that have one: a second text (`--text_pair_column`), a target (`--target_column`), beams
     (`--num_beams` above 1: a head that generates), few-shot episodes (`--eval_episodes`, `--support_noise`,
@@ -143,7 +156,7 @@ def check_model_options(options: HfAttnArguments, given: dict[str, Any]) -> None
     def episodic(architecture):
         return any(shape.episodic for shape, _ in shapes(architecture))
 
-    few_shot = [name for name in ("eval_episodes", "support_noise", "train_ways") if name in given]
+    few_shot = [name for name in ("eval_episodes", "support_noise", "train_ways") if name in provenance.typed]
     beams = options.num_beams if (options.num_beams or 1) > 1 else None
     needs = [
         (f"--text_pair_column {options.text_pair_column}", options.text_pair_column, reads_pairs, "reads no pair"),

@@ -24,28 +24,21 @@ from dataclasses import fields
 from typing import Any
 
 from ..recipes import Recipe, load_recipe
-from ..registry import get_architecture
-from ..registry_index import default_architecture
+from ..registry.index import default_architecture
+from ..registry.table import get_architecture
 from .arguments import (
     HELP_ALL,
     ArchitectureArguments,
     HfAttnArguments,
     HfAttnTrainingDefaults,
+    Provenance,
+    ReadOptions,
     architecture_arguments,
     help_request,
     one_line_parser,
     print_train_help,
 )
-from .checks import (
-    check_columns,
-    check_combinations,
-    check_input_paths,
-    check_model_options,
-    check_ranges,
-    check_reporters,
-    check_schedule,
-    check_shape,
-)
+from .checks import check_options, check_schedule, check_values
 from .training_arguments import HfAttnTrainingArguments
 
 __all__ = [
@@ -55,6 +48,7 @@ __all__ = [
     "HfAttnTrainingDefaults",
     "parse_arguments",
     "parse_overrides",
+    "read_options",
     "resolve_options",
 ]
 
@@ -179,8 +173,31 @@ def _recipe_options(recipe: Recipe) -> dict[str, Any]:
 
 
 def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrainingArguments]:
-    """The two dataclasses from the options given (field names; `config` and `task_args` may be dicts): the typed
-    values, then the noam schedule's, then the recipe's, then the defaults (module docstring)."""
+    """The two dataclasses from the options given (field names; `config` and `task_args` may be dicts), in one
+    direction: read (`read_options`: the values and where each came from), checked (`check_values`), built, and
+    checked as built (`check_options`)."""
+    read, recipe, overrides = read_options(given)
+    check_values(read)
+    merged = read.values
+    own = {item.name for item in fields(HfAttnArguments) if item.init}
+    options = HfAttnArguments(**{key: value for key, value in merged.items() if key in own})
+    options.loaded_recipe = recipe
+    options.config_overrides = overrides
+    options.task_kwargs = parse_overrides(options.task_args)
+    options.from_recipe = tuple(sorted(read.provenance.from_recipe))
+    options.architecture_arguments, architectures_own = _architecture_arguments(options.arch, merged)
+    args = HfAttnTrainingArguments(
+        **{key: value for key, value in merged.items() if key not in own and key not in architectures_own}
+    )
+    check_options(options, args, read.provenance)
+    return options, args
+
+
+def read_options(given: dict[str, Any]) -> tuple[ReadOptions, Recipe | None, dict[str, Any]]:
+    """What the run is asked: every value given, the schedule's, the recipe's (module docstring), with where each
+    came from; the recipe, and the config fields the run sets (the recipe's, then `--config`'s, checked against the
+    config class before any work; the config is built once, by the run, when the data has set its vocabulary and
+    labels)."""
     unknown = sorted(set(given) - _known_options())
     if unknown:
         raise TypeError(f"Unknown options {unknown}; see `hf-attn train --help`.")
@@ -193,12 +210,11 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
         )
     merged = {**(_recipe_options(recipe) if recipe else {}), **given}
     merged["arch"] = merged.get("arch") or default_architecture()
-    # The config's fields, merged once (the recipe's, then --config's) and checked before any work; the config is
-    # built once, by the run, when the data has set its vocabulary and labels.
     architecture = get_architecture(merged["arch"])
     config_class = architecture.config_class
     overrides = {**(recipe.config if recipe else {}), **parse_overrides(merged.get("config"))}
     check_config_overrides(config_class, overrides)
+    scheduled: dict[str, Any] = {}
     if merged.get("schedule", "linear") != "linear":  # the row's schedule, from the config the run will build
         schedule = check_schedule(merged["schedule"], architecture)
         scheduled = schedule(lambda name: config_value(config_class, overrides, name), merged.get("warmup_steps"))
@@ -209,25 +225,13 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
         # `outputs.loss` is plain cross-entropy against `labels`, as in transformers' models.
         merged["label_smoothing_factor"] = label_smoothing
     merged = _recipe_word_vectors(merged, given, recipe)
-    check_ranges(merged, given, recipe.name if recipe else None)
-    shape_from = "on the command line" if "shape" in given or recipe is None else f"from recipe {recipe.name!r}"
-    check_shape(merged.get("shape"), shape_from)
-    own = {item.name for item in fields(HfAttnArguments) if item.init}
-    options = HfAttnArguments(**{key: value for key, value in merged.items() if key in own})
-    options.loaded_recipe = recipe
-    options.config_overrides = overrides
-    options.task_kwargs = parse_overrides(options.task_args)
-    options.from_recipe = tuple(sorted(set(recipe.arguments) - set(given))) if recipe else ()
-    options.architecture_arguments, architectures_own = _architecture_arguments(options.arch, merged)
-    args = HfAttnTrainingArguments(
-        **{key: value for key, value in merged.items() if key not in own and key not in architectures_own}
+    provenance = Provenance(
+        typed=frozenset(given),
+        recipe=recipe.name if recipe else None,
+        from_recipe=frozenset(set(recipe.arguments) - set(given)) if recipe else frozenset(),
+        scheduled=frozenset(set(scheduled) - set(given)),
     )
-    check_reporters(args.report_to)
-    check_columns(options)
-    check_model_options(options, given)
-    check_input_paths(options)
-    check_combinations(options, args)
-    return options, args
+    return ReadOptions(merged, provenance), recipe, overrides
 
 
 # `--word_vectors none`: train without pretrained vectors, also where the recipe names the paper's.

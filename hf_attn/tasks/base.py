@@ -22,9 +22,9 @@ from transformers import (
 from ..data.cache import cached_map, fingerprint, tokenizer_fingerprint
 from ..data.kinds import Document, InputKind, LabelKind, Sentence
 from ..data.task_data import TaskData, TaskLayout
-from ..evaluation import EVIDENCE_METRICS, accuracy_metric
-from ..registry import Architecture, Head
+from ..registry.table import Architecture, Head
 from ..tokenization.base import task_tokenizer
+from .metrics import EVIDENCE_METRICS, accuracy_metric
 
 
 def vocabulary_fields(tokenizer: PreTrainedTokenizerBase) -> dict[str, Any]:

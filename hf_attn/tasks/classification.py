@@ -7,9 +7,9 @@ import torch
 
 from ..data.kinds import CLASS
 from ..data.task_data import TASK_LAYOUTS
-from ..evaluation import score_evidence_attention
 from .base import TaskShape
 from .prediction import model_inputs, top_attended
+from .scoring import score_evidence_attention
 
 
 class Classification(TaskShape):

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..data.examples import write_shared_example_files
-from ..registry import ARCHITECTURES
+from ..registry.table import ARCHITECTURES
 
 __all__ = ["write_example_files"]
 

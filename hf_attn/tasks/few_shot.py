@@ -11,9 +11,10 @@ from transformers import PreTrainedConfig, TrainerCallback
 from ..data.episodes import CLASS_COLUMN, EpisodeDataset, class_rows, compute_episode_metrics, eligible_classes
 from ..data.kinds import EPISODE, FEW_SHOT_PREDICTION, Episodes
 from ..data.task_data import TASK_LAYOUTS, TaskData
-from ..evaluation import EVIDENCE_METRICS, word_attention_on_evidence
 from ..layers.few_shot import entity_token_positions
 from .base import TaskShape
+from .metrics import EVIDENCE_METRICS
+from .scoring import word_attention_on_evidence
 
 
 class FewShotClassification(TaskShape):

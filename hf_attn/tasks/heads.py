@@ -15,7 +15,7 @@ from typing import Any
 
 from transformers import AutoConfig, AutoTokenizer, PreTrainedModel
 
-from ..registry import ARCHITECTURES, Architecture, Head, get_architecture
+from ..registry.table import ARCHITECTURES, Architecture, Head, get_architecture
 from .base import TaskShape
 from .classification import Classification, PairClassification
 from .few_shot import FewShotClassification

@@ -13,14 +13,8 @@ from ..data.cache import column_values
 from ..data.collators import labels_by_frequency
 from ..data.kinds import LABEL_SEQUENCE, MULTI_HOT, Document, Sentence, SourceAndTarget
 from ..data.task_data import TASK_LAYOUTS, TaskData
-from ..evaluation import (
-    RANKING_METRICS,
-    jain_propensities,
-    label_propensities,
-    label_sequence_metrics,
-    multi_hot_metrics,
-)
 from .base import TaskShape
+from .metrics import RANKING_METRICS, jain_propensities, label_propensities, label_sequence_metrics, multi_hot_metrics
 from .prediction import model_inputs, top_attended
 
 

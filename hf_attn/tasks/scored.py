@@ -2,7 +2,7 @@
 
 Both commands take `hf-attn train`'s data options and read the rows as training read its held-out split: the
 same `DataRequest` (`hf_attn.data.request`), the model's own label names, and what the training run set that changes
-what the model reads (its training record's `EVALUATION_OPTIONS`: `--max_length`, the columns its tokenizer reads),
+what the model reads (its training record's `evaluation_options`: `--max_length`, the columns its tokenizer reads),
 unless given.
 """
 
@@ -19,8 +19,9 @@ from ..data.request import DataRequest, hold_out
 from ..data.rows import canonical_rows
 from ..data.task_data import TaskData
 from ..options.arguments import architecture_arguments
-from ..registry_row import ArchitectureArguments, TokenizerColumn
+from ..registry.row import ArchitectureArguments, TokenizerColumn
 from .heads import trained_head
+from .record import TRAINING_FILE, TrainingRecord
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "evaluation_columns",
     "own_architecture_arguments",
+    "run_options",
     "saved_json",
     "scored_data",
     "scored_rows",
@@ -77,6 +79,13 @@ def saved_json(model_path: str, name: str) -> dict[str, Any]:
     return json.loads(Path(path).read_text(encoding="utf-8")) if path else {}
 
 
+def run_options(model_path: str) -> dict[str, Any]:
+    """What the training run set that `hf-attn evaluate` takes unless given (`TrainingRecord.evaluation_options`),
+    from its record; `{}` for a model without one."""
+    saved = saved_json(model_path, TRAINING_FILE)
+    return TrainingRecord.from_json(saved).evaluation_options if saved else {}
+
+
 def training_seed(model_path: str) -> int:
     """The seed the model was trained with (its `training_args.json`; 0, the default, elsewhere): the held-out
     episodes of a few-shot model are drawn with it."""
@@ -85,7 +94,7 @@ def training_seed(model_path: str) -> int:
 
 def evaluation_columns(arguments: ArchitectureArguments | None, reused: dict[str, Any]) -> list[TokenizerColumn]:
     """The columns the model's tokenizer reads beside each text (`ArchitectureArguments.columns`: STCKA's
-    `--concept_column`), each the one given, else the training run's (`reused`: its record's `EVALUATION_OPTIONS`)."""
+    `--concept_column`), each the one given, else the training run's (`reused`: `run_options`)."""
     if arguments is None:
         return []
     for item in dataclasses.fields(arguments):

@@ -6,8 +6,8 @@ import torch
 
 from ..data.kinds import TOKEN_VOCAB, SourceAndTarget
 from ..data.task_data import TASK_LAYOUTS
-from ..evaluation import translation_metrics
 from .base import TaskShape
+from .metrics import translation_metrics
 from .prediction import model_inputs
 
 

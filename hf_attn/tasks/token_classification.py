@@ -6,10 +6,10 @@ import torch
 
 from ..data.kinds import TOKEN_CLASS
 from ..data.task_data import TASK_LAYOUTS
-from ..evaluation import token_accuracy_at
 from ..tokenization.base import task_tokenizer
 from .base import TaskShape
 from .prediction import model_inputs
+from .scoring import token_accuracy_at
 
 
 class TokenClassification(TaskShape):

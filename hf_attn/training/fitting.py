@@ -22,7 +22,6 @@ import torch
 from datasets import Dataset
 from transformers import PreTrainedConfig, PreTrainedTokenizerBase, Trainer, TrainerCallback, set_seed
 
-from ..cards import EVALUATION_OPTIONS
 from ..data.episodes import CLASS_COLUMN
 from ..data.task_data import TaskData
 from ..data.word_vectors import Coverage, initialise_embeddings
@@ -31,6 +30,7 @@ from ..options.reading import build_config
 from ..options.training_arguments import HfAttnTrainingArguments
 from ..tasks.base import encode_split, encoding_key
 from ..tasks.heads import TASK_SHAPES
+from ..tasks.record import DatasetRecord, RunSettings, TrainingRecord
 from ..utils.saving import report_on_main, resume_point
 from .preparation import Preparation
 
@@ -47,7 +47,7 @@ class Fitted:
 
     trainer: Trainer
     metrics: dict[str, float]
-    record: dict[str, Any]
+    record: TrainingRecord
 
 
 def fit_run(
@@ -162,7 +162,7 @@ def training_record(
     trainer: Trainer,
     metrics: dict[str, float],
     coverage: Coverage | None,
-) -> dict[str, Any]:
+) -> TrainingRecord:
     """The training record (`hf_attn_training.json`) the card is written from; `metrics`: the ones it shows."""
     data, tokenizer, recipe = run.data, run.tokenizer, options.loaded_recipe
     if options.tokenizer:
@@ -170,48 +170,42 @@ def training_record(
     else:
         rows = f"the first {len(data.vocabulary_rows)} training rows" if data.streamed else "the training split"
         vocabulary = f"{run.architecture.tokenizer.name}, trained on {rows} ({len(tokenizer)} tokens)"
-    settings = {
-        "training examples": "streamed" if data.streamed else len(data.train),
-        "held-out examples": "streamed" if data.streamed else len(data.eval),
-        "dropped rows": data.dropped or None,
-        "seed": args.seed,
-        "steps": trainer.state.global_step,
-        "batch size per process": args.per_device_train_batch_size,
-        "gradient accumulation steps": args.gradient_accumulation_steps,
-        "processes": args.world_size,
-        "learning rate": args.learning_rate,
-        "schedule": options.schedule if options.schedule != "linear" else str(args.lr_scheduler_type.value),
-        "optimizer": str(args.optim.value if hasattr(args.optim, "value") else args.optim),
-        "precision": "bf16" if args.bf16 else "fp16" if args.fp16 else "fp32",
-        "vocabulary": vocabulary,
-        "word vectors": coverage.summary() if coverage else None,
-        "task options": options.task_kwargs if not options.dataset else None,
-        "config overrides": options.config_overrides,
-        "max length": options.max_length,
-        "recipe": options.recipe,
-    }
+    settings = RunSettings(
+        training_examples="streamed" if data.streamed else len(data.train),
+        held_out_examples="streamed" if data.streamed else len(data.eval),
+        dropped_rows=data.dropped or None,
+        seed=args.seed,
+        steps=trainer.state.global_step,
+        batch_size_per_process=args.per_device_train_batch_size,
+        gradient_accumulation_steps=args.gradient_accumulation_steps,
+        processes=args.world_size,
+        learning_rate=args.learning_rate,
+        schedule=options.schedule if options.schedule != "linear" else str(args.lr_scheduler_type.value),
+        optimizer=str(args.optim.value if hasattr(args.optim, "value") else args.optim),
+        precision="bf16" if args.bf16 else "fp16" if args.fp16 else "fp32",
+        vocabulary=vocabulary,
+        word_vectors=coverage.summary() if coverage else None,
+        task_options=options.task_kwargs if not options.dataset else None,
+        config_overrides=options.config_overrides,
+        max_length=options.max_length,
+        recipe=options.recipe,
+    )
     source = dict(data.source)
     description = source.pop("description", None) or (
         f"columns {source.get('columns')}; held-out: {source.get('held_out')}"
     )
-    record = {
-        "dataset": {"type": source["type"], "name": source["name"], "description": description},
-        "settings": {key: value for key, value in settings.items() if value not in (None, {}, [])},
-        "metrics": metrics,
-    }
-    reused = evaluation_options(options)
-    if reused:
-        record[EVALUATION_OPTIONS] = reused
-    if recipe is not None:
-        record["paper"] = recipe.paper
-    example = _card_example(data, trainer.model.config)
-    if example is not None:
-        record["example"] = example
-    return record
+    return TrainingRecord(
+        dataset=DatasetRecord(source["type"], source["name"], description),
+        settings=settings,
+        metrics=metrics,
+        evaluation_options=evaluation_options(options),
+        paper=recipe.paper if recipe is not None else None,
+        example=_card_example(data, trainer.model.config),
+    )
 
 
 def evaluation_options(options: HfAttnArguments) -> dict[str, Any]:
-    """The run's options that evaluation reuses (`EVALUATION_OPTIONS`), by option name."""
+    """The run's options that evaluation reuses (`TrainingRecord.evaluation_options`), by option name."""
     reused: dict[str, Any] = {"max_length": options.max_length}
     reused.update({column.option: column.column for column in options.architecture_arguments.columns()})
     return {name: value for name, value in reused.items() if value is not None}

@@ -49,7 +49,7 @@ from ..data.task_data import TaskData
 from ..options.arguments import MIN_EVAL_SAMPLES, HfAttnArguments
 from ..options.checks import check_staged_run, check_streamed_shape, trains_in_stages
 from ..options.training_arguments import HfAttnTrainingArguments
-from ..registry import Architecture, Head, get_architecture
+from ..registry.table import Architecture, Head, get_architecture
 from ..tasks.base import TaskShape
 from ..tasks.heads import TASK_SHAPES, heads_for, pick_head, shape_for_head
 from ..utils.inputs import TOKENIZER, read_input

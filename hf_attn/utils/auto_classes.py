@@ -3,7 +3,7 @@
 transformers writes `auto_map` into a saved `config.json` (and copies the model's code) for a class marked with
 `register_for_auto_class`; users without hf_attn then load the folder with `trust_remote_code=True`. The mark is the
 registry row's Auto class for the head. `import hf_attn` fills `AUTO_CLASSES` from the rows' source
-(`hf_attn.auto_registration`, milliseconds, no model imported), and `save_pretrained` (`SafetensorsLoadingMixin`)
+(`hf_attn.registry.auto`, milliseconds, no model imported), and `save_pretrained` (`SafetensorsLoadingMixin`)
 marks the model's class and its config's class before writing, however the model was built.
 """
 

@@ -13,7 +13,7 @@ from typing import Any
 import torch
 from transformers import PreTrainedModel, PreTrainedTokenizerBase
 
-from ..registry import Head
+from ..registry.table import Head
 from ..tasks.heads import find_head, shape_of
 from .figure import AttentionFigure
 from .views import generic_view
@@ -58,11 +58,11 @@ def visualize(
     (`.to_html()`, `.save_png(path)`, shown by notebooks). `options` go to the architecture's own view (e.g.
     `support=` for the few-shot models, `top_k=` for AttentionXML, `heads="all"` for the Transformer).
     `integrated_gradients`: two more panels, the attention's importance of each token beside its Integrated
-    Gradients attribution (`hf_attn.faithfulness.pictures.side_by_side_panels`; Captum, the faithfulness extra)."""
+    Gradients attribution (`hf_attn.visualization.side_by_side`; Captum, the faithfulness extra)."""
     architecture, head = find_head(model)
     check_view_options(head, pair, options)
     if integrated_gradients:  # before the view runs: a head the panels cannot draw is named first
-        from ..faithfulness.pictures import check_side_by_side
+        from .side_by_side import check_side_by_side
 
         check_side_by_side(head)
     if not isinstance(text, str) or not text.strip():
@@ -73,7 +73,7 @@ def visualize(
     try:
         panels, caption = view(model, head, tokenizer, text, pair, **options)
         if integrated_gradients:
-            from ..faithfulness.pictures import side_by_side_panels
+            from .side_by_side import side_by_side_panels
 
             panels = [*panels, *side_by_side_panels(model, head, tokenizer, text, pair)]
     finally:

@@ -6,7 +6,7 @@ import pytest
 from huggingface_hub import ModelCard
 
 from hf_attn.cli import main
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 from tests.helpers import tiny_config
 
 

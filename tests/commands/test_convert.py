@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from hf_attn.cli import main
-from hf_attn.registry import ARCHITECTURES
-from hf_attn.registry_index import read_index
+from hf_attn.registry.index import read_index
+from hf_attn.registry.table import ARCHITECTURES
 from tests.helpers import REPO_ROOT, fixture_dir
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from hf_attn.cli import main
-from hf_attn.registry import get_architecture
-from hf_attn.registry_index import default_architecture
+from hf_attn.registry.index import default_architecture
+from hf_attn.registry.table import get_architecture
 
 
 def test_demo_trains_saves_reloads_and_shows_attention(tmp_path, capsys):

@@ -145,3 +145,25 @@ def test_few_shot_evaluation_takes_n_k_and_q_where_the_model_allows_them(tmp_pat
     )
     assert evaluated(tmp_path, str(runs["proto_hatt"]), *held_out, "--k_shot", "3", "--n_way", "4")["n_way"] == 4
     assert not one_line_faults(hf_attn("evaluate", str(runs["hapn"]), *held_out, "--n_way", "1"), "--n_way 1: give 2")
+
+
+def test_a_model_folder_saved_before_loads_and_is_scored_as_it_was(tmp_path):
+    """`tests/saved_folders/lin_self_attentive` was written by `hf-attn train` (hf_attn 0.1.0) and scored then by
+    `hf-attn evaluate` on `held_out.csv` (`lin_self_attentive.evaluation.json`): today's code loads the same folder,
+    scores the same rows to the same loss and accuracy, and writes its card from its training record."""
+    import shutil
+
+    from hf_attn.cards import render_model_card
+    from hf_attn.commands.evaluate import evaluate
+    from hf_attn.options.arguments import HfAttnArguments
+    from tests.helpers import REPO_ROOT
+
+    saved = REPO_ROOT / "tests" / "saved_folders"
+    folder = shutil.copytree(saved / "lin_self_attentive", tmp_path / "lin_self_attentive")
+    options = HfAttnArguments(dataset=str(saved / "held_out.csv"), text_column="review", label_column="stars")
+    metrics = evaluate(str(folder), options)
+    expected = json.loads((saved / "lin_self_attentive.evaluation.json").read_text())
+    assert metrics["examples"] == expected["examples"] and metrics["accuracy"] == expected["accuracy"]
+    assert metrics["loss"] == pytest.approx(expected["loss"], abs=1e-5)
+    card = render_model_card(folder).content
+    assert "| training examples | 120 |" in card and "| accuracy | 0.5000 |" in card

@@ -14,7 +14,7 @@ import pytest
 from hf_attn.cli import main
 from hf_attn.data.episodes import few_shot_classes, few_shot_relations
 from hf_attn.models.bi_attention.synthetic_bi_attention import bilingual_evidence_documents
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 from hf_attn.tasks.examples import write_example_files
 from tests.helpers import console_script, one_line_faults
 from tests.training.test_preparation import QUIET

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 
 from hf_attn.cli import main
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 
 
 def test_list_prints_every_architecture(capsys):
@@ -18,7 +18,7 @@ def test_list_prints_every_architecture(capsys):
 def test_the_light_listing_is_the_registry():
     """The index `hf-attn list` and Auto registration read without importing equals the imported registry, row by
     row: classes (by module and name), Auto classes and tokenizer kinds."""
-    from hf_attn.registry_index import ClassRef, read_index
+    from hf_attn.registry.index import ClassRef, read_index
 
     def ref(cls: type) -> ClassRef:
         return ClassRef(cls.__module__, cls.__name__)

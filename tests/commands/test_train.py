@@ -21,8 +21,8 @@ import hf_attn.cards
 import hf_attn.utils.locks
 import hf_attn.utils.saving
 from hf_attn.commands.train import train
-from hf_attn.registry import get_architecture
-from hf_attn.registry_index import default_architecture
+from hf_attn.registry.index import default_architecture
+from hf_attn.registry.table import get_architecture
 from tests.helpers import REPO_ROOT, temporary_files
 
 

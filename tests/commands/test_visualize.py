@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from hf_attn.cli import main
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 from tests.helpers import TEXTS, tiny_config, tiny_model_and_tokenizer
 
 

@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from hf_attn.cli import main
 from hf_attn.options.reading import parse_arguments
-from hf_attn.registry import get_architecture
+from hf_attn.registry.table import get_architecture
 from hf_attn.training.preparation import task_data
 from tests.training.test_preparation import QUIET
 

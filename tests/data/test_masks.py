@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from hf_attn.data.masks import MASK_LEVELS, MaskSpec, level_sizes
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 
 
 def test_each_form_parses_into_its_parts():

@@ -12,7 +12,7 @@ from datasets import Dataset
 
 from hf_attn.data.request import Columns, DataRequest, HeldOut, hold_out
 from hf_attn.options.arguments import HfAttnArguments
-from hf_attn.registry_row import TokenizerColumn
+from hf_attn.registry.row import TokenizerColumn
 
 
 def test_the_options_build_one_frozen_request():

@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 import torch
 
+from hf_attn.data.importance import ids_of, importance_mask
 from hf_attn.data.kinds import EpisodeLabels
 from hf_attn.faithfulness.attribution import gradient_times_input, integrated_gradients, text_embedding_layers
 from hf_attn.faithfulness.measure import check_measurable, one_query_per_episode, probabilities_of
-from hf_attn.registry import ARCHITECTURES
-from hf_attn.visualization.importance import ids_of, importance_mask
+from hf_attn.registry.table import ARCHITECTURES
 from tests.helpers import all_heads, make_inputs, tiny_config
 
 pytest.importorskip("captum", reason='the faithfulness extra: pip install "hf_attn[faithfulness]"')

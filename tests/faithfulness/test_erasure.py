@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 import torch
 
+from hf_attn.data.importance import ids_of, importance_mask, unit_mask
 from hf_attn.data.kinds import EPISODES
 from hf_attn.data.masks import MaskSpec
 from hf_attn.faithfulness import remove_tokens
 from hf_attn.faithfulness.erasure import ranking, remove_units, text_inputs, token_counts, top_tokens
-from hf_attn.visualization.importance import ids_of, importance_mask, unit_mask
 from tests.faithfulness.test_attribution import MEASURABLE, measured_inputs
 from tests.helpers import make_inputs, tiny_config
 

@@ -16,10 +16,10 @@ from torch.utils.data import DataLoader
 import hf_attn.layers.attention
 from hf_attn.commands.train import train
 from hf_attn.data.collators import PaddingCollator
-from hf_attn.evaluation import encoded_input_columns
 from hf_attn.faithfulness import measure_faithfulness
 from hf_attn.faithfulness.measure import check_measurable
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
+from hf_attn.tasks.scoring import encoded_input_columns
 from tests.helpers import make_inputs, tiny_config
 
 pytest.importorskip("captum", reason='the faithfulness extra: pip install "hf_attn[faithfulness]"')

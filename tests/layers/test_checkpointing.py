@@ -10,7 +10,7 @@ import torch
 from transformers import Trainer, TrainingArguments
 from transformers.modeling_layers import GradientCheckpointingLayer
 
-from hf_attn.registry import get_architecture
+from hf_attn.registry.table import get_architecture
 from tests.helpers import all_heads, make_inputs, make_labels, tiny_config
 
 LENGTHS = [5, 2, 7, 1]

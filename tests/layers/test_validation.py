@@ -13,7 +13,7 @@ from torch import nn
 from transformers import AutoConfig, pipeline
 
 from hf_attn.layers import check_token_inputs
-from hf_attn.registry import ARCHITECTURES, get_architecture
+from hf_attn.registry.table import ARCHITECTURES, get_architecture
 from tests.helpers import all_heads, make_inputs, make_labels, tiny_config
 
 

@@ -51,7 +51,7 @@ def test_option_combinations_are_refused_before_any_work(tmp_path, given, named)
 
 def test_a_run_in_two_stages_refuses_a_stream_and_a_checkpoint_path():
     from hf_attn.options.checks import check_staged_run, trains_in_stages
-    from hf_attn.registry import get_architecture
+    from hf_attn.registry.table import get_architecture
 
     elmo, lin = get_architecture("elmo"), get_architecture("lin_self_attentive")
     classifier = next(head for head in elmo.heads if head.model_class.__name__ != elmo.pretraining_head)

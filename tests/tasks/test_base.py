@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from hf_attn.data.task_data import TaskData, dataset_from_rows
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 from hf_attn.tasks import encode_split, encoding_key
 from hf_attn.tasks.heads import TASK_SHAPES
 from tests.helpers import tiny_config, tiny_model_and_tokenizer

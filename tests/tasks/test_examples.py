@@ -6,7 +6,7 @@ from __future__ import annotations
 from hf_attn.data.examples import write_shared_example_files
 from hf_attn.data.files import load_splits
 from hf_attn.data.request import DataRequest
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 from hf_attn.tasks.examples import write_example_files
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from hf_attn.registry import get_architecture
+from hf_attn.registry.table import get_architecture
 from hf_attn.tasks import Classification, MultiLabel
 from hf_attn.tasks.heads import (
     TASK_SHAPES,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 from hf_attn.tasks.heads import shape_of
 from hf_attn.tasks.prediction import model_inputs, top_attended
 from tests.helpers import tiny_model_and_tokenizer

@@ -18,7 +18,7 @@ def test_every_tokenizer_kind_keeps_the_contract_and_a_foreign_tokenizer_gets_it
 
     from transformers import PreTrainedTokenizerFast
 
-    from hf_attn.registry import ARCHITECTURES
+    from hf_attn.registry.table import ARCHITECTURES
     from hf_attn.tokenization.base import PlainTokenizer, TokenizerContract, task_tokenizer
     from hf_attn.tokenization.kinds import TOKENIZER_KINDS, WORD_LEVEL_TOKENIZER, register_tokenizer_kind
     from tests.helpers import REPO_ROOT

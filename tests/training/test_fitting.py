@@ -13,7 +13,7 @@ import torch
 from safetensors.torch import load_file
 
 from hf_attn.cli import main
-from hf_attn.registry import get_architecture
+from hf_attn.registry.table import get_architecture
 from tests.training.test_preparation import LIN, train_cli
 
 

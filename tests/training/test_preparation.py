@@ -13,7 +13,7 @@ from datasets import ClassLabel, Dataset, Features, Value
 from hf_attn.cli import main
 from hf_attn.data import cue_word_pairs, topic_labels, toy_translation
 from hf_attn.recipes import list_recipes, load_recipe, paper_number
-from hf_attn.registry import get_architecture
+from hf_attn.registry.table import get_architecture
 from tests.helpers import REPO_ROOT
 
 QUIET = ["--no-progress", "--save_strategy", "no", "--logging_steps", "1000", "--report_to", "none"]

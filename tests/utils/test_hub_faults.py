@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 from tests.helpers import console_script, one_line_faults, tiny_config
 from tests.hub_server import HubServer
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 from hf_attn.utils.inputs import MODEL, TOKENIZER, WORD_VECTORS, read_input, what_is
 from tests.helpers import console_script, one_line_faults, run_console_commands, tiny_config
 

@@ -13,7 +13,7 @@ from safetensors import safe_open
 from safetensors.torch import load_file, save_file
 
 from hf_attn.cli import main
-from hf_attn.registry import get_architecture
+from hf_attn.registry.table import get_architecture
 from hf_attn.utils.integrity import RECORD_KEY, git_blob_sha1, sha256_of_file, verify_folder
 from tests.helpers import make_inputs, tiny_config
 

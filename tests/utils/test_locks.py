@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 from hf_attn.utils.locks import LOCK_NAME, FolderInUseError
 from tests.helpers import REPO_ROOT
 

@@ -9,7 +9,7 @@ import pytest
 from transformers import AutoConfig
 
 import hf_attn  # noqa: F401 (installs the check, as `import hf_attn` does)
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 from hf_attn.utils.model_type import check_model_type
 
 KNOWN = {name: row.config_class.__name__ for name, row in ARCHITECTURES.items()}

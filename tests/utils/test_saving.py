@@ -18,7 +18,7 @@ import torch
 from transformers import TrainerCallback
 
 from hf_attn.commands.train import train
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 from hf_attn.utils.locks import LOCK_NAME
 from hf_attn.utils.saving import STAGING_PREFIX, SaveError, checkpoint_problem, last_complete_checkpoint
 from tests.helpers import head_of, temporary_files, tiny_config

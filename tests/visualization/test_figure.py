@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from hf_attn import visualize
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 from hf_attn.visualization import AttentionFigure, HeatmapPanel, TextPanel
 from tests.helpers import TEXTS, check_in_browser, tiny_model_and_tokenizer
 from tests.visualization.test_pictures import LONG_TEXT

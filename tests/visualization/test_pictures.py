@@ -14,7 +14,7 @@ import torch
 
 from hf_attn import visualize
 from hf_attn.cli import main
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 from hf_attn.tasks.heads import load_trained
 from hf_attn.visualization import AttentionFigure, TextPanel
 from tests.helpers import TEXTS, check_in_browser, corpus_tokenizer, tiny_config, tiny_model_and_tokenizer

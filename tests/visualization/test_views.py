@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from hf_attn.data.kinds import CLASS
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 from hf_attn.visualization.views import MAX_TOKENS, encode, generic_view
 from tests.helpers import TEXTS, tiny_model_and_tokenizer
 

@@ -2,12 +2,12 @@
 Classification (You et al., NeurIPS 2019).
 
 The folder holds the architecture: its config (`configuration_attention_xml.py`), its model
-(`modeling_attention_xml.py`) and its registry row (`architecture.py`, read by `hf_attn.registry`). This file
+(`modeling_attention_xml.py`) and its registry row (`architecture.py`, read by `hf_attn.registry.table`). This file
 imports nothing, so that the config loads without the model (Auto registration needs only the config).
 """
 
 # What `import hf_attn` exposes of this architecture, each name found in the `__all__` of the folder's module
-# that defines it (`hf_attn.registry_index.public_names`): nothing is imported here.
+# that defines it (`hf_attn.registry.index.public_names`): nothing is imported here.
 __all__ = [
     "AttentionXmlConfig",
     "AttentionXmlForLabelTree",

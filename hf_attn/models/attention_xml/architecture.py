@@ -1,7 +1,7 @@
-"""The registry row of AttentionXML (`hf_attn.registry_row.Architecture`)."""
+"""The registry row of AttentionXML (`hf_attn.registry.row.Architecture`)."""
 
 from hf_attn.data.kinds import MULTI_HOT, SENTENCE
-from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.registry.row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
 from .arguments_attention_xml import AttentionXmlViewArguments

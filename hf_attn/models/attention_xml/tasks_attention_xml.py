@@ -13,8 +13,8 @@ from hf_attn.data.cache import column_values
 from hf_attn.data.collators import LabelSetCollator
 from hf_attn.data.kinds import Sentence
 from hf_attn.data.task_data import LabelFormat, TaskLayout
-from hf_attn.evaluation import RankingMetrics
 from hf_attn.tasks import MultiLabel
+from hf_attn.tasks.metrics import RankingMetrics
 from hf_attn.tasks.prediction import model_inputs
 
 from .kinds import LABEL_TREE

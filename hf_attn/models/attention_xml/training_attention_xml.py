@@ -26,7 +26,7 @@ from datasets import Dataset
 from transformers import PreTrainedTokenizerBase, Trainer, TrainerCallback, TrainingArguments
 
 from hf_attn.data.collators import PaddingCollator
-from hf_attn.evaluation import RankingMetrics
+from hf_attn.tasks.metrics import RankingMetrics
 from hf_attn.utils.saving import last_complete_checkpoint, report_on_main
 
 from .configuration_attention_xml import AttentionXmlConfig

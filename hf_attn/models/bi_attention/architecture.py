@@ -1,7 +1,7 @@
-"""The registry row of BI-Attention (attention-based bilingual LSTM) (`hf_attn.registry_row.Architecture`)."""
+"""The registry row of BI-Attention (attention-based bilingual LSTM) (`hf_attn.registry.row.Architecture`)."""
 
 from hf_attn.data.kinds import CLASS, DOCUMENT_PAIR
-from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.registry.row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import DOCUMENT_TOKENIZER
 
 from . import synthetic_bi_attention  # noqa: F401  (registers its synthetic task, bilingual_documents)

@@ -1,7 +1,7 @@
-"""The registry row of Bi-BloSAN (Bi-Directional Block Self-Attention) (`hf_attn.registry_row.Architecture`)."""
+"""The registry row of Bi-BloSAN (Bi-Directional Block Self-Attention) (`hf_attn.registry.row.Architecture`)."""
 
 from hf_attn.data.kinds import CLASS, SENTENCE, SENTENCE_PAIR
-from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.registry.row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
 from . import kinds, visualization_biblosa  # noqa: F401  (register its mask levels and their views)

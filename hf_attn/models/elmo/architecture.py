@@ -1,7 +1,7 @@
-"""The registry row of ELMo (deep contextualized word representations) (`hf_attn.registry_row.Architecture`)."""
+"""The registry row of ELMo (deep contextualized word representations) (`hf_attn.registry.row.Architecture`)."""
 
 from hf_attn.data.kinds import CLASS, TOKEN_CLASS, TOKEN_VOCAB
-from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.registry.row import Architecture, Head, Paper
 
 from . import synthetic_elmo  # noqa: F401  (registers its synthetic task, ambiguous_tagging)
 from .configuration_elmo import ElmoConfig

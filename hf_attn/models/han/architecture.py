@@ -1,7 +1,7 @@
-"""The registry row of Hierarchical Attention Network (HAN) (`hf_attn.registry_row.Architecture`)."""
+"""The registry row of Hierarchical Attention Network (HAN) (`hf_attn.registry.row.Architecture`)."""
 
 from hf_attn.data.kinds import CLASS, DOCUMENT
-from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.registry.row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import DOCUMENT_TOKENIZER
 
 from .configuration_han import HanConfig

@@ -1,10 +1,10 @@
 """Hierarchical Attention Prototypical Networks for Few-Shot Text Classification (Sun et al., EMNLP-IJCNLP 2019).
 
 The folder holds the architecture: its config (`configuration_hapn.py`), its model (`modeling_hapn.py`) and its
-registry row (`architecture.py`, read by `hf_attn.registry`). This file imports nothing, so that the config loads
+registry row (`architecture.py`, read by `hf_attn.registry.table`). This file imports nothing, so that the config loads
 without the model (Auto registration needs only the config).
 """
 
 # What `import hf_attn` exposes of this architecture, each name found in the `__all__` of the folder's module
-# that defines it (`hf_attn.registry_index.public_names`): nothing is imported here.
+# that defines it (`hf_attn.registry.index.public_names`): nothing is imported here.
 __all__ = ["HapnConfig", "HapnForFewShotClassification", "HapnModel"]

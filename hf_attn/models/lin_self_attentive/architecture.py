@@ -1,7 +1,7 @@
-"""The registry row of Structured Self-Attentive Sentence Embedding (`hf_attn.registry_row.Architecture`)."""
+"""The registry row of Structured Self-Attentive Sentence Embedding (`hf_attn.registry.row.Architecture`)."""
 
 from hf_attn.data.kinds import CLASS, SENTENCE, SENTENCE_PAIR
-from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.registry.row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
 from .configuration_lin_self_attentive import LinSelfAttentiveConfig

@@ -1,7 +1,7 @@
-"""The registry row of LSTMN (Long Short-Term Memory-Network) (`hf_attn.registry_row.Architecture`)."""
+"""The registry row of LSTMN (Long Short-Term Memory-Network) (`hf_attn.registry.row.Architecture`)."""
 
 from hf_attn.data.kinds import CLASS, SENTENCE, SENTENCE_PAIR, TOKEN_VOCAB
-from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.registry.row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
 from . import synthetic_lstmn  # noqa: F401  (registers its synthetic task, long_range_cue)

@@ -1,8 +1,8 @@
-"""The registry row of Proto-HATT (`hf_attn.registry_row.Architecture`)."""
+"""The registry row of Proto-HATT (`hf_attn.registry.row.Architecture`)."""
 
 from hf_attn.data import episodes as _episodes  # noqa: F401  (registers the few-shot synthetic tasks)
 from hf_attn.data.kinds import EPISODE, EPISODES
-from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.registry.row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 from hf_attn.visualization.views import few_shot_view
 

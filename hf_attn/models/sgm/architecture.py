@@ -1,7 +1,7 @@
-"""The registry row of SGM (`hf_attn.registry_row.Architecture`)."""
+"""The registry row of SGM (`hf_attn.registry.row.Architecture`)."""
 
 from hf_attn.data.kinds import LABEL_SEQUENCE, MULTI_HOT, SENTENCE, SEQ2SEQ
-from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.registry.row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER
 
 from .configuration_sgm import SgmConfig

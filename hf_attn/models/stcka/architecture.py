@@ -1,7 +1,7 @@
-"""The registry row of STCKA (`hf_attn.registry_row.Architecture`)."""
+"""The registry row of STCKA (`hf_attn.registry.row.Architecture`)."""
 
 from hf_attn.data.kinds import CLASS
-from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.registry.row import Architecture, Head, Paper
 
 from .arguments_stcka import StckaArguments
 from .configuration_stcka import StckaConfig

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from hf_attn.registry_row import ArchitectureArguments, TokenizerColumn, option_help
+from hf_attn.registry.row import ArchitectureArguments, TokenizerColumn, option_help
 
 __all__ = ["StckaArguments"]
 

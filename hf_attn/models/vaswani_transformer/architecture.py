@@ -1,7 +1,7 @@
-"""The registry row of Transformer (Attention Is All You Need) (`hf_attn.registry_row.Architecture`)."""
+"""The registry row of Transformer (Attention Is All You Need) (`hf_attn.registry.row.Architecture`)."""
 
 from hf_attn.data.kinds import SEQ2SEQ, TOKEN_VOCAB
-from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.registry.row import Architecture, Head, Paper
 from hf_attn.tokenization.kinds import BPE_TOKENIZER
 
 from .arguments_vaswani_transformer import VaswaniTransformerViewArguments

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from hf_attn.registry_row import ViewArguments, option_help
+from hf_attn.registry.row import ViewArguments, option_help
 
 __all__ = ["VaswaniTransformerViewArguments"]
 

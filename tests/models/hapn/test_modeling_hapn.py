@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from hf_attn.models.hapn.modeling_hapn import HapnForFewShotClassification, HapnModel
-from hf_attn.registry import get_architecture
+from hf_attn.registry.table import get_architecture
 from tests.helpers import make_inputs, tiny_config
 
 ARCHITECTURE = get_architecture("hapn")

@@ -7,7 +7,7 @@ import pytest
 import transformers
 
 from hf_attn.commands.train import train
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 
 CONFIG = ARCHITECTURES["lin_self_attentive"].demo["config"]  # `hf-attn demo`'s: r = 4 hops, penalty 0.3 (SNLI's)
 

@@ -12,7 +12,7 @@ from hf_attn.models.proto_hatt.modeling_proto_hatt import (
     ProtoHattModel,
     ProtoHattProtoNetForFewShotClassification,
 )
-from hf_attn.registry import get_architecture
+from hf_attn.registry.table import get_architecture
 from tests.helpers import head_of, make_inputs, tiny_config
 
 ARCHITECTURE = get_architecture("proto_hatt")

@@ -8,9 +8,9 @@ import torch
 from transformers import AutoModelForSeq2SeqLM
 
 from hf_attn import SgmConfig, SgmForMultiLabelClassification, SgmForMultiLabelGeneration, sgm_original_beam_search
-from hf_attn.evaluation import label_sequences_to_multi_hot, multi_label_metrics
 from hf_attn.models.sgm.modeling_sgm import RepeatedLabelLogitsProcessor, SgmGlobalEmbedding
-from hf_attn.registry import ARCHITECTURES, get_architecture
+from hf_attn.registry.table import ARCHITECTURES, get_architecture
+from hf_attn.tasks.metrics import label_sequences_to_multi_hot, multi_label_metrics
 from tests.helpers import head_of, make_inputs, make_labels, tiny_config
 
 ARCHITECTURE = ARCHITECTURES["sgm"]

@@ -33,7 +33,7 @@ from typing import Any
 
 import torch
 
-from ..data.masks import MaskSpec
+from .masks import MaskSpec
 
 # The mask of a head's first (or only) text: what the importance is over unless its row names another input
 # (`Architecture.importance_over`, which defaults to it).

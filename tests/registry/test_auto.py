@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import hf_attn
-from hf_attn.auto_registration import _ClassesOnDemand
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.auto import _ClassesOnDemand
+from hf_attn.registry.table import ARCHITECTURES
 
 
 def _run(code: str) -> str:
@@ -28,7 +28,7 @@ def test_import_hf_attn_loads_neither_torch_nor_transformers():
         """
         import sys
         import hf_attn
-        print(sorted({"torch", "transformers", "datasets", "hf_attn.registry"} & set(sys.modules)))
+        print(sorted({"torch", "transformers", "datasets", "hf_attn.registry.table"} & set(sys.modules)))
         """
     )
     assert out.strip() == "[]"
@@ -131,7 +131,7 @@ def test_the_public_names_are_each_folders_own():
      ({"__init__.py": "__all__ = NAMES\n"}, r"must be a literal list")],
 )  # fmt: skip
 def test_a_folder_whose_public_names_do_not_resolve_is_named(tmp_path, files, message):
-    from hf_attn.registry_index import public_names
+    from hf_attn.registry.index import public_names
 
     (tmp_path / "x").mkdir()
     for name, text in files.items():

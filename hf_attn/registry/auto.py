@@ -13,7 +13,7 @@ loading, what it maps is registered, before any caller can look anything up in i
 | `transformers.pipelines` (and ours)          | hf_attn's pipelines (`hf_attn.pipelines`)                         |
 
 A module loaded before `import hf_attn` registers at once. Which class goes where is read from the registry index
-(the folders' `architecture.py` as source, `hf_attn.registry_index`), so registering imports configs and tokenizers
+(the folders' `architecture.py` as source, `hf_attn.registry.index`), so registering imports configs and tokenizers
 only. A model's module is imported when an Auto class first looks up its config, as transformers does for its own
 models: the Auto mappings keep registered classes in a dict (`_LazyAutoMapping._extra_content`, transformers'
 private field, the one `register` fills), which here resolves a class on first lookup (`_ClassesOnDemand`). Should a
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import Any
 
-from .registry_index import ClassRef, IndexRow, read_index
+from .index import ClassRef, IndexRow, read_index
 
 CONFIGURATION_AUTO = "transformers.models.auto.configuration_auto"
 TOKENIZATION_AUTO = "transformers.models.auto.tokenization_auto"
@@ -61,7 +61,7 @@ def _rows() -> list[IndexRow]:
 
 def register_configs(configuration_auto: ModuleType) -> None:
     """`AutoConfig` knows every hf_attn `model_type`; a folder naming an unknown one is reported as such."""
-    from .utils.model_type import install_model_type_check
+    from ..utils.model_type import install_model_type_check
 
     known = {}
     for row in _rows():
@@ -144,8 +144,8 @@ def register_models(modeling_auto: ModuleType) -> None:
 def few_shot_heads() -> list[type]:
     """The heads whose inputs are few-shot episodes (what `pipeline("hf-attn-few-shot", model=...)` loads; called
     when it loads one, so the rows load then)."""
-    from .data.kinds import EPISODES
-    from .registry import ARCHITECTURES
+    from ..data.kinds import EPISODES
+    from .table import ARCHITECTURES
 
     return [head.model_class for row in ARCHITECTURES.values() for head in row.heads if head.inputs is EPISODES]
 
@@ -224,7 +224,7 @@ def install() -> None:
     """Registers with each of `HOOKS`' modules already loaded, and with the others as they load, and records each
     model class's Auto class for `save_pretrained` (`hf_attn.utils.auto_classes`). Idempotent (each registration
     is)."""
-    from .utils.auto_classes import AUTO_CLASSES
+    from ..utils.auto_classes import AUTO_CLASSES
 
     for row in _rows():
         AUTO_CLASSES[f"{row.base_model_class.module}.{row.base_model_class.name}"] = "AutoModel"

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from hf_attn.evaluation import jain_propensities, ranking_metrics
+from hf_attn.tasks.metrics import jain_propensities, ranking_metrics
 
 # Two examples, five labels. Ranking of example 0: labels 2, 0, 4, 1, 3 (gold {0, 3}); of example 1: 1, 0, 2, 3, 4
 # (gold {1}).
@@ -63,7 +63,7 @@ def test_batch_by_batch_metrics_equal_the_whole_set_and_work_as_trainer_batch_me
     import torch
     from transformers import EvalPrediction
 
-    from hf_attn.evaluation import RankingMetrics, label_propensities
+    from hf_attn.tasks.metrics import RankingMetrics, label_propensities
 
     rng = np.random.default_rng(0)
     scores, gold = rng.normal(size=(9, 7)), rng.random((9, 7)) < 0.3

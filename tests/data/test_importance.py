@@ -1,4 +1,4 @@
-"""One importance per token from a head's maps (`hf_attn.visualization.importance`), as each registry row's maps
+"""One importance per token from a head's maps (`hf_attn.data.importance`), as each registry row's maps
 declare: the mean over Lin's hops, HAN's word weights times their sentence's, the attention an LSTMN token receives,
 STCKA's concepts; a head without a map over its tokens is refused, naming it."""
 
@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hf_attn.registry import ARCHITECTURES
-from hf_attn.visualization.importance import has_token_importance, importance_mask, token_importance
+from hf_attn.data.importance import has_token_importance, importance_mask, token_importance
+from hf_attn.registry.table import ARCHITECTURES
 from tests.helpers import make_inputs, tiny_config
 
 

@@ -1,16 +1,12 @@
-"""Faithfulness pictures (`hf_attn.faithfulness.pictures`): the erasure curves as a PNG, and the attention beside
-Integrated Gradients in a head's attention figure."""
+"""The attention beside Integrated Gradients in a head's attention figure (`hf_attn.visualization.side_by_side`)."""
 
 from __future__ import annotations
 
-import matplotlib.image
 import pytest
 
-from hf_attn.faithfulness import measure_faithfulness
-from hf_attn.faithfulness.pictures import erasure_curves_png
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 from hf_attn.visualization.pictures import visualize
-from tests.helpers import make_inputs, tiny_config, tiny_model_and_tokenizer
+from tests.helpers import tiny_model_and_tokenizer
 
 pytest.importorskip("captum", reason='the faithfulness extra: pip install "hf_attn[faithfulness]"')
 
@@ -41,13 +37,3 @@ def test_a_head_the_panels_cannot_draw_is_named_before_its_view_runs():
         ValueError, match=r"^integrated_gradients: HapnForFewShotClassification reads its query against"
     ):
         visualize(model, tokenizer, "a query", integrated_gradients=True)
-
-
-def test_the_erasure_curves_are_drawn_with_their_intervals(tmp_path):
-    head = LIN.heads[0]
-    config = tiny_config(LIN)
-    model = head.model_class(config).eval()
-    report = measure_faithfulness(model, head, [make_inputs(head, config, [6, 4, 5], seed=3)], ig_steps=2)
-    path = erasure_curves_png(report, tmp_path / "curves.png", title="tiny Lin")
-    picture = matplotlib.image.imread(path)
-    assert picture.shape[1] > 800 and picture.std() > 0.05  # two panels of lines, not a blank page

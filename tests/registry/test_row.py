@@ -1,4 +1,4 @@
-"""What a registry row is made of (`hf_attn.registry_row`): a `Head` and an `Architecture` take their kinds as
+"""What a registry row is made of (`hf_attn.registry.row`): a `Head` and an `Architecture` take their kinds as
 objects, never names, and parse each attention field's mask spec once, refusing one they cannot read by name."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from hf_attn.registry import ARCHITECTURES
+from hf_attn.registry.table import ARCHITECTURES
 
 
 def copy(architecture, **changes):

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from hf_attn.registry import ARCHITECTURES, discover_architectures
+from hf_attn.registry.table import ARCHITECTURES, discover_architectures
 from tests.helpers import REPO_ROOT
 
 MEAN_POOL_ROW = '''
 """A throwaway architecture: embeddings, a weighted mean over the tokens, a linear classifier."""
 
 from hf_attn.data.kinds import CLASS
-from hf_attn.registry_row import Architecture, Head, Paper
+from hf_attn.registry.row import Architecture, Head, Paper
 
 from . import synthetic_mean_pool  # noqa: F401 (registers the weighted_cues task)
 from .kinds import MEAN_POOL_TOKENIZER, WEIGHTED_SENTENCE
@@ -373,7 +373,7 @@ def test_every_folder_declares_its_own_row():
     models = REPO_ROOT / "hf_attn" / "models"
     folders = sorted(path.name for path in models.iterdir() if (path / "architecture.py").is_file())
     assert sorted(ARCHITECTURES) == folders
-    registry_text = (REPO_ROOT / "hf_attn" / "registry.py").read_text()
+    registry_text = (REPO_ROOT / "hf_attn" / "registry" / "table.py").read_text()
     assert not any(f"models.{name}" in registry_text for name in folders)  # no row, no import in the registry
 
 
@@ -423,11 +423,11 @@ def test_a_row_without_its_card_template_fails_naming_it(tmp_path, monkeypatch):
         (
             'tasks="tasks_mean_pool",',
             'tasks="tasks_mean_pool", view_arguments=dict,',
-            "its view_arguments must be a dataclass subclassing hf_attn.registry_row.ViewArguments",
+            "its view_arguments must be a dataclass subclassing hf_attn.registry.row.ViewArguments",
         ),
         (
             'tasks="tasks_mean_pool",',
-            'tasks="tasks_mean_pool", view_arguments=__import__("hf_attn.registry_row").registry_row.ViewArguments,',
+            'tasks="tasks_mean_pool", view_arguments=__import__("hf_attn.registry.row").registry.row.ViewArguments,',
             "view_arguments are the options of its own attention_view, and it has none",
         ),
         ('tasks="tasks_mean_pool",', 'tasks="tasks_mean_pool", default=True,', "says what `hf-attn demo` trains"),
@@ -554,7 +554,7 @@ def test_a_new_architecture_touches_only_its_folder_card_and_tests(tmp_path):
     # The public namespace and Auto registration, with its folder's names among them: no shared file lists it (the
     # generated type-checking block, which an IDE reads, is rewritten by one command when the folder lands).
     out = run(sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
-              "tests/test_auto_registration.py", "-k", "not type_checking_block")  # fmt: skip
+              "tests/registry/test_auto.py", "-k", "not type_checking_block")  # fmt: skip
     assert " passed" in out and "failed" not in out, out
     names = run(sys.executable, "-c", "import hf_attn; print(sorted(n for n in hf_attn.__all__ if 'MeanPool' in n))")
     assert names.strip() == "['MeanPoolConfig', 'MeanPoolForSequenceClassification', 'MeanPoolModel']", names

@@ -17,14 +17,14 @@ from dataclasses import fields, is_dataclass
 from pathlib import Path
 from typing import Any
 
-from .registry_index import ROW_FILE
-from .registry_row import Architecture, ArchitectureArguments, Head, Paper, ViewArguments
+from .index import MODELS, ROW_FILE
+from .row import Architecture, ArchitectureArguments, Head, Paper, ViewArguments
 
 __all__ = ["Architecture", "Head", "Paper", "get_architecture", "list_models"]
 
 
-MODELS_DIR = Path(__file__).resolve().parent / "models"
-CARDS_DIR = Path(__file__).resolve().parent / "model_cards"
+MODELS_DIR = MODELS  # the model folders (`index.MODELS`, the one definition)
+CARDS_DIR = Path(__file__).resolve().parents[1] / "model_cards"
 
 
 def _check_row(name: str, folder: Path, module: Any, cards_dir: Path) -> Architecture:
@@ -70,7 +70,7 @@ def _check_row(name: str, folder: Path, module: Any, cards_dir: Path) -> Archite
         fits = isinstance(options, type) and issubclass(options, base) and is_dataclass(options)
         if options is not None and not fits:
             raise ValueError(
-                f"{where}: its {name_of_field} must be a dataclass subclassing hf_attn.registry_row.{base.__name__}."
+                f"{where}: its {name_of_field} must be a dataclass subclassing hf_attn.registry.row.{base.__name__}."
             )
     if row.view_arguments is not None and row.attention_view is None:
         raise ValueError(f"{where}: view_arguments are the options of its own attention_view, and it has none.")
@@ -141,6 +141,6 @@ def get_architecture(name: str) -> Architecture:
 
 def list_models() -> list[str]:
     """The registered architecture names."""
-    from .registry_index import read_index
+    from .index import read_index
 
     return [row.name for row in read_index()]

@@ -1,4 +1,4 @@
-"""The registry read from its rows' source without importing a model (`hf_attn.registry_index`): a row that breaks a
+"""The registry read from its rows' source without importing a model (`hf_attn.registry.index`): a row that breaks a
 reading rule is refused naming the rule, and the type-checking imports are generated from the public names."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 import pytest
 
 from tests.helpers import REPO_ROOT
-from tests.test_registry import MEAN_POOL_ROW
+from tests.registry.test_table import MEAN_POOL_ROW
 
 
 @pytest.mark.parametrize(
@@ -26,7 +26,7 @@ from tests.test_registry import MEAN_POOL_ROW
 def test_a_row_the_index_cannot_read_is_refused_naming_its_folder_and_the_rule(tmp_path, change, rule):
     """The rules `registry_index` reads a row by (`ROW_RULES`, written in CONTRIBUTING) are checked: a row that breaks
     one is refused with a line naming its folder and the rule, not misread."""
-    from hf_attn.registry_index import ROW_RULES, RowRuleError, read_row
+    from hf_attn.registry.index import ROW_RULES, RowRuleError, read_row
 
     original, changed = change
     assert original in MEAN_POOL_ROW
@@ -43,11 +43,11 @@ def test_a_row_the_index_cannot_read_is_refused_naming_its_folder_and_the_rule(t
 def test_the_type_checking_block_is_current():
     """The imports an IDE follows (`if TYPE_CHECKING:` in hf_attn/__init__.py, and the architectures' in
     hf_attn/models/__init__.py) are generated from the public names: a folder's new name is there once
-    `python -m hf_attn.registry_index` has run."""
-    from hf_attn.registry_index import type_checking_blocks
+    `python -m hf_attn.registry.index` has run."""
+    from hf_attn.registry.index import type_checking_blocks
 
     blocks = type_checking_blocks()
     assert len(blocks) == 2
     for init, current, generated in blocks:
-        assert current == generated, f"{init}'s generated block is stale: run python -m hf_attn.registry_index"
+        assert current == generated, f"{init}'s generated block is stale: run python -m hf_attn.registry.index"
     assert "HanModel" in blocks[1][2] and "HanModel" not in blocks[0][2]

@@ -1,5 +1,5 @@
-"""A registry row: the `Architecture` a model folder declares in its `architecture.py`, with its `Head`s and
-`Paper` (`hf_attn.registry` collects the rows; this module is what a row imports, so that the registry can import the
+"""A registry row: the `Architecture` a model folder declares in its `architecture.py`, with its `Head`s and `Paper`
+(`hf_attn.registry.table` collects the rows; this module is what a row imports, so that the registry can import the
 rows without a circle)."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ if TYPE_CHECKING:
 
     from transformers import PreTrainedConfig, PreTrainedModel
 
-    from .data.kinds import InputKind, LabelKind
-    from .data.masks import MaskSpec
-    from .tokenization.kinds import TokenizerKind
+    from ..data.kinds import InputKind, LabelKind
+    from ..data.masks import MaskSpec
+    from ..tokenization.kinds import TokenizerKind
 
 __all__ = [
     "Architecture",
@@ -123,7 +123,7 @@ class Head:
     architecture: Architecture = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
-        from .data.kinds import InputKind, LabelKind
+        from ..data.kinds import InputKind, LabelKind
 
         for name, kind in (("inputs", InputKind), ("labels", LabelKind)):  # objects, never names
             if not isinstance(getattr(self, name), kind):
@@ -182,7 +182,7 @@ class Architecture:
             the head's inputs (a text, a pair, a document, a text and its concepts).
         token_importance: how the architecture's maps become one importance per token of its (first) text, a
             function `(head, inputs, output) -> Tensor` in the shape of its `attention_mask`, kept beside its view in
-            the folder's `visualization_<name>.py`; `None`: the reading of `hf_attn.visualization.importance` (the
+            the folder's `visualization_<name>.py`; `None`: the reading of `hf_attn.data.importance` (the
             mean of a map's rows, a document's word weights times their sentence's, the attention a token
             receives). What the faithfulness measures (`hf-attn faithfulness`) rank and erase.
         importance_over: the mask spec (as `attention_fields`' are) of the units that importance is over, ranked
@@ -243,8 +243,8 @@ class Architecture:
     attention_masks: dict[str, MaskSpec] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        from .data.masks import MaskSpec
-        from .tokenization.kinds import TokenizerKind
+        from ..data.masks import MaskSpec
+        from ..tokenization.kinds import TokenizerKind
 
         if not isinstance(self.tokenizer, TokenizerKind):
             raise TypeError(
@@ -268,5 +268,5 @@ class Architecture:
     @property
     def public_objects(self) -> list[Any]:
         """The classes the row names, which `import hf_attn` exposes (its folder's `__all__` lists them, with any
-        other public object of the folder: `hf_attn.registry_index.public_names`)."""
+        other public object of the folder: `hf_attn.registry.index.public_names`)."""
         return [self.config_class, self.base_model_class, *(head.model_class for head in self.heads)]

@@ -1,11 +1,11 @@
 """The registry's rows as their source says them, read without importing a model.
 
 Each `hf_attn/models/<name>/architecture.py` declares its row as one `Architecture(...)` call (`registry.py`).
-Importing a row imports its model classes, and with them transformers' modeling code (seconds); reading the call
-with `ast` takes milliseconds. `hf-attn list` prints this index, and Auto registration (`hf_attn.auto_registration`)
-reads from it which class registers where and in which module it lives, so that a model's module loads only when
-it is used. It is the same source, not a copy: `tests/test_registry.py` checks that this index equals the imported
-registry, row by row.
+Importing a row imports its model classes, and with them transformers' modeling code (seconds); reading the call with
+`ast` takes milliseconds. `hf-attn list` prints this index, and Auto registration (`hf_attn.registry.auto`) reads from
+it which class registers where and in which module it lives, so that a model's module loads only when it is used. It is
+the same source, not a copy: `tests/registry/test_table.py` checks that this index equals the imported registry, row by
+row.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-MODELS = Path(__file__).resolve().parent / "models"
+MODELS = Path(__file__).resolve().parents[1] / "models"
 ROW_FILE = "architecture.py"  # the file of a model folder that declares its registry row
 
 
@@ -173,10 +173,10 @@ def default_architecture(models_dir: Path = MODELS) -> str:
 
 # hf_attn's own public names -> their modules (each model folder brings its own: `public_names`).
 PACKAGE_NAMES: dict[str, str] = {
-    "ARCHITECTURES": "hf_attn.registry",
-    "get_architecture": "hf_attn.registry",
-    "list_models": "hf_attn.registry",
-    "register_all": "hf_attn.auto_registration",
+    "ARCHITECTURES": "hf_attn.registry.table",
+    "get_architecture": "hf_attn.registry.table",
+    "list_models": "hf_attn.registry.table",
+    "register_all": "hf_attn.registry.auto",
     "train": "hf_attn.commands.train",
     "visualize": "hf_attn.visualization.pictures",
 }
@@ -290,5 +290,5 @@ def option_classes(field: str) -> dict[str, type]:
     }
 
 
-if __name__ == "__main__":  # `python -m hf_attn.registry_index`: the generated blocks rewritten
+if __name__ == "__main__":  # `python -m hf_attn.registry.index`: the generated blocks rewritten
     write_type_checking_blocks()
