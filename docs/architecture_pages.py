@@ -23,7 +23,7 @@ README_TABLE = ("<!-- architecture table: python docs/architecture_pages.py --re
 def _registry():
     if str(ROOT) not in sys.path:  # this checkout's hf_attn, when run as a script from anywhere
         sys.path.insert(0, str(ROOT))
-    from hf_attn.registry import ARCHITECTURES
+    from hf_attn.registry.table import ARCHITECTURES
 
     return ARCHITECTURES
 

@@ -1,7 +1,8 @@
 """The conventions every architecture keeps, checked over the registry beside `registry._check_row` (which refuses a
 folder missing a piece at `import hf_attn`): one name for one switch, the embedding found through
 `_input_embed_layer`, conversion tests in one place, no copied code, no issue numbers in the package's docstrings and
-comments."""
+comments; and in the shared code, no function of more than eight parameters, few `# fmt: skip` lines, and no
+parameter typed `Any` where its type exists."""
 
 from __future__ import annotations
 
@@ -324,3 +325,64 @@ def test_the_signature_and_format_checks_find_them(tmp_path):
     (tmp_path / "hf_attn" / "models" / "han" / "modeling_han.py").write_text(f"def paper({nine}):\n    pass\n")
     assert long_signatures(tmp_path) == ["hf_attn/shared.py:1 long (9)", "hf_attn/shared.py:6 method (9)"]
     assert format_skips(tmp_path) == ["hf_attn/shared.py:13"]
+
+
+# A parameter of one of these names is a value of this type (and the module that defines it: `None`, transformers),
+# which `Any` would hide from a reader and a type checker.
+NAMED_TYPES = {
+    "head": ("Head", "hf_attn.registry.row"),
+    "architecture": ("Architecture", "hf_attn.registry.row"),
+    "options": ("HfAttnArguments", "hf_attn.options.arguments"),
+    "shape": ("TaskShape", "hf_attn.tasks.base"),
+    "data": ("TaskData", "hf_attn.data.task_data"),
+    "tokenizer": ("PreTrainedTokenizerBase", None),
+    "model": ("PreTrainedModel", None),
+    "config": ("PreTrainedConfig", None),
+    "args": ("TrainingArguments", None),
+}
+
+
+def hidden_types(root) -> list[str]:
+    """`path:line function(parameter)` of each shared parameter typed `Any` (or `Any | None`) where a type exists: its
+    name is one of `NAMED_TYPES` and the module can import that type without an upward import (its layer is the
+    module's or below; `tests/test_imports.py`)."""
+    from tests.test_imports import layer_of
+
+    found = []
+    for path in shared_modules(root):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        module = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for item in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+                typed = ast.unparse(item.annotation) if item.annotation is not None else None
+                if typed not in ("Any", "Any | None") or item.arg not in NAMED_TYPES:
+                    continue
+                _, defined_in = NAMED_TYPES[item.arg]
+                if defined_in is None or layer_of(defined_in) <= layer_of(module):
+                    found.append(f"{path.relative_to(root)}:{node.lineno} {node.name}({item.arg})")
+    return found
+
+
+def test_no_shared_parameter_is_typed_any_where_a_type_exists():
+    found = hidden_types(REPO_ROOT)
+    assert not found, f"name the type (under `if TYPE_CHECKING:` where it is only a type): {found}"
+
+
+def test_the_any_check_finds_a_hidden_type(tmp_path):
+    """The check above can fail: a head typed `Any` in a task shape's module and a tokenizer typed `Any | None` in a
+    primitive are found; a head typed `Any` in the data layer (which cannot import the registry's `Head`), a
+    `value: Any` and a typed head are not."""
+    (tmp_path / "hf_attn" / "tasks").mkdir(parents=True)
+    (tmp_path / "hf_attn" / "data").mkdir()
+    (tmp_path / "hf_attn" / "layers").mkdir()
+    (tmp_path / "hf_attn" / "tasks" / "shape.py").write_text(
+        "def fit(head: Any, value: Any) -> None:\n    pass\n\n\ndef typed(head: Head) -> None:\n    pass\n"
+    )
+    (tmp_path / "hf_attn" / "data" / "rows.py").write_text("def rows(head: Any) -> None:\n    pass\n")
+    (tmp_path / "hf_attn" / "layers" / "cells.py").write_text("def cell(tokenizer: Any | None = None):\n    pass\n")
+    assert hidden_types(tmp_path) == [
+        "hf_attn/layers/cells.py:1 cell(tokenizer)",
+        "hf_attn/tasks/shape.py:1 fit(head)",
+    ]

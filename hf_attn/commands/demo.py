@@ -12,12 +12,19 @@ from __future__ import annotations
 import argparse
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+    from ..registry.row import Head
 
 SHOWN_TEXTS = 4  # held-out texts the demo predicts and shows the attention of
 
 
-def describe_attention(model: Any, head: Any, tokenizer: Any, text: str, top: int = 2) -> list[str]:
+def describe_attention(
+    model: PreTrainedModel, head: Head, tokenizer: PreTrainedTokenizerBase, text: str, top: int = 2
+) -> list[str]:
     """The `top` words the head's first attention map weighs most for `text`, with their weights: one line per row
     of a map of several distributions (its hops, labels or features: the field's mask spec, `hf_attn.data.masks`),
     else one line."""

@@ -9,19 +9,23 @@ from __future__ import annotations
 import json
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..options.arguments import EPISODE_OPTIONS, evaluation_parser
 
-if TYPE_CHECKING:  # the scoring's own imports wait for it: `hf-attn evaluate --help` loads no torch
+if TYPE_CHECKING:
     from transformers import PreTrainedConfig
 
-    from ..registry.row import ArchitectureArguments
+    from ..options.arguments import HfAttnArguments
+    from ..registry.row import (
+        ArchitectureArguments,
+        Head,  # the scoring's own imports wait for it: `hf-attn evaluate --help` loads no torch
+    )
 
 __all__ = ["EPISODE_OPTIONS", "episode_sizes", "evaluate", "main"]
 
 
-def _check_evaluation_options(head: Any, options: Any) -> None:
+def _check_evaluation_options(head: Head, options: HfAttnArguments) -> None:
     """Refuses an option the saved head does not read: beams for a head that does not generate, a second text or a
     target column for a head of one text."""
     from ..tasks.heads import shape_of
@@ -37,7 +41,7 @@ def _check_evaluation_options(head: Any, options: Any) -> None:
             raise ValueError(f"{option} {column}: {name} reads one text, with no {shape.layout.pair_is} beside it.")
 
 
-def episode_sizes(head: Any, config: PreTrainedConfig, given: dict[str, int | None]) -> dict[str, int]:
+def episode_sizes(head: Head, config: PreTrainedConfig, given: dict[str, int | None]) -> dict[str, int]:
     """The config fields of the held-out episodes that `given` (`--n_way`, `--k_shot`, `--n_query`) changes. Refused
     in one line: for a head that reads no episodes, a size below its minimum, and a K other than the trained one for
     a model whose attention is tied to its K (`supports_ragged_shots = False`: Proto-HATT's feature attention is a
@@ -65,7 +69,7 @@ def episode_sizes(head: Any, config: PreTrainedConfig, given: dict[str, int | No
 
 def evaluate(
     model_path: str,
-    options: Any,
+    options: HfAttnArguments,
     batch_size: int = 64,
     output_file: str | None = None,
     architecture_arguments: ArchitectureArguments | None = None,

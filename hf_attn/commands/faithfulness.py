@@ -29,7 +29,7 @@ __all__ = ["Measurement", "faithfulness", "main"]
 DEFAULT_EXAMPLES = 200
 
 
-def _check_rows(rows: Any, options: Any, label: str | None) -> None:
+def _check_rows(rows: Any, options: HfAttnArguments, label: str | None) -> None:
     """Refuses, naming the option, rows without labels or with an empty text."""
     if label is None or label not in rows.column_names:
         given = f"--label_column {label}" if options.label_column else "--label_column"

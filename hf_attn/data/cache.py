@@ -42,7 +42,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import datasets.config
 import pyarrow as pa
@@ -52,6 +52,9 @@ from datasets.fingerprint import Hasher
 
 from ..utils.integrity import sha256_of_file
 from ..utils.saving import PERMISSION_FAULTS, io_errno, write_fault
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 ROWS_PER_BATCH = 10_000
 # Below this many rows a map runs in this process: forking workers and joining their shards costs a second or two.
@@ -107,7 +110,7 @@ _LOADING_KWARGS = frozenset(
 )
 
 
-def tokenizer_fingerprint(tokenizer: Any) -> str:
+def tokenizer_fingerprint(tokenizer: PreTrainedTokenizerBase) -> str:
     """What a tokenizer's encodings depend on, the same for a tokenizer just trained and for its saved copy loaded
     again: its class, its `tokenizers` pipeline (vocabulary, normalizer, splitting, special tokens) and its options
     (`init_kwargs`, less where it was loaded from)."""
@@ -444,7 +447,7 @@ def saved_tokenizer(split: Dataset, key: str, load: Callable[[Path], Any]) -> An
     return None
 
 
-def keep_tokenizer(split: Dataset, key: str, tokenizer: Any) -> None:
+def keep_tokenizer(split: Dataset, key: str, tokenizer: PreTrainedTokenizerBase) -> None:
     """Keeps `tokenizer`, trained on `split`, beside the split's cache files under `key`, with the checksums of its
     files, for `saved_tokenizer` to find (nothing for a split held in memory). The folder is written aside and
     renamed into place, so a run killed while saving leaves no half-written tokenizer to load."""
@@ -535,7 +538,30 @@ def sample_rows(split: Dataset, count: int, seed: int) -> Dataset:
 
 def text_batches(split: Any, columns: Iterable[str | None], batch_size: int = ROWS_PER_BATCH) -> Iterator[list[str]]:
     """The texts of the given columns of `split` (`None` columns skipped), a column after the other, as lists of up
-    to `batch_size`: what a vocabulary is trained on (the `tokenizers` trainers take batches as they come)."""
+    to `batch_size`: what a vocabulary is trained on (the `tokenizers` trainers take batches as they come, and count
+    the same words in any order). A split read through an indices mapping (the training rows left once the held-out
+    ones are drawn) is read in the order of its table (`_in_table_order`)."""
     for column in columns:
-        if column is not None:
+        if column is None:
+            continue
+        if isinstance(split, Dataset) and split._indices is not None and not require_decoding(split.features[column]):
+            yield from _in_table_order(split, column, batch_size)
+        else:
             yield from column_batches(split, column, batch_size)
+
+
+def _in_table_order(split: Dataset, column: str, batch_size: int) -> Iterator[list[str]]:
+    """The values of `column` of the rows an indices mapping selects, read in contiguous Arrow batches of the table
+    beneath it: a gather of each batch by its sorted positions, not one gather of scattered rows per batch of the
+    mapping (a million rows: about 8 s less on 2 cores). The same values, in the table's order."""
+    import numpy as np
+
+    positions = np.sort(split._indices.column(0).to_numpy())
+    table = split.data.table.select([column])
+    start = 0
+    for batch in table.to_batches(max_chunksize=batch_size):
+        end = start + batch.num_rows
+        low, high = np.searchsorted(positions, [start, end])
+        if high > low:
+            yield batch.column(0).take(pa.array(positions[low:high] - start)).to_pylist()
+        start = end

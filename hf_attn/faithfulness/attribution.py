@@ -24,11 +24,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
 
 from ..data.importance import TEXT_MASK, ids_of, unit_mask
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 CAPTUM_EXTRA = 'pip install "hf_attn[faithfulness]"'
 
@@ -39,7 +42,7 @@ def _reads(given: torch.Tensor | None, ids: torch.Tensor) -> bool:
 
 
 def text_embedding_layers(
-    model: Any, inputs: dict[str, torch.Tensor], mask_name: str = TEXT_MASK
+    model: PreTrainedModel, inputs: dict[str, torch.Tensor], mask_name: str = TEXT_MASK
 ) -> list[torch.nn.Module]:
     """The embedding layers that read the first text's ids in a forward pass over `inputs`, found by running it
     once with a hook on every `nn.Embedding`: the model's input embeddings for most, one per level for
@@ -96,7 +99,7 @@ def _token_sums(attributions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 def gradient_times_input(
     probability: Callable[[dict[str, torch.Tensor]], torch.Tensor],
-    model: Any,
+    model: PreTrainedModel,
     inputs: dict[str, torch.Tensor],
     predicted: torch.Tensor,
     layers: list[torch.nn.Module] | None = None,
@@ -117,7 +120,7 @@ def gradient_times_input(
 
 def integrated_gradients(
     probability: Callable[[dict[str, torch.Tensor]], torch.Tensor],
-    model: Any,
+    model: PreTrainedModel,
     inputs: dict[str, torch.Tensor],
     predicted: torch.Tensor,
     steps: int = 32,

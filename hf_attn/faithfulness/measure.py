@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -35,12 +35,17 @@ from .attribution import gradient_times_input, integrated_gradients, text_embedd
 from .erasure import ERASER_KS, Eraser, check_ks, ranking
 from .statistics import Estimate, estimate, kendall_tau
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
+
+    from ..registry.row import Head
+
 # The rankings whose erasures are measured, and the importances attention is compared with.
 RANKINGS = ("attention", "integrated_gradients", "random")
 REFERENCES = ("integrated_gradients", "gradient_x_input", "leave_one_out")
 
 
-def check_measurable(head: Any) -> None:
+def check_measurable(head: Head) -> None:
     """Refuses, in one line naming the head, a head the measures have no meaning for: one that generates (its
     attention explains each output token, not one prediction), one without a map over its input's tokens (ELMo's
     tagger and classifier: its scalar mix weighs layers, not tokens; a prototypical network without attention), or
@@ -63,7 +68,7 @@ def check_measurable(head: Any) -> None:
         )
 
 
-def probabilities_of(head: Any) -> Callable[[Any], torch.Tensor]:
+def probabilities_of(head: Head) -> Callable[[Any], torch.Tensor]:
     """p(·|x) `(B, C)` from a head's output: sigmoid for a label set (each label its own decision), softmax for
     classes, and for a few-shot head's one query per episode (`one_query_per_episode`: logits `(B, 1, N)`) the
     softmax over the episode's N classes."""
@@ -124,8 +129,8 @@ class FaithfulnessReport:
 
 
 def measure_faithfulness(
-    model: Any,
-    head: Any,
+    model: PreTrainedModel,
+    head: Head,
     batches: Iterable[dict[str, torch.Tensor]],
     ks: Sequence[float] = ERASER_KS,
     ig_steps: int = 32,

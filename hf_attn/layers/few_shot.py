@@ -11,13 +11,16 @@ size (words, plus two position embeddings for relations), ``D`` hidden size, ``n
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 from torch import nn
 
 from .checkpointing import CheckpointingLayer
 from .validation import check_token_inputs, value_checks_apply
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedConfig, PreTrainedTokenizerBase
 
 
 class EpisodeConfig(Protocol):
@@ -252,7 +255,7 @@ class FewShotPredictionMixin:
         support_texts: Sequence[str],
         support_labels: Sequence[Any],
         query_texts: Sequence[str],
-        tokenizer: Any,
+        tokenizer: PreTrainedTokenizerBase,
         support_entities: Sequence[tuple[int, int]] | None = None,
         query_entities: Sequence[tuple[int, int]] | None = None,
         output_attentions: bool = False,
@@ -330,7 +333,10 @@ class FewShotPredictionMixin:
 
 
 def _encode_texts(
-    tokenizer: Any, texts: list[str], entities: Sequence[tuple[int, int]] | None, config: Any
+    tokenizer: PreTrainedTokenizerBase,
+    texts: list[str],
+    entities: Sequence[tuple[int, int]] | None,
+    config: PreTrainedConfig,
 ) -> list[dict[str, Any]]:
     """Token ids (truncated to the model's `max_sentence_length`) and, for relations, each text's entity token
     indices (the first token of the entity word)."""

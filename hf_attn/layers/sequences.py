@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import torch
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedConfig
 
 
 def reverse_padded(values: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
@@ -23,7 +26,7 @@ def shift_tokens_right(labels: torch.Tensor, pad_token_id: int, decoder_start_to
     return shifted.masked_fill(shifted == -100, pad_token_id)
 
 
-def label_ids_of_sequence(sequence: list[int], config: Any) -> list[int]:
+def label_ids_of_sequence(sequence: list[int], config: PreTrainedConfig) -> list[int]:
     """Label indices (0 … N−1) of one generated or reference target sequence of a label-sequence head (SGM): the ids
     before the first EOS (a leading start token skipped), specials, −100 and repeats dropped. `config` gives
     `decoder_start_token_id`, `eos_token_id`, `num_special_tokens` and `num_labels`."""

@@ -7,10 +7,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..registry.table import get_architecture
 from .arguments import HfAttnArguments, Provenance, ReadOptions
+
+if TYPE_CHECKING:
+    from transformers import TrainingArguments
+
+    from ..registry.row import Architecture, Head
+    from ..tasks.base import TaskShape
 
 # Numbers that would train nothing, or fail deep inside transformers (a division by zero, a negative seed),
 # checked before any work: option -> (the smallest value that makes sense, what it must be).
@@ -47,7 +53,7 @@ def check_values(read: ReadOptions) -> None:
             raise ValueError(f"--shape {shape} ({where}): not a task shape; the shapes are {', '.join(TASK_SHAPES)}.")
 
 
-def check_options(options: HfAttnArguments, args: Any, provenance: Provenance) -> None:
+def check_options(options: HfAttnArguments, args: TrainingArguments, provenance: Provenance) -> None:
     """The built options, each check once, before any work: the reporters, the columns, the options only some
     architectures read, the input paths and the combinations."""
     check_reporters(args.report_to)
@@ -122,7 +128,7 @@ def _architectures_with(test) -> str:
     return ", ".join(name for name, architecture in ARCHITECTURES.items() if test(architecture))
 
 
-def check_schedule(name: str, architecture: Any) -> Callable[..., dict[str, Any]]:
+def check_schedule(name: str, architecture: Architecture) -> Callable[..., dict[str, Any]]:
     """The training arguments' function of schedule `name` (`--schedule`) of `architecture`'s row
     (`Architecture.schedules`); refused, in one line, for an architecture whose row has none of that name."""
     if name not in architecture.schedules:
@@ -196,13 +202,15 @@ def check_input_paths(options: HfAttnArguments) -> None:
         check_input("--word_vectors", options.word_vectors, WORD_VECTORS)
 
 
-def trains_in_stages(architecture: Any, head: Any) -> bool:
+def trains_in_stages(architecture: Architecture, head: Head) -> bool:
     """Whether a run of `head` first trains the architecture's language model (ELMo's biLM, then the task)."""
     pretraining = architecture.pretraining_head
     return pretraining is not None and head.model_class.__name__ != pretraining
 
 
-def check_staged_run(architecture: Any, head: Any, streamed: bool, resume_from_checkpoint: bool | str | None) -> None:
+def check_staged_run(
+    architecture: Architecture, head: Head, streamed: bool, resume_from_checkpoint: bool | str | None
+) -> None:
     """The options a run in two stages (`trains_in_stages`) cannot take, checked once the data has chosen the head:
     a stream (each stage reads the whole training split) and a checkpoint path (each stage has its own)."""
     if not trains_in_stages(architecture, head):
@@ -220,7 +228,7 @@ def check_staged_run(architecture: Any, head: Any, streamed: bool, resume_from_c
         )
 
 
-def check_combinations(options: HfAttnArguments, args: Any) -> None:
+def check_combinations(options: HfAttnArguments, args: TrainingArguments) -> None:
     """Options that cannot go together, or that one needs another for, refused before any work: a file as the
     output folder, a stream without `--dataset` or `--max_steps`, a push without a repo, frozen embeddings without
     vectors, and `--max_steps 0`."""
@@ -243,7 +251,7 @@ def check_combinations(options: HfAttnArguments, args: Any) -> None:
         )
 
 
-def check_streamed_shape(shape: Any, streaming: bool) -> None:
+def check_streamed_shape(shape: TaskShape, streaming: bool) -> None:
     """`--streaming` for a task shape that needs its whole training split ahead (`TaskShape.streams` false), refused
     once the data's columns have chosen the shape."""
     if streaming and not shape.streams:
@@ -253,7 +261,7 @@ def check_streamed_shape(shape: Any, streaming: bool) -> None:
         )
 
 
-def check_output_folder(options: HfAttnArguments, args: Any) -> None:
+def check_output_folder(options: HfAttnArguments, args: TrainingArguments) -> None:
     """A run that saves (or pushes) refuses a folder that holds another run's results unless told to replace it
     (`--overwrite_output_dir`) or to continue it (`--resume_from_checkpoint`)."""
     from ..utils.saving import refuse_overwrite

@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
     from ..data.kinds import InputKind, LabelKind
     from ..data.masks import MaskSpec
+    from ..data.task_data import TaskData
     from ..tokenization.kinds import TokenizerKind
 
 __all__ = [
@@ -57,7 +58,7 @@ class ArchitectureArguments:
     def columns(self) -> list[TokenizerColumn]:
         return []
 
-    def tokenizer_knowledge(self, architecture: Any, data: Any) -> dict[str, Any]:
+    def tokenizer_knowledge(self, architecture: Architecture, data: TaskData) -> dict[str, Any]:
         return {}
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 from datasets import Dataset, IterableDataset
@@ -25,6 +25,9 @@ from ..data.task_data import TaskData, TaskLayout
 from ..registry.table import Architecture, Head
 from ..tokenization.base import task_tokenizer
 from .metrics import EVIDENCE_METRICS, accuracy_metric
+
+if TYPE_CHECKING:
+    from transformers import TrainingArguments
 
 
 def vocabulary_fields(tokenizer: PreTrainedTokenizerBase) -> dict[str, Any]:
@@ -149,16 +152,20 @@ class TaskShape:
         depend on it (PSP@k's label propensities)."""
         return accuracy_metric
 
-    def prepare(self, model: PreTrainedModel, args: Any, eval_split: Dataset, num_beams: int | None) -> None:
+    def prepare(
+        self, model: PreTrainedModel, args: TrainingArguments, eval_split: Dataset, num_beams: int | None
+    ) -> None:
         """Sets what evaluation needs on the model and the arguments (generation settings)."""
 
-    def build_model(self, head: Head, config: PreTrainedConfig, data: TaskData, args: Any) -> PreTrainedModel:
+    def build_model(
+        self, head: Head, config: PreTrainedConfig, data: TaskData, args: TrainingArguments
+    ) -> PreTrainedModel:
         """A fresh model of `head` for the task."""
         return head.model_class(config)
 
     def fit(
         self,
-        args: Any,
+        args: TrainingArguments,
         model: PreTrainedModel,
         head: Head,
         tokenizer: PreTrainedTokenizerBase,
@@ -177,7 +184,7 @@ class TaskShape:
 
     def trainer(
         self,
-        args: Any,
+        args: TrainingArguments,
         model: PreTrainedModel,
         head: Head,
         tokenizer: PreTrainedTokenizerBase,

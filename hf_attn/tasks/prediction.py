@@ -3,23 +3,28 @@ inputs for the texts, and the tokens its first attention map weighs most."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
 from ..tokenization.bpe import ids_to_tokens
 
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
+
+    from ..registry.row import Head
+
 __all__ = ["model_inputs", "top_attended"]
 
 
 def model_inputs(
-    head: Any, tokenizer: Any, texts: list[str], pairs: list[str] | None, device: Any
+    head: Head, tokenizer: PreTrainedTokenizerBase, texts: list[str], pairs: list[str] | None, device: Any
 ) -> dict[str, torch.Tensor]:
     """The head's input kind's padded batch of `texts` (and their `pairs`), on `device`."""
     return {name: tensor.to(device) for name, tensor in head.inputs.encode(tokenizer, texts, pairs).items()}
 
 
-def top_attended(model, head: Any, inputs: dict[str, torch.Tensor], output, tokenizer, top_k: int) -> list[list]:
+def top_attended(model, head: Head, inputs: dict[str, torch.Tensor], output, tokenizer, top_k: int) -> list[list]:
     """Per example, the `top_k` tokens (STCKA: concepts) the head's first attention map weighs most, `(token,
     weight)`, padding never listed. A map with one row per query (hops, tokens, heads) is averaged over its rows;
     over the sentences of a document, a word's weight is its sentence's weight times its weight within the

@@ -24,10 +24,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import torch
 from transformers import BatchEncoding, PreTrainedTokenizerFast
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
@@ -109,7 +112,7 @@ class TokenizerContract:
 class PlainTokenizer(TokenizerContract):
     """A tokenizer from outside hf_attn seen through the contract, with the answers of one text of token ids."""
 
-    def __init__(self, tokenizer: Any) -> None:
+    def __init__(self, tokenizer: PreTrainedTokenizerBase) -> None:
         self.tokenizer = tokenizer
 
     def __call__(self, *args: Any, **kwargs: Any) -> BatchEncoding:
@@ -123,7 +126,7 @@ class PlainTokenizer(TokenizerContract):
         return self.tokenizer.pad_token_id
 
 
-def task_tokenizer(tokenizer: Any) -> TaskTokenizer:
+def task_tokenizer(tokenizer: PreTrainedTokenizerBase) -> TaskTokenizer:
     """`tokenizer` as the contract sees it: itself when it keeps it (every hf_attn tokenizer), else a
     `PlainTokenizer` around it."""
     return tokenizer if isinstance(tokenizer, TokenizerContract) else PlainTokenizer(tokenizer)

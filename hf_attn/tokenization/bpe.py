@@ -10,11 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from tokenizers import Tokenizer, decoders, models, normalizers, pre_tokenizers, processors, trainers
 
 from .base import HfAttnTokenizerFast, task_tokenizer
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedTokenizerBase
 
 SPECIAL_TOKENS = ["[PAD]", "[UNK]", "[BOS]", "[EOS]"]
 END_OF_WORD = "</w>"
@@ -38,7 +41,7 @@ def readable_tokens(tokens: Sequence[str], special: Iterable[str] = ()) -> list[
     return readable
 
 
-def ids_to_tokens(tokenizer: Any, input_name: str, ids: Sequence[int]) -> list[str]:
+def ids_to_tokens(tokenizer: PreTrainedTokenizerBase, input_name: str, ids: Sequence[int]) -> list[str]:
     """The tokens of an input's ids as a picture or a printout shows them: the tokenizer's own `tokens_of(input_name,
     ids)` where it has one and it answers (STCKA's concept vocabulary for `concept_input_ids`), else its words (BPE
     pieces without their `</w>` markers: `readable_tokens`)."""

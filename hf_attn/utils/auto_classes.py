@@ -9,13 +9,16 @@ marks the model's class and its config's class before writing, however the model
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel
 
 # "module.Class" of a model class -> the Auto class it registers under (`AutoModel` for a base model).
 AUTO_CLASSES: dict[str, str] = {}
 
 
-def mark_for_auto_class(model: Any) -> None:
+def mark_for_auto_class(model: PreTrainedModel) -> None:
     """Marks `type(model)` with its Auto class and its config's class with `AutoConfig`, where not yet marked."""
     model_class, config_class = type(model), type(model.config)
     auto_class = AUTO_CLASSES.get(f"{model_class.__module__}.{model_class.__qualname__}")

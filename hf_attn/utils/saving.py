@@ -40,9 +40,12 @@ import zipfile
 from collections.abc import Callable, Collection, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .locks import folder_lock
+
+if TYPE_CHECKING:
+    from transformers import TrainingArguments
 
 STAGING_PREFIX = ".hf_attn-saving-"  # the staging folders of saves in progress (or killed)
 WEIGHT_SUFFIXES = (".safetensors", ".safetensors.index.json", ".bin", ".bin.index.json")
@@ -232,7 +235,7 @@ def checkpoint_problem(path: str | os.PathLike) -> str | None:
     return None
 
 
-def report_on_main(args: Any, prefix: str = "") -> Callable[[str], None]:
+def report_on_main(args: TrainingArguments, prefix: str = "") -> Callable[[str], None]:
     """A `report` for `last_complete_checkpoint`: prints `[hf-attn] <prefix><line>` from a run's main process only
     (`args.process_index` 0), so a distributed run names each passed-over checkpoint once."""
 

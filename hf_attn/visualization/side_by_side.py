@@ -4,10 +4,15 @@ integrated_gradients=True)` adds to its figure (Captum, the faithfulness extra).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from transformers import PreTrainedModel, PreTrainedTokenizerBase
+
+    from ..registry.row import Head
 
 
-def check_side_by_side(head: Any) -> None:
+def check_side_by_side(head: Head) -> None:
     """Refuses, naming `integrated_gradients`, a head whose attention the two panels cannot set beside its
     attribution: one `check_measurable` refuses, or a few-shot head (its query is read against a support set the
     view builds; `hf-attn faithfulness` measures it)."""
@@ -22,7 +27,9 @@ def check_side_by_side(head: Any) -> None:
         )
 
 
-def side_by_side_panels(model: Any, head: Any, tokenizer: Any, text: str, pair: str | None = None) -> list:
+def side_by_side_panels(
+    model: PreTrainedModel, head: Head, tokenizer: PreTrainedTokenizerBase, text: str, pair: str | None = None
+) -> list:
     """Two panels over the same tokens of `text`: the attention's importance of each (`token_importance`) and its
     Integrated Gradients attribution toward the predicted class (shaded by its positive part; a negative attribution
     argues against the class and is left white), for the picture to set them side by side."""
