@@ -16,8 +16,8 @@ REGISTRY_TESTS := tests/test_common.py tests/test_transformers_contract.py tests
 	tests/test_peft.py tests/test_pipelines.py tests/test_export.py tests/utils/test_remote_code.py \
 	tests/test_transformers_common.py tests/registry/test_auto.py
 # Run on the oldest releases too: what reads your files (every format and task kind, bad rows anywhere) and the
-# faithfulness measures (Captum through every measured head).
-OLDEST_TOO := tests/data/test_bad_rows.py tests/faithfulness
+# faithfulness measures and the attention beside Integrated Gradients (Captum through every measured head).
+OLDEST_TOO := tests/data/test_bad_rows.py tests/faithfulness tests/visualization/test_side_by_side.py
 
 .PHONY: install browser demo docs test test-long test-oldest test-slow test-gpu lint format clean
 
