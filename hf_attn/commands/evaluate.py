@@ -13,14 +13,11 @@ from typing import TYPE_CHECKING
 
 from ..options.arguments import EPISODE_OPTIONS, evaluation_parser
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the scoring's own imports wait for it: `hf-attn evaluate --help` loads no torch
     from transformers import PreTrainedConfig
 
     from ..options.arguments import HfAttnArguments
-    from ..registry.row import (
-        ArchitectureArguments,
-        Head,  # the scoring's own imports wait for it: `hf-attn evaluate --help` loads no torch
-    )
+    from ..registry.row import ArchitectureArguments, Head
 
 __all__ = ["EPISODE_OPTIONS", "episode_sizes", "evaluate", "main"]
 
@@ -102,7 +99,7 @@ def evaluate(
     for field, value in sizes.items():
         setattr(model.config, field, value)
     request = options.data_request(columns=columns)
-    rows, _ = scored_rows(request)
+    rows = scored_rows(request)
     data = scored_data(shape, rows, request, model.config, options.episode_settings())
     encoded, _ = encode_split(data.eval, shape.encoder(data, tokenizer, model.config, head, max_length))
     with tempfile.TemporaryDirectory() as scratch:

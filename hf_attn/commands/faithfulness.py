@@ -99,7 +99,7 @@ def faithfulness(
     max_length = options.max_length if options.max_length is not None else reused.get("max_length")
     model, tokenizer, head, shape = load_trained(model_path, head=head)
     request = options.data_request(columns=columns)
-    rows, _ = scored_rows(request)
+    rows = scored_rows(request)
     label = options.label_column or next((name for name in ("label", "labels") if name in rows.column_names), None)
     _check_rows(rows, options, label)
     if max_examples is not None and not shape.episodic:  # a few-shot model's episodes are drawn from every row

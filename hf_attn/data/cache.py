@@ -538,9 +538,10 @@ def sample_rows(split: Dataset, count: int, seed: int) -> Dataset:
 
 def text_batches(split: Any, columns: Iterable[str | None], batch_size: int = ROWS_PER_BATCH) -> Iterator[list[str]]:
     """The texts of the given columns of `split` (`None` columns skipped), a column after the other, as lists of up
-    to `batch_size`: what a vocabulary is trained on (the `tokenizers` trainers take batches as they come, and count
-    the same words in any order). A split read through an indices mapping (the training rows left once the held-out
-    ones are drawn) is read in the order of its table (`_in_table_order`)."""
+    to `batch_size`: what a vocabulary is trained on (the trainers take batches as they come). A split read through
+    an indices mapping (the training rows left once the held-out ones are drawn) is read in the order of its table
+    (`_in_table_order`): the same texts, so the same counts; a trainer that ranks tied words by first occurrence
+    (ELMo's) sees them in the file's order rather than the draw's."""
     for column in columns:
         if column is None:
             continue
@@ -553,7 +554,7 @@ def text_batches(split: Any, columns: Iterable[str | None], batch_size: int = RO
 def _in_table_order(split: Dataset, column: str, batch_size: int) -> Iterator[list[str]]:
     """The values of `column` of the rows an indices mapping selects, read in contiguous Arrow batches of the table
     beneath it: a gather of each batch by its sorted positions, not one gather of scattered rows per batch of the
-    mapping (a million rows: about 8 s less on 2 cores). The same values, in the table's order."""
+    mapping (180,000 rows of a 90% draw: 0.07 s against 0.84 s on 2 cores). The same values, in the table's order."""
     import numpy as np
 
     positions = np.sort(split._indices.column(0).to_numpy())

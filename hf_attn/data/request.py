@@ -33,7 +33,7 @@ class Columns:
         tokenizer: (option that named it, keyword of the tokenizer's call, column) for what the tokenizer reads
             beside each text, kept as they are (`ArchitectureArguments.columns`: STCKA's `--concept_column`).
         header: the names of a headerless CSV's columns (`--column_names`).
-        strings: the columns a local file's reader reads as strings, as written (`files.string_columns_of`).
+        strings: the columns a local file's reader reads as strings, as written (`HfAttnArguments.data_request`).
     """
 
     text: str = "text"

@@ -284,11 +284,13 @@ class CanonicalRows:
         shape: str | None = None,
         scored: Any = None,
         notes: Sequence[str] = (),
+        scored_note: str | None = None,
         episode_settings: dict[str, Any] | None = None,
     ) -> TaskData:
         """The `TaskData` of these rows, complete. `shape`: the task shape trained (default: the layout's; a
         folder's variant of it, `hf_attn.tasks.heads.shape_for_head`). `scored`: the held-out rows scored (default:
-        all). `notes`: status lines said before the rows' own."""
+        all), and `scored_note` the status line that says so, after the rows' own. `notes`: status lines said
+        before the rows' own (what reading the files said)."""
         columns, label = self.request.columns, self.rules.label_column
         return TaskData(
             train=self.train,
@@ -296,13 +298,13 @@ class CanonicalRows:
             shape=shape or self.rules.layout.name,
             text_column="text",
             pair_column="pair" if columns.pair is not None else None,
-            label_column="label" if self.rules.label_column is not None else None,
+            label_column="label" if label is not None else None,
             labels=self.rules.names,
             source={**self.source, "columns": ", ".join(filter(None, (columns.text, columns.pair, label)))},
             dropped=self.dropped,
             episode_settings=episode_settings or {},
             tokenizer_columns={keyword: column for _, keyword, column in columns.tokenizer},
-            notes=(*notes, *self.notes),
+            notes=(*notes, *self.notes, *([scored_note] if scored_note else [])),
             from_cache=["prepared rows"] if self.cached else [],
             vocabulary_rows=self.vocabulary_rows,
         )

@@ -199,8 +199,8 @@ class HfAttnArguments:
     # (`task_args`), merged and parsed once, by `resolve_options` (not options: no flag).
     config_overrides: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     task_kwargs: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
-    # The options the recipe set and the user did not type (messages about them say whose they are).
-    from_recipe: tuple[str, ...] = field(default=(), init=False, repr=False, compare=False)
+    # Where each option came from (`Provenance`, by `resolve_options`): messages about a value say whose it is.
+    provenance: Provenance = field(default_factory=Provenance, init=False, repr=False, compare=False)
     # The architecture's own options (`Architecture.arguments`), read by `resolve_options` (not an option: no flag).
     architecture_arguments: ArchitectureArguments = field(
         default_factory=ArchitectureArguments, init=False, repr=False, compare=False

@@ -184,7 +184,7 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
     options.loaded_recipe = recipe
     options.config_overrides = overrides
     options.task_kwargs = parse_overrides(options.task_args)
-    options.from_recipe = tuple(sorted(read.provenance.from_recipe))
+    options.provenance = read.provenance
     options.architecture_arguments, architectures_own = _architecture_arguments(options.arch, merged)
     args = HfAttnTrainingArguments(
         **{key: value for key, value in merged.items() if key not in own and key not in architectures_own}

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..data.episodes import canonical_few_shot_rows
 from ..data.files import load_splits
-from ..data.request import DataRequest, hold_out
+from ..data.request import DataRequest, HeldOut, hold_out
 from ..data.rows import canonical_rows
 from ..data.task_data import TaskData
 from ..options.arguments import architecture_arguments
@@ -103,14 +103,16 @@ def evaluation_columns(arguments: ArchitectureArguments | None, reused: dict[str
     return arguments.columns()
 
 
-def scored_rows(request: DataRequest) -> tuple[Dataset, dict[str, str]]:
-    """The rows to score, and what the card calls them: a file whole, or a split of a folder / Hub dataset
-    (`--eval_split`, else the first of validation, dev, valid, test, else the rows `hold_out` holds out)."""
-    if Path(request.dataset).is_file():  # the file is the held-out rows
-        policy = dataclasses.replace(request.held_out, dataset=request.dataset)
-        request = dataclasses.replace(request, held_out=policy)
-    train, rows, source = load_splits(dataclasses.replace(request, streaming=False))
-    return (rows if rows is not None else hold_out(train, request).held_out), source
+def scored_rows(request: DataRequest) -> Dataset:
+    """The rows to score: a file whole, or a split of a folder / Hub dataset (`--eval_split`, else the first of
+    validation, dev, valid, test, else the rows `hold_out` holds out)."""
+    is_file = Path(request.dataset).is_file()
+    if is_file:  # the file is the rows scored, read once: no held-out split beside it
+        request = dataclasses.replace(request, held_out=HeldOut())
+    train, rows, _ = load_splits(dataclasses.replace(request, streaming=False))
+    if is_file:
+        return train
+    return rows if rows is not None else hold_out(train, request).held_out
 
 
 def scored_data(

@@ -277,7 +277,8 @@ def _whose(error: ValueError, options: HfAttnArguments) -> ValueError:
     """`error` with a word on the options it names that the recipe set, not the user: `--eval-split 'test' is not a
     split` of the user's own data is the recipe's choice, to override, not a typo of theirs."""
     message = str(error)
-    named = [key for key in options.from_recipe if f"--{key.replace('_', '-')} " in message or f"--{key} " in message]
+    recipes = sorted(options.provenance.from_recipe)
+    named = [key for key in recipes if f"--{key.replace('_', '-')} " in message or f"--{key} " in message]
     if not named:
         return error
     recipe = options.loaded_recipe.name if options.loaded_recipe else options.recipe
@@ -317,7 +318,7 @@ def _read_dataset(options: HfAttnArguments, architecture: Architecture, args: Hf
     else:
         rows = canonical_rows(train_split, held_out, data_shape.layout, request, source)
     scored, note = held_out_rows(rows.train, rows.eval, options, args)
-    return rows.task_data(shape.name, scored, notes=[*notes, *([note] if note else [])])
+    return rows.task_data(shape.name, scored, notes, note)
 
 
 def held_out_rows(

@@ -9,7 +9,7 @@ from hf_attn.data.rows import canonical_rows
 from hf_attn.data.task_data import TaskData, get_task_layout
 
 
-def prepare_task_data(
+def canonical_task_data(
     train: Any,
     held_out: Any,
     shape: str,

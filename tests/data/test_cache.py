@@ -26,7 +26,7 @@ from hf_attn.cli import main
 from hf_attn.data.cache import cached_map, column_values
 from hf_attn.data.examples import review_rows
 from hf_attn.tokenization.kinds import WORD_LEVEL_TOKENIZER, train_tokenizer
-from tests.data.requests import prepare_task_data
+from tests.data.requests import canonical_task_data
 from tests.training.test_preparation import LIN, QUIET
 
 LIN_OPTIONS = ["--arch", "lin_self_attentive", *LIN]
@@ -113,8 +113,8 @@ def test_workers_prepare_and_encode_the_same_rows_and_leave_tokenizers_parallel(
         {"review": row["review"], "stars": row["stars"] if i % 50 else None} for i, row in enumerate(review_rows(400))
     ]
     split = datasets.Dataset.from_list(rows)
-    one = prepare_task_data(split, split, "classification", "review", label_column="stars")
-    two = prepare_task_data(split, split, "classification", "review", label_column="stars", workers=2)
+    one = canonical_task_data(split, split, "classification", "review", label_column="stars")
+    two = canonical_task_data(split, split, "classification", "review", label_column="stars", workers=2)
     assert one.train.to_dict() == two.train.to_dict() and len(one.train) == 392
     assert one.dropped == two.dropped == {"train": {"no label": 8}, "held-out": {"no label": 8}}
     tokenizer = train_tokenizer(WORD_LEVEL_TOKENIZER, one.texts())
@@ -134,7 +134,7 @@ def test_preparing_a_split_holds_one_batch_of_it_in_python(tmp_path):
         rows = datasets.Dataset.from_list(review_rows(num_rows, seed=1))
         rows = rows.map(lambda batch: batch, batched=True, cache_file_name=str(tmp_path / f"{num_rows}.arrow"))
         tracemalloc.start()
-        data = prepare_task_data(rows, rows.select(range(10)), "classification", "review", label_column="stars")
+        data = canonical_task_data(rows, rows.select(range(10)), "classification", "review", label_column="stars")
         texts = sum(len(batch) for batch in data.text_batches())
         labels = sum(1 for _ in column_values(data.train, "label"))
         peaks.append(tracemalloc.get_traced_memory()[1])
@@ -234,3 +234,13 @@ def test_a_vocabulary_trained_apart_is_the_one_trained_here(tmp_path, capsys, mo
     assert len(calls) == 1  # the second run, and only it, trained apart
     assert results[True][2] == results[False][2] and len(results[True][2]) > 50
     assert results[True][:2] == pytest.approx(results[False][:2])
+
+
+def test_the_held_out_lines_come_in_the_order_the_rows_are_chosen(tmp_path, capsys):
+    """A file without a held-out split: the rows held out are said first, then the sample of them that is scored."""
+    write_reviews(tmp_path / "reviews.csv", 300)
+    run = [*LIN_OPTIONS, "--dataset", str(tmp_path / "reviews.csv"), "--text_column", "review", "--label_column",
+           "stars", "--output_dir", str(tmp_path / "out"), "--max_steps", "1", "--max_eval_samples", "5"]  # fmt: skip
+    _, printed = train_printed(capsys, *run)
+    held = printed.index(f"[hf-attn] no held-out split in {tmp_path / 'reviews.csv'}: holding out 30 training rows")
+    assert held < printed.index("[hf-attn] held-out: scoring 5 of 30 rows, a sample (seed 0): --max_eval_samples")
