@@ -50,7 +50,7 @@ from datasets import Dataset, load_dataset, load_dataset_builder
 from datasets.features.features import decode_nested_example, require_decoding
 from datasets.fingerprint import Hasher
 
-from ..utils.integrity import sha256_of_file
+from ..utils.integrity import sha256_of_file, sha256_of_files
 from ..utils.saving import PERMISSION_FAULTS, io_errno, write_fault
 
 if TYPE_CHECKING:
@@ -121,6 +121,39 @@ def tokenizer_fingerprint(tokenizer: PreTrainedTokenizerBase) -> str:
     }
     backend = getattr(tokenizer, "backend_tokenizer", None)
     return fingerprint(type(tokenizer).__qualname__, backend.to_str() if backend is not None else None, options)
+
+
+def encoding_fingerprint(split: Dataset, tokenizer: PreTrainedTokenizerBase, parts: tuple) -> str:
+    """The fingerprint of `split` encoded with `tokenizer` by an encoder that `parts` describe (what it reads:
+    `hf_attn.tasks.base.encoding_parts`): the split's own, the tokenizer's (`tokenizer_fingerprint`) and the parts."""
+    return fingerprint("encoding", split._fingerprint, tokenizer_fingerprint(tokenizer), *parts)
+
+
+def encode_splits(
+    splits: Sequence[tuple[Dataset, Sequence[str], tuple | None]],
+    encode: Callable[[dict[str, list]], dict[str, list]],
+    tokenizer: PreTrainedTokenizerBase | None = None,
+    workers: int | None = None,
+    fresh: bool = False,
+) -> tuple[list[Dataset], bool]:
+    """Each `(split, keep, parts)` encoded by `encode` (a task shape's encoder; batched `map`), its other columns
+    dropped except `keep`, under the fingerprint its `parts` make with `tokenizer` (`encoding_fingerprint`, on
+    `map_workers` processes, as `cached_map`; `parts` `None`: `datasets` fingerprints the function itself, and a
+    stream is encoded as it is read); and whether the `datasets` cache held every split already. `fresh`
+    (`--overwrite_cache`): encoded again whatever the cache holds."""
+    encoded, cached = [], True
+    for split, keep, parts in splits:
+        names = split.column_names if split.column_names is not None else list(next(iter(split.take(1)), {}))
+        remove = [name for name in names if name not in keep]
+        if parts is None:
+            encoded.append(split.map(encode, batched=True, remove_columns=remove))
+            cached = False
+            continue
+        key = encoding_fingerprint(split, tokenizer, parts)
+        mapped, reused = cached_map(split, encode, key, "Encoding", workers, fresh, remove_columns=remove)
+        encoded.append(mapped)
+        cached = cached and reused
+    return encoded, cached
 
 
 def map_workers(rows: int, workers: int | None) -> int | None:
@@ -270,15 +303,9 @@ def _read_checksums(path: Path) -> dict[str, Any]:
     return checksums if isinstance(checksums, dict) else {}
 
 
-def _record(file: Path) -> dict[str, Any]:
-    """What a checksums file keeps of `file`: its SHA-256, and the size and modification time it had then."""
-    stat = file.stat()
-    return {"sha256": sha256_of_file(file), "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-
-
 def _differs(path: Path, record: Any) -> bool:
-    """Whether the bytes of `path` differ from those its `record` (`_record`) was written for. A file with the size
-    and modification time recorded is not read again, as git's index does: a write into it, a truncation or a copy
+    """Whether the bytes of `path` differ from those its `record` (`_write_checksums`) was written for. A file with the
+    size and modification time recorded is not read again, as git's index does: a write into it, a truncation or a copy
     over it changes them, and reading a million rows' files on every run would cost a second run most of its time.
     Otherwise it is hashed (a file only touched still matches). A bare digest (an earlier record) is compared."""
     if isinstance(record, dict):
@@ -290,11 +317,16 @@ def _differs(path: Path, record: Any) -> bool:
 
 
 def _write_checksums(path: Path, files: Sequence[Path]) -> None:
-    """The files' records (`_record`), by name, written aside and renamed into place (never half a record)."""
+    """The files' records by name (each file's SHA-256, and the size and modification time it had then), written
+    aside and renamed into place (never half a record)."""
+    records = {}
+    for file, digest in zip(files, sha256_of_files(files), strict=True):
+        stat = file.stat()
+        records[file.name] = {"sha256": digest, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
     staging = path.with_name(f".{path.name}.{os.getpid()}")
     try:
         with cache_writes(path.parent):
-            staging.write_text(json.dumps({file.name: _record(file) for file in files}), encoding="utf-8")
+            staging.write_text(json.dumps(records), encoding="utf-8")
             staging.replace(path)
     finally:
         staging.unlink(missing_ok=True)
@@ -466,6 +498,35 @@ def keep_tokenizer(split: Dataset, key: str, tokenizer: PreTrainedTokenizerBase)
             staging.rename(saved)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def vocabulary(
+    rows: Dataset,
+    columns: tuple[str | None, ...],
+    kind: Any,
+    settings: tuple,
+    knowledge: dict[str, Any],
+    fresh: bool = False,
+) -> tuple[PreTrainedTokenizerBase, bool]:
+    """A tokenizer of `kind` (a `TokenizerKind`) trained on the texts of `columns` of `rows`, with `settings`
+    (vocabulary size, minimum frequency, lower-casing) and `knowledge` (what the kind reads beside the texts: STCKA's
+    concepts); or the same vocabulary found again beside the rows' cache files (`saved_tokenizer`, keyed by the rows'
+    fingerprint and every option of the trainer; `fresh`: trained again all the same). Returns it and whether it was
+    found. A million texts are trained in a process of their own (`train_apart`), so that their mapped pages do not
+    stay with this one; what is trained is kept (`keep_tokenizer`) for the next run to find."""
+    from transformers import AutoTokenizer
+
+    key = fingerprint("vocabulary", rows._fingerprint, *columns, kind.name, settings, knowledge)
+    found = None if fresh else saved_tokenizer(rows, key, AutoTokenizer.from_pretrained)
+    if found is not None:
+        return found, True
+    texts = len(rows) * sum(column is not None for column in columns)
+    if cache_folder(rows) is not None and texts >= APART_FROM_TEXTS and kind.reads_once and not knowledge:
+        tokenizer = train_apart(kind, rows, columns, settings, AutoTokenizer.from_pretrained)
+    else:
+        tokenizer = train_vocabulary(kind, rows, columns, settings, **knowledge)
+    keep_tokenizer(rows, key, tokenizer)
+    return tokenizer, False
 
 
 # From this many texts on, a vocabulary is trained apart (`train_apart`): below it, starting the process (a second or

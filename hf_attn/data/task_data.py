@@ -53,11 +53,11 @@ class TaskLayout:
     label_format: LabelFormat = LabelFormat.CLASS
     pair_option: str = "--text-pair-column"  # the option naming the second text's column
     pair_is: str = "second text"  # what the second text is, in messages
+    # Whether the shape reads a label column (a language model or seq2seq task does not); from `needs`.
+    has_labels: bool = field(init=False, compare=False)
 
-    @property
-    def has_labels(self) -> bool:
-        """Whether the shape reads a label column (a language model or seq2seq task does not)."""
-        return "label_column" in self.needs
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "has_labels", "label_column" in self.needs)
 
 
 TASK_LAYOUTS: dict[str, TaskLayout] = {
@@ -128,15 +128,18 @@ class TaskData:
     from_cache: tuple[str, ...] = ()
     # The rows a vocabulary is trained on when not the training split: a stream's first rows (`data.streaming`).
     vocabulary_rows: Dataset | None = None
+    # Read from the fields above when built (plain attributes: what every step reads, read without a call).
+    # Whether the splits are streams (`datasets.IterableDataset`: read as training asks, no length).
+    streamed: bool = field(init=False, compare=False)
+    # The rows a vocabulary is trained on: `vocabulary_rows` where set, else the training split.
+    vocabulary_source: Dataset = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for name in ("notes", "from_cache"):  # a list given is kept as a tuple: nothing appends to it later
             object.__setattr__(self, name, tuple(getattr(self, name)))
-
-    @property
-    def streamed(self) -> bool:
-        """Whether the splits are streams (`datasets.IterableDataset`: read as training asks, no length)."""
-        return not hasattr(self.train, "__len__")
+        object.__setattr__(self, "streamed", not hasattr(self.train, "__len__"))
+        source = self.vocabulary_rows if self.vocabulary_rows is not None else self.train
+        object.__setattr__(self, "vocabulary_source", source)
 
     def texts(self, split: Dataset | None = None) -> Iterator[str]:
         """Every text of `split` (default: train), pairs and targets included: what a vocabulary is trained on."""
@@ -150,11 +153,6 @@ class TaskData:
 
         split = split if split is not None else self.vocabulary_source
         yield from text_batches(split, (self.text_column, self.pair_column))
-
-    @property
-    def vocabulary_source(self) -> Dataset:
-        """The rows a vocabulary is trained on: `vocabulary_rows` where set, else the training split."""
-        return self.vocabulary_rows if self.vocabulary_rows is not None else self.train
 
     def count_texts(self, split: Dataset | None = None) -> int:
         """How many texts `texts(split)` yields (a progress bar's total)."""

@@ -31,7 +31,15 @@ and `heads`: which shape and which head for a config, a saved folder or a model,
 
 from __future__ import annotations
 
-from .base import ConfigReads, TaskShape, encode_split, encoding_key, stream_shard_trainer, vocabulary_fields
+from .base import (
+    ConfigReads,
+    TaskShape,
+    encode_split,
+    encoding_key,
+    encoding_parts,
+    stream_shard_trainer,
+    vocabulary_fields,
+)
 from .classification import Classification, PairClassification
 from .few_shot import EpisodeEpochCallback, FewShotClassification
 from .language_modeling import LanguageModeling
@@ -52,6 +60,7 @@ __all__ = [
     "TokenClassification",
     "encode_split",
     "encoding_key",
+    "encoding_parts",
     "stream_shard_trainer",
     "vocabulary_fields",
 ]

@@ -19,7 +19,7 @@ from transformers import (
     TrainerCallback,
 )
 
-from ..data.cache import cached_map, fingerprint, tokenizer_fingerprint
+from ..data.cache import encode_splits, encoding_fingerprint
 from ..data.kinds import Document, InputKind, LabelKind, Sentence
 from ..data.task_data import TaskData, TaskLayout
 from ..registry.table import Architecture, Head
@@ -138,6 +138,32 @@ class TaskShape:
             return encoded
 
         return encode
+
+    def encode_splits(
+        self,
+        data: TaskData,
+        tokenizer: PreTrainedTokenizerBase,
+        config: PreTrainedConfig,
+        head: Head,
+        max_length: int | None,
+        workers: int | None = None,
+        fresh: bool = False,
+    ) -> tuple[Dataset, Dataset, bool]:
+        """A run's two splits encoded by `encoder` (the held-out split keeps its evidence column), each under the
+        fingerprint of what the encoding reads (`encoding_parts`: found again in the `datasets` cache on a second run;
+        a stream is encoded as it is read), and whether the cache held both already."""
+        encode = self.encoder(data, tokenizer, config, head, max_length)
+        keep = [data.evidence_column] if data.evidence_column else []
+        splits = [
+            (
+                split,
+                kept,
+                None if data.streamed else encoding_parts(split, self, data, tokenizer, config, head, max_length),
+            )
+            for split, kept in ((data.train, ()), (data.eval, keep))
+        ]
+        (train_split, eval_split), cached = encode_splits(splits, encode, tokenizer, workers, fresh)
+        return train_split, eval_split, cached
 
     def collator(
         self, tokenizer: PreTrainedTokenizerBase, config: PreTrainedConfig, head: Head
@@ -262,22 +288,13 @@ def stream_shard_trainer(trainer_class: type[Trainer]) -> type[Trainer]:
 
 
 def encode_split(
-    split: Dataset,
-    encode: Callable[[dict[str, list]], dict[str, list]],
-    keep: Sequence[str] = (),
-    key: str | None = None,
-    workers: int | None = None,
-    fresh: bool = False,
+    split: Dataset, encode: Callable[[dict[str, list]], dict[str, list]], keep: Sequence[str] = ()
 ) -> tuple[Dataset, bool]:
-    """`split` encoded by a shape's `encoder` (batched `map`, on `workers` processes:
-    `hf_attn.data.cache.map_workers`), its other columns dropped except `keep`, and whether the `datasets` cache held
-    it already. `key`: the encoding's fingerprint (`encoding_key`), without which `datasets` fingerprints the function
-    itself. `fresh`: encoded again whatever the cache holds (`--overwrite_cache`)."""
-    names = split.column_names if split.column_names is not None else list(next(iter(split.take(1)), {}))  # a stream
-    remove = [name for name in names if name not in keep]
-    if key is None:
-        return split.map(encode, batched=True, remove_columns=remove), False
-    return cached_map(split, encode, key, "Encoding", workers, fresh, remove_columns=remove)
+    """`split` encoded by a shape's `encoder` (batched `map`, fingerprinted by `datasets`), its other columns dropped
+    except `keep`, and whether the `datasets` cache held it already (a training run's splits:
+    `TaskShape.encode_splits`)."""
+    encoded, cached = encode_splits([(split, keep, None)], encode)
+    return encoded[0], cached
 
 
 class ConfigReads:
@@ -293,6 +310,26 @@ class ConfigReads:
         return value
 
 
+def encoding_parts(
+    split: Dataset,
+    shape: TaskShape,
+    data: TaskData,
+    tokenizer: PreTrainedTokenizerBase,
+    config: PreTrainedConfig,
+    head: Head,
+    max_length: int | None,
+) -> tuple:
+    """What `split` encoded by `shape.encoder` depends on beside the split and the tokenizer
+    (`hf_attn.data.cache.encoding_fingerprint` adds both): the shape, the head, the config fields the encoder reads
+    (found by encoding two rows with a `ConfigReads`), the length limit, the columns and the encoder's code; a model
+    of another size reuses the encoding, other labels do not."""
+    reads = ConfigReads(config)
+    probe = shape.encoder(data, tokenizer, reads, head, max_length)
+    probe(split[: min(2, len(split))])
+    columns = (data.text_column, data.pair_column, data.label_column, data.evidence_column, data.tokenizer_columns)
+    return (shape.name, head.model_class.__name__, reads.read, max_length, columns, probe.__code__.co_code)
+
+
 def encoding_key(
     split: Dataset,
     shape: TaskShape,
@@ -303,20 +340,6 @@ def encoding_key(
     max_length: int | None,
 ) -> str:
     """The fingerprint of `split` encoded by `shape.encoder`: the split's own, the tokenizer (vocabulary, pipeline and
-    options), the head, the columns, the length limit, the encoder's code and the config fields it reads (found by
-    encoding two rows with a `ConfigReads`): a model of another size reuses the encoding, other labels do not."""
-    reads = ConfigReads(config)
-    probe = shape.encoder(data, tokenizer, reads, head, max_length)
-    probe(split[: min(2, len(split))])
-    columns = (data.text_column, data.pair_column, data.label_column, data.evidence_column, data.tokenizer_columns)
-    return fingerprint(
-        "encoding",
-        split._fingerprint,
-        shape.name,
-        head.model_class.__name__,
-        tokenizer_fingerprint(tokenizer),
-        reads.read,
-        max_length,
-        columns,
-        probe.__code__.co_code,
-    )
+    options) and `encoding_parts`."""
+    parts = encoding_parts(split, shape, data, tokenizer, config, head, max_length)
+    return encoding_fingerprint(split, tokenizer, parts)

@@ -28,7 +28,7 @@ from ..data.word_vectors import Coverage, initialise_embeddings
 from ..options.arguments import HfAttnArguments
 from ..options.reading import build_config
 from ..options.training_arguments import HfAttnTrainingArguments
-from ..tasks.base import encode_split, encoding_key
+from ..tasks.base import encode_split
 from ..tasks.heads import TASK_SHAPES
 from ..tasks.record import DatasetRecord, RunSettings, TrainingRecord
 from ..utils.saving import report_on_main, resume_point
@@ -62,21 +62,13 @@ def fit_run(
     args.predict_with_generate = shape.generates(head)
     config_fields = shape.config_fields(tokenizer, run.labels, data)
     config = build_config(run.architecture.config_class, options.config_overrides, **config_fields)
-    encode = shape.encoder(data, tokenizer, config, head, options.max_length)
-    keep = [data.evidence_column] if data.evidence_column else []
     with run.stages.stage("encoding") as step, args.main_process_first(local=False, desc="encoding the data"):
         # The main process encodes first; the others find its work in the datasets cache (a split held in memory is
         # encoded by each).
-        encoded, workers, fresh = [], options.preprocessing_num_workers, options.overwrite_cache
-        for split, kept in ((data.train, ()), (data.eval, keep)):
-            key = (
-                None
-                if data.streamed
-                else encoding_key(split, shape, data, tokenizer, config, head, options.max_length)
-            )
-            encoded.append(encode_split(split, encode, kept, key, workers, fresh))
-        (train_split, train_cached), (eval_split, eval_cached) = encoded
-        step.cached = train_cached and eval_cached
+        workers, fresh = options.preprocessing_num_workers, options.overwrite_cache
+        train_split, eval_split, step.cached = shape.encode_splits(
+            data, tokenizer, config, head, options.max_length, workers, fresh
+        )
 
     metrics: dict[str, float] = {}
     base_state = None

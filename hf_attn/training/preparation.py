@@ -29,17 +29,7 @@ from datasets import Dataset
 from transformers import AutoTokenizer, PreTrainedTokenizerBase
 
 from ..data import get_synthetic_task
-from ..data.cache import (
-    APART_FROM_TEXTS,
-    cache_folder,
-    column_values,
-    fingerprint,
-    keep_tokenizer,
-    sample_rows,
-    saved_tokenizer,
-    train_apart,
-    train_vocabulary,
-)
+from ..data.cache import cache_folder, column_values, sample_rows, vocabulary
 from ..data.episodes import prepare_few_shot_data
 from ..data.files import load_splits
 from ..data.kinds import EPISODES
@@ -177,33 +167,15 @@ def _vocabulary(
     options: HfAttnArguments, architecture: Architecture, data: TaskData, step: DataStages.Step
 ) -> PreTrainedTokenizerBase:
     """The architecture's tokenizer kind trained on the training texts, with a progress bar over them (where datasets
-    shows bars), or the same vocabulary found again beside the split's cache files (`saved_tokenizer`, keyed by the
-    split and every option of the trainer); `step.cached` says which."""
+    shows bars), or the same vocabulary found again beside the split's cache files (`hf_attn.data.cache.vocabulary`,
+    keyed by the split and every option of the trainer); `step.cached` says which."""
     # What the tokenizer kind's trainer reads beyond the texts, from the architecture's own options (STCKA: concepts).
     knowledge = options.architecture_arguments.tokenizer_knowledge(architecture, data)
     settings = (options.max_vocab_size, options.min_frequency, options.lowercase)
-    kind = architecture.tokenizer
-    rows, columns = data.vocabulary_source, (data.text_column, data.pair_column)
-    key = fingerprint(
-        "vocabulary",
-        rows._fingerprint,
-        data.text_column,
-        data.pair_column,
-        kind.name,
-        settings,
-        knowledge,
+    columns = (data.text_column, data.pair_column)
+    tokenizer, step.cached = vocabulary(
+        data.vocabulary_source, columns, architecture.tokenizer, settings, knowledge, options.overwrite_cache
     )
-    tokenizer = None if options.overwrite_cache else saved_tokenizer(rows, key, AutoTokenizer.from_pretrained)
-    step.cached = tokenizer is not None
-    if tokenizer is not None:
-        return tokenizer
-    # A million texts: trained in a process of its own, so that their mapped pages do not stay with this one.
-    large = cache_folder(rows) is not None and data.count_texts() >= APART_FROM_TEXTS
-    if large and kind.reads_once and not knowledge:
-        tokenizer = train_apart(kind, rows, columns, settings, AutoTokenizer.from_pretrained)
-    else:
-        tokenizer = train_vocabulary(kind, rows, columns, settings, **knowledge)
-    keep_tokenizer(rows, key, tokenizer)
     return tokenizer
 
 

@@ -25,6 +25,7 @@ import os
 import re
 import struct
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 RECORD_KEY = "hf_attn.sha256"  # the safetensors metadata key of the integrity record
@@ -41,6 +42,11 @@ def _hexdigest(path: str | os.PathLike, digest: hashlib._Hash) -> str:
 def sha256_of_file(path: str | os.PathLike) -> str:
     """The hex sha256 of a file's content."""
     return _hexdigest(path, hashlib.sha256())
+
+
+def sha256_of_files(paths: Iterable[str | os.PathLike]) -> list[str]:
+    """The hex sha256 of each file's content, in the order given (one call for a folder's files)."""
+    return [_hexdigest(path, hashlib.sha256()) for path in paths]
 
 
 def git_blob_sha1(path: str | os.PathLike) -> str:

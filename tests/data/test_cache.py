@@ -216,18 +216,18 @@ def test_each_long_stage_shows_its_progress_on_a_terminal_and_none_in_a_log(tmp_
 def test_a_vocabulary_trained_apart_is_the_one_trained_here(tmp_path, capsys, monkeypatch):
     """From `APART_FROM_TEXTS` texts on (lowered here to 100), the vocabulary is trained in a spawned process of its
     own (`hf_attn.data.cache.train_apart`): the same vocabulary, the same run, as when trained in this one."""
-    import hf_attn.training.preparation
+    import hf_attn.data.cache
 
     data = write_reviews(tmp_path / "reviews.csv", 600)
     run = [*LIN_OPTIONS, "--dataset", str(data), "--text_column", "review", "--label_column", "stars", "--max_steps",
            "3"]  # fmt: skip
     calls = []
-    real = hf_attn.training.preparation.train_apart
-    monkeypatch.setattr(hf_attn.training.preparation, "train_apart", lambda *args: calls.append(args) or real(*args))
+    real = hf_attn.data.cache.train_apart
+    monkeypatch.setattr(hf_attn.data.cache, "train_apart", lambda *args: calls.append(args) or real(*args))
     results = {}
     for apart in (False, True):
         monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / f"cache-{apart}")
-        monkeypatch.setattr(hf_attn.training.preparation, "APART_FROM_TEXTS", 100 if apart else 10**9)
+        monkeypatch.setattr(hf_attn.data.cache, "APART_FROM_TEXTS", 100 if apart else 10**9)
         metrics, _ = train_printed(capsys, *run, "--output_dir", str(tmp_path / f"run-{apart}"))
         vocabulary = json.loads((tmp_path / f"run-{apart}" / "tokenizer.json").read_text())["model"]["vocab"]
         results[apart] = (metrics["accuracy"], metrics["loss"], vocabulary)
