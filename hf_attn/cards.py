@@ -168,10 +168,12 @@ def render_model_card(
     base_model: str | None = None,
     config: PreTrainedConfig | None = None,
     destination: str | Path | None = None,
+    training: TrainingRecord | None = None,
 ) -> ModelCard:
-    """The card of the model saved in `model_dir`, as a `huggingface_hub.ModelCard`; `config`: the saved model's
-    config in memory (a training run's, just saved), else read from the folder; `destination`: the folder the model
-    is moved to, where `model_dir` is a staged save's staging folder (the card names the destination)."""
+    """The card of the model saved in `model_dir`, as a `huggingface_hub.ModelCard`; `config` and `training` (the
+    training record): the saved model's in memory (a training run's, just saved), else read from the folder;
+    `destination`: the folder the model is moved to, where `model_dir` is a staged save's staging folder (the card
+    names the destination)."""
     if repo_id is not None:
         check_repo_id(repo_id, "repo_id")
     from .utils.inputs import MODEL_FOLDER, read_input
@@ -183,7 +185,7 @@ def render_model_card(
     class_name = (config.architectures or [architecture.base_model_class.__name__])[0]
     head = next((h for h in architecture.heads if h.model_class.__name__ == class_name), None)
     pipeline_tag = head.pipeline_tag if head else None
-    training = TrainingRecord.read(model_dir)
+    training = training if training is not None else TrainingRecord.read(model_dir)
     conversion = _read_json(model_dir / CONVERSION_FILE)
     shown = Path(destination) if destination is not None else model_dir
     name = repo_id or shown.resolve().name
@@ -257,18 +259,20 @@ def write_model_card(
     model: PreTrainedModel | None = None,
     tokenizer: PreTrainedTokenizerBase | None = None,
     destination: str | Path | None = None,
+    training: TrainingRecord | None = None,
 ) -> Path:
     """Renders the card and writes it to `model_dir/README.md`; returns its path. With an example (`example`:
     `{"text", "pair"?, "support"?, "entities"?}`, else the one the training or conversion record holds), the card
     gets the picture of the model's attention for it (`attention.png`, linked from the card; it travels with
-    `hf-attn push`). `model` and `tokenizer`: the saved ones, where they are still in memory (nothing is read
-    back from the folder); else they are loaded from it. `destination`: where a staged save moves the folder."""
+    `hf-attn push`). `model`, `tokenizer` and `training` (the training record): the saved ones, where they are still
+    in memory (nothing is read back from the folder); else they are read from it. `destination`: where a staged save
+    moves the folder."""
     model_dir = Path(model_dir)
     path = model_dir / "README.md"
     config = model.config if model is not None else None
-    card = render_model_card(model_dir, repo_id, base_model, config=config, destination=destination)
+    training = training if training is not None else TrainingRecord.read(model_dir)
+    card = render_model_card(model_dir, repo_id, base_model, config, destination, training)
     if example is None:
-        training = TrainingRecord.read(model_dir)
         conversion = _read_json(model_dir / CONVERSION_FILE) or {}
         example = (training.example if training else None) or conversion.get("example")
     options = {name: example[name] for name in ("support", "entities") if name in (example or {})}
@@ -310,6 +314,8 @@ def save_trained(
             tokenizer.save_pretrained(staging)
             (staging / "training_args.json").write_text(trainer.args.to_json_string())
             record.save(staging)
-            # The card from the model and tokenizer in memory, naming the folder it is moved to.
-            write_model_card(staging, repo_id=repo_id, model=model, tokenizer=tokenizer, destination=output_dir)
+            # The card from the model, tokenizer and record in memory, naming the folder it is moved to.
+            write_model_card(
+                staging, repo_id=repo_id, model=model, tokenizer=tokenizer, destination=output_dir, training=record
+            )
     trainer.accelerator.wait_for_everyone()

@@ -36,6 +36,7 @@ __all__ = [
     "one_line_parser",
     "option_help",
     "print_train_help",
+    "typed_arguments",
 ]
 
 
@@ -68,6 +69,16 @@ class ReadOptions:
 
     values: dict[str, Any]
     provenance: Provenance
+
+    @classmethod
+    def of(cls, values: dict[str, Any], typed: set[str], recipe: Recipe | None, scheduled: set[str]) -> ReadOptions:
+        """The values read and where each came from: `typed` (the names given), the `recipe` read, and the names
+        the schedule set (`scheduled`); a typed name is the user's, whatever else also set it."""
+        from_recipe = frozenset(set(recipe.arguments) - typed) if recipe else frozenset()
+        provenance = Provenance(
+            frozenset(typed), recipe.name if recipe else None, from_recipe, frozenset(scheduled - typed)
+        )
+        return cls(values, provenance)
 
 
 # Held-out rows scored by default: as many as the run trains on, and never fewer than this (a small held-out split
@@ -318,6 +329,23 @@ EPISODE_OPTIONS = {"n_way": "num_ways", "k_shot": "num_shots", "n_query": "num_q
 
 HELP_ALL = "--help-all"
 HELP_FLAGS = {"-h", "--help", HELP_ALL}
+
+
+def typed_arguments(argv: Sequence[str], dataclass_types: tuple[type, ...]) -> dict[str, Any]:
+    """What `hf-attn train`'s command line `argv` types, by field name: parsed once over `dataclass_types` and each
+    architecture's own options (`architecture_arguments`), with every default suppressed, so that what the user typed
+    is known exactly (`hf_attn.options.reading.resolve_options` fills the rest). A help flag (`help_request`) prints
+    its help (`--help-all`: every option of `dataclass_types` too) and exits."""
+    every = (*dataclass_types, *architecture_arguments().values())
+    request = help_request(argv)
+    if request is not None:
+        one_line_parser(every, prog="hf-attn train").print_help() if request == HELP_ALL else print_train_help()
+        raise SystemExit(0)
+    parser = one_line_parser(every, prog="hf-attn train")
+    for action in parser._actions:
+        if action.dest != "help":
+            action.default = argparse.SUPPRESS
+    return vars(parser.parse_args(argv))
 
 
 def help_request(argv: Sequence[str]) -> str | None:

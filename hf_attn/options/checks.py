@@ -171,9 +171,10 @@ def check_model_options(options: HfAttnArguments, provenance: Provenance) -> Non
         (f"--num_beams {options.num_beams}", beams, generates, "generates nothing to search with beams"),
         (" ".join(f"--{name}" for name in few_shot), few_shot or None, episodic, "trains on no few-shot episodes"),
     ]
-    architecture = get_architecture(options.arch)
-    for option, value, test, fault in needs:
-        if value is not None and not test(architecture):
+    asked = [(option, test, fault) for option, value, test, fault in needs if value is not None]
+    architecture = get_architecture(options.arch) if asked else None  # the row is read only when one is asked
+    for option, test, fault in asked:
+        if not test(architecture):
             heads = ", ".join(head.model_class.__name__ for head in architecture.heads)
             raise ValueError(
                 f"{option}: --arch {options.arch} {fault} (its heads: {heads}); architectures that do: "

@@ -15,7 +15,6 @@ transformers' with hf_attn's defaults in `hf_attn.options.training_arguments`.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -27,16 +26,13 @@ from ..recipes import Recipe, load_recipe
 from ..registry.index import default_architecture
 from ..registry.table import get_architecture
 from .arguments import (
-    HELP_ALL,
     ArchitectureArguments,
     HfAttnArguments,
     HfAttnTrainingDefaults,
-    Provenance,
     ReadOptions,
     architecture_arguments,
-    help_request,
     one_line_parser,
-    print_train_help,
+    typed_arguments,
 )
 from .checks import check_options, check_schedule, check_values
 from .training_arguments import HfAttnTrainingArguments
@@ -185,7 +181,9 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
     options.config_overrides = overrides
     options.task_kwargs = parse_overrides(options.task_args)
     options.provenance = read.provenance
-    options.architecture_arguments, architectures_own = _architecture_arguments(options.arch, merged)
+    own_options, architectures_own = _architecture_arguments(options.arch, merged)
+    if own_options is not None:  # else the default, which reads nothing
+        options.architecture_arguments = own_options
     args = HfAttnTrainingArguments(
         **{key: value for key, value in merged.items() if key not in own and key not in architectures_own}
     )
@@ -225,13 +223,7 @@ def read_options(given: dict[str, Any]) -> tuple[ReadOptions, Recipe | None, dic
         # `outputs.loss` is plain cross-entropy against `labels`, as in transformers' models.
         merged["label_smoothing_factor"] = label_smoothing
     merged = _recipe_word_vectors(merged, given, recipe)
-    provenance = Provenance(
-        typed=frozenset(given),
-        recipe=recipe.name if recipe else None,
-        from_recipe=frozenset(set(recipe.arguments) - set(given)) if recipe else frozenset(),
-        scheduled=frozenset(set(scheduled) - set(given)),
-    )
-    return ReadOptions(merged, provenance), recipe, overrides
+    return ReadOptions.of(merged, set(given), recipe, set(scheduled)), recipe, overrides
 
 
 # `--word_vectors none`: train without pretrained vectors, also where the recipe names the paper's.
@@ -255,9 +247,10 @@ def _recipe_word_vectors(merged: dict[str, Any], given: dict[str, Any], recipe: 
     return merged
 
 
-def _architecture_arguments(arch: str, merged: dict[str, Any]) -> tuple[ArchitectureArguments, set[str]]:
-    """The architecture's own options (`Architecture.arguments`) from `merged`, and the names of every architecture's
-    own options. An option of another architecture is refused, naming it and whose it is (it would do nothing)."""
+def _architecture_arguments(arch: str, merged: dict[str, Any]) -> tuple[ArchitectureArguments | None, set[str]]:
+    """The architecture's own options (`Architecture.arguments`) from `merged` (`None`: it has none), and the names of
+    every architecture's own options. An option of another architecture is refused, naming it and whose it is (it
+    would do nothing)."""
     owners: dict[str, list[str]] = {}
     classes = architecture_arguments()
     for name, dataclass_type in classes.items():
@@ -269,7 +262,7 @@ def _architecture_arguments(arch: str, merged: dict[str, Any]) -> tuple[Architec
             whose = " or ".join(f"--arch {name}" for name in owners[key])
             raise ValueError(f"--{key} is an option of {whose}, not of --arch {arch}.")
     if arch not in classes:
-        return ArchitectureArguments(), set(owners)
+        return None, set(owners)
     own = {item.name for item in fields(classes[arch]) if item.init}
     return classes[arch](**{key: value for key, value in merged.items() if key in own}), set(owners)
 
@@ -280,18 +273,10 @@ def print_full_help() -> None:
 
 
 def parse_arguments(argv: Sequence[str] | None = None) -> tuple[HfAttnArguments, HfAttnTrainingArguments]:
-    """`hf-attn train`'s command line -> the two dataclasses. argv is parsed once, with every default suppressed,
-    so that what the user typed is known exactly (`resolve_options` fills the rest)."""
+    """`hf-attn train`'s command line -> the two dataclasses: what argv types (`typed_arguments`), resolved
+    (`resolve_options` fills the rest)."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    request = help_request(argv)
-    if request is not None:
-        print_full_help() if request == HELP_ALL else print_train_help()
-        raise SystemExit(0)
-    parser = one_line_parser(train_dataclasses(), prog="hf-attn train")
-    for action in parser._actions:
-        if action.dest != "help":
-            action.default = argparse.SUPPRESS
-    return resolve_options(vars(parser.parse_args(argv)))
+    return resolve_options(typed_arguments(argv, DATACLASSES))
 
 
 def keyword_options(options: dict[str, Any]) -> dict[str, Any]:

@@ -84,10 +84,10 @@ class Paper:
     arxiv: str | None
     bibtex: str
     link: str | None = None  # where a paper without an arXiv id lives (e.g. the ACL Anthology)
+    url: str = field(init=False, compare=False)  # its arXiv page, or `link`
 
-    @property
-    def url(self) -> str:
-        return f"https://arxiv.org/abs/{self.arxiv}" if self.arxiv else str(self.link)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "url", f"https://arxiv.org/abs/{self.arxiv}" if self.arxiv else str(self.link))
 
     @property
     def reference(self) -> str:
@@ -122,9 +122,16 @@ class Head:
     scores_evidence: bool = True
     # The row the head belongs to (set by `Architecture`): the masks of its fields, its tokenizer, its view.
     architecture: Architecture = field(default=None, init=False, repr=False, compare=False)  # type: ignore[assignment]
+    # The attention field scored against a synthetic task's evidence: the first of `attention_fields`; `None` for a
+    # head without attention or whose maps are not scored (`scores_evidence=False`: e.g. per-token maps over a
+    # sentence's own prefix, which no single evidence position explains).
+    evidence_field: str | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         from ..data.kinds import InputKind, LabelKind
+
+        evidence = self.attention_fields[0] if self.attention_fields and self.scores_evidence else None
+        object.__setattr__(self, "evidence_field", evidence)
 
         for name, kind in (("inputs", InputKind), ("labels", LabelKind)):  # objects, never names
             if not isinstance(getattr(self, name), kind):
@@ -136,13 +143,6 @@ class Head:
     @property
     def has_attention(self) -> bool:
         return bool(self.attention_fields)
-
-    @property
-    def evidence_field(self) -> str | None:
-        """The attention field scored against a synthetic task's evidence: the first of `attention_fields`; `None`
-        for a head without attention or whose maps are not scored (`scores_evidence=False`: e.g. per-token maps over
-        a sentence's own prefix, which no single evidence position explains)."""
-        return self.attention_fields[0] if self.attention_fields and self.scores_evidence else None
 
 
 @dataclass(frozen=True)
