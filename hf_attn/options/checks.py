@@ -211,11 +211,12 @@ def trains_in_stages(architecture: Architecture, head: Head) -> bool:
 
 def check_staged_run(
     architecture: Architecture, head: Head, streamed: bool, resume_from_checkpoint: bool | str | None
-) -> None:
-    """The options a run in two stages (`trains_in_stages`) cannot take, checked once the data has chosen the head:
-    a stream (each stage reads the whole training split) and a checkpoint path (each stage has its own)."""
+) -> bool:
+    """Whether the run trains in two stages (`trains_in_stages`), and the options such a run cannot take, refused
+    once the data has chosen the head: a stream (each stage reads the whole training split) and a checkpoint path
+    (each stage has its own)."""
     if not trains_in_stages(architecture, head):
-        return
+        return False
     if streamed:
         raise ValueError(
             f"--streaming: {architecture.display_name} trains in two stages (a language model, then the task), each "
@@ -227,6 +228,7 @@ def check_staged_run(
             "(output_dir/pretraining, then output_dir): resume with `--resume_from_checkpoint true` "
             "(`resume_from_checkpoint=True`), not a checkpoint path."
         )
+    return True
 
 
 def check_combinations(options: HfAttnArguments, args: TrainingArguments) -> None:

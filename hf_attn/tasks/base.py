@@ -66,9 +66,12 @@ class TaskShape:
     # `extra_metrics` and `finish_metrics` may return (the Trainer's bookkeeping, loss and speeds, is left out).
     reported_metrics: ClassVar[tuple[str, ...]] = ("accuracy", *EVIDENCE_METRICS)
 
-    @property
-    def name(self) -> str:
-        return self.layout.name
+    name: ClassVar[str]  # its layout's name, set with the layout (`__init_subclass__`): an attribute, read often
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "layout" in cls.__dict__:
+            cls.name = cls.layout.name
 
     @property
     def needs(self) -> tuple[str, ...]:

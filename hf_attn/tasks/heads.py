@@ -11,6 +11,7 @@ data of a shared shape says so (`variant_of`), and joins that shape's `variants`
 from __future__ import annotations
 
 import importlib
+from collections.abc import Sequence
 from typing import Any
 
 from transformers import AutoConfig, AutoTokenizer, PreTrainedModel
@@ -26,6 +27,7 @@ from .token_classification import TokenClassification
 
 __all__ = [
     "TASK_SHAPES",
+    "choose_head",
     "find_head",
     "head_named",
     "heads_for",
@@ -102,6 +104,22 @@ def pick_head(architecture: Architecture, shape: TaskShape, name: str | None) ->
         available = ", ".join(head.model_class.__name__ for head in architecture.heads)
         raise ValueError(f"{architecture.name} has no head {wanted}for {shape.name} tasks (its heads: {available}).")
     return heads[0]
+
+
+def choose_head(
+    architecture: Architecture, wanted: Sequence[str], name: str | None
+) -> tuple[TaskShape, TaskShape, Head | None]:
+    """What a run's data and options choose, in one step: the data's shape (the first of the shapes `wanted` that
+    `architecture` has a head for, else the last), the shape that trains the head asked for by `name`
+    (`shape_for_head`: the data's, or a variant of it), and that head: the first of `heads_for`, or `None` where
+    there is none, for `pick_head` to name what is missing once the rows have named a missing column (a column
+    not there is why no head fits)."""
+    data_shape = next(
+        (TASK_SHAPES[shape] for shape in wanted if heads_for(architecture, TASK_SHAPES[shape], name)),
+        TASK_SHAPES[wanted[-1]],
+    )
+    shape = shape_for_head(data_shape, architecture, name)
+    return data_shape, shape, next(iter(heads_for(architecture, shape, name)), None)
 
 
 def find_head(model: PreTrainedModel) -> tuple[Architecture, Head]:

@@ -3,7 +3,7 @@
 - The data (`task_data`): a synthetic task or the user's files (`--dataset`), in the task shape of the head that
   trains on it, its held-out split cut to what is scored (`held_out_rows`), with the episodes' settings and the status
   lines, in one complete, frozen `TaskData`.
-- The head (`pick_head`), whether it trains in two stages, and the options such a run refuses.
+- The shape and the head (`choose_head`), whether it trains in two stages, and the options such a run refuses.
 - Where the run goes on from (`--resume_from_checkpoint`), found once, before any work.
 - The vocabulary: the architecture's tokenizer kind trained on the training texts (or the same vocabulary found again
   beside the split's cache files), a tokenizer given (`--tokenizer`), or a checkpoint's when resuming; in a
@@ -37,11 +37,11 @@ from ..data.rows import canonical_rows
 from ..data.streaming import stream_rows
 from ..data.task_data import TaskData
 from ..options.arguments import MIN_EVAL_SAMPLES, HfAttnArguments
-from ..options.checks import check_staged_run, check_streamed_shape, trains_in_stages
+from ..options.checks import check_staged_run, check_streamed_shape
 from ..options.training_arguments import HfAttnTrainingArguments
 from ..registry.table import Architecture, Head, get_architecture
 from ..tasks.base import TaskShape
-from ..tasks.heads import TASK_SHAPES, heads_for, pick_head, shape_for_head
+from ..tasks.heads import TASK_SHAPES, choose_head, pick_head
 from ..utils.inputs import TOKENIZER, read_input
 from ..utils.saving import report_on_main, resume_point
 
@@ -111,14 +111,14 @@ def prepare_run(options: HfAttnArguments, args: HfAttnTrainingArguments) -> Prep
     architecture = get_architecture(options.arch)
     stages = DataStages()
     with stages.stage("reading and preparing") as step:
-        data = task_data(options, architecture, args)
+        data, shape, head = task_data(options, architecture, args)
         step.cached = "prepared rows" in data.from_cache
-    shape = TASK_SHAPES[data.shape]
-    head = pick_head(architecture, shape, options.head)
-    staged = trains_in_stages(architecture, head)
-    check_staged_run(architecture, head, data.streamed, args.resume_from_checkpoint)
-    # Where the run goes on from, found once, before any work (each checkpoint that does not load is named here).
-    resume = resume_point(args.resume_from_checkpoint, args.output_dir, not staged, report_on_main(args))
+    staged = check_staged_run(architecture, head, data.streamed, args.resume_from_checkpoint)
+    # Where the run goes on from, where asked: found once, before any work (each checkpoint that does not load is
+    # named here).
+    resume = args.resume_from_checkpoint
+    if resume:
+        resume = resume_point(resume, args.output_dir, not staged, report_on_main(args))
     with stages.stage("vocabulary") as step:
         build = lambda: _vocabulary(options, architecture, data, step)  # noqa: E731 (trained only where none is given)
         own_class = architecture.tokenizer.tokenizer_class
@@ -187,11 +187,13 @@ def task_summary(docstring: str | None) -> str:
     return re.sub(r"\s*\((see )?(the )?module docstring\)", "", first)
 
 
-def task_data(options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments) -> TaskData:
+def task_data(
+    options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments
+) -> tuple[TaskData, TaskShape, Head]:
     """The run's data, complete and built once: read (`--dataset`) or generated, in the task shape of the head that
-    trains on it (`shape_for_head`), its held-out split cut to what is scored (`held_out_rows`; a few-shot split is
-    the instances its episodes are drawn from, kept whole), with the episodes' settings and every status line to
-    print."""
+    trains on it, its held-out split cut to what is scored (`held_out_rows`; a few-shot split is the instances its
+    episodes are drawn from, kept whole), with the episodes' settings and every status line to print; with the shape
+    and the head (`choose_head`)."""
     if options.dataset:
         try:
             return _read_dataset(options, architecture, args)
@@ -201,15 +203,16 @@ def task_data(options: HfAttnArguments, architecture: Architecture, args: HfAttn
     synthetic = get_synthetic_task(name)
     sizes = (options.num_train, options.num_eval)
     train_split, held_out = synthetic.splits(*sizes, seed=args.seed, **options.task_kwargs)
-    shape = shape_for_head(TASK_SHAPES[options.shape or synthetic.shape], architecture, options.head)
+    _, shape, head = choose_head(architecture, [options.shape or synthetic.shape], options.head)
+    head = head or pick_head(architecture, shape, options.head)  # names the head missing
     scored, note = (held_out, None) if shape.episodic else held_out_rows(train_split, held_out, options, args)
-    return TaskData(
+    data = TaskData(
         train=train_split,
         eval=scored,
         shape=shape.name,
         text_column=synthetic.text_column,
         pair_column=synthetic.pair_column,
-        label_column=synthetic.label_column if TASK_SHAPES[synthetic.shape].has_labels else None,
+        label_column=synthetic.label_column if TASK_SHAPES[synthetic.shape].layout.has_labels else None,
         labels=list(synthetic.labels) or None,
         evidence_column=synthetic.evidence_column,
         resources=dict(synthetic.resources),
@@ -221,10 +224,14 @@ def task_data(options: HfAttnArguments, architecture: Architecture, args: HfAttn
         episode_settings=options.episode_settings(),
         notes=[note] if note else [],
     )
+    return data, shape, head
 
 
-def infer_shape(options: HfAttnArguments, architecture: Architecture, train_split: Dataset, label: str | None):
-    """The task shape the columns given ask for, among those the architecture has a head for."""
+def wanted_shapes(
+    options: HfAttnArguments, architecture: Architecture, train_split: Dataset, label: str | None
+) -> list[str]:
+    """The task shapes the columns given ask for, the likeliest first (`choose_head` takes the first the architecture
+    has a head for)."""
     if architecture.heads and all(head.inputs is EPISODES for head in architecture.heads):
         wanted = ["few_shot"]
     elif options.target_column:
@@ -239,10 +246,7 @@ def infer_shape(options: HfAttnArguments, architecture: Architecture, train_spli
         values = (value for value in column_values(train_split, label) if value is not None)  # read until one
         listed = options.label_separator is not None or isinstance(next(values, None), list | tuple)
         wanted = ["token_classification", "multi_label"] if listed else ["classification"]
-    for name in wanted:
-        if heads_for(architecture, TASK_SHAPES[name], options.head):
-            return name
-    return wanted[-1]  # `pick_head` names what is missing
+    return wanted
 
 
 def _whose(error: ValueError, options: HfAttnArguments) -> ValueError:
@@ -258,7 +262,9 @@ def _whose(error: ValueError, options: HfAttnArguments) -> ValueError:
     return ValueError(f"{message.rstrip('.')} ({given} from recipe {recipe!r}: give your own to override it).")
 
 
-def _read_dataset(options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments) -> TaskData:
+def _read_dataset(
+    options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments
+) -> tuple[TaskData, TaskShape, Head]:
     """The user's dataset in canonical form: read whole (`canonical_rows`), or with `--streaming` as training asks for
     it (`stream_rows`), for a task shape that needs no whole split ahead; a few-shot dataset's classes held out
     (`prepare_few_shot_data`)."""
@@ -272,12 +278,13 @@ def _read_dataset(options: HfAttnArguments, architecture: Architecture, args: Hf
     if label is None and not options.target_column:
         label = next((name for name in ("label", "labels") if name in seen.column_names), None)
     request = dataclasses.replace(request, columns=dataclasses.replace(request.columns, label=label))
-    data_shape = TASK_SHAPES[options.shape or infer_shape(options, architecture, seen, label)]
+    wanted = [options.shape] if options.shape else wanted_shapes(options, architecture, seen, label)
+    data_shape, shape, head = choose_head(architecture, wanted, options.head)
     check_streamed_shape(data_shape, streaming)
-    shape = shape_for_head(data_shape, architecture, options.head)
     if shape.episodic:  # its held-out classes are said as they are chosen
         settings = options.episode_settings()
-        return prepare_few_shot_data(train_split, held_out, request, source, notes, settings)
+        data = prepare_few_shot_data(train_split, held_out, request, source, notes, settings)
+        return data, shape, head or pick_head(architecture, shape, options.head)
     for option, _, name in request.columns.tokenizer:  # what the tokenizer reads beside the text (STCKA: concepts)
         for split_name, split in (("train", seen), ("held-out", held_out)):
             if split is not None and split.column_names is not None and name not in split.column_names:
@@ -289,8 +296,9 @@ def _read_dataset(options: HfAttnArguments, architecture: Architecture, args: Hf
         rows = stream_rows(train_split, held_out, data_shape.layout, request, source, process)
     else:
         rows = canonical_rows(train_split, held_out, data_shape.layout, request, source)
+    head = head or pick_head(architecture, shape, options.head)  # names the head missing, once the rows are checked
     scored, note = held_out_rows(rows.train, rows.eval, options, args)
-    return rows.task_data(shape.name, scored, notes, note)
+    return rows.task_data(shape.name, scored, notes, note), shape, head
 
 
 def held_out_rows(
