@@ -12,13 +12,41 @@ loading `datasets`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
     from datasets import Dataset
 
-__all__ = ["Columns", "DataRequest", "HeldOut", "HeldOutRows", "hold_out"]
+__all__ = ["MIN_EVAL_SAMPLES", "Columns", "DataOptions", "DataRequest", "HeldOut", "HeldOutRows", "hold_out"]
+
+# Held-out rows scored by default: as many as the run trains on, and never fewer than this (a small held-out split
+# says little: 2,000 rows give an accuracy to about +-2%).
+MIN_EVAL_SAMPLES = 2000
+
+
+class DataOptions(Protocol):
+    """The options a request is read from, by their option names (`hf_attn.options.arguments.HfAttnArguments`)."""
+
+    dataset: str | None
+    dataset_config: str | None
+    train_split: str
+    dataset_format: str | None
+    text_column: str
+    text_pair_column: str | None
+    target_column: str | None
+    label_column: str | None
+    label_separator: str | None
+    column_names: list[str] | None
+    eval_dataset: str | None
+    eval_split: str | None
+    eval_fraction: float
+    max_eval_samples: int | None
+    streaming: bool
+    tokenizer_sample_rows: int
+    overwrite_cache: bool
+    preprocessing_num_workers: int | None
 
 
 @dataclass(frozen=True)
@@ -43,11 +71,11 @@ class Columns:
     tokenizer: tuple[tuple[str, str, str], ...] = ()
     header: tuple[str, ...] | None = None
     strings: tuple[str, ...] = ()
+    # The further columns kept beside the canonical ones (the tokenizer's), from `tokenizer`.
+    keep: tuple[str, ...] = field(init=False, compare=False)
 
-    @property
-    def keep(self) -> tuple[str, ...]:
-        """The further columns kept beside the canonical ones (the tokenizer's)."""
-        return tuple(column for _, _, column in self.tokenizer)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "keep", tuple(column for _, _, column in self.tokenizer))
 
 
 @dataclass(frozen=True)
@@ -102,6 +130,45 @@ class DataRequest:
     workers: int | None = None
     labels: tuple[str, ...] | None = None
     split_names: tuple[str, str] = ("train", "held-out")
+
+    @classmethod
+    def of(cls, options: DataOptions, seed: int, tokenizer: Sequence[tuple[str, str, str]]) -> DataRequest:
+        """The request `options` make, with the run's `seed` (the held-out draw) and the columns the tokenizer reads
+        beside each text (`tokenizer`: (option, keyword, column), `ArchitectureArguments.columns`)."""
+        pair = options.target_column or options.text_pair_column
+        # Read as strings, as written: the text, its pair, the label (named, or the `label` / `labels` a task finds
+        # by itself), and the tokenizer's columns.
+        label = options.label_column
+        named = [options.text_column, pair, label, *([] if label else ["label", "labels"])]
+        strings = tuple(dict.fromkeys(name for name in [*named, *(column for _, _, column in tokenizer)] if name))
+        columns = Columns(
+            text=options.text_column,
+            pair=pair,
+            label=label,
+            label_separator=options.label_separator,
+            tokenizer=tuple(tuple(column) for column in tokenizer),
+            header=tuple(options.column_names) if options.column_names else None,
+            strings=strings,
+        )
+        held_out = HeldOut(
+            dataset=options.eval_dataset,
+            split=options.eval_split,
+            fraction=options.eval_fraction,
+            seed=seed,
+            stream_rows=options.max_eval_samples or MIN_EVAL_SAMPLES,
+        )
+        return cls(
+            dataset=options.dataset or "",
+            config=options.dataset_config,
+            train_split=options.train_split,
+            format=options.dataset_format,
+            columns=columns,
+            held_out=held_out,
+            streaming=options.streaming,
+            sample_rows=options.tokenizer_sample_rows,
+            fresh=options.overwrite_cache,
+            workers=options.preprocessing_num_workers,
+        )
 
 
 @dataclass(frozen=True)

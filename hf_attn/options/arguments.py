@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from transformers import HfArgumentParser  # light: `import transformers` loads its parts when they are used
 
-from ..data.request import Columns, DataRequest, HeldOut
+from ..data.request import DataRequest
 from ..recipes import Recipe
 from ..registry.row import ArchitectureArguments, TokenizerColumn, option_help
 from ..utils.errors import OneLineUsageErrors
@@ -79,11 +79,6 @@ class ReadOptions:
             frozenset(typed), recipe.name if recipe else None, from_recipe, frozenset(scheduled - typed)
         )
         return cls(values, provenance)
-
-
-# Held-out rows scored by default: as many as the run trains on, and never fewer than this (a small held-out split
-# says little: 2,000 rows give an accuracy to about +-2%).
-MIN_EVAL_SAMPLES = 2000
 
 
 @dataclass
@@ -229,41 +224,12 @@ class HfAttnArguments:
         return {"eval_episodes": self.eval_episodes, "noise_rate": self.support_noise, "train_ways": self.train_ways}
 
     def data_request(self, seed: int = 0, columns: Sequence[TokenizerColumn] | None = None) -> DataRequest:
-        """What the data path reads of these options, typed and frozen (`hf_attn.data.request`): built once, where a
-        command's options are read. `seed`: the run's (the held-out draw). `columns`: the columns the tokenizer
-        reads beside each text (default: `architecture_arguments.columns()`; `hf-attn evaluate`: the run's)."""
+        """What the data path reads of these options, typed and frozen (`hf_attn.data.request.DataRequest.of`):
+        built once, where a command's options are read. `seed`: the run's (the held-out draw). `columns`: the columns
+        the tokenizer reads beside each text (default: `architecture_arguments.columns()`; `hf-attn evaluate`: the
+        run's)."""
         tokenizer = self.architecture_arguments.columns() if columns is None else columns
-        pair = self.target_column or self.text_pair_column
-        # Read as strings, as written: the text, its pair, the label (named, or the `label` / `labels` a task finds
-        # by itself), and the tokenizer's columns.
-        named = [self.text_column, pair, self.label_column, *([] if self.label_column else ["label", "labels"])]
-        strings = tuple(dict.fromkeys(name for name in [*named, *(c.column for c in tokenizer)] if name))
-        return DataRequest(
-            dataset=self.dataset or "",
-            config=self.dataset_config,
-            train_split=self.train_split,
-            format=self.dataset_format,
-            columns=Columns(
-                text=self.text_column,
-                pair=pair,
-                label=self.label_column,
-                label_separator=self.label_separator,
-                tokenizer=tuple(tuple(column) for column in tokenizer),
-                header=tuple(self.column_names) if self.column_names else None,
-                strings=strings,
-            ),
-            held_out=HeldOut(
-                dataset=self.eval_dataset,
-                split=self.eval_split,
-                fraction=self.eval_fraction,
-                seed=seed,
-                stream_rows=self.max_eval_samples or MIN_EVAL_SAMPLES,
-            ),
-            streaming=self.streaming,
-            sample_rows=self.tokenizer_sample_rows,
-            fresh=self.overwrite_cache,
-            workers=self.preprocessing_num_workers,
-        )
+        return DataRequest.of(self, seed, tokenizer)
 
 
 @dataclass

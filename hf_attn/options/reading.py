@@ -106,18 +106,6 @@ def check_config_overrides(config_class: type, overrides: dict[str, Any], option
                 raise ValueError(f"{option}: {' '.join(str(error).split())}") from cause
 
 
-def build_config(config_class: type, overrides: dict[str, Any], **fields: Any) -> Any:
-    """`config_class(**fields, **overrides)`: the run's one config (the overrides were checked by `resolve_options`,
-    `check_config_overrides`); a value the config refuses is a `ValueError` naming `--config` and the field (the
-    config's own message)."""
-    from huggingface_hub.errors import StrictDataclassError
-
-    try:
-        return config_class(**fields, **overrides)
-    except (StrictDataclassError, TypeError) as error:
-        raise ValueError(f"--config: {' '.join(str(error).split())}") from error
-
-
 def parse_overrides(pairs: Sequence[str] | dict[str, Any] | None) -> dict[str, Any]:
     """`["hidden_size=32", "penalty_type=frobenius"]` -> `{"hidden_size": 32, "penalty_type": "frobenius"}` (values are
     read as JSON when they parse, else as strings); a dict is returned as it is."""

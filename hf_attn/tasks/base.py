@@ -23,17 +23,11 @@ from ..data.cache import encode_splits, encoding_fingerprint
 from ..data.kinds import Document, InputKind, LabelKind, Sentence
 from ..data.task_data import TaskData, TaskLayout
 from ..registry.table import Architecture, Head
-from ..tokenization.base import task_tokenizer
+from ..tokenization.base import vocabulary_fields
 from .metrics import EVIDENCE_METRICS, accuracy_metric
 
 if TYPE_CHECKING:
     from transformers import TrainingArguments
-
-
-def vocabulary_fields(tokenizer: PreTrainedTokenizerBase) -> dict[str, Any]:
-    """The config fields a vocabulary sets (the tokenizer contract's `config_fields()`: its size and padding id, or
-    what a tokenizer of its own says)."""
-    return task_tokenizer(tokenizer).config_fields()
 
 
 def _label_fields(labels: list[str]) -> dict[str, Any]:
@@ -118,6 +112,25 @@ class TaskShape:
         """Config keywords set by the vocabulary and the labels (and what the metrics need of the training data)."""
         return {**vocabulary_fields(tokenizer), **(_label_fields(labels) if labels else {})}
 
+    def build_config(
+        self,
+        config_class: type[PreTrainedConfig],
+        tokenizer: PreTrainedTokenizerBase,
+        labels: list[str] | None,
+        data: TaskData,
+        overrides: dict[str, Any],
+    ) -> PreTrainedConfig:
+        """The run's one config: `config_fields` (the vocabulary, the labels) and the recipe's and `--config`'s
+        `overrides` (checked against the class when the options were read:
+        `hf_attn.options.reading.check_config_overrides`); a value the config refuses is a `ValueError` naming
+        `--config` and the field (the config's own message)."""
+        from huggingface_hub.errors import StrictDataclassError
+
+        try:
+            return config_class(**self.config_fields(tokenizer, labels, data), **overrides)
+        except (StrictDataclassError, TypeError) as error:
+            raise ValueError(f"--config: {' '.join(str(error).split())}") from error
+
     def encoder(
         self,
         data: TaskData,
@@ -185,6 +198,15 @@ class TaskShape:
         self, model: PreTrainedModel, args: TrainingArguments, eval_split: Dataset, num_beams: int | None
     ) -> None:
         """Sets what evaluation needs on the model and the arguments (generation settings)."""
+
+    def ready(
+        self, model: PreTrainedModel, head: Head, args: TrainingArguments, eval_split: Dataset, num_beams: int | None
+    ) -> None:
+        """Readies a run's model and arguments for the `Trainer`: scored on `generate()`'s outputs where the head
+        generates (`generates`: `Seq2SeqTrainer(predict_with_generate=True)`), with what evaluation needs
+        (`prepare`)."""
+        args.predict_with_generate = self.generates(head)
+        self.prepare(model, args, eval_split, num_beams)
 
     def build_model(
         self, head: Head, config: PreTrainedConfig, data: TaskData, args: TrainingArguments

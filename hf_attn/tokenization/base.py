@@ -132,6 +132,12 @@ def task_tokenizer(tokenizer: PreTrainedTokenizerBase) -> TaskTokenizer:
     return tokenizer if isinstance(tokenizer, TokenizerContract) else PlainTokenizer(tokenizer)
 
 
+def vocabulary_fields(tokenizer: PreTrainedTokenizerBase) -> dict[str, Any]:
+    """The config fields a vocabulary sets (the tokenizer contract's `config_fields()`: its size and padding id, or
+    what a tokenizer of its own says)."""
+    return task_tokenizer(tokenizer).config_fields()
+
+
 class HfAttnTokenizerFast(SavesItsCode, TokenizerContract, PreTrainedTokenizerFast):
     """`PreTrainedTokenizerFast` that takes any Python string (lone surrogates become U+FFFD) and pads tensors to at
     least one position (an empty text is one all-padding row)."""

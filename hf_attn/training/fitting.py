@@ -26,7 +26,6 @@ from ..data.episodes import CLASS_COLUMN
 from ..data.task_data import TaskData
 from ..data.word_vectors import Coverage, initialise_embeddings
 from ..options.arguments import HfAttnArguments
-from ..options.reading import build_config
 from ..options.training_arguments import HfAttnTrainingArguments
 from ..tasks.base import encode_split
 from ..tasks.heads import TASK_SHAPES
@@ -59,9 +58,7 @@ def fit_run(
     """Config -> encoded splits -> first stage (where the head has one) -> model (and word vectors) -> the shape's
     `Trainer` -> held-out metrics -> the training record."""
     data, shape, head, tokenizer = run.data, run.shape, run.head, run.tokenizer
-    args.predict_with_generate = shape.generates(head)
-    config_fields = shape.config_fields(tokenizer, run.labels, data)
-    config = build_config(run.architecture.config_class, options.config_overrides, **config_fields)
+    config = shape.build_config(run.architecture.config_class, tokenizer, run.labels, data, options.config_overrides)
     with run.stages.stage("encoding") as step, args.main_process_first(local=False, desc="encoding the data"):
         # The main process encodes first; the others find its work in the datasets cache (a split held in memory is
         # encoded by each).
@@ -86,7 +83,7 @@ def fit_run(
             print(f"[hf-attn] word vectors {coverage.summary()}", flush=True)
     if args.process_index == 0:  # once every input has been read (the word vectors too): a refused run prints one line
         print(run.stages.summary(data), flush=True)
-    shape.prepare(model, args, eval_split, options.num_beams)
+    shape.ready(model, head, args, eval_split, options.num_beams)
     trainer, task_metrics = shape.fit(
         args, model, head, tokenizer, data, (train_split, eval_split), callbacks, run.resume
     )

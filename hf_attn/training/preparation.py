@@ -33,10 +33,11 @@ from ..data.cache import cache_folder, column_values, sample_rows, vocabulary
 from ..data.episodes import prepare_few_shot_data
 from ..data.files import load_splits
 from ..data.kinds import EPISODES
+from ..data.request import MIN_EVAL_SAMPLES
 from ..data.rows import canonical_rows
 from ..data.streaming import stream_rows
 from ..data.task_data import TaskData
-from ..options.arguments import MIN_EVAL_SAMPLES, HfAttnArguments
+from ..options.arguments import HfAttnArguments
 from ..options.checks import check_staged_run, check_streamed_shape
 from ..options.training_arguments import HfAttnTrainingArguments
 from ..registry.table import Architecture, Head, get_architecture
