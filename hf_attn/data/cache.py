@@ -230,7 +230,7 @@ def cached_map(
             os.unsetenv(TOKENIZERS_PARALLELISM)
         else:
             os.putenv(TOKENIZERS_PARALLELISM, parallelism)
-    return mapped, _reused(split, mapped, key, started)
+    return mapped, _reused(split, [(mapped, key)], started)
 
 
 def cached_filter(
@@ -242,7 +242,7 @@ def cached_filter(
     drop_unreadable(split, key)
     with cache_writes(cache_folder(split)):
         kept = split.filter(function, new_fingerprint=key, load_from_cache_file=not fresh, **options)
-    _reused(split, kept, key, started)
+    _reused(split, [(kept, key)], started)
     return kept
 
 
@@ -260,22 +260,26 @@ def cached_split(split: Dataset, fraction: float, seed: int) -> tuple[Dataset, D
         parts = split.train_test_split(
             test_size=fraction, seed=seed, train_new_fingerprint=keys[0], test_new_fingerprint=keys[1]
         )
-    for part, key in zip((parts["train"], parts["test"]), keys, strict=True):
-        _reused(split, part, key, started)
+    _reused(split, [(parts["train"], keys[0]), (parts["test"], keys[1])], started)
     return parts["train"], parts["test"]
 
 
-def _reused(split: Dataset, result: Dataset, key: str, started: float) -> bool:
-    """Whether the files a step wrote under `key` (`cache-KEY*.arrow`, the ones `result` reads) were all in the cache
-    before the step `started`; the checksums of files it has just written are kept beside them."""
+def _reused(split: Dataset, results: Sequence[tuple[Dataset, str]], started: float) -> bool:
+    """Whether the files a step wrote for each `(result, key)` (`cache-KEY*.arrow`, the ones `result` reads) were all
+    in the cache before the step `started`; the checksums of files it has just written are kept beside them."""
     folder = cache_folder(split)
     if folder is None:
         return False
-    files = [Path(item["filename"]) for item in result.cache_files]
-    files = [path for path in files if path.parent == folder and path.name.startswith(f"cache-{key}")]
-    reused = bool(files) and all(path.stat().st_mtime < started for path in files)
-    if files and not reused:
-        _write_checksums(_checksums_of(folder, key), files)
+    reused, written = True, {}
+    for result, key in results:
+        files = [Path(item["filename"]) for item in result.cache_files]
+        files = [path for path in files if path.parent == folder and path.name.startswith(f"cache-{key}")]
+        if files and all(path.stat().st_mtime < started for path in files):
+            continue
+        reused = False
+        if files:
+            written[_checksums_of(folder, key)] = files
+    _write_checksums(written)
     return reused
 
 
@@ -316,20 +320,24 @@ def _differs(path: Path, record: Any) -> bool:
     return sha256_of_file(path) != record
 
 
-def _write_checksums(path: Path, files: Sequence[Path]) -> None:
-    """The files' records by name (each file's SHA-256, and the size and modification time it had then), written
-    aside and renamed into place (never half a record)."""
-    records = {}
-    for file, digest in zip(files, sha256_of_files(files), strict=True):
-        stat = file.stat()
-        records[file.name] = {"sha256": digest, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
-    staging = path.with_name(f".{path.name}.{os.getpid()}")
-    try:
-        with cache_writes(path.parent):
-            staging.write_text(json.dumps(records), encoding="utf-8")
-            staging.replace(path)
-    finally:
-        staging.unlink(missing_ok=True)
+def _write_checksums(written: dict[Path, Sequence[Path]]) -> None:
+    """For each checksums file, the records of its files by name (each file's SHA-256, and the size and modification
+    time it had then), every file hashed in one pass; each written aside and renamed into place (never half a
+    record)."""
+    files = [file for group in written.values() for file in group]
+    digests = dict(zip(files, sha256_of_files(files), strict=True)) if files else {}
+    for path, group in written.items():
+        records = {}
+        for file in group:
+            stat = file.stat()
+            records[file.name] = {"sha256": digests[file], "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+        staging = path.with_name(f".{path.name}.{os.getpid()}")
+        try:
+            with cache_writes(path.parent):
+                staging.write_text(json.dumps(records), encoding="utf-8")
+                staging.replace(path)
+        finally:
+            staging.unlink(missing_ok=True)
 
 
 def _fault(path: Path, checksums: dict[str, Any]) -> str | None:
@@ -434,7 +442,7 @@ def load_built(
         _say_unreadable(*fault, then=f"{folder} is removed, and built again from the data files")
     loaded = load_dataset(path, name, split=split, download_mode="force_redownload" if fresh else None, **options)
     if fresh or fault is not None or not (folder / BUILT_CHECKSUMS).exists():
-        _write_checksums(folder / BUILT_CHECKSUMS, [path for path in _built_files(folder) if path.exists()])
+        _write_checksums({folder / BUILT_CHECKSUMS: [path for path in _built_files(folder) if path.exists()]})
     return loaded
 
 
@@ -493,7 +501,8 @@ def keep_tokenizer(split: Dataset, key: str, tokenizer: PreTrainedTokenizerBase)
     try:
         with cache_writes(folder):
             tokenizer.save_pretrained(staging)
-        _write_checksums(staging / VOCABULARY_CHECKSUMS, sorted(path for path in staging.iterdir() if path.is_file()))
+        kept = sorted(path for path in staging.iterdir() if path.is_file())
+        _write_checksums({staging / VOCABULARY_CHECKSUMS: kept})
         with contextlib.suppress(OSError):  # another process saved it first: the same vocabulary, from the same split
             staging.rename(saved)
     finally:

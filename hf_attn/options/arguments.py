@@ -18,7 +18,7 @@ from transformers import HfArgumentParser  # light: `import transformers` loads 
 
 from ..data.request import DataRequest
 from ..recipes import Recipe
-from ..registry.row import ArchitectureArguments, TokenizerColumn, option_help
+from ..registry.row import Architecture, ArchitectureArguments, TokenizerColumn, option_help
 from ..utils.errors import OneLineUsageErrors
 
 __all__ = [
@@ -205,6 +205,8 @@ class HfAttnArguments:
     # (`task_args`), merged and parsed once, by `resolve_options` (not options: no flag).
     config_overrides: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     task_kwargs: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    # The registry row of `arch`, read once by `resolve_options` (`None` for options built by hand: read by name).
+    architecture: Architecture | None = field(default=None, init=False, repr=False, compare=False)
     # Where each option came from (`Provenance`, by `resolve_options`): messages about a value say whose it is.
     provenance: Provenance = field(default_factory=Provenance, init=False, repr=False, compare=False)
     # The architecture's own options (`Architecture.arguments`), read by `resolve_options` (not an option: no flag).

@@ -233,6 +233,23 @@ class TaskShape:
         trainer.train(resume_from_checkpoint=resume)
         return trainer, self.evaluate(trainer)
 
+    def fit_and_score(
+        self,
+        args: TrainingArguments,
+        model: PreTrainedModel,
+        head: Head,
+        tokenizer: PreTrainedTokenizerBase,
+        data: TaskData,
+        splits: tuple[Dataset, Dataset],
+        callbacks: Sequence[TrainerCallback],
+        resume: str | bool | None,
+    ) -> tuple[Trainer, dict[str, float], str]:
+        """`fit`, then the held-out scores beyond `compute_metrics` (`extra_metrics`): the trainer, every held-out
+        metric, and the line that says the result (`headline`)."""
+        trainer, metrics = self.fit(args, model, head, tokenizer, data, splits, callbacks, resume)
+        metrics = {**metrics, **self.extra_metrics(model, head, splits[1], data)}
+        return trainer, metrics, self.headline(metrics)
+
     def trainer(
         self,
         args: TrainingArguments,

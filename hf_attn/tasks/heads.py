@@ -114,12 +114,19 @@ def choose_head(
     (`shape_for_head`: the data's, or a variant of it), and that head: the first of `heads_for`, or `None` where
     there is none, for `pick_head` to name what is missing once the rows have named a missing column (a column
     not there is why no head fits)."""
-    data_shape = next(
-        (TASK_SHAPES[shape] for shape in wanted if heads_for(architecture, TASK_SHAPES[shape], name)),
-        TASK_SHAPES[wanted[-1]],
+    found = next(
+        (
+            (TASK_SHAPES[shape], heads)
+            for shape in wanted
+            if (heads := heads_for(architecture, TASK_SHAPES[shape], name))
+        ),
+        (TASK_SHAPES[wanted[-1]], []),
     )
+    data_shape, heads = found
     shape = shape_for_head(data_shape, architecture, name)
-    return data_shape, shape, next(iter(heads_for(architecture, shape, name)), None)
+    if shape is not data_shape:  # a variant's heads
+        heads = heads_for(architecture, shape, name)
+    return data_shape, shape, next(iter(heads), None)
 
 
 def find_head(model: PreTrainedModel) -> tuple[Architecture, Head]:

@@ -96,6 +96,24 @@ class TrainingRecord:
     paper: dict[str, Any] | None = None
     example: dict[str, Any] | None = None
 
+    @classmethod
+    def of_run(
+        cls,
+        source: dict[str, str],
+        settings: RunSettings,
+        metrics: dict[str, float],
+        evaluation_options: dict[str, Any],
+        paper: dict[str, Any] | None,
+        example: dict[str, Any] | None,
+    ) -> TrainingRecord:
+        """A run's record, its dataset read from the data's `source` (`TaskData.source`: `type`, `name`, and a
+        `description`, else its columns and held-out split said)."""
+        description = (
+            source.get("description") or f"columns {source.get('columns')}; held-out: {source.get('held_out')}"
+        )
+        dataset = DatasetRecord(source["type"], source["name"], description)
+        return cls(dataset, settings, metrics, evaluation_options, paper, example)
+
     def as_json(self) -> dict[str, Any]:
         """The file's layout (module docstring)."""
         record: dict[str, Any] = {

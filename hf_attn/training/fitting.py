@@ -29,7 +29,7 @@ from ..options.arguments import HfAttnArguments
 from ..options.training_arguments import HfAttnTrainingArguments
 from ..tasks.base import encode_split
 from ..tasks.heads import TASK_SHAPES
-from ..tasks.record import DatasetRecord, RunSettings, TrainingRecord
+from ..tasks.record import RunSettings, TrainingRecord
 from ..utils.saving import report_on_main, resume_point
 from .preparation import Preparation
 
@@ -84,12 +84,11 @@ def fit_run(
     if args.process_index == 0:  # once every input has been read (the word vectors too): a refused run prints one line
         print(run.stages.summary(data), flush=True)
     shape.ready(model, head, args, eval_split, options.num_beams)
-    trainer, task_metrics = shape.fit(
+    trainer, task_metrics, headline = shape.fit_and_score(
         args, model, head, tokenizer, data, (train_split, eval_split), callbacks, run.resume
     )
     metrics.update(task_metrics)
-    metrics.update(shape.extra_metrics(model, head, eval_split, data))
-    report(trainer, tokenizer, shape.headline(metrics))
+    report(trainer, tokenizer, headline)
     # The metrics the card shows: the task shape's, then its first stage's (a pretrained language model's perplexity).
     reported = (*shape.reported_metrics, *(TASK_SHAPES[PRETRAINING_SHAPE].reported_metrics if run.staged else ()))
     shown = {key: metrics[key] for key in dict.fromkeys(reported) if not math.isnan(metrics.get(key, math.nan))}
@@ -179,12 +178,8 @@ def training_record(
         max_length=options.max_length,
         recipe=options.recipe,
     )
-    source = dict(data.source)
-    description = source.pop("description", None) or (
-        f"columns {source.get('columns')}; held-out: {source.get('held_out')}"
-    )
-    return TrainingRecord(
-        dataset=DatasetRecord(source["type"], source["name"], description),
+    return TrainingRecord.of_run(
+        source=data.source,
         settings=settings,
         metrics=metrics,
         evaluation_options=evaluation_options(options),
