@@ -30,6 +30,7 @@ import functools
 import inspect
 import sys
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,17 +98,29 @@ def walk(argv: list[str]) -> Walk:
     """Traces `hf_attn.commands.train.main(argv)` (module docstring)."""
     from hf_attn.commands import train as training
 
+    return trace(training.main, argv)
+
+
+def trace(request: Callable[..., object], *args: object, start: str = "hf_attn.commands.train") -> Walk:
+    """The walk of `request(*args)`, a function of hf_attn's called as if from module `start` of the hallway (module
+    docstring)."""
     found = Walk()
-    # Per frame from `main` down: (its module, the room holding the request); `None` for a library's frame.
-    stack: list[tuple[str, str] | None] = [("hf_attn.commands.train", HALLWAY)]
+    # Per frame from the start down: (its module, the room holding the request, the module its body counts in for
+    # the strict walk); `None` for a library's frame. A generator's body counts in its reader's module.
+    stack: list[tuple[str, str, str] | None] = [(start, HALLWAY, start)]
     generators: dict = {}  # a generator's frame (alive until the walk ends) -> its module
 
     def profile(frame, event, _arg):
         if event == "return":
             if stack:
                 stack.pop()
-            if stack and None not in stack and stack[-1][0] != module_of(frame.f_globals.get("__name__")):
-                _enter(found.strict, stack[-1][0], "return", frame)
+            # Back in a frame of hf_attn's: a move when the code that returns counts in another module (a library
+            # returning into hf_attn's frame, or a generator yielding to its reader, starts nothing new).
+            returning = module_of(frame.f_globals.get("__name__"))
+            if frame in generators:
+                returning = None
+            if stack and None not in stack and returning is not None and stack[-1][2] != returning:
+                _enter(found.strict, stack[-1][2], "return", frame)
             return
         if event != "call":
             return
@@ -116,16 +129,17 @@ def walk(argv: list[str]) -> Walk:
         module = generators.get(frame) or module_of(frame.f_globals.get("__name__"))
         if frame.f_code.co_flags & (inspect.CO_GENERATOR | inspect.CO_ASYNC_GENERATOR):
             # A generator's body runs as its reader pulls it: an iterator handed down the layers is read, not a
-            # call back up. It runs in the reader's stay.
+            # call back up. It runs in the reader's stay, and counts in the reader's module.
             generators[frame] = module
-            stack.append(None if module is None else (module, caller[1] if caller else HALLWAY))
+            reader = caller[2] if caller else start
+            stack.append(None if module is None else (module, caller[1] if caller else HALLWAY, reader))
             return
         if module is None or not followed:
-            stack.append(None if module is None else (module, caller[1] if caller else HALLWAY))
+            stack.append(None if module is None else (module, caller[1] if caller else HALLWAY, module))
             return
-        calling_module, holder = caller
+        calling_module, holder, counted_in = caller
         room, from_hallway = room_of(module), room_of(calling_module) == HALLWAY
-        if module != calling_module:
+        if module != counted_in:
             _enter(found.strict, module, "call", frame)
         if from_hallway and room != HALLWAY:  # the hallway hands the request to a room
             holder = room
@@ -137,11 +151,11 @@ def walk(argv: list[str]) -> Walk:
                 holder = room
                 _enter(found.stays, room, "climb", frame)
         # else: the holder's own code, or a tool of the calling room's: the request stays where it is
-        stack.append((module, holder))
+        stack.append((module, holder, module))
 
     sys.setprofile(profile)
     try:
-        training.main(argv)
+        request(*args)
     finally:
         sys.setprofile(None)
     return found

@@ -67,7 +67,7 @@ def _eval_results(training: TrainingRecord | None, pipeline_tag: str | None) -> 
 def _training_section(training: TrainingRecord | None) -> str | None:
     if not training:
         return None
-    rows = "\n".join(f"| {key} | {value} |" for key, value in training.settings.shown().items())
+    rows = "\n".join(f"| {key} | {value} |" for key, value in training.settings.shown.items())
     return (
         f"Trained with `transformers.Trainer` through `hf_attn.commands.train` on {training.dataset.name} "
         f"({training.dataset.description}).\n\n| setting | value |\n|---|---|\n{rows}"

@@ -141,19 +141,19 @@ def encode_splits(
     `map_workers` processes, as `cached_map`; `parts` `None`: `datasets` fingerprints the function itself, and a
     stream is encoded as it is read); and whether the `datasets` cache held every split already. `fresh`
     (`--overwrite_cache`): encoded again whatever the cache holds."""
-    encoded, cached = [], True
+    started, encoded, steps = time.time(), [], []
     for split, keep, parts in splits:
         names = split.column_names if split.column_names is not None else list(next(iter(split.take(1)), {}))
         remove = [name for name in names if name not in keep]
         if parts is None:
             encoded.append(split.map(encode, batched=True, remove_columns=remove))
-            cached = False
+            steps.append(None)
             continue
         key = encoding_fingerprint(split, tokenizer, parts)
-        mapped, reused = cached_map(split, encode, key, "Encoding", workers, fresh, remove_columns=remove)
-        encoded.append(mapped)
-        cached = cached and reused
-    return encoded, cached
+        encoded.append(_map(split, encode, key, "Encoding", workers, fresh, remove_columns=remove))
+        steps.append((split, encoded[-1], key))
+    keyed = [step for step in steps if step is not None]
+    return encoded, len(keyed) == len(steps) and all(_reused(keyed, started))
 
 
 def map_workers(rows: int, workers: int | None) -> int | None:
@@ -209,11 +209,26 @@ def cached_map(
     from the cache (every file it reads was there before the call). `fresh` (`--overwrite_cache`): computed again
     and written afresh, whatever the cache holds."""
     started = time.time()
+    mapped = _map(split, function, key, description, workers, fresh, **options)
+    return mapped, _reused([(split, mapped, key)], started)[0]
+
+
+def _map(
+    split: Dataset,
+    function: Callable[[dict[str, list]], dict[str, list]],
+    key: str,
+    description: str,
+    workers: int | None = None,
+    fresh: bool = False,
+    **options: Any,
+) -> Dataset:
+    """`cached_map`'s map, its cache file read back whole or dropped first (`drop_unreadable`); the caller keeps the
+    checksums of what it wrote (`_reused`)."""
     drop_unreadable(split, key)
     parallelism = os.environ.get(TOKENIZERS_PARALLELISM)
     try:
         with cache_writes(cache_folder(split)):
-            mapped = split.map(
+            return split.map(
                 function,
                 batched=True,
                 new_fingerprint=key,
@@ -230,7 +245,6 @@ def cached_map(
             os.unsetenv(TOKENIZERS_PARALLELISM)
         else:
             os.putenv(TOKENIZERS_PARALLELISM, parallelism)
-    return mapped, _reused(split, [(mapped, key)], started)
 
 
 def cached_filter(
@@ -242,7 +256,7 @@ def cached_filter(
     drop_unreadable(split, key)
     with cache_writes(cache_folder(split)):
         kept = split.filter(function, new_fingerprint=key, load_from_cache_file=not fresh, **options)
-    _reused(split, [(kept, key)], started)
+    _reused([(split, kept, key)], started)
     return kept
 
 
@@ -260,24 +274,21 @@ def cached_split(split: Dataset, fraction: float, seed: int) -> tuple[Dataset, D
         parts = split.train_test_split(
             test_size=fraction, seed=seed, train_new_fingerprint=keys[0], test_new_fingerprint=keys[1]
         )
-    _reused(split, [(parts["train"], keys[0]), (parts["test"], keys[1])], started)
+    _reused([(split, parts["train"], keys[0]), (split, parts["test"], keys[1])], started)
     return parts["train"], parts["test"]
 
 
-def _reused(split: Dataset, results: Sequence[tuple[Dataset, str]], started: float) -> bool:
-    """Whether the files a step wrote for each `(result, key)` (`cache-KEY*.arrow`, the ones `result` reads) were all
-    in the cache before the step `started`; the checksums of files it has just written are kept beside them."""
-    folder = cache_folder(split)
-    if folder is None:
-        return False
-    reused, written = True, {}
-    for result, key in results:
-        files = [Path(item["filename"]) for item in result.cache_files]
+def _reused(steps: Sequence[tuple[Dataset, Dataset, str]], started: float) -> list[bool]:
+    """For each `(split, result, key)` of steps that began at `started`: whether the files written under `key`
+    beside `split`'s (`cache-KEY*.arrow`, the ones `result` reads) were all in the cache before; the checksums of the
+    files just written are kept beside them (every file hashed in one pass: `_write_checksums`)."""
+    reused, written = [], {}
+    for split, result, key in steps:
+        folder = cache_folder(split)
+        files = [Path(item["filename"]) for item in result.cache_files] if folder is not None else []
         files = [path for path in files if path.parent == folder and path.name.startswith(f"cache-{key}")]
-        if files and all(path.stat().st_mtime < started for path in files):
-            continue
-        reused = False
-        if files:
+        reused.append(bool(files) and all(path.stat().st_mtime < started for path in files))
+        if files and not reused[-1]:
             written[_checksums_of(folder, key)] = files
     _write_checksums(written)
     return reused

@@ -60,12 +60,14 @@ class RunSettings:
     recipe: str | None = field(default=None, metadata=_shown("recipe"))
     # Rows of a saved table that this version has no field for (a later version's), kept and shown as they are.
     others: dict[str, Any] = field(default_factory=dict)
+    # The settings the run had, by the words the card shows (an empty dict or list is no setting): set when built.
+    shown: dict[str, Any] = field(init=False, repr=False, compare=False)
 
-    def shown(self) -> dict[str, Any]:
-        """The settings the run had, by the words the card shows (an empty dict or list is no setting)."""
+    def __post_init__(self) -> None:
         named = [item for item in dataclasses.fields(self) if "shown" in item.metadata]
         pairs = [(item.metadata["shown"], getattr(self, item.name)) for item in named]
-        return {words: value for words, value in [*pairs, *self.others.items()] if value not in (None, {}, [])}
+        shown = {words: value for words, value in [*pairs, *self.others.items()] if value not in (None, {}, [])}
+        object.__setattr__(self, "shown", shown)
 
     @classmethod
     def from_shown(cls, shown: dict[str, Any]) -> RunSettings:
@@ -118,7 +120,7 @@ class TrainingRecord:
         """The file's layout (module docstring)."""
         record: dict[str, Any] = {
             "dataset": dataclasses.asdict(self.dataset),
-            "settings": self.settings.shown(),
+            "settings": self.settings.shown,
             "metrics": self.metrics,
         }
         if self.evaluation_options:

@@ -33,10 +33,10 @@ def test_settings_the_run_did_not_have_are_left_out_and_unknown_rows_kept():
     settings = RunSettings(
         seed=3, steps=10, word_vectors=None, config_overrides={}, dropped_rows={"train": {"no label": 2}}
     )
-    assert settings.shown() == {"dropped rows": {"train": {"no label": 2}}, "seed": 3, "steps": 10}
+    assert settings.shown == {"dropped rows": {"train": {"no label": 2}}, "seed": 3, "steps": 10}
     later = RunSettings.from_shown({"seed": 3, "a later setting": "on"})
     assert later.seed == 3 and later.others == {"a later setting": "on"}
-    assert later.shown() == {"seed": 3, "a later setting": "on"}
+    assert later.shown == {"seed": 3, "a later setting": "on"}
     record = TrainingRecord(DatasetRecord("t", "n", "d"), later, {"accuracy": 1.0}, {"max_length": 64})
     assert TrainingRecord.from_json(record.as_json()) == record
     assert record.as_json()["evaluation options"] == {"max_length": 64}
