@@ -83,8 +83,7 @@ class DataStages:
         steps = ", ".join(f"{s.name} {s.seconds:.1f} s{' (cached)' if s.cached else ''}" for s in self.steps)
         rows = "streamed" if data.streamed else f"{len(data.train)} training rows, {len(data.eval)} held-out"
         line = f"[hf-attn] data: {rows}; {steps}"
-        folder = cache_folder(data.train)
-        if folder is not None and all(step.cached for step in self.steps):
+        if all(step.cached for step in self.steps) and (folder := cache_folder(data.train)) is not None:
             line += f"; reused from the datasets cache ({folder})"
         return line
 
@@ -117,9 +116,9 @@ def prepare_run(options: HfAttnArguments, args: HfAttnTrainingArguments) -> Prep
     staged = check_staged_run(architecture, head, data.streamed, args.resume_from_checkpoint)
     # Where the run goes on from, where asked: found once, before any work (each checkpoint that does not load is
     # named here).
-    resume = args.resume_from_checkpoint
-    if resume:
-        resume = resume_point(resume, args.output_dir, not staged, report_on_main(args))
+    resume = None
+    if args.resume_from_checkpoint:
+        resume = resume_point(args.resume_from_checkpoint, args.output_dir, not staged, report_on_main(args))
     with stages.stage("vocabulary") as step:
         build = lambda: _vocabulary(options, architecture, data, step)  # noqa: E731 (trained only where none is given)
         own_class = architecture.tokenizer.tokenizer_class
