@@ -145,7 +145,7 @@ def test_the_command_takes_each_step_in_one_room(tmp_path):
     ]
     rooms = walk.rooms()
     assert max(rooms.values()) <= 2 and len(walk.stays) - len(rooms) <= 10 and walk.climbs == [], walk.summary()
-    assert 3 <= walk.rooms(strict=True)["hf_attn.data.cache"], walk.summary(strict=True)
+    assert walk.rooms(strict=True)["hf_attn.data.cache"] >= 3, walk.summary(strict=True)
     assert len(walk.strict) <= STRICT_STAYS, walk.summary(strict=True)
 
 
