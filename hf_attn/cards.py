@@ -271,7 +271,7 @@ def write_model_card(
     path = model_dir / "README.md"
     config = model.config if model is not None else None
     training = training if training is not None else TrainingRecord.read(model_dir)
-    card = render_model_card(model_dir, repo_id, base_model, config, destination, training)
+    card = render_model_card(model_dir, repo_id, base_model, config=config, destination=destination, training=training)
     if example is None:
         conversion = _read_json(model_dir / CONVERSION_FILE) or {}
         example = (training.example if training else None) or conversion.get("example")

@@ -137,23 +137,23 @@ def encode_splits(
     fresh: bool = False,
 ) -> tuple[list[Dataset], bool]:
     """Each `(split, keep, parts)` encoded by `encode` (a task shape's encoder; batched `map`), its other columns
-    dropped except `keep`, under the fingerprint its `parts` make with `tokenizer` (`encoding_fingerprint`, on
-    `map_workers` processes, as `cached_map`; `parts` `None`: `datasets` fingerprints the function itself, and a
-    stream is encoded as it is read); and whether the `datasets` cache held every split already. `fresh`
-    (`--overwrite_cache`): encoded again whatever the cache holds."""
-    started, encoded, steps = time.time(), [], []
+    dropped except `keep`, under the fingerprint its `parts` make with `tokenizer` (`encoding_fingerprint`, through
+    `cached_map`; `parts` `None`: `datasets` fingerprints the function itself, and a stream is encoded as it is
+    read); and whether the `datasets` cache held every split already. `fresh` (`--overwrite_cache`): encoded again
+    whatever the cache holds."""
+    encoded, cached = [], True
     for split, keep, parts in splits:
         names = split.column_names if split.column_names is not None else list(next(iter(split.take(1)), {}))
         remove = [name for name in names if name not in keep]
         if parts is None:
             encoded.append(split.map(encode, batched=True, remove_columns=remove))
-            steps.append(None)
+            cached = False
             continue
         key = encoding_fingerprint(split, tokenizer, parts)
-        encoded.append(_map(split, encode, key, "Encoding", workers, fresh, remove_columns=remove))
-        steps.append((split, encoded[-1], key))
-    keyed = [step for step in steps if step is not None]
-    return encoded, len(keyed) == len(steps) and all(_reused(keyed, started))
+        mapped, reused = cached_map(split, encode, key, "Encoding", workers, fresh, remove_columns=remove)
+        encoded.append(mapped)
+        cached = cached and reused
+    return encoded, cached
 
 
 def map_workers(rows: int, workers: int | None) -> int | None:
@@ -209,26 +209,11 @@ def cached_map(
     from the cache (every file it reads was there before the call). `fresh` (`--overwrite_cache`): computed again
     and written afresh, whatever the cache holds."""
     started = time.time()
-    mapped = _map(split, function, key, description, workers, fresh, **options)
-    return mapped, _reused([(split, mapped, key)], started)[0]
-
-
-def _map(
-    split: Dataset,
-    function: Callable[[dict[str, list]], dict[str, list]],
-    key: str,
-    description: str,
-    workers: int | None = None,
-    fresh: bool = False,
-    **options: Any,
-) -> Dataset:
-    """`cached_map`'s map, its cache file read back whole or dropped first (`drop_unreadable`); the caller keeps the
-    checksums of what it wrote (`_reused`)."""
     drop_unreadable(split, key)
     parallelism = os.environ.get(TOKENIZERS_PARALLELISM)
     try:
         with cache_writes(cache_folder(split)):
-            return split.map(
+            mapped = split.map(
                 function,
                 batched=True,
                 new_fingerprint=key,
@@ -245,6 +230,7 @@ def _map(
             os.unsetenv(TOKENIZERS_PARALLELISM)
         else:
             os.putenv(TOKENIZERS_PARALLELISM, parallelism)
+    return mapped, _reused([(split, mapped, key)], started)[0]
 
 
 def cached_filter(

@@ -18,7 +18,7 @@ from transformers import HfArgumentParser  # light: `import transformers` loads 
 
 from ..data.request import DataRequest
 from ..recipes import Recipe
-from ..registry.row import Architecture, ArchitectureArguments, TokenizerColumn, option_help
+from ..registry.row import ArchitectureArguments, TokenizerColumn, option_help
 from ..utils.errors import OneLineUsageErrors
 
 __all__ = [
@@ -205,8 +205,6 @@ class HfAttnArguments:
     # (`task_args`), merged and parsed once, by `resolve_options` (not options: no flag).
     config_overrides: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
     task_kwargs: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
-    # The registry row of `arch`, read once by `resolve_options` (`None` for options built by hand: read by name).
-    architecture: Architecture | None = field(default=None, init=False, repr=False, compare=False)
     # Where each option came from (`Provenance`, by `resolve_options`): messages about a value say whose it is.
     provenance: Provenance = field(default_factory=Provenance, init=False, repr=False, compare=False)
     # The architecture's own options (`Architecture.arguments`), read by `resolve_options` (not an option: no flag).
@@ -304,12 +302,11 @@ def typed_arguments(argv: Sequence[str], dataclass_types: tuple[type, ...]) -> d
     architecture's own options (`architecture_arguments`), with every default suppressed, so that what the user typed
     is known exactly (`hf_attn.options.reading.resolve_options` fills the rest). A help flag (`help_request`) prints
     its help (`--help-all`: every option of `dataclass_types` too) and exits."""
-    every = (*dataclass_types, *architecture_arguments().values())
+    parser = one_line_parser((*dataclass_types, *architecture_arguments().values()), prog="hf-attn train")
     request = help_request(argv)
     if request is not None:
-        one_line_parser(every, prog="hf-attn train").print_help() if request == HELP_ALL else print_train_help()
+        parser.print_help() if request == HELP_ALL else print_train_help()
         raise SystemExit(0)
-    parser = one_line_parser(every, prog="hf-attn train")
     for action in parser._actions:
         if action.dest != "help":
             action.default = argparse.SUPPRESS

@@ -23,7 +23,8 @@ from dataclasses import fields
 from typing import Any
 
 from ..recipes import Recipe, load_recipe
-from ..registry.table import Architecture, get_architecture
+from ..registry.index import default_architecture
+from ..registry.table import get_architecture
 from .arguments import (
     ArchitectureArguments,
     HfAttnArguments,
@@ -159,7 +160,7 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
     """The two dataclasses from the options given (field names; `config` and `task_args` may be dicts), in one
     direction: read (`read_options`: the values and where each came from), checked (`check_values`), built, and
     checked as built (`check_options`)."""
-    read, recipe, overrides, architecture = read_options(given)
+    read, recipe, overrides = read_options(given)
     check_values(read)
     merged = read.values
     own = {item.name for item in fields(HfAttnArguments) if item.init}
@@ -168,7 +169,6 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
     options.config_overrides = overrides
     options.task_kwargs = parse_overrides(options.task_args)
     options.provenance = read.provenance
-    options.architecture = architecture
     own_options, architectures_own = _architecture_arguments(options.arch, merged)
     if own_options is not None:  # else the default, which reads nothing
         options.architecture_arguments = own_options
@@ -179,11 +179,11 @@ def resolve_options(given: dict[str, Any]) -> tuple[HfAttnArguments, HfAttnTrain
     return options, args
 
 
-def read_options(given: dict[str, Any]) -> tuple[ReadOptions, Recipe | None, dict[str, Any], Architecture]:
+def read_options(given: dict[str, Any]) -> tuple[ReadOptions, Recipe | None, dict[str, Any]]:
     """What the run is asked: every value given, the schedule's, the recipe's (module docstring), with where each
-    came from; the recipe, the config fields the run sets (the recipe's, then `--config`'s, checked against the
+    came from; the recipe, and the config fields the run sets (the recipe's, then `--config`'s, checked against the
     config class before any work; the config is built once, by the run, when the data has set its vocabulary and
-    labels), and the architecture's registry row."""
+    labels)."""
     unknown = sorted(set(given) - _known_options())
     if unknown:
         raise TypeError(f"Unknown options {unknown}; see `hf-attn train --help`.")
@@ -195,8 +195,8 @@ def read_options(given: dict[str, Any]) -> tuple[ReadOptions, Recipe | None, dic
             "settings are that architecture's): leave --arch out, or pick another recipe (`hf-attn recipes`)."
         )
     merged = {**(_recipe_options(recipe) if recipe else {}), **given}
-    architecture = get_architecture(merged.get("arch") or None)  # none named: the default row
-    merged["arch"] = architecture.name
+    merged["arch"] = merged.get("arch") or default_architecture()
+    architecture = get_architecture(merged["arch"])
     config_class = architecture.config_class
     overrides = {**(recipe.config if recipe else {}), **parse_overrides(merged.get("config"))}
     check_config_overrides(config_class, overrides)
@@ -211,7 +211,7 @@ def read_options(given: dict[str, Any]) -> tuple[ReadOptions, Recipe | None, dic
         # `outputs.loss` is plain cross-entropy against `labels`, as in transformers' models.
         merged["label_smoothing_factor"] = label_smoothing
     merged = _recipe_word_vectors(merged, given, recipe)
-    return ReadOptions.of(merged, set(given), recipe, set(scheduled)), recipe, overrides, architecture
+    return ReadOptions.of(merged, set(given), recipe, set(scheduled)), recipe, overrides
 
 
 # `--word_vectors none`: train without pretrained vectors, also where the recipe names the paper's.

@@ -131,12 +131,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-def get_architecture(name: str | None) -> Architecture:
-    """The registry row of `name` (a `model_type`), with a clear error for unknown names; `None`: the row that says
-    `default=True`, what `hf-attn train` trains when nothing names one (the registry's tests hold it to one row)."""
+def get_architecture(name: str) -> Architecture:
+    """The registry row of `name` (a `model_type`), with a clear error for unknown names."""
     architectures = _architectures()
-    if name is None:
-        return next(row for row in architectures.values() if row.default)
     if name not in architectures:
         raise ValueError(f"Unknown architecture {name!r}; hf_attn has: {', '.join(sorted(architectures))}.")
     return architectures[name]

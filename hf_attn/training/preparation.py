@@ -108,7 +108,7 @@ class Preparation:
 def prepare_run(options: HfAttnArguments, args: HfAttnTrainingArguments) -> Preparation:
     """The run's data (`task_data`), head, checkpoint to go on from and vocabulary, each found once; the data's status
     lines printed (by the main process) once every one of them has passed its checks."""
-    architecture = options.architecture or get_architecture(options.arch)
+    architecture = get_architecture(options.arch)
     stages = DataStages()
     with stages.stage("reading and preparing") as step:
         data, shape, head = task_data(options, architecture, args)
