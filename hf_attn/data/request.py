@@ -1,5 +1,6 @@
 """What a run asks of its data, in one frozen object (`DataRequest`), and the one rule for a dataset without a
-held-out split (`hold_out`).
+held-out split (`hold_out`). How many held-out rows a training run scores is part of the request (`Scoring`,
+applied by `hf_attn.data.rows.rows_to_score`).
 
 A request is built once, from the options (`hf_attn.options.arguments.HfAttnArguments.data_request`), and every
 step of the data path takes it whole: reading the splits (`hf_attn.data.files.load_splits`), making their rows
@@ -19,7 +20,17 @@ from typing import TYPE_CHECKING, Protocol
 if TYPE_CHECKING:
     from datasets import Dataset
 
-__all__ = ["MIN_EVAL_SAMPLES", "Columns", "DataOptions", "DataRequest", "HeldOut", "HeldOutRows", "hold_out"]
+__all__ = [
+    "MIN_EVAL_SAMPLES",
+    "Columns",
+    "DataOptions",
+    "DataRequest",
+    "HeldOut",
+    "HeldOutRows",
+    "Scoring",
+    "TrainingLength",
+    "hold_out",
+]
 
 # Held-out rows scored by default: as many as the run trains on, and never fewer than this (a small held-out split
 # says little: 2,000 rows give an accuracy to about +-2%).
@@ -47,6 +58,17 @@ class DataOptions(Protocol):
     tokenizer_sample_rows: int
     overwrite_cache: bool
     preprocessing_num_workers: int | None
+
+
+class TrainingLength(Protocol):
+    """What a training run's arguments say of how much it trains (`transformers.TrainingArguments`' fields)."""
+
+    seed: int
+    max_steps: int
+    num_train_epochs: float
+    per_device_train_batch_size: int
+    gradient_accumulation_steps: int
+    world_size: int
 
 
 @dataclass(frozen=True)
@@ -79,6 +101,33 @@ class Columns:
 
 
 @dataclass(frozen=True)
+class Scoring:
+    """How many held-out rows a training run scores (`hf_attn.data.rows.rows_to_score`): `rows`
+    (`--max_eval_samples`), else about as many as it trains on, and at least `MIN_EVAL_SAMPLES`: `steps` × `batch`
+    examples where it counts steps (`--max_steps`), else `epochs` × its training rows. A five-step run on a million
+    rows does not score 100,000.
+
+    Attributes:
+        rows: the held-out rows scored at most (`--max_eval_samples`).
+        steps: the steps the run trains (`--max_steps`; `None`: it counts epochs).
+        batch: the examples of one step, over every process.
+        epochs: the epochs it trains when it counts no steps (`--num_train_epochs`).
+    """
+
+    rows: int | None = None
+    steps: int | None = None
+    batch: int = 1
+    epochs: float = 1.0
+
+    @classmethod
+    def of(cls, rows: int | None, training: TrainingLength) -> Scoring:
+        """The scoring of a run trained as `training` says, at most `rows` rows where given."""
+        batch = training.per_device_train_batch_size * training.gradient_accumulation_steps * training.world_size
+        steps = training.max_steps if training.max_steps > 0 else None
+        return cls(rows=rows, steps=steps, batch=batch, epochs=training.num_train_epochs)
+
+
+@dataclass(frozen=True)
 class HeldOut:
     """Where the held-out rows come from: a file (`dataset`), else a split (`split`), else the first of
     validation / dev / valid / test the dataset has, else `fraction` of the usable training rows, drawn with `seed`
@@ -90,6 +139,8 @@ class HeldOut:
         fraction: the share of training rows held out when the data has no held-out split (`--eval_fraction`).
         seed: the seed of that draw (the run's `--seed`).
         stream_rows: the rows a stream without a held-out split holds out (`--max_eval_samples`, else 2,000).
+        scoring: how many of the held-out rows a training run scores (`Scoring`; `None`: every one, as
+            `hf-attn evaluate` scores them).
     """
 
     dataset: str | None = None
@@ -97,6 +148,7 @@ class HeldOut:
     fraction: float = 0.1
     seed: int = 0
     stream_rows: int = 2000
+    scoring: Scoring | None = None
 
 
 @dataclass(frozen=True)
@@ -132,9 +184,16 @@ class DataRequest:
     split_names: tuple[str, str] = ("train", "held-out")
 
     @classmethod
-    def of(cls, options: DataOptions, seed: int, tokenizer: Sequence[tuple[str, str, str]]) -> DataRequest:
+    def of(
+        cls,
+        options: DataOptions,
+        seed: int,
+        tokenizer: Sequence[tuple[str, str, str]],
+        training: TrainingLength | None = None,
+    ) -> DataRequest:
         """The request `options` make, with the run's `seed` (the held-out draw) and the columns the tokenizer reads
-        beside each text (`tokenizer`: (option, keyword, column), `ArchitectureArguments.columns`)."""
+        beside each text (`tokenizer`: (option, keyword, column), `ArchitectureArguments.columns`); for a training
+        run (`training`: its arguments), how many held-out rows it scores (`Scoring`)."""
         pair = options.target_column or options.text_pair_column
         # Read as strings, as written: the text, its pair, the label (named, or the `label` / `labels` a task finds
         # by itself), and the tokenizer's columns.
@@ -156,6 +215,7 @@ class DataRequest:
             fraction=options.eval_fraction,
             seed=seed,
             stream_rows=options.max_eval_samples or MIN_EVAL_SAMPLES,
+            scoring=Scoring.of(options.max_eval_samples, training) if training is not None else None,
         )
         return cls(
             dataset=options.dataset or "",

@@ -1,8 +1,8 @@
 """Rows made canonical: the one module that puts a split in the form of a task shape, for a split read whole
 (`canonical_rows`) and for a stream (`hf_attn.data.streaming`, with the same `RowRules`).
 
-`canonical_rows` checks the columns and returns `CanonicalRows` whose columns are canonical (`text`, `pair`,
-`label`; see `hf_attn.tasks`), and `CanonicalRows.task_data` the `TaskData` of them, for both paths: class names
+`canonical_rows` checks the columns, makes them canonical (`text`, `pair`, `label`; see `hf_attn.tasks`) and
+returns the run's `TaskData`, built for both paths by one function (`CanonicalRows.task_data`): class names
 from a `ClassLabel` feature or collected from the training split, label sets from a list column or a separator, tags
 per word. Rows it cannot use (an empty text, no label: SNLI's -1 or "-") are dropped and counted, never silently; a
 held-out label that training never saw is an error. Nested columns are named with dots (`translation.de`, the WMT
@@ -13,17 +13,18 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import math
 import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from datasets import ClassLabel, Dataset, Features, Value
+from datasets import ClassLabel, Dataset, Features, IterableDataset, Value
 from datasets import Sequence as SequenceFeature
 
-from .cache import cached_filter, cached_map, column_values, fingerprint
-from .request import DataRequest, hold_out
+from .cache import cached_filter, cached_map, column_values, fingerprint, sample_rows
+from .request import MIN_EVAL_SAMPLES, DataRequest, hold_out
 from .task_data import LabelFormat, TaskData, TaskLayout
 
 # Label values that mean "no label" (SNLI: -1 in the Hub dataset, "-" as gold_label in the original jsonl).
@@ -279,22 +280,17 @@ class CanonicalRows:
     cached: bool = False
     vocabulary_rows: Any = None
 
-    def task_data(
-        self,
-        shape: str | None = None,
-        scored: Any = None,
-        notes: Sequence[str] = (),
-        scored_note: str | None = None,
-        episode_settings: dict[str, Any] | None = None,
-    ) -> TaskData:
+    def task_data(self, shape: str | None = None, notes: Sequence[str] = ()) -> TaskData:
         """The `TaskData` of these rows, complete. `shape`: the task shape trained (default: the layout's; a
-        folder's variant of it, `hf_attn.tasks.heads.shape_for_head`). `scored`: the held-out rows scored (default:
-        all), and `scored_note` the status line that says so, after the rows' own. `notes`: status lines said
-        before the rows' own (what reading the files said)."""
+        folder's variant of it, `hf_attn.tasks.heads.shape_for_head`). The held-out rows are those a training run
+        scores (`rows_to_score`, the one rule; every one for `hf-attn evaluate`), with the
+        status line that says so after the rows' own. `notes`: status lines said before the rows' own (what reading
+        the files said)."""
+        scored, scored_note = rows_to_score(self.train, self.eval, self.request)
         columns, label = self.request.columns, self.rules.label_column
         return TaskData(
             train=self.train,
-            eval=self.eval if scored is None else scored,
+            eval=scored,
             shape=shape or self.rules.layout.name,
             text_column="text",
             pair_column="pair" if columns.pair is not None else None,
@@ -302,7 +298,6 @@ class CanonicalRows:
             labels=self.rules.names,
             source={**self.source, "columns": ", ".join(filter(None, (columns.text, columns.pair, label)))},
             dropped=self.dropped,
-            episode_settings=episode_settings or {},
             tokenizer_columns={keyword: column for _, keyword, column in columns.tokenizer},
             notes=(*notes, *self.notes, *([scored_note] if scored_note else [])),
             from_cache=["prepared rows"] if self.cached else [],
@@ -310,14 +305,46 @@ class CanonicalRows:
         )
 
 
+def rows_to_score(
+    train: Dataset | IterableDataset, held_out: Dataset | IterableDataset, request: DataRequest
+) -> tuple[Dataset | IterableDataset, str | None]:
+    """The held-out rows a training run scores (`HeldOut.scoring`; all of them where it has none), and the status
+    line that says so (`None`: all of them): a seeded sample of the held-out split when it is larger than
+    `--max_eval_samples`, or, by default, than the rows the run trains on (at least `MIN_EVAL_SAMPLES`); of a
+    stream's, its first rows (`hf_attn.data.streaming.stream_rows` held out no more when it chose them)."""
+    policy, scoring = request.held_out, request.held_out.scoring
+    if scoring is None:
+        return held_out, None
+    if not hasattr(train, "__len__"):
+        limit = policy.stream_rows
+        return held_out.take(limit), f"[hf-attn] held-out: scoring the first {limit} rows of the held-out stream"
+    if scoring.rows is not None:
+        limit, why = scoring.rows, "--max_eval_samples"
+    else:
+        trained = scoring.steps * scoring.batch if scoring.steps else math.ceil(scoring.epochs * len(train))
+        limit = max(MIN_EVAL_SAMPLES, trained)
+        why = f"about as many as the run trains on ({trained}); --max_eval_samples N chooses"
+    if len(held_out) <= limit:
+        return held_out, None
+    note = f"[hf-attn] held-out: scoring {limit} of {len(held_out)} rows, a sample (seed {policy.seed}): {why}"
+    return sample_rows(held_out, limit, policy.seed), note
+
+
 def canonical_rows(
-    train: Dataset, held_out: Dataset | None, layout: TaskLayout, request: DataRequest, source: dict[str, str]
-) -> CanonicalRows:
-    """Checks the columns, drops (and counts) unusable rows, encodes labels: the two splits in canonical form.
-    `layout`: the task shape's rows (a model folder's shape: `TaskShape.layout`). `request`: the columns, the label
-    names to encode with (`labels`: a trained model's `id2label`, instead of the training split's), what messages
-    call the splits, the rewriting `map`'s workers and `fresh` (`--overwrite_cache`). `source`: what the card says
-    of the data.
+    train: Dataset,
+    held_out: Dataset | None,
+    layout: TaskLayout,
+    request: DataRequest,
+    source: dict[str, str],
+    shape: str | None = None,
+    notes: Sequence[str] = (),
+) -> TaskData:
+    """Checks the columns, drops (and counts) unusable rows, encodes labels: the run's `TaskData` of the two splits
+    in canonical form (`CanonicalRows.task_data`). `layout`: the task shape's rows (a model folder's shape:
+    `TaskShape.layout`). `request`: the columns, the label names to encode with (`labels`: a trained model's
+    `id2label`, instead of the training split's), what messages call the splits, the rewriting `map`'s workers and
+    `fresh` (`--overwrite_cache`), the held-out rows a training run scores. `source`: what the card says of the data.
+    `shape`: the task shape trained, where not the layout's; `notes`: what reading the files said.
 
     `held_out` `None`: rows are held out of the usable training rows (`hf_attn.data.request.hold_out`, the one rule),
     so that a file's bad rows change nothing but their own absence: its held-out rows are those of the same file
@@ -344,12 +371,13 @@ def canonical_rows(
         cached &= reused
         if lost:
             dropped[split_name] = lost
-    notes: tuple[str, ...] = ()
+    said: tuple[str, ...] = ()
     if carve:  # held out from the usable rows: the same rows as for the file without its bad ones
         held = hold_out(prepared["train"], request)
         prepared["train"], prepared["held-out"] = held.train, held.held_out
-        source, notes = {**source, "held_out": held.described}, (held.note,)
-    return CanonicalRows(prepared["train"], prepared["held-out"], rules, request, source, dropped, notes, cached)
+        source, said = {**source, "held_out": held.described}, (held.note,)
+    rows = CanonicalRows(prepared["train"], prepared["held-out"], rules, request, source, dropped, said, cached)
+    return rows.task_data(shape, notes)
 
 
 def _prepared_split(

@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import json
 from collections import Counter
+from collections.abc import Sequence
 from typing import Any
 
 from datasets import Dataset, IterableDataset
@@ -32,7 +33,7 @@ from datasets.distributed import split_dataset_by_node
 
 from .request import DataRequest
 from .rows import DROP_COLUMN, UNSEEN_COLUMN, CanonicalRows, RowRules, row_rules, typed_labels
-from .task_data import TaskLayout
+from .task_data import TaskData, TaskLayout
 
 
 def _row_key(row: dict[str, Any]) -> str:
@@ -56,12 +57,15 @@ def stream_rows(
     request: DataRequest,
     source: dict[str, str],
     process: tuple[int, int] = (0, 1),
-) -> CanonicalRows:
+    shape: str | None = None,
+    notes: Sequence[str] = (),
+) -> TaskData:
     """Canonical rows over streams (module docstring): `train` and `eval` are `IterableDataset`s made canonical as
-    they are read, `vocabulary_rows` the canonical first `request.sample_rows` training rows; `task_data` makes
-    the run's `TaskData` of them, as of a split read whole. `process`: (rank, number of processes) of a distributed
-    run, whose training stream is split between them."""
-    notes = []
+    they are read, `vocabulary_rows` the canonical first `request.sample_rows` training rows, in the run's
+    `TaskData`, built as of a split read whole (`CanonicalRows.task_data`; `shape`, `notes`: as
+    `hf_attn.data.rows.canonical_rows` takes them). `process`: (rank, number of processes) of a distributed run,
+    whose training stream is split between them."""
+    said = []
     columns = request.columns
     if any(name is not None and "." in name for name in (columns.text, columns.pair, columns.label)):
         train = train.flatten()  # a nested column (`translation.de`) is named with dots
@@ -73,7 +77,7 @@ def stream_rows(
         held = {_row_key(row) for row in first}
         held_out = Dataset.from_list(first, features=train.features)
         train = train.filter(lambda row: _row_key(row) not in held)
-        notes.append(f"[hf-attn] streaming: no held-out split; holding out the first {len(first)} training rows")
+        said.append(f"[hf-attn] streaming: no held-out split; holding out the first {len(first)} training rows")
         source = {**source, "held_out": f"the first {len(first)} rows of the training stream"}
     sample = _first_rows(train, request.sample_rows, "The training split")
     first_held_out = _first_rows(held_out, 1, "The held-out split")
@@ -82,7 +86,7 @@ def stream_rows(
     marked = _marked(sample, rules, "train", columns)
     counts = Counter(reason for reason in marked[DROP_COLUMN] if reason)
     dropped = f"; they drop {sum(counts.values())} ({', '.join(f'{r}: {n}' for r, n in counts.items())})"
-    notes.append(
+    said.append(
         f"[hf-attn] streaming: vocabulary{' and labels' if rules.names else ''} from the first {len(sample)} training "
         f"rows (--tokenizer_sample_rows){dropped if counts else ''}; later rows that cannot be used are skipped as "
         "they come"
@@ -90,15 +94,16 @@ def stream_rows(
     rank, processes = process
     if processes > 1:
         train = split_dataset_by_node(train, rank=rank, world_size=processes)
-    return CanonicalRows(
+    rows = CanonicalRows(
         train=_canonical(train, rules, "train", columns),
         eval=_canonical(held_out, rules, "held-out", columns),
         rules=rules,
         request=request,
         source=source,
-        notes=tuple(notes),
+        notes=tuple(said),
         vocabulary_rows=_kept(marked, rules),
     )
+    return rows.task_data(shape, notes)
 
 
 def _marked(rows: Any, rules: RowRules, split: str, columns: list[str]) -> Any:

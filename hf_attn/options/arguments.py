@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from transformers import HfArgumentParser  # light: `import transformers` loads its parts when they are used
 
-from ..data.request import DataRequest
+from ..data.request import DataRequest, TrainingLength
 from ..recipes import Recipe
 from ..registry.row import ArchitectureArguments, TokenizerColumn, option_help
 from ..utils.errors import OneLineUsageErrors
@@ -223,13 +223,16 @@ class HfAttnArguments:
         episodes, the support noise and the training episodes' N, as training and evaluation both read them."""
         return {"eval_episodes": self.eval_episodes, "noise_rate": self.support_noise, "train_ways": self.train_ways}
 
-    def data_request(self, seed: int = 0, columns: Sequence[TokenizerColumn] | None = None) -> DataRequest:
+    def data_request(
+        self, training: TrainingLength | None = None, columns: Sequence[TokenizerColumn] | None = None
+    ) -> DataRequest:
         """What the data path reads of these options, typed and frozen (`hf_attn.data.request.DataRequest.of`):
-        built once, where a command's options are read. `seed`: the run's (the held-out draw). `columns`: the columns
-        the tokenizer reads beside each text (default: `architecture_arguments.columns()`; `hf-attn evaluate`: the
-        run's)."""
+        built once, where a command's options are read. `training`: a training run's arguments (its seed draws the
+        held-out rows; how long it trains says how many it scores); `None`: seed 0, every held-out row scored.
+        `columns`: the columns the tokenizer reads beside each text (default: `architecture_arguments.columns()`;
+        `hf-attn evaluate`: the run's)."""
         tokenizer = self.architecture_arguments.columns() if columns is None else columns
-        return DataRequest.of(self, seed, tokenizer)
+        return DataRequest.of(self, training.seed if training is not None else 0, tokenizer, training)
 
 
 @dataclass

@@ -1,6 +1,7 @@
 """Every check of `hf-attn train`'s options, each refusing a value or a combination in one line that names the
-option, before any work (the ones that need the data read or the folder, `check_streamed_shape`, `check_staged_run`
-and `check_output_folder`, as soon as the run knows its shape and head and before it writes).
+option, before any work (the ones that need the data read or the folder, `check_staged_run` and
+`check_output_folder`, as soon as the run knows its head and before it writes; a stream for a task shape that cannot
+stream is refused as the shape is chosen, `hf_attn.tasks.heads.choose_head`).
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ if TYPE_CHECKING:
     from transformers import TrainingArguments
 
     from ..registry.row import Architecture, Head
-    from ..tasks.base import TaskShape
 
 # Numbers that would train nothing, or fail deep inside transformers (a division by zero, a negative seed),
 # checked before any work: option -> (the smallest value that makes sense, what it must be).
@@ -251,16 +251,6 @@ def check_combinations(options: HfAttnArguments, args: TrainingArguments) -> Non
         raise ValueError(
             "--max_steps 0 would train nothing (transformers would train the epochs instead): give a positive number "
             "of steps, or leave it out to train for --num_train_epochs."
-        )
-
-
-def check_streamed_shape(shape: TaskShape, streaming: bool) -> None:
-    """`--streaming` for a task shape that needs its whole training split ahead (`TaskShape.streams` false), refused
-    once the data's columns have chosen the shape."""
-    if streaming and not shape.streams:
-        raise ValueError(
-            f"--streaming: a {shape.name} task needs its whole training split ahead ({shape.needs_ahead}); train "
-            "without --streaming."
         )
 
 

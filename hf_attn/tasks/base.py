@@ -116,16 +116,16 @@ class TaskShape:
         self,
         config_class: type[PreTrainedConfig],
         tokenizer: PreTrainedTokenizerBase,
-        labels: list[str] | None,
         data: TaskData,
         overrides: dict[str, Any],
     ) -> PreTrainedConfig:
-        """The run's one config: `config_fields` (the vocabulary, the labels) and the recipe's and `--config`'s
-        `overrides` (checked against the class when the options were read:
-        `hf_attn.options.reading.check_config_overrides`); a value the config refuses is a `ValueError` naming
-        `--config` and the field (the config's own message)."""
+        """The run's one config: `config_fields` (the vocabulary, the classes the head learns: `label_names`, which
+        refuses a single label) and the recipe's and `--config`'s `overrides` (checked against the class when the
+        options were read: `hf_attn.options.reading.check_config_overrides`); a value the config refuses is a
+        `ValueError` naming `--config` and the field (the config's own message)."""
         from huggingface_hub.errors import StrictDataclassError
 
+        labels = self.label_names(data)
         try:
             return config_class(**self.config_fields(tokenizer, labels, data), **overrides)
         except (StrictDataclassError, TypeError) as error:

@@ -107,13 +107,14 @@ def pick_head(architecture: Architecture, shape: TaskShape, name: str | None) ->
 
 
 def choose_head(
-    architecture: Architecture, wanted: Sequence[str], name: str | None
+    architecture: Architecture, wanted: Sequence[str], name: str | None, streaming: bool = False
 ) -> tuple[TaskShape, TaskShape, Head | None]:
     """What a run's data and options choose, in one step: the data's shape (the first of the shapes `wanted` that
     `architecture` has a head for, else the last), the shape that trains the head asked for by `name`
     (`shape_for_head`: the data's, or a variant of it), and that head: the first of `heads_for`, or `None` where
     there is none, for `pick_head` to name what is missing once the rows have named a missing column (a column
-    not there is why no head fits)."""
+    not there is why no head fits). Data read as a stream (`streaming`, `--streaming`) for a shape that needs its
+    whole training split ahead (`TaskShape.streams` false) is refused, naming the option."""
     found = next(
         (
             (TASK_SHAPES[shape], heads)
@@ -123,6 +124,11 @@ def choose_head(
         (TASK_SHAPES[wanted[-1]], []),
     )
     data_shape, heads = found
+    if streaming and not data_shape.streams:
+        raise ValueError(
+            f"--streaming: a {data_shape.name} task needs its whole training split ahead ({data_shape.needs_ahead}); "
+            "train without --streaming."
+        )
     shape = shape_for_head(data_shape, architecture, name)
     if shape is not data_shape:  # a variant's heads
         heads = heads_for(architecture, shape, name)

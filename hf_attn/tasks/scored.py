@@ -145,4 +145,4 @@ def scored_data(
     known = tuple(config.id2label.values()) if shape.has_labels else None
     columns = dataclasses.replace(request.columns, label=label if known else None)
     request = dataclasses.replace(request, columns=columns, labels=known, split_names=("evaluation", "evaluation"))
-    return canonical_rows(rows, rows, shape.layout, request, {}).task_data()
+    return canonical_rows(rows, rows, shape.layout, request, {})

@@ -1,7 +1,8 @@
 """A training run's second step (`fit_run`): from the `Preparation` (`hf_attn.training.preparation`) to a trained
 model, its held-out metrics and the record its card is written from.
 
-The config (the shape's fields: vocabulary, labels; the recipe's and `--config`'s overrides), the two splits encoded
+The config (the shape's fields: vocabulary, labels; the recipe's and `--config`'s overrides; the data's status lines
+said once it has taken its labels), the two splits encoded
 (found again in the `datasets` cache on a second run), the architecture's first stage where it has one (ELMo's biLM,
 `Architecture.pretraining_head`), the model (word vectors copied in), the shape's `Trainer`, the held-out metrics, and
 the training record (`hf_attn_training.json`) with the example its card draws.
@@ -23,6 +24,7 @@ from datasets import Dataset
 from transformers import PreTrainedConfig, PreTrainedTokenizerBase, Trainer, TrainerCallback, set_seed
 
 from ..data.episodes import CLASS_COLUMN
+from ..data.request import DataRequest
 from ..data.task_data import TaskData
 from ..data.word_vectors import Coverage, initialise_embeddings
 from ..options.arguments import HfAttnArguments
@@ -58,7 +60,10 @@ def fit_run(
     """Config -> encoded splits -> first stage (where the head has one) -> model (and word vectors) -> the shape's
     `Trainer` -> held-out metrics -> the training record."""
     data, shape, head, tokenizer = run.data, run.shape, run.head, run.tokenizer
-    config = shape.build_config(run.architecture.config_class, tokenizer, run.labels, data, options.config_overrides)
+    config = shape.build_config(run.architecture.config_class, tokenizer, data, options.config_overrides)
+    if args.process_index == 0:
+        for note in data.notes:  # said now that the data has passed its checks: a refused run prints one line
+            print(note, flush=True)
     with run.stages.stage("encoding") as step, args.main_process_first(local=False, desc="encoding the data"):
         # The main process encodes first; the others find its work in the datasets cache (a split held in memory is
         # encoded by each).
@@ -182,16 +187,17 @@ def training_record(
         source=data.source,
         settings=settings,
         metrics=metrics,
-        evaluation_options=evaluation_options(options),
+        evaluation_options=evaluation_options(run.request, options.max_length),
         paper=recipe.paper if recipe is not None else None,
         example=_card_example(data, trainer.model.config),
     )
 
 
-def evaluation_options(options: HfAttnArguments) -> dict[str, Any]:
-    """The run's options that evaluation reuses (`TrainingRecord.evaluation_options`), by option name."""
-    reused: dict[str, Any] = {"max_length": options.max_length}
-    reused.update({column.option: column.column for column in options.architecture_arguments.columns()})
+def evaluation_options(request: DataRequest, max_length: int | None) -> dict[str, Any]:
+    """The run's options that evaluation reuses (`TrainingRecord.evaluation_options`), by option name: the length
+    limit and the columns the tokenizer reads beside each text (as `request` named them)."""
+    reused: dict[str, Any] = {"max_length": max_length}
+    reused.update({option: column for option, _, column in request.columns.tokenizer})
     return {name: value for name, value in reused.items() if value is not None}
 
 

@@ -1,8 +1,8 @@
 """A training run's first step (`prepare_run`): what it trains on, built once, and what it trains it with.
 
 - The data (`task_data`): a synthetic task or the user's files (`--dataset`), in the task shape of the head that
-  trains on it, its held-out split cut to what is scored (`held_out_rows`), with the episodes' settings and the status
-  lines, in one complete, frozen `TaskData`.
+  trains on it, its held-out split cut to what is scored (`hf_attn.data.rows.rows_to_score`), with the episodes'
+  settings and the status lines, in one complete, frozen `TaskData`.
 - The shape and the head (`choose_head`), whether it trains in two stages, and the options such a run refuses.
 - Where the run goes on from (`--resume_from_checkpoint`), found once, before any work.
 - The vocabulary: the architecture's tokenizer kind trained on the training texts (or the same vocabulary found again
@@ -17,28 +17,26 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import json
-import math
 import re
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from datasets import Dataset
 from transformers import AutoTokenizer, PreTrainedTokenizerBase
 
 from ..data import get_synthetic_task
-from ..data.cache import cache_folder, column_values, sample_rows, vocabulary
+from ..data.cache import cache_folder, column_values, vocabulary
 from ..data.episodes import prepare_few_shot_data
 from ..data.files import load_splits
 from ..data.kinds import EPISODES
-from ..data.request import MIN_EVAL_SAMPLES
-from ..data.rows import canonical_rows
+from ..data.request import DataRequest
+from ..data.rows import canonical_rows, rows_to_score
 from ..data.streaming import stream_rows
 from ..data.task_data import TaskData
 from ..options.arguments import HfAttnArguments
-from ..options.checks import check_staged_run, check_streamed_shape
+from ..options.checks import check_staged_run
 from ..options.training_arguments import HfAttnTrainingArguments
 from ..registry.table import Architecture, Head, get_architecture
 from ..tasks.base import TaskShape
@@ -49,7 +47,6 @@ from ..utils.saving import report_on_main, resume_point
 __all__ = [
     "DataStages",
     "Preparation",
-    "held_out_rows",
     "prepare_run",
     "task_data",
     "task_summary",
@@ -90,28 +87,30 @@ class DataStages:
 
 @dataclass(frozen=True)
 class Preparation:
-    """What `prepare_run` hands the fitting step: the architecture's row, the complete task data, its shape and head,
-    whether the head trains in two stages (`trains_in_stages`), the checkpoint the run goes on from, the tokenizer,
-    the classes the head learns, and the data steps timed so far (`stages`, which encoding joins)."""
+    """What `prepare_run` hands the fitting step: the architecture's row, the data request (`DataRequest`: the
+    columns evaluation reads again), the complete task data, its shape and head, whether the head trains in two
+    stages (`trains_in_stages`), the checkpoint the run goes on from, the tokenizer, and the data steps timed so far
+    (`stages`, which encoding joins)."""
 
     architecture: Architecture
+    request: DataRequest
     data: TaskData
     shape: TaskShape
     head: Head
     staged: bool
     resume: str | bool | None
     tokenizer: PreTrainedTokenizerBase
-    labels: list[str] | None
     stages: DataStages
 
 
 def prepare_run(options: HfAttnArguments, args: HfAttnTrainingArguments) -> Preparation:
-    """The run's data (`task_data`), head, checkpoint to go on from and vocabulary, each found once; the data's status
-    lines printed (by the main process) once every one of them has passed its checks."""
+    """The run's data request, data (`task_data`), head, checkpoint to go on from and vocabulary, each found once;
+    the data's status lines are printed by the fitting step, once the config has taken its labels."""
     architecture = get_architecture(options.arch)
+    request = options.data_request(args)
     stages = DataStages()
     with stages.stage("reading and preparing") as step:
-        data, shape, head = task_data(options, architecture, args)
+        data, shape, head = task_data(options, architecture, args, request)
         step.cached = "prepared rows" in data.from_cache
     staged = check_staged_run(architecture, head, data.streamed, args.resume_from_checkpoint)
     # Where the run goes on from, where asked: found once, before any work (each checkpoint that does not load is
@@ -123,11 +122,7 @@ def prepare_run(options: HfAttnArguments, args: HfAttnTrainingArguments) -> Prep
         build = lambda: _vocabulary(options, architecture, data, step)  # noqa: E731 (trained only where none is given)
         own_class = architecture.tokenizer.tokenizer_class
         tokenizer = _shared_tokenizer(args, resume, options.tokenizer, build, own_class)
-    labels = shape.label_names(data)
-    if args.process_index == 0:
-        for note in data.notes:  # said now that the data has passed its checks: a refused run prints one line
-            print(note, flush=True)
-    return Preparation(architecture, data, shape, head, staged, resume, tokenizer, labels, stages)
+    return Preparation(architecture, request, data, shape, head, staged, resume, tokenizer, stages)
 
 
 def _shared_tokenizer(
@@ -188,15 +183,15 @@ def task_summary(docstring: str | None) -> str:
 
 
 def task_data(
-    options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments
+    options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments, request: DataRequest
 ) -> tuple[TaskData, TaskShape, Head]:
-    """The run's data, complete and built once: read (`--dataset`) or generated, in the task shape of the head that
-    trains on it, its held-out split cut to what is scored (`held_out_rows`; a few-shot split is the instances its
-    episodes are drawn from, kept whole), with the episodes' settings and every status line to print; with the shape
-    and the head (`choose_head`)."""
+    """The run's data, complete and built once: read as `request` asks (`--dataset`) or generated, in the task shape
+    of the head that trains on it, its held-out split cut to what is scored (`hf_attn.data.rows.rows_to_score`; a
+    few-shot split is the instances its episodes are drawn from, kept whole), with the episodes' settings and every
+    status line to print; with the shape and the head (`choose_head`)."""
     if options.dataset:
         try:
-            return _read_dataset(options, architecture, args)
+            return _read_dataset(options, architecture, args, request)
         except ValueError as error:
             raise _whose(error, options) from error
     name = options.task or architecture.synthetic_task
@@ -205,7 +200,7 @@ def task_data(
     train_split, held_out = synthetic.splits(*sizes, seed=args.seed, **options.task_kwargs)
     _, shape, head = choose_head(architecture, [options.shape or synthetic.shape], options.head)
     head = head or pick_head(architecture, shape, options.head)  # names the head missing
-    scored, note = (held_out, None) if shape.episodic else held_out_rows(train_split, held_out, options, args)
+    scored, note = (held_out, None) if shape.episodic else rows_to_score(train_split, held_out, request)
     data = TaskData(
         train=train_split,
         eval=scored,
@@ -263,12 +258,11 @@ def _whose(error: ValueError, options: HfAttnArguments) -> ValueError:
 
 
 def _read_dataset(
-    options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments
+    options: HfAttnArguments, architecture: Architecture, args: HfAttnTrainingArguments, request: DataRequest
 ) -> tuple[TaskData, TaskShape, Head]:
     """The user's dataset in canonical form: read whole (`canonical_rows`), or with `--streaming` as training asks for
     it (`stream_rows`), for a task shape that needs no whole split ahead; a few-shot dataset's classes held out
     (`prepare_few_shot_data`)."""
-    request = options.data_request(args.seed)
     notes: list[str] = []
     train_split, held_out, source = load_splits(request, notes)
     streaming = request.streaming
@@ -279,8 +273,7 @@ def _read_dataset(
         label = next((name for name in ("label", "labels") if name in seen.column_names), None)
     request = dataclasses.replace(request, columns=dataclasses.replace(request.columns, label=label))
     wanted = [options.shape] if options.shape else wanted_shapes(options, architecture, seen, label)
-    data_shape, shape, head = choose_head(architecture, wanted, options.head)
-    check_streamed_shape(data_shape, streaming)
+    data_shape, shape, head = choose_head(architecture, wanted, options.head, streaming)
     if shape.episodic:  # its held-out classes are said as they are chosen
         settings = options.episode_settings()
         data = prepare_few_shot_data(train_split, held_out, request, source, notes, settings)
@@ -293,33 +286,8 @@ def _read_dataset(
                 )
     if streaming:
         process = (args.process_index, args.world_size)
-        rows = stream_rows(train_split, held_out, data_shape.layout, request, source, process)
+        data = stream_rows(train_split, held_out, data_shape.layout, request, source, process, shape.name, notes)
     else:
-        rows = canonical_rows(train_split, held_out, data_shape.layout, request, source)
+        data = canonical_rows(train_split, held_out, data_shape.layout, request, source, shape.name, notes)
     head = head or pick_head(architecture, shape, options.head)  # names the head missing, once the rows are checked
-    scored, note = held_out_rows(rows.train, rows.eval, options, args)
-    return rows.task_data(shape.name, scored, notes, note), shape, head
-
-
-def held_out_rows(
-    train: Any, held_out: Any, options: HfAttnArguments, args: HfAttnTrainingArguments
-) -> tuple[Any, str | None]:
-    """The held-out rows scored, and the status line that says so (`None`: all of them): a seeded sample of the
-    held-out split when it is larger than `--max_eval_samples`, or, by default, than the rows the run trains on (at
-    least `MIN_EVAL_SAMPLES`), so that a five-step run on a million rows does not score 100,000."""
-    if not hasattr(train, "__len__"):  # a stream's: the first rows (`stream_rows` held out no more when it chose them)
-        limit = options.max_eval_samples or MIN_EVAL_SAMPLES
-        return held_out.take(limit), f"[hf-attn] held-out: scoring the first {limit} rows of the held-out stream"
-    rows = len(held_out)
-    if options.max_eval_samples is not None:
-        limit, why = options.max_eval_samples, "--max_eval_samples"
-    else:
-        steps = args.max_steps if args.max_steps > 0 else None
-        batch = args.per_device_train_batch_size * args.gradient_accumulation_steps * args.world_size
-        trained = steps * batch if steps else math.ceil(args.num_train_epochs * len(train))
-        limit = max(MIN_EVAL_SAMPLES, trained)
-        why = f"about as many as the run trains on ({trained}); --max_eval_samples N chooses"
-    if rows <= limit:
-        return held_out, None
-    note = f"[hf-attn] held-out: scoring {limit} of {rows} rows, a sample (seed {args.seed}): {why}"
-    return sample_rows(held_out, limit, args.seed), note
+    return data, shape, head

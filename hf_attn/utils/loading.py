@@ -11,8 +11,6 @@ model loaded with `trust_remote_code` where hf_attn is not installed loads as tr
 
 from __future__ import annotations
 
-import contextlib
-
 
 class SafetensorsLoadingMixin:
     """`from_pretrained` for hf_attn models: safetensors only (a folder holding only pickle weights is refused, and
@@ -68,7 +66,7 @@ class SafetensorsLoadingMixin:
             from hf_attn.utils.auto_classes import mark_for_auto_class
             from hf_attn.utils.integrity import write_records
             from hf_attn.utils.remote_code import write_remote_code
-            from hf_attn.utils.saving import is_staging, staged_save
+            from hf_attn.utils.saving import staged_save
         except ImportError:  # loaded as remote code: transformers has copied the folder's files as they are
             write_records = write_remote_code = staged_save = None
         else:  # the saved config carries `auto_map` (trust_remote_code users), however the model was built
@@ -76,10 +74,8 @@ class SafetensorsLoadingMixin:
         if staged_save is None or not kwargs.get("is_main_process", True):
             super().save_pretrained(save_directory, *args, **kwargs)
         else:
-            # Into another save's staging folder (a training run's finished folder: model, tokenizer, card), the
-            # files are staged already: written there directly, moved in by that save.
-            into_staging = is_staging(save_directory)
-            with contextlib.nullcontext(save_directory) if into_staging else staged_save(save_directory) as staging:
+            # Into another save's staging folder, `staged_save` writes directly: that save moves the files in.
+            with staged_save(save_directory) as staging:
                 super().save_pretrained(staging, *args, **kwargs)
                 # Every head's code, an Auto class or not (a pair or few-shot head loads with
                 # `get_class_from_dynamic_module("modeling_<name>.<Class>", folder)`).

@@ -134,8 +134,13 @@ def staged_save(folder: str | os.PathLike) -> Iterator[Path]:
     """Yields a fresh staging folder inside `folder` (created if needed), holding `folder`'s lock; when the block
     ends without an error, moves its files into `folder` (`commit_staged`). The staging folder is removed either
     way, and stale ones of killed saves before it starts. A write the file system refuses is a `SaveError` naming
-    the fault and the folder."""
+    the fault and the folder. Into another save's staging folder (`is_staging`: a training run's finished folder,
+    model, tokenizer and card), the files are staged already: they are written there directly, moved in by that
+    save."""
     folder = Path(folder)
+    if is_staging(folder):
+        yield folder
+        return
     folder.mkdir(parents=True, exist_ok=True)
     with folder_lock(folder, writer="a save"):
         earlier = "the earlier model there is intact" if holds_model(folder) else "nothing was saved there"

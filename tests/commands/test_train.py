@@ -105,7 +105,10 @@ def test_one_training_run_does_each_thing_once(counts, tmp_path, entry):
 
         main(["train", "--output_dir", str(out), "--max_steps", "3", *command_line(OPTIONS)])
     assert counts["config built"] == 1, counts
-    saves = {key[1]: count for key, count in counts.items() if key[0] == "staged_save"}
+    # A save into a staging folder (the model's and the tokenizer's, inside the finished folder's) writes there
+    # directly: it stages nothing of its own.
+    staging = hf_attn.utils.saving.STAGING_PREFIX
+    saves = {key[1]: n for key, n in counts.items() if key[0] == "staged_save" and not key[1].startswith(staging)}
     assert saves == {"checkpoint-3": 1, "run": 1}, counts  # the checkpoint's, and the finished folder's: no other
     assert counts[("_take", "run")] == 1, counts  # the output folder's lock, held from the start to the last save
     assert counts["PreTrainedModel read back"] == counts["PreTrainedTokenizerBase read back"] == 0, counts
@@ -127,7 +130,7 @@ def call_walk():
 # The strict walk of `hf-attn train` on a CSV (`call_walk.py --strict`): every call between two of hf_attn's modules
 # and its return a move. 254 before each step of the data path was one call into the module that does it; a change
 # that sends the request back and forth again fails here.
-STRICT_STAYS = 142
+STRICT_STAYS = 132
 
 
 def test_the_command_takes_each_step_in_one_room(tmp_path):

@@ -18,8 +18,8 @@ def canonical_task_data(
     workers: int | None = None,
     split_names: tuple[str, str] = ("train", "held-out"),
 ) -> TaskData:
-    """`canonical_rows(...).task_data()` of `train` and `held_out` in the task shape `shape`."""
+    """`canonical_rows(...)` of `train` and `held_out` in the task shape `shape`."""
     request = DataRequest(
         "rows", columns=Columns(text=text_column, label=label_column), workers=workers, split_names=split_names
     )
-    return canonical_rows(train, held_out, get_task_layout(shape), request, {}).task_data()
+    return canonical_rows(train, held_out, get_task_layout(shape), request, {})

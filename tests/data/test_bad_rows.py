@@ -182,7 +182,7 @@ def prepared(argv: list[str], capsys) -> tuple[dict[str, Any], dict[str, Counter
     """What a run of `argv` trains and scores on (`task_data`, the data step of `hf-attn train`), and what it told."""
     capsys.readouterr()
     options, args = parse_arguments(argv)
-    data, _, _ = task_data(options, get_architecture(options.arch), args)
+    data, _, _ = task_data(options, get_architecture(options.arch), args, options.data_request(args))
     printed = capsys.readouterr().out
     seen = {"labels": data.labels, "train": data.train.to_list(), "eval": data.eval.to_list()}
     return seen, told(printed)

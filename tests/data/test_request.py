@@ -6,11 +6,13 @@ from __future__ import annotations
 import dataclasses
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 from datasets import Dataset
 
-from hf_attn.data.request import Columns, DataRequest, HeldOut, hold_out
+from hf_attn.data.request import Columns, DataRequest, HeldOut, Scoring, hold_out
+from hf_attn.data.rows import rows_to_score
 from hf_attn.options.arguments import HfAttnArguments
 from hf_attn.registry.row import TokenizerColumn
 
@@ -21,12 +23,18 @@ def test_the_options_build_one_frozen_request():
         column_names=["review", "stars"], preprocessing_num_workers=2, overwrite_cache=True, max_eval_samples=300,
     )  # fmt: skip
     concepts = TokenizerColumn("concept_column", "concepts", "tags")
-    request = options.data_request(seed=7, columns=[concepts])
+    training = SimpleNamespace(
+        seed=7, max_steps=5, num_train_epochs=3.0, per_device_train_batch_size=4, gradient_accumulation_steps=2,
+        world_size=2,
+    )  # fmt: skip
+    request = options.data_request(training, columns=[concepts])
     assert request.columns == Columns(
         text="review", label="stars", tokenizer=(("concept_column", "concepts", "tags"),),
         header=("review", "stars"), strings=("review", "stars", "tags"),
     )  # fmt: skip
-    assert request.held_out == HeldOut(fraction=0.2, seed=7, stream_rows=300)
+    scoring = Scoring(rows=300, steps=5, batch=16, epochs=3.0)
+    assert request.held_out == HeldOut(fraction=0.2, seed=7, stream_rows=300, scoring=scoring)
+    assert options.data_request(columns=[concepts]).held_out == HeldOut(fraction=0.2, stream_rows=300)
     assert (request.streaming, request.fresh, request.workers) == (True, True, 2)
     assert request.columns.keep == ("tags",)
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -54,3 +62,23 @@ def test_the_held_out_rule_draws_a_seeded_share_and_refuses_what_it_cannot():
         policy = dataclasses.replace(request.held_out, fraction=fraction)
         with pytest.raises(ValueError, match=r"--dataset reviews.csv has no held-out split: give --eval-split"):
             hold_out(rows.select(range(size)), dataclasses.replace(request, held_out=policy))
+
+
+def test_a_training_run_scores_about_as_many_held_out_rows_as_it_trains_on():
+    """The one rule for the held-out rows scored (`rows_to_score`): `--max_eval_samples`, else as many as the run
+    trains on and at least MIN_EVAL_SAMPLES, a seeded sample; every row where the request has no scoring."""
+    train = Dataset.from_dict({"text": [f"train {i}" for i in range(3000)]})
+    held_out = Dataset.from_dict({"text": [f"held {i}" for i in range(5000)]})
+
+    def scored(**scoring):
+        request = DataRequest("d.csv", held_out=HeldOut(seed=3, scoring=Scoring(**scoring) if scoring else None))
+        return rows_to_score(train, held_out, request)
+
+    assert scored() == (held_out, None)
+    rows, note = scored(rows=100)
+    assert len(rows) == 100 and "scoring 100 of 5000 rows, a sample (seed 3): --max_eval_samples" in note
+    assert scored(rows=100)[0]["text"] == rows["text"] and rows["text"] != held_out["text"][:100]
+    assert len(scored(steps=5, batch=16)[0]) == 2000  # 80 rows trained: at least MIN_EVAL_SAMPLES
+    assert len(scored(steps=300, batch=10)[0]) == 3000
+    assert len(scored(epochs=1.5)[0]) == 4500
+    assert scored(epochs=2.0) == (held_out, None)
