@@ -185,15 +185,11 @@ class DataRequest:
 
     @classmethod
     def of(
-        cls,
-        options: DataOptions,
-        seed: int,
-        tokenizer: Sequence[tuple[str, str, str]],
-        training: TrainingLength | None = None,
+        cls, options: DataOptions, tokenizer: Sequence[tuple[str, str, str]], training: TrainingLength | None = None
     ) -> DataRequest:
-        """The request `options` make, with the run's `seed` (the held-out draw) and the columns the tokenizer reads
-        beside each text (`tokenizer`: (option, keyword, column), `ArchitectureArguments.columns`); for a training
-        run (`training`: its arguments), how many held-out rows it scores (`Scoring`)."""
+        """The request `options` make, with the columns the tokenizer reads beside each text (`tokenizer`: (option,
+        keyword, column), `ArchitectureArguments.columns`); for a training run (`training`: its arguments), its seed
+        (the held-out draw; 0 without one) and how many held-out rows it scores (`Scoring`)."""
         pair = options.target_column or options.text_pair_column
         # Read as strings, as written: the text, its pair, the label (named, or the `label` / `labels` a task finds
         # by itself), and the tokenizer's columns.
@@ -213,7 +209,7 @@ class DataRequest:
             dataset=options.eval_dataset,
             split=options.eval_split,
             fraction=options.eval_fraction,
-            seed=seed,
+            seed=training.seed if training is not None else 0,
             stream_rows=options.max_eval_samples or MIN_EVAL_SAMPLES,
             scoring=Scoring.of(options.max_eval_samples, training) if training is not None else None,
         )

@@ -283,9 +283,8 @@ class CanonicalRows:
     def task_data(self, shape: str | None = None, notes: Sequence[str] = ()) -> TaskData:
         """The `TaskData` of these rows, complete. `shape`: the task shape trained (default: the layout's; a
         folder's variant of it, `hf_attn.tasks.heads.shape_for_head`). The held-out rows are those a training run
-        scores (`rows_to_score`, the one rule; every one for `hf-attn evaluate`), with the
-        status line that says so after the rows' own. `notes`: status lines said before the rows' own (what reading
-        the files said)."""
+        scores (`rows_to_score`, the one rule; every one for `hf-attn evaluate`), with the status line that says so
+        after the rows' own. `notes`: status lines said before the rows' own (what reading the files said)."""
         scored, scored_note = rows_to_score(self.train, self.eval, self.request)
         columns, label = self.request.columns, self.rules.label_column
         return TaskData(

@@ -232,7 +232,7 @@ class HfAttnArguments:
         `columns`: the columns the tokenizer reads beside each text (default: `architecture_arguments.columns()`;
         `hf-attn evaluate`: the run's)."""
         tokenizer = self.architecture_arguments.columns() if columns is None else columns
-        return DataRequest.of(self, training.seed if training is not None else 0, tokenizer, training)
+        return DataRequest.of(self, tokenizer, training)
 
 
 @dataclass

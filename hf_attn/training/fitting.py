@@ -2,10 +2,10 @@
 model, its held-out metrics and the record its card is written from.
 
 The config (the shape's fields: vocabulary, labels; the recipe's and `--config`'s overrides; the data's status lines
-said once it has taken its labels), the two splits encoded
-(found again in the `datasets` cache on a second run), the architecture's first stage where it has one (ELMo's biLM,
-`Architecture.pretraining_head`), the model (word vectors copied in), the shape's `Trainer`, the held-out metrics, and
-the training record (`hf_attn_training.json`) with the example its card draws.
+said once it has taken its labels), the two splits encoded (found again in the `datasets` cache on a second run), the
+architecture's first stage where it has one (ELMo's biLM, `Architecture.pretraining_head`), the model (word vectors
+copied in), the shape's `Trainer`, the held-out metrics, and the training record (`hf_attn_training.json`) with the
+example its card draws.
 """
 
 from __future__ import annotations
