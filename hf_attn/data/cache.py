@@ -5,12 +5,12 @@
   in Python: about 90 µs a row, 90 s for a million. `arrow_batches` reads the columns a step needs as Arrow record
   batches (a few ms for 10,000 rows), and `column_values` hands their Python values on one batch at a time, so no
   step holds a whole split as Python objects.
-- **Work done once.** `cached_map` is `Dataset.map(batched=True)` under a fingerprint of our own (`fingerprint`:
-  the input split's fingerprint and what the step does), so the `datasets` cache finds the result of a second run
-  over the same file with the same options even when the mapped function captures objects `datasets` cannot hash
-  the same way twice (a tokenizer, a config). It says whether it computed or found its result. `keep_tokenizer`
-  keeps a trained vocabulary beside the split's cache files, under the fingerprint of the split and the trainer's
-  options, where `saved_tokenizer` finds it again.
+- **Work done once.** `cached_map` is `Dataset.map(batched=True)` under a fingerprint of our own
+  (`step_fingerprint`: the input split's fingerprint and what the step does, made by the step itself), so the
+  `datasets` cache finds the result of a second run over the same file with the same options even when the mapped
+  function captures objects `datasets` cannot hash the same way twice (a tokenizer, a config). It says whether it
+  computed or found its result. `keep_tokenizer` keeps a trained vocabulary beside the split's cache files, under the
+  fingerprint of the split and the trainer's options, where `saved_tokenizer` finds it again.
 - **Nothing broken reused.** Each file a step writes to the cache has its SHA-256 kept beside it (with its size and
   modification time: a file that still has both is not hashed again, `_differs`). A cached file that does not read
   back whole (cut short by a full disk or a copy, emptied) or whose bytes differ from their checksum (garbled) is
@@ -123,10 +123,17 @@ def tokenizer_fingerprint(tokenizer: PreTrainedTokenizerBase) -> str:
     return fingerprint(type(tokenizer).__qualname__, backend.to_str() if backend is not None else None, options)
 
 
-def encoding_fingerprint(split: Dataset, tokenizer: PreTrainedTokenizerBase, parts: tuple) -> str:
-    """The fingerprint of `split` encoded with `tokenizer` by an encoder that `parts` describe (what it reads:
-    `hf_attn.tasks.base.encoding_parts`): the split's own, the tokenizer's (`tokenizer_fingerprint`) and the parts."""
-    return fingerprint("encoding", split._fingerprint, tokenizer_fingerprint(tokenizer), *parts)
+def step_fingerprint(split: Dataset, step: Sequence[Any]) -> str:
+    """The fingerprint of what a cached step makes of `split` (`cached_map`, `cached_filter`, `cached_split`): the
+    split's own and `step`, what the step does (its name, then every option that changes its output). Each step
+    makes its key from the split it reads, so no caller can leave the split out of it."""
+    return fingerprint(split._fingerprint, *step)
+
+
+def encoding_step(tokenizer: PreTrainedTokenizerBase, parts: tuple) -> tuple:
+    """What encoding a split does, for its key (`step_fingerprint`): the tokenizer (`tokenizer_fingerprint`) and what
+    the encoder reads (`parts`: `hf_attn.tasks.base.encoding_parts`)."""
+    return ("encoding", tokenizer_fingerprint(tokenizer), *parts)
 
 
 def encode_splits(
@@ -137,7 +144,7 @@ def encode_splits(
     fresh: bool = False,
 ) -> tuple[list[Dataset], bool]:
     """Each `(split, keep, parts)` encoded by `encode` (a task shape's encoder; batched `map`), its other columns
-    dropped except `keep`, under the fingerprint its `parts` make with `tokenizer` (`encoding_fingerprint`, through
+    dropped except `keep`, under the fingerprint its `parts` make with `tokenizer` (`encoding_step`, through
     `cached_map`; `parts` `None`: `datasets` fingerprints the function itself, and a stream is encoded as it is
     read); and whether the `datasets` cache held every split already. `fresh` (`--overwrite_cache`): encoded again
     whatever the cache holds."""
@@ -149,8 +156,8 @@ def encode_splits(
             encoded.append(split.map(encode, batched=True, remove_columns=remove))
             cached = False
             continue
-        key = encoding_fingerprint(split, tokenizer, parts)
-        mapped, reused = cached_map(split, encode, key, "Encoding", workers, fresh, remove_columns=remove)
+        step = encoding_step(tokenizer, parts)
+        mapped, reused = cached_map(split, encode, step, "Encoding", workers, fresh, remove_columns=remove)
         encoded.append(mapped)
         cached = cached and reused
     return encoded, cached
@@ -198,17 +205,18 @@ def _unwritable(folder: Path) -> bool:
 def cached_map(
     split: Dataset,
     function: Callable[[dict[str, list]], dict[str, list]],
-    key: str,
+    step: Sequence[Any],
     description: str,
     workers: int | None = None,
     fresh: bool = False,
     **options: Any,
 ) -> tuple[Dataset, bool]:
-    """`split.map(function, batched=True, **options)` under the fingerprint `key`, on `map_workers` processes, with
-    a progress bar named `description` (where `datasets` shows bars); returns the mapped split and whether it came
-    from the cache (every file it reads was there before the call). `fresh` (`--overwrite_cache`): computed again
-    and written afresh, whatever the cache holds."""
+    """`split.map(function, batched=True, **options)` under the fingerprint of `split` and `step`, what the map does
+    (`step_fingerprint`), on `map_workers` processes, with a progress bar named `description` (where `datasets` shows
+    bars); returns the mapped split and whether it came from the cache (every file it reads was there before the
+    call). `fresh` (`--overwrite_cache`): computed again and written afresh, whatever the cache holds."""
     started = time.time()
+    key = step_fingerprint(split, step)
     drop_unreadable(split, key)
     parallelism = os.environ.get(TOKENIZERS_PARALLELISM)
     try:
@@ -234,11 +242,12 @@ def cached_map(
 
 
 def cached_filter(
-    split: Dataset, function: Callable[..., list[bool]], key: str, fresh: bool = False, **options: Any
+    split: Dataset, function: Callable[..., list[bool]], step: Sequence[Any], fresh: bool = False, **options: Any
 ) -> Dataset:
-    """`split.filter(function, **options)` under the fingerprint `key`, its cache file checked and kept as
-    `cached_map`'s are."""
+    """`split.filter(function, **options)` under the fingerprint of `split` and `step` (`step_fingerprint`), its cache
+    file checked and kept as `cached_map`'s are."""
     started = time.time()
+    key = step_fingerprint(split, step)
     drop_unreadable(split, key)
     with cache_writes(cache_folder(split)):
         kept = split.filter(function, new_fingerprint=key, load_from_cache_file=not fresh, **options)
@@ -251,8 +260,8 @@ def cached_split(split: Dataset, fraction: float, seed: int) -> tuple[Dataset, D
     index files checked and kept as `cached_map`'s are."""
     started = time.time()
     keys = (
-        fingerprint("training part", split._fingerprint, fraction, seed),
-        fingerprint("held-out part", split._fingerprint, fraction, seed),
+        step_fingerprint(split, ("training part", fraction, seed)),
+        step_fingerprint(split, ("held-out part", fraction, seed)),
     )
     for key in keys:
         drop_unreadable(split, key)
@@ -522,7 +531,7 @@ def vocabulary(
     stay with this one; what is trained is kept (`keep_tokenizer`) for the next run to find."""
     from transformers import AutoTokenizer
 
-    key = fingerprint("vocabulary", rows._fingerprint, *columns, kind.name, settings, knowledge)
+    key = step_fingerprint(rows, ("vocabulary", *columns, kind.name, settings, knowledge))
     found = None if fresh else saved_tokenizer(rows, key, AutoTokenizer.from_pretrained)
     if found is not None:
         return found, True

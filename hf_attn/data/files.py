@@ -4,7 +4,7 @@
 a folder `load_dataset` understands (`train.csv`, `test.csv`, ...), a folder in the extreme multi-label text layout
 (`train_texts.txt` + `train_labels.txt`, ...; `load_xmc_text_folder`), or one file, `.csv`, `.tsv`, `.json`, `.jsonl`,
 `.parquet` or `.txt` (one text per line, for language models). A file that cannot be parsed is reported with the
-row that breaks it. Without a held-out split, the caller holds out rows (`hf_attn.data.request.hold_out`).
+row that breaks it. Without a held-out split, the caller holds out rows (`hf_attn.data.rows.hold_out`).
 What the rows mean is `hf_attn.data.rows`'s job.
 """
 
@@ -244,7 +244,7 @@ def load_splits(
 
     The held-out split is `request.held_out.dataset` (a file), else its `split`, else the first of
     validation/dev/valid/test the dataset has, else `None`: the caller holds out rows once the unusable ones are
-    dropped (`hf_attn.data.request.hold_out`), or a stream's first rows (`hf_attn.data.streaming`). With
+    dropped (`hf_attn.data.rows.hold_out`), or a stream's first rows (`hf_attn.data.streaming`). With
     `request.streaming`, the splits are `IterableDataset`s. The Arrow copy `datasets` keeps of the data is checked
     before it is read, and built again where it does not read back, or with `request.fresh` (`--overwrite_cache`;
     `hf_attn.data.cache.load_built`). What it says of a file (a header row skipped) is appended to `notes`, or

@@ -1,6 +1,6 @@
-"""What a run asks of its data, in one frozen object (`DataRequest`), and the one rule for a dataset without a
-held-out split (`hold_out`). How many held-out rows a training run scores is part of the request (`Scoring`,
-applied by `hf_attn.data.rows.rows_to_score`).
+"""What a run asks of its data, in one frozen object (`DataRequest`): where the held-out rows come from (`HeldOut`,
+held out of the training rows by `hf_attn.data.rows.hold_out` where the data has none) and how many of them a
+training run scores (`Scoring`, applied by `hf_attn.data.rows.rows_to_score`).
 
 A request is built once, from the options (`hf_attn.options.arguments.HfAttnArguments.data_request`), and every
 step of the data path takes it whole: reading the splits (`hf_attn.data.files.load_splits`), making their rows
@@ -15,10 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
-
-if TYPE_CHECKING:
-    from datasets import Dataset
+from typing import Protocol
 
 __all__ = [
     "MIN_EVAL_SAMPLES",
@@ -26,10 +23,8 @@ __all__ = [
     "DataOptions",
     "DataRequest",
     "HeldOut",
-    "HeldOutRows",
     "Scoring",
     "TrainingLength",
-    "hold_out",
 ]
 
 # Held-out rows scored by default: as many as the run trains on, and never fewer than this (a small held-out split
@@ -131,7 +126,7 @@ class Scoring:
 class HeldOut:
     """Where the held-out rows come from: a file (`dataset`), else a split (`split`), else the first of
     validation / dev / valid / test the dataset has, else `fraction` of the usable training rows, drawn with `seed`
-    (`hold_out`). A stream without one holds out its first `stream_rows` rows.
+    (`hf_attn.data.rows.hold_out`). A stream without one holds out its first `stream_rows` rows.
 
     Attributes:
         dataset: a file of held-out rows (`--eval_dataset`).
@@ -225,30 +220,3 @@ class DataRequest:
             fresh=options.overwrite_cache,
             workers=options.preprocessing_num_workers,
         )
-
-
-@dataclass(frozen=True)
-class HeldOutRows:
-    """The training rows left, the rows `hold_out` held out of them, what the card calls them, and the status line
-    that says so."""
-
-    train: Dataset
-    held_out: Dataset
-    described: str
-    note: str
-
-
-def hold_out(train: Dataset, request: DataRequest) -> HeldOutRows:
-    """The one rule for data without a held-out split: `request.held_out.fraction` of the training rows, drawn with
-    its seed (`hf_attn.data.cache.cached_split`, the same rows run after run), refused where no fraction or too
-    few rows are left to hold out. Training holds them out of the usable rows, once the unusable are dropped
-    (`hf_attn.data.rows.canonical_rows`), so that a file's bad rows change nothing but their own absence."""
-    from .cache import cached_split
-
-    policy = request.held_out
-    if not 0 < policy.fraction < 1 or len(train) < 2:
-        raise ValueError(f"--dataset {request.dataset} has no held-out split: give --eval-split or --eval-dataset.")
-    kept, held = cached_split(train, policy.fraction, policy.seed)
-    described = f"{policy.fraction:.0%} of {request.train_split} (seed {policy.seed})"
-    note = f"[hf-attn] no held-out split in {request.dataset}: holding out {len(held)} training rows"
-    return HeldOutRows(kept, held, described, note)

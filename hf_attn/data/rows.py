@@ -23,8 +23,8 @@ from typing import Any, TextIO
 from datasets import ClassLabel, Dataset, Features, IterableDataset, Value
 from datasets import Sequence as SequenceFeature
 
-from .cache import cached_filter, cached_map, column_values, fingerprint, sample_rows
-from .request import MIN_EVAL_SAMPLES, DataRequest, hold_out
+from .cache import cached_filter, cached_map, cached_split, column_values, sample_rows
+from .request import MIN_EVAL_SAMPLES, DataRequest
 from .task_data import LabelFormat, TaskData, TaskLayout
 
 # Label values that mean "no label" (SNLI: -1 in the Hub dataset, "-" as gold_label in the original jsonl).
@@ -248,9 +248,10 @@ class RowRules:
         columns[DROP_COLUMN] = Value("string")
         return Features(columns)
 
-    def key(self, split: Dataset) -> str:
-        """The fingerprint of `split` made canonical by these rules."""
-        return fingerprint("canonical", split._fingerprint, dataclasses.asdict(self) | {"layout": self.layout.name})
+    def step(self, split_name: str) -> tuple:
+        """What making split `split_name` canonical by these rules does, for its cache key
+        (`hf_attn.data.cache.step_fingerprint`)."""
+        return ("canonical", dataclasses.asdict(self) | {"layout": self.layout.name}, split_name)
 
 
 @dataclass(frozen=True)
@@ -304,6 +305,31 @@ class CanonicalRows:
         )
 
 
+@dataclass(frozen=True)
+class HeldOutRows:
+    """The training rows left, the rows `hold_out` held out of them, what the card calls them, and the status line
+    that says so."""
+
+    train: Dataset
+    held_out: Dataset
+    described: str
+    note: str
+
+
+def hold_out(train: Dataset, request: DataRequest) -> HeldOutRows:
+    """The one rule for data without a held-out split: `request.held_out.fraction` of the training rows, drawn with
+    its seed (`cached_split`, the same rows run after run), refused where no fraction or too
+    few rows are left to hold out. Training holds them out of the usable rows, once the unusable are dropped
+    (`canonical_rows`), so that a file's bad rows change nothing but their own absence."""
+    policy = request.held_out
+    if not 0 < policy.fraction < 1 or len(train) < 2:
+        raise ValueError(f"--dataset {request.dataset} has no held-out split: give --eval-split or --eval-dataset.")
+    kept, held = cached_split(train, policy.fraction, policy.seed)
+    described = f"{policy.fraction:.0%} of {request.train_split} (seed {policy.seed})"
+    note = f"[hf-attn] no held-out split in {request.dataset}: holding out {len(held)} training rows"
+    return HeldOutRows(kept, held, described, note)
+
+
 def rows_to_score(
     train: Dataset | IterableDataset, held_out: Dataset | IterableDataset, request: DataRequest
 ) -> tuple[Dataset | IterableDataset, str | None]:
@@ -345,7 +371,7 @@ def canonical_rows(
     `fresh` (`--overwrite_cache`), the held-out rows a training run scores. `source`: what the card says of the data.
     `shape`: the task shape trained, where not the layout's; `notes`: what reading the files said.
 
-    `held_out` `None`: rows are held out of the usable training rows (`hf_attn.data.request.hold_out`, the one rule),
+    `held_out` `None`: rows are held out of the usable training rows (`hold_out`, the one rule),
     so that a file's bad rows change nothing but their own absence: its held-out rows are those of the same file
     without them.
 
@@ -386,19 +412,24 @@ def _prepared_split(
     out), whether the cache answered, and the rows it left out and why."""
     canonical = functools.partial(rules.canonical, split=split_name)
     description = f"Preparing the {rules.named(split_name)} split"
-    key = rules.key(split) + f"-{split_name}"
     features = rules.features(split)
     rows, reused = cached_map(
-        split, canonical, key, description, workers, fresh, remove_columns=split.column_names, features=features
+        split,
+        canonical,
+        rules.step(split_name),
+        description,
+        workers,
+        fresh,
+        remove_columns=split.column_names,
+        features=features,
     )
     dropped: dict[str, int] = {}
     counts = Counter(reason for reason in column_values(rows, DROP_COLUMN) if reason is not None)
     if counts:
         dropped = dict(counts)
         tell_dropped(f"{rules.named(split_name)} split", counts, len(split))
-        kept = fingerprint("kept", rows._fingerprint)
         keep = lambda reasons: [reason is None for reason in reasons]  # noqa: E731
-        rows = cached_filter(rows, keep, kept, fresh, input_columns=DROP_COLUMN, batched=True)
+        rows = cached_filter(rows, keep, ("kept",), fresh, input_columns=DROP_COLUMN, batched=True)
     if rules.multi:
         unseen = sum(column_values(rows, UNSEEN_COLUMN))
         if unseen:

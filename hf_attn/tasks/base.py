@@ -19,7 +19,7 @@ from transformers import (
     TrainerCallback,
 )
 
-from ..data.cache import encode_splits, encoding_fingerprint
+from ..data.cache import encode_splits, encoding_step, step_fingerprint
 from ..data.kinds import Document, InputKind, LabelKind, Sentence
 from ..data.task_data import TaskData, TaskLayout
 from ..registry.table import Architecture, Head
@@ -362,9 +362,9 @@ def encoding_parts(
     max_length: int | None,
 ) -> tuple:
     """What `split` encoded by `shape.encoder` depends on beside the split and the tokenizer
-    (`hf_attn.data.cache.encoding_fingerprint` adds both): the shape, the head, the config fields the encoder reads
-    (found by encoding two rows with a `ConfigReads`), the length limit, the columns and the encoder's code; a model
-    of another size reuses the encoding, other labels do not."""
+    (`hf_attn.data.cache.encoding_step` adds the tokenizer, `step_fingerprint` the split): the shape, the head, the
+    config fields the encoder reads (found by encoding two rows with a `ConfigReads`), the length limit, the columns
+    and the encoder's code; a model of another size reuses the encoding, other labels do not."""
     reads = ConfigReads(config)
     probe = shape.encoder(data, tokenizer, reads, head, max_length)
     probe(split[: min(2, len(split))])
@@ -384,4 +384,4 @@ def encoding_key(
     """The fingerprint of `split` encoded by `shape.encoder`: the split's own, the tokenizer (vocabulary, pipeline and
     options) and `encoding_parts`."""
     parts = encoding_parts(split, shape, data, tokenizer, config, head, max_length)
-    return encoding_fingerprint(split, tokenizer, parts)
+    return step_fingerprint(split, encoding_step(tokenizer, parts))

@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..data.episodes import canonical_few_shot_rows
 from ..data.files import load_splits
-from ..data.request import DataRequest, HeldOut, hold_out
-from ..data.rows import canonical_rows
+from ..data.request import DataRequest, HeldOut
+from ..data.rows import canonical_rows, hold_out
 from ..data.task_data import TaskData
 from ..options.arguments import architecture_arguments
 from ..registry.row import ArchitectureArguments, TokenizerColumn

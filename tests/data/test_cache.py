@@ -119,7 +119,7 @@ def test_workers_prepare_and_encode_the_same_rows_and_leave_tokenizers_parallel(
     assert one.dropped == two.dropped == {"train": {"no label": 8}, "held-out": {"no label": 8}}
     tokenizer = train_tokenizer(WORD_LEVEL_TOKENIZER, one.texts())
     encode = lambda batch: dict(tokenizer(batch["text"]))  # noqa: E731
-    encoded, cached = cached_map(one.train, encode, "encoded-rows-2", "Encoding", workers=2)
+    encoded, cached = cached_map(one.train, encode, ("encoded rows", 2), "Encoding", workers=2)
     assert not cached and encoded["input_ids"] == [tokenizer(text)["input_ids"] for text in one.train["text"]]
     seen = subprocess.run(["sh", "-c", "echo ${TOKENIZERS_PARALLELISM-unset}"], capture_output=True, text=True)
     assert seen.stdout.strip() == "unset"

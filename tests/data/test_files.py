@@ -1,5 +1,5 @@
 """Your data as `datasets` reads it (`hf_attn.data.files`): one file without a held-out split, a seeded share held
-out of it by the one rule (`hf_attn.data.request.hold_out`) and said so, a folder's held-out split found by its name,
+out of it by the one rule (`hf_attn.data.rows.hold_out`) and said so, a folder's held-out split found by its name,
 and a file that cannot be parsed named with the row that breaks it."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from hf_attn.data.files import load_splits
-from hf_attn.data.request import DataRequest, HeldOut, hold_out
+from hf_attn.data.request import DataRequest, HeldOut
+from hf_attn.data.rows import hold_out
 
 
 def write_csv(path, rows: int):

@@ -11,8 +11,8 @@ from types import SimpleNamespace
 import pytest
 from datasets import Dataset
 
-from hf_attn.data.request import Columns, DataRequest, HeldOut, Scoring, hold_out
-from hf_attn.data.rows import rows_to_score
+from hf_attn.data.request import Columns, DataRequest, HeldOut, Scoring
+from hf_attn.data.rows import hold_out, rows_to_score
 from hf_attn.options.arguments import HfAttnArguments
 from hf_attn.registry.row import TokenizerColumn
 

@@ -8,7 +8,8 @@ import pytest
 from transformers import PretrainedConfig
 
 from hf_attn.data.files import load_splits
-from hf_attn.data.request import Columns, DataRequest, HeldOut, hold_out
+from hf_attn.data.request import Columns, DataRequest, HeldOut
+from hf_attn.data.rows import hold_out
 from hf_attn.tasks.heads import TASK_SHAPES
 from hf_attn.tasks.scored import scored_data, scored_rows
 
