@@ -102,17 +102,18 @@ def evaluate(
     rows = scored_rows(request)
     data = scored_data(shape, rows, request, model.config, options.episode_settings())
     encoded, _ = encode_split(data.eval, shape.encoder(data, tokenizer, model.config, head, max_length))
+    generates = shape.generates(head)
     with tempfile.TemporaryDirectory() as scratch:
         args = HfAttnTrainingArguments(
             output_dir=scratch,
             per_device_eval_batch_size=batch_size,
             report_to="none",
-            predict_with_generate=shape.generates(head),
+            predict_with_generate=generates,
+            generation_num_beams=(options.num_beams or model.generation_config.num_beams) if generates else None,
             disable_tqdm=True,
             seed=training_seed(model_path),
         )
-        beams = options.num_beams or model.generation_config.num_beams if shape.generates(head) else None
-        shape.prepare(model, args, encoded, beams)
+        shape.prepare(model, args, encoded)
         trainer = shape.trainer(args, model, head, tokenizer, data, None, encoded, callbacks=())
         # Without progress bars the Trainer prints its log dict; the command's output is the metrics' JSON alone.
         trainer.remove_callback(PrinterCallback)

@@ -196,7 +196,10 @@ class HfAttnArguments:
         default="linear", metadata=option_help("noam: the Transformer paper's optimiser and warm-up schedule")
     )
     num_beams: int | None = field(
-        default=None, metadata=option_help("beam size of held-out generation (default: 4; multi-label 1)")
+        default=None,
+        metadata=option_help(
+            "beam size of held-out generation, transformers' --generation_num_beams (default: 4; multi-label 1)"
+        ),
     )
     save: bool = field(default=True, metadata=option_help("save the model, tokenizer and card to output_dir"))
     # The recipe named by `recipe`, read once by `resolve_options` (not an option: no flag).

@@ -210,8 +210,22 @@ def read_options(given: dict[str, Any]) -> tuple[ReadOptions, Recipe | None, dic
         # The paper's training loss (the Transformer's ε_ls = 0.1, §5.4) is a training argument: the model's own
         # `outputs.loss` is plain cross-entropy against `labels`, as in transformers' models.
         merged["label_smoothing_factor"] = label_smoothing
+    merged = _generation_beams(merged, given)
     merged = _recipe_word_vectors(merged, given, recipe)
     return ReadOptions.of(merged, set(given), recipe, set(scheduled)), recipe, overrides
+
+
+def _generation_beams(merged: dict[str, Any], given: dict[str, Any]) -> dict[str, Any]:
+    """`--num_beams` (hf_attn's, which `hf-attn evaluate` takes too) is the beams of held-out generation, transformers'
+    `Seq2SeqTrainingArguments.generation_num_beams`: it sets that field unless the field was typed itself. Both typed,
+    with two numbers, is refused."""
+    beams, typed = merged.get("num_beams"), given.get("generation_num_beams")
+    if beams is not None and typed is not None and "num_beams" in given and beams != typed:
+        raise ValueError(
+            f"--num_beams {beams} and --generation_num_beams {typed} both set the beams of held-out generation: give "
+            "one."
+        )
+    return merged if beams is None or typed is not None else {**merged, "generation_num_beams": beams}
 
 
 # `--word_vectors none`: train without pretrained vectors, also where the recipe names the paper's.

@@ -194,19 +194,16 @@ class TaskShape:
         depend on it (PSP@k's label propensities)."""
         return accuracy_metric
 
-    def prepare(
-        self, model: PreTrainedModel, args: TrainingArguments, eval_split: Dataset, num_beams: int | None
-    ) -> None:
-        """Sets what evaluation needs on the model and the arguments (generation settings)."""
+    def prepare(self, model: PreTrainedModel, args: TrainingArguments, eval_split: Dataset) -> None:
+        """Sets what evaluation needs on the model and the arguments: the generation settings, the beams
+        `args.generation_num_beams` asks for (`--num_beams`; `None`: the shape's default)."""
 
-    def ready(
-        self, model: PreTrainedModel, head: Head, args: TrainingArguments, eval_split: Dataset, num_beams: int | None
-    ) -> None:
+    def ready(self, model: PreTrainedModel, head: Head, args: TrainingArguments, eval_split: Dataset) -> None:
         """Readies a run's model and arguments for the `Trainer`: scored on `generate()`'s outputs where the head
         generates (`generates`: `Seq2SeqTrainer(predict_with_generate=True)`), with what evaluation needs
         (`prepare`)."""
         args.predict_with_generate = self.generates(head)
-        self.prepare(model, args, eval_split, num_beams)
+        self.prepare(model, args, eval_split)
 
     def build_model(
         self, head: Head, config: PreTrainedConfig, data: TaskData, args: TrainingArguments
@@ -244,8 +241,10 @@ class TaskShape:
         callbacks: Sequence[TrainerCallback],
         resume: str | bool | None,
     ) -> tuple[Trainer, dict[str, float], str]:
-        """`fit`, then the held-out scores beyond `compute_metrics` (`extra_metrics`): the trainer, every held-out
-        metric, and the line that says the result (`headline`)."""
+        """`model` readied for the shape's `Trainer` (`ready`), `fit`, then the held-out scores beyond
+        `compute_metrics` (`extra_metrics`): the trainer, every held-out metric, and the line that says the result
+        (`headline`)."""
+        self.ready(model, head, args, splits[1])
         trainer, metrics = self.fit(args, model, head, tokenizer, data, splits, callbacks, resume)
         metrics = {**metrics, **self.extra_metrics(model, head, splits[1], data)}
         return trainer, metrics, self.headline(metrics)

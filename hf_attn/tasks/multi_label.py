@@ -81,11 +81,11 @@ class MultiLabel(TaskShape):
         ]
         return label_propensities(label_sets, config.num_labels)
 
-    def prepare(self, model, args, eval_split, num_beams):
+    def prepare(self, model, args, eval_split):
         if getattr(args, "predict_with_generate", False):
             args.generation_max_length = model.config.num_labels + 2  # start token, every label once, EOS
-            args.generation_num_beams = num_beams or 1
-            model.generation_config.update(num_beams=num_beams or 1, max_length=args.generation_max_length)
+            args.generation_num_beams = args.generation_num_beams or 1
+            model.generation_config.update(num_beams=args.generation_num_beams, max_length=args.generation_max_length)
 
     @torch.no_grad()
     def predict(self, model, tokenizer, head, texts, pairs=None, top_k=5):

@@ -45,8 +45,8 @@ class SequenceToSequence(TaskShape):
     def metrics(self, head, config, tokenizer, data=None):
         return translation_metrics(tokenizer)
 
-    def prepare(self, model, args, eval_split, num_beams):
-        num_beams = num_beams or 4
+    def prepare(self, model, args, eval_split):
+        num_beams = args.generation_num_beams or 4
         longest = max((len(labels) for labels in eval_split["labels"]), default=0)
         args.generation_max_length = longest + 10
         args.generation_num_beams = num_beams

@@ -88,7 +88,6 @@ def fit_run(
             print(f"[hf-attn] word vectors {coverage.summary()}", flush=True)
     if args.process_index == 0:  # once every input has been read (the word vectors too): a refused run prints one line
         print(run.stages.summary(data), flush=True)
-    shape.ready(model, head, args, eval_split, options.num_beams)
     trainer, task_metrics, headline = shape.fit_and_score(
         args, model, head, tokenizer, data, (train_split, eval_split), callbacks, run.resume
     )

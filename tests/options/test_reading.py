@@ -68,3 +68,26 @@ def test_keywords_and_argv_resolve_alike(tmp_path):
     assert from_argv[1].num_train_epochs == from_keywords[1].num_train_epochs == 4
     with pytest.raises(TypeError, match="epoch"):
         resolve_options({"epoch": 4})
+
+
+def test_num_beams_is_transformers_generation_num_beams_and_a_typed_one_is_kept(tmp_path):
+    """`--num_beams` sets `generation_num_beams`, the beams a generating shape scores the held-out split with;
+    transformers' own flag, typed, is what the shape uses (not replaced by its default of 4); both typed with two
+    numbers is refused."""
+    from types import SimpleNamespace
+
+    from transformers import GenerationConfig
+
+    from hf_attn.tasks.heads import TASK_SHAPES
+
+    common = ["--arch", "vaswani_transformer", "--output_dir", str(tmp_path)]
+    seq2seq, held_out = TASK_SHAPES["seq2seq"], {"labels": [[5, 6, 7]]}
+    for typed, beams in ([], 4), (["--num_beams", "2"], 2), (["--generation_num_beams", "8"], 8):
+        _, args = parse_arguments([*common, *typed])
+        model = SimpleNamespace(generation_config=GenerationConfig())
+        seq2seq.prepare(model, args, held_out)
+        assert args.generation_num_beams == model.generation_config.num_beams == beams, typed
+        assert args.generation_max_length == model.generation_config.max_length == 3 + 10
+    assert parse_arguments([*common, "--num_beams", "3", "--generation_num_beams", "3"])[1].generation_num_beams == 3
+    with pytest.raises(ValueError, match="--num_beams 2 and --generation_num_beams 8 both set"):
+        parse_arguments([*common, "--num_beams", "2", "--generation_num_beams", "8"])

@@ -57,7 +57,7 @@ class LabelTreeClassification(MultiLabel):
     def metrics(self, head, config, tokenizer, data=None):
         return RankingMetrics(propensities=self.propensities(config, data))
 
-    def prepare(self, model, args, eval_split, num_beams):
+    def prepare(self, model, args, eval_split):
         args.batch_eval_metrics = True  # `RankingMetrics` ranks each batch and forgets it
 
     def build_model(self, head, config, data, args):
