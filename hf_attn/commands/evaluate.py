@@ -82,6 +82,7 @@ def evaluate(
     `episode_sizes`), else the trained ones."""
     from transformers import PrinterCallback
 
+    from ..data.request import DataRequest
     from ..options.training_arguments import HfAttnTrainingArguments
     from ..tasks import encode_split
     from ..tasks.heads import load_trained, trained_head
@@ -98,7 +99,7 @@ def evaluate(
     model, tokenizer, head, shape = load_trained(model_path, head=head)
     for field, value in sizes.items():
         setattr(model.config, field, value)
-    request = options.data_request(columns=columns)
+    request = DataRequest.of(options, columns)
     rows = scored_rows(request)
     data = scored_data(shape, rows, request, model.config, options.episode_settings())
     encoded, _ = encode_split(data.eval, shape.encoder(data, tokenizer, model.config, head, max_length))

@@ -76,6 +76,7 @@ def faithfulness(
     `--max_length` and the columns its tokenizer reads (`architecture_arguments`: STCKA's `--concept_column`) unless
     given."""
     from ..cards import FAITHFULNESS_FILE
+    from ..data.request import DataRequest
     from ..faithfulness.attribution import CAPTUM_EXTRA
     from ..faithfulness.erasure import check_ks
     from ..faithfulness.measure import check_measurable, measure_faithfulness
@@ -98,7 +99,7 @@ def faithfulness(
     columns = evaluation_columns(architecture_arguments, reused)
     max_length = options.max_length if options.max_length is not None else reused.get("max_length")
     model, tokenizer, head, shape = load_trained(model_path, head=head)
-    request = options.data_request(columns=columns)
+    request = DataRequest.of(options, columns)
     rows = scored_rows(request)
     label = options.label_column or next((name for name in ("label", "labels") if name in rows.column_names), None)
     _check_rows(rows, options, label)

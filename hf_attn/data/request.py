@@ -2,7 +2,7 @@
 held out of the training rows by `hf_attn.data.rows.hold_out` where the data has none) and how many of them a
 training run scores (`Scoring`, applied by `hf_attn.data.rows.rows_to_score`).
 
-A request is built once, from the options (`hf_attn.options.arguments.HfAttnArguments.data_request`), and every
+A request is built once, from the options (`DataRequest.of`), and every
 step of the data path takes it whole: reading the splits (`hf_attn.data.files.load_splits`), making their rows
 canonical (`hf_attn.data.rows.canonical_rows`) or streaming them (`hf_attn.data.streaming.stream_rows`). No step
 takes the options one by one, so none can forget one or read it differently.
@@ -78,7 +78,7 @@ class Columns:
         tokenizer: (option that named it, keyword of the tokenizer's call, column) for what the tokenizer reads
             beside each text, kept as they are (`ArchitectureArguments.columns`: STCKA's `--concept_column`).
         header: the names of a headerless CSV's columns (`--column_names`).
-        strings: the columns a local file's reader reads as strings, as written (`HfAttnArguments.data_request`).
+        strings: the columns a local file's reader reads as strings, as written (`DataRequest.of`).
     """
 
     text: str = "text"
@@ -182,9 +182,10 @@ class DataRequest:
     def of(
         cls, options: DataOptions, tokenizer: Sequence[tuple[str, str, str]], training: TrainingLength | None = None
     ) -> DataRequest:
-        """The request `options` make, with the columns the tokenizer reads beside each text (`tokenizer`: (option,
-        keyword, column), `ArchitectureArguments.columns`); for a training run (`training`: its arguments), its seed
-        (the held-out draw; 0 without one) and how many held-out rows it scores (`Scoring`)."""
+        """The request `options` make, built once where a command has read them, with the columns the tokenizer reads
+        beside each text (`tokenizer`: (option, keyword, column); the architecture's own options',
+        `ArchitectureArguments.columns`, or `hf-attn evaluate`'s, the run's); for a training run (`training`: its
+        arguments), its seed (the held-out draw; 0 without one) and how many held-out rows it scores (`Scoring`)."""
         pair = options.target_column or options.text_pair_column
         # Read as strings, as written: the text, its pair, the label (named, or the `label` / `labels` a task finds
         # by itself), and the tokenizer's columns.

@@ -16,9 +16,8 @@ from typing import Any, Literal
 
 from transformers import HfArgumentParser  # light: `import transformers` loads its parts when they are used
 
-from ..data.request import DataRequest, TrainingLength
 from ..recipes import Recipe
-from ..registry.row import ArchitectureArguments, TokenizerColumn, option_help
+from ..registry.row import ArchitectureArguments, option_help
 from ..utils.errors import OneLineUsageErrors
 
 __all__ = [
@@ -225,17 +224,6 @@ class HfAttnArguments:
         """A few-shot task's episodes beyond the model's N, K and Q (`TaskData.episode_settings`): the held-out
         episodes, the support noise and the training episodes' N, as training and evaluation both read them."""
         return {"eval_episodes": self.eval_episodes, "noise_rate": self.support_noise, "train_ways": self.train_ways}
-
-    def data_request(
-        self, training: TrainingLength | None = None, columns: Sequence[TokenizerColumn] | None = None
-    ) -> DataRequest:
-        """What the data path reads of these options, typed and frozen (`hf_attn.data.request.DataRequest.of`):
-        built once, where a command's options are read. `training`: a training run's arguments (its seed draws the
-        held-out rows; how long it trains says how many it scores); `None`: seed 0, every held-out row scored.
-        `columns`: the columns the tokenizer reads beside each text (default: `architecture_arguments.columns()`;
-        `hf-attn evaluate`: the run's)."""
-        tokenizer = self.architecture_arguments.columns() if columns is None else columns
-        return DataRequest.of(self, tokenizer, training)
 
 
 @dataclass

@@ -107,7 +107,7 @@ def prepare_run(options: HfAttnArguments, args: HfAttnTrainingArguments) -> Prep
     """The run's data request, data (`task_data`), head, checkpoint to go on from and vocabulary, each found once;
     the data's status lines are printed by the fitting step, once the config has taken its labels."""
     architecture = get_architecture(options.arch)
-    request = options.data_request(args)
+    request = DataRequest.of(options, options.architecture_arguments.columns(), args)
     stages = DataStages()
     with stages.stage("reading and preparing") as step:
         data, shape, head = task_data(options, architecture, args, request)

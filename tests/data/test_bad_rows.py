@@ -29,6 +29,7 @@ from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
 from hf_attn.cli import main
+from hf_attn.data.request import DataRequest
 from hf_attn.options.reading import parse_arguments
 from hf_attn.registry.table import get_architecture
 from hf_attn.training.preparation import task_data
@@ -182,7 +183,12 @@ def prepared(argv: list[str], capsys) -> tuple[dict[str, Any], dict[str, Counter
     """What a run of `argv` trains and scores on (`task_data`, the data step of `hf-attn train`), and what it told."""
     capsys.readouterr()
     options, args = parse_arguments(argv)
-    data, _, _ = task_data(options, get_architecture(options.arch), args, options.data_request(args))
+    data, _, _ = task_data(
+        options,
+        get_architecture(options.arch),
+        args,
+        DataRequest.of(options, options.architecture_arguments.columns(), args),
+    )
     printed = capsys.readouterr().out
     seen = {"labels": data.labels, "train": data.train.to_list(), "eval": data.eval.to_list()}
     return seen, told(printed)

@@ -27,14 +27,14 @@ def test_the_options_build_one_frozen_request():
         seed=7, max_steps=5, num_train_epochs=3.0, per_device_train_batch_size=4, gradient_accumulation_steps=2,
         world_size=2,
     )  # fmt: skip
-    request = options.data_request(training, columns=[concepts])
+    request = DataRequest.of(options, [concepts], training)
     assert request.columns == Columns(
         text="review", label="stars", tokenizer=(("concept_column", "concepts", "tags"),),
         header=("review", "stars"), strings=("review", "stars", "tags"),
     )  # fmt: skip
     scoring = Scoring(rows=300, steps=5, batch=16, epochs=3.0)
     assert request.held_out == HeldOut(fraction=0.2, seed=7, stream_rows=300, scoring=scoring)
-    assert options.data_request(columns=[concepts]).held_out == HeldOut(fraction=0.2, stream_rows=300)
+    assert DataRequest.of(options, [concepts]).held_out == HeldOut(fraction=0.2, stream_rows=300)
     assert (request.streaming, request.fresh, request.workers) == (True, True, 2)
     assert request.columns.keep == ("tags",)
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -45,7 +45,7 @@ def test_a_request_is_built_without_torch_or_datasets():
     """`hf-attn train --help` answers from the options alone: building a request loads neither."""
     code = (
         "import sys; from hf_attn.options.arguments import HfAttnArguments; "
-        "HfAttnArguments(dataset='d.csv').data_request(); "
+        "from hf_attn.data.request import DataRequest; DataRequest.of(HfAttnArguments(dataset='d.csv'), []); "
         "print(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'datasets'}))"
     )
     assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout == "[]\n"
