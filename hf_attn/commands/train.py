@@ -17,9 +17,9 @@ Options are spelled with `_` or `-` (`--output-dir` too). Every process loads th
 trained here) the main process builds the tokenizer the others load; the Trainer shards the batches.
 
 The command's path, one step a room: the options read and checked (`hf_attn.options`), the run prepared (the task
-data, the head, the vocabulary: `hf_attn.training.preparation`), fitted (the config, the model, the `Trainer`, the
-metrics: `hf_attn.training.fitting`), and the folder saved with its card (`hf_attn.cards`) and pushed
-(`hf_attn.hub`). `benchmarks/call_walk.py` traces it.
+data, the head, the vocabulary, the config, the encoded splits: `hf_attn.training.preparation`), fitted (the model,
+the `Trainer`, the metrics: `hf_attn.training.fitting`), and the folder saved with its card (`hf_attn.cards`) and
+pushed (`hf_attn.hub`). `benchmarks/call_walk.py` traces it.
 """
 
 from __future__ import annotations
@@ -94,8 +94,9 @@ def train(output_dir: str | Path | None = None, callbacks: Sequence[TrainerCallb
 def run(
     options: HfAttnArguments, args: HfAttnTrainingArguments, callbacks: Sequence[TrainerCallback] = ()
 ) -> TrainingResult:
-    """The pipeline: the run prepared (data, shape and head, tokenizer) -> fitted (config and model, a first stage
-    and word vectors where asked, `Trainer`, held-out metrics) -> saved folder with its card (and a Hub push)."""
+    """The pipeline: the run prepared (data, shape and head, tokenizer, config, encoded splits) -> fitted (a first
+    stage and word vectors where asked, model, `Trainer`, held-out metrics) -> saved folder with its card (and a Hub
+    push)."""
     folder = Path(args.output_dir)
     existed = folder.exists()
     # One run per output folder: the main process holds its lock from the overwrite check to the last save, and a

@@ -1,11 +1,10 @@
-"""A training run's second step (`fit_run`): from the `Preparation` (`hf_attn.training.preparation`) to a trained
-model, its held-out metrics and the record its card is written from.
+"""A training run's second step (`fit_run`): from the `Preparation` (`hf_attn.training.preparation`: the data, the
+vocabulary, the config and the encoded splits) to a trained model, its held-out metrics and the record its card is
+written from.
 
-The config (the shape's fields: vocabulary, labels; the recipe's and `--config`'s overrides; the data's status lines
-said once it has taken its labels), the two splits encoded (found again in the `datasets` cache on a second run), the
-architecture's first stage where it has one (ELMo's biLM, `Architecture.pretraining_head`), the model (word vectors
-copied in), the shape's `Trainer`, the held-out metrics, and the training record (`hf_attn_training.json`) with the
-example its card draws.
+The architecture's first stage where it has one (ELMo's biLM, `Architecture.pretraining_head`), the model (word
+vectors copied in), the shape's `Trainer` (the model readied for it), the held-out metrics, and the training record
+(`hf_attn_training.json`) with the example its card draws.
 """
 
 from __future__ import annotations
@@ -21,7 +20,7 @@ from typing import Any
 
 import torch
 from datasets import Dataset
-from transformers import PreTrainedConfig, PreTrainedTokenizerBase, Trainer, TrainerCallback, set_seed
+from transformers import PreTrainedTokenizerBase, Trainer, TrainerCallback, set_seed
 
 from ..data.episodes import CLASS_COLUMN
 from ..data.request import DataRequest
@@ -57,26 +56,14 @@ def fit_run(
     args: HfAttnTrainingArguments,
     callbacks: Sequence[TrainerCallback] = (),
 ) -> Fitted:
-    """Config -> encoded splits -> first stage (where the head has one) -> model (and word vectors) -> the shape's
-    `Trainer` -> held-out metrics -> the training record."""
-    data, shape, head, tokenizer = run.data, run.shape, run.head, run.tokenizer
-    config = shape.build_config(run.architecture.config_class, tokenizer, data, options.config_overrides)
-    if args.process_index == 0:
-        for note in data.notes:  # said now that the data has passed its checks: a refused run prints one line
-            print(note, flush=True)
-    with run.stages.stage("encoding") as step, args.main_process_first(local=False, desc="encoding the data"):
-        # The main process encodes first; the others find its work in the datasets cache (a split held in memory is
-        # encoded by each).
-        workers, fresh = options.preprocessing_num_workers, options.overwrite_cache
-        train_split, eval_split, step.cached = shape.encode_splits(
-            data, tokenizer, config, head, options.max_length, workers, fresh
-        )
-
+    """First stage (where the head has one) -> model (and word vectors) -> the shape's `Trainer` -> held-out metrics
+    -> the training record."""
+    data, shape, head, tokenizer, config = run.data, run.shape, run.head, run.tokenizer, run.config
     metrics: dict[str, float] = {}
     base_state = None
     if run.staged:
         set_seed(args.seed)
-        base_state, metrics = _pretrain(run, config, args, callbacks, options.max_length)
+        base_state, metrics = _pretrain(run, args, callbacks, options.max_length)
     set_seed(args.seed)  # the initial weights depend on the seed alone
     model = shape.build_model(head, config, data, args)
     if base_state is not None:
@@ -87,9 +74,9 @@ def fit_run(
         if args.process_index == 0:
             print(f"[hf-attn] word vectors {coverage.summary()}", flush=True)
     if args.process_index == 0:  # once every input has been read (the word vectors too): a refused run prints one line
-        print(run.stages.summary(data), flush=True)
+        print(run.data_line, flush=True)
     trainer, task_metrics, headline = shape.fit_and_score(
-        args, model, head, tokenizer, data, (train_split, eval_split), callbacks, run.resume
+        args, model, head, tokenizer, data, run.encoded, callbacks, run.resume
     )
     metrics.update(task_metrics)
     report(trainer, tokenizer, headline)
@@ -101,7 +88,6 @@ def fit_run(
 
 def _pretrain(
     run: Preparation,
-    config: PreTrainedConfig,
     args: HfAttnTrainingArguments,
     callbacks: Sequence[TrainerCallback],
     max_length: int | None,
@@ -109,7 +95,7 @@ def _pretrain(
     """The architecture's first stage (`Architecture.pretraining_head`, e.g. ELMo's biLM, §3 of its paper): a
     language model on the task's texts, with its own checkpoints in `output_dir/pretraining`. Returns its base
     model's weights, which the task head starts from, and held-out perplexity before and after."""
-    architecture, data, tokenizer = run.architecture, run.data, run.tokenizer
+    architecture, data, tokenizer, config = run.architecture, run.data, run.tokenizer, run.config
     head = next(head for head in architecture.heads if head.model_class.__name__ == architecture.pretraining_head)
     shape = TASK_SHAPES[PRETRAINING_SHAPE]
     texts = TaskData(train=data.train, eval=data.eval, shape=shape.name, text_column=data.text_column)

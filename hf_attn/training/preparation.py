@@ -1,4 +1,5 @@
-"""A training run's first step (`prepare_run`): what it trains on, built once, and what it trains it with.
+"""A training run's first step (`prepare_run`), the data half of it: what it trains on, built once, up to the encoded
+splits and the config that reads them.
 
 - The data (`task_data`): a synthetic task or the user's files (`--dataset`), in the task shape of the head that
   trains on it, its held-out split cut to what is scored (`hf_attn.data.rows.rows_to_score`), with the episodes'
@@ -8,8 +9,12 @@
 - The vocabulary: the architecture's tokenizer kind trained on the training texts (or the same vocabulary found again
   beside the split's cache files), a tokenizer given (`--tokenizer`), or a checkpoint's when resuming; in a
   distributed run the main process builds it and the others load its copy.
+- The config (the shape's fields: vocabulary, labels; the recipe's and `--config`'s overrides), and the data's status
+  lines said once it has taken the labels.
+- The two splits encoded (found again in the `datasets` cache on a second run), each data step timed
+  (`DataStages`) for the status line the fitting step says.
 
-`hf_attn.training.fitting` takes the `Preparation` from there (config, model, `Trainer`, metrics).
+`hf_attn.training.fitting` takes the `Preparation` from there (model, `Trainer`, metrics, record).
 """
 
 from __future__ import annotations
@@ -23,8 +28,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from datasets import Dataset
-from transformers import AutoTokenizer, PreTrainedTokenizerBase
+from datasets import Dataset, IterableDataset
+from transformers import AutoTokenizer, PreTrainedConfig, PreTrainedTokenizerBase
 
 from ..data import get_synthetic_task
 from ..data.cache import cache_folder, column_values, vocabulary
@@ -89,8 +94,9 @@ class DataStages:
 class Preparation:
     """What `prepare_run` hands the fitting step: the architecture's row, the data request (`DataRequest`: the
     columns evaluation reads again), the complete task data, its shape and head, whether the head trains in two
-    stages (`trains_in_stages`), the checkpoint the run goes on from, the tokenizer, and the data steps timed so far
-    (`stages`, which encoding joins)."""
+    stages (`trains_in_stages`), the checkpoint the run goes on from, the tokenizer, the config, the two splits
+    encoded (training, held-out), and the status line of the data steps (`DataStages.summary`), said once every
+    input has been read."""
 
     architecture: Architecture
     request: DataRequest
@@ -100,12 +106,14 @@ class Preparation:
     staged: bool
     resume: str | bool | None
     tokenizer: PreTrainedTokenizerBase
-    stages: DataStages
+    config: PreTrainedConfig
+    encoded: tuple[Dataset | IterableDataset, Dataset | IterableDataset]
+    data_line: str
 
 
 def prepare_run(options: HfAttnArguments, args: HfAttnTrainingArguments) -> Preparation:
-    """The run's data request, data (`task_data`), head, checkpoint to go on from and vocabulary, each found once;
-    the data's status lines are printed by the fitting step, once the config has taken its labels."""
+    """Data request -> data (`task_data`) and head -> checkpoint to go on from -> vocabulary -> config -> encoded
+    splits, each found once; the data's status lines said once the config has taken its labels."""
     architecture = get_architecture(options.arch)
     request = DataRequest.of(options, options.architecture_arguments.columns(), args)
     stages = DataStages()
@@ -122,7 +130,20 @@ def prepare_run(options: HfAttnArguments, args: HfAttnTrainingArguments) -> Prep
         build = lambda: _vocabulary(options, architecture, data, step)  # noqa: E731 (trained only where none is given)
         own_class = architecture.tokenizer.tokenizer_class
         tokenizer = _shared_tokenizer(args, resume, options.tokenizer, build, own_class)
-    return Preparation(architecture, request, data, shape, head, staged, resume, tokenizer, stages)
+    config = shape.build_config(architecture.config_class, tokenizer, data, options.config_overrides)
+    if args.process_index == 0:
+        for note in data.notes:  # said now that the data has passed its checks: a refused run prints one line
+            print(note, flush=True)
+    with stages.stage("encoding") as step, args.main_process_first(local=False, desc="encoding the data"):
+        # The main process encodes first; the others find its work in the datasets cache (a split held in memory is
+        # encoded by each).
+        workers, fresh = options.preprocessing_num_workers, options.overwrite_cache
+        train_split, eval_split, step.cached = shape.encode_splits(
+            data, tokenizer, config, head, options.max_length, workers, fresh
+        )
+    encoded = (train_split, eval_split)
+    summary = stages.summary(data)
+    return Preparation(architecture, request, data, shape, head, staged, resume, tokenizer, config, encoded, summary)
 
 
 def _shared_tokenizer(
@@ -164,13 +185,14 @@ def _vocabulary(
     """The architecture's tokenizer kind trained on the training texts, with a progress bar over them (where datasets
     shows bars), or the same vocabulary found again beside the split's cache files (`hf_attn.data.cache.vocabulary`,
     keyed by the split and every option of the trainer); `step.cached` says which."""
-    # What the tokenizer kind's trainer reads beyond the texts, from the architecture's own options (STCKA: concepts).
-    knowledge = options.architecture_arguments.tokenizer_knowledge(architecture, data)
+    # What the tokenizer kind's trainer reads beyond the texts, from the architecture's own options (STCKA: concepts),
+    # asked only where the kind reads any (`TokenizerKind.reads_knowledge`: any other kind is given none).
+    kind = architecture.tokenizer
+    knowledge = options.architecture_arguments.tokenizer_knowledge(architecture, data) if kind.reads_knowledge else {}
     settings = (options.max_vocab_size, options.min_frequency, options.lowercase)
     columns = (data.text_column, data.pair_column)
-    tokenizer, step.cached = vocabulary(
-        data.vocabulary_source, columns, architecture.tokenizer, settings, knowledge, options.overwrite_cache
-    )
+    fresh = options.overwrite_cache
+    tokenizer, step.cached = vocabulary(data.vocabulary_source, columns, kind, settings, knowledge, fresh)
     return tokenizer
 
 
