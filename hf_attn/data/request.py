@@ -2,10 +2,10 @@
 held out of the training rows by `hf_attn.data.rows.hold_out` where the data has none) and how many of them a
 training run scores (`Scoring`, applied by `hf_attn.data.rows.rows_to_score`).
 
-A request is built once, from the options (`DataRequest.of`), and every
-step of the data path takes it whole: reading the splits (`hf_attn.data.files.load_splits`), making their rows
-canonical (`hf_attn.data.rows.canonical_rows`) or streaming them (`hf_attn.data.streaming.stream_rows`). No step
-takes the options one by one, so none can forget one or read it differently.
+A request is built once, from the options (`DataRequest.of`), and every step of the data path takes it whole:
+reading the splits (`hf_attn.data.files.load_splits`), making their rows canonical (`hf_attn.data.rows.canonical_rows`)
+or streaming them (`hf_attn.data.streaming.stream_rows`). No step takes the options one by one, so none can forget one
+or read it differently.
 
 This module imports nothing beyond the standard library at import time: the options build a request without
 loading `datasets`.

@@ -318,9 +318,9 @@ class HeldOutRows:
 
 def hold_out(train: Dataset, request: DataRequest) -> HeldOutRows:
     """The one rule for data without a held-out split: `request.held_out.fraction` of the training rows, drawn with
-    its seed (`cached_split`, the same rows run after run), refused where no fraction or too
-    few rows are left to hold out. Training holds them out of the usable rows, once the unusable are dropped
-    (`canonical_rows`), so that a file's bad rows change nothing but their own absence."""
+    its seed (`cached_split`, the same rows run after run), refused where no fraction or too few rows are left to
+    hold out. Training holds them out of the usable rows, once the unusable are dropped (`canonical_rows`), so that a
+    file's bad rows change nothing but their own absence."""
     policy = request.held_out
     if not 0 < policy.fraction < 1 or len(train) < 2:
         raise ValueError(f"--dataset {request.dataset} has no held-out split: give --eval-split or --eval-dataset.")
@@ -371,9 +371,8 @@ def canonical_rows(
     `fresh` (`--overwrite_cache`), the held-out rows a training run scores. `source`: what the card says of the data.
     `shape`: the task shape trained, where not the layout's; `notes`: what reading the files said.
 
-    `held_out` `None`: rows are held out of the usable training rows (`hold_out`, the one rule),
-    so that a file's bad rows change nothing but their own absence: its held-out rows are those of the same file
-    without them.
+    `held_out` `None`: rows are held out of the usable training rows (`hold_out`, the one rule), so that a file's bad
+    rows change nothing but their own absence: its held-out rows are those of the same file without them.
 
     One rewriting pass over each split, a batch at a time (`RowRules.canonical`), under a fingerprint of the split
     and the rules, so that a second run over the same file finds it in the `datasets` cache; the rows it marks are
@@ -412,16 +411,9 @@ def _prepared_split(
     out), whether the cache answered, and the rows it left out and why."""
     canonical = functools.partial(rules.canonical, split=split_name)
     description = f"Preparing the {rules.named(split_name)} split"
-    features = rules.features(split)
+    step, features = rules.step(split_name), rules.features(split)
     rows, reused = cached_map(
-        split,
-        canonical,
-        rules.step(split_name),
-        description,
-        workers,
-        fresh,
-        remove_columns=split.column_names,
-        features=features,
+        split, canonical, step, description, workers, fresh, remove_columns=split.column_names, features=features
     )
     dropped: dict[str, int] = {}
     counts = Counter(reason for reason in column_values(rows, DROP_COLUMN) if reason is not None)
