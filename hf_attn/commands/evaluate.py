@@ -109,12 +109,11 @@ def evaluate(
             output_dir=scratch,
             per_device_eval_batch_size=batch_size,
             report_to="none",
-            predict_with_generate=generates,
             generation_num_beams=(options.num_beams or model.generation_config.num_beams) if generates else None,
             disable_tqdm=True,
             seed=training_seed(model_path),
         )
-        shape.prepare(model, args, encoded)
+        shape.ready(model, head, args, encoded)  # as training readies it: generation where the head generates
         trainer = shape.trainer(args, model, head, tokenizer, data, None, encoded, callbacks=())
         # Without progress bars the Trainer prints its log dict; the command's output is the metrics' JSON alone.
         trainer.remove_callback(PrinterCallback)

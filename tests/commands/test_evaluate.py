@@ -167,3 +167,21 @@ def test_a_model_folder_saved_before_loads_and_is_scored_as_it_was(tmp_path):
     assert metrics["loss"] == pytest.approx(expected["loss"], abs=1e-5)
     card = render_model_card(folder).content
     assert "| training examples | 120 |" in card and "| accuracy | 0.5000 |" in card
+
+
+def test_a_translator_is_scored_on_its_generations_with_the_beams_asked(example_files, tmp_path):
+    """A head that generates is scored as training scores it (`TaskShape.ready`: `generate()`'s outputs, with the
+    beams `--num_beams` asks for, else the model's); a classifier's beams are refused elsewhere
+    (`tests/utils/test_inputs.py`)."""
+    run = tmp_path / "transformer"
+    columns = ["--column_names", "source", "target", "--text_column", "source", "--target_column", "target"]
+    tiny = ["d_model=16", "encoder_layers=1", "decoder_layers=1", "encoder_attention_heads=2",
+            "decoder_attention_heads=2", "encoder_ffn_dim=32", "decoder_ffn_dim=32"]  # fmt: skip
+    trained(hf_attn("train", "--arch", "vaswani_transformer", "--dataset", str(example_files / "pairs.tsv"), *columns,
+                    "--output_dir", str(run), *QUICK, "--max_steps", "2", "--config", *tiny))  # fmt: skip
+    scored = {
+        beams: evaluated(tmp_path, str(run), "--dataset", str(example_files / "pairs.tsv"), *columns, *beams)
+        for beams in ((), ("--num_beams", "1"), ("--num_beams", "3"))
+    }
+    for metrics in scored.values():
+        assert {"bleu", "exact_match"} <= metrics.keys() and metrics["examples"] == 120, metrics
