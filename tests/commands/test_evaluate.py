@@ -169,19 +169,33 @@ def test_a_model_folder_saved_before_loads_and_is_scored_as_it_was(tmp_path):
     assert "| training examples | 120 |" in card and "| accuracy | 0.5000 |" in card
 
 
-def test_a_translator_is_scored_on_its_generations_with_the_beams_asked(example_files, tmp_path):
+def test_a_translator_is_scored_on_its_generations_with_the_beams_asked(example_files, tmp_path, monkeypatch):
     """A head that generates is scored as training scores it (`TaskShape.ready`: `generate()`'s outputs, with the
-    beams `--num_beams` asks for, else the model's); a classifier's beams are refused elsewhere
-    (`tests/utils/test_inputs.py`)."""
+    beams `--num_beams` asks for, else the model's: 4, the seq2seq shape's default its training saved); a classifier's
+    beams are refused elsewhere (`tests/utils/test_inputs.py`). The console script trains; `evaluate` runs in this
+    process, where `generate` is watched (called through) for the beams each held-out batch is decoded with."""
+    from transformers import GenerationMixin
+
+    from hf_attn.commands.evaluate import main as evaluate_main
+
     run = tmp_path / "transformer"
     columns = ["--column_names", "source", "target", "--text_column", "source", "--target_column", "target"]
     tiny = ["d_model=16", "encoder_layers=1", "decoder_layers=1", "encoder_attention_heads=2",
             "decoder_attention_heads=2", "encoder_ffn_dim=32", "decoder_ffn_dim=32"]  # fmt: skip
     trained(hf_attn("train", "--arch", "vaswani_transformer", "--dataset", str(example_files / "pairs.tsv"), *columns,
                     "--output_dir", str(run), *QUICK, "--max_steps", "2", "--config", *tiny))  # fmt: skip
-    scored = {
-        beams: evaluated(tmp_path, str(run), "--dataset", str(example_files / "pairs.tsv"), *columns, *beams)
-        for beams in ((), ("--num_beams", "1"), ("--num_beams", "3"))
-    }
-    for metrics in scored.values():
+    generate, beams_used = GenerationMixin.generate, []
+
+    def watched(model, *args, **kwargs):
+        beams_used.append(kwargs.get("num_beams", model.generation_config.num_beams))
+        return generate(model, *args, **kwargs)
+
+    monkeypatch.setattr(GenerationMixin, "generate", watched)
+    for asked, beams in ((), 4), (("--num_beams", "1"), 1), (("--num_beams", "3"), 3):
+        beams_used.clear()
+        output = tmp_path / "metrics.json"
+        evaluate_main([str(run), "--dataset", str(example_files / "pairs.tsv"), *columns, *asked,
+                       "--output_file", str(output)])  # fmt: skip
+        metrics = json.loads(output.read_text())
         assert {"bleu", "exact_match"} <= metrics.keys() and metrics["examples"] == 120, metrics
+        assert beams_used and set(beams_used) == {beams}, (asked, beams_used)
