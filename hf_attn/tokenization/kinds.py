@@ -31,8 +31,10 @@ from .word_level import train_document_tokenizer, train_word_level_tokenizer
 @dataclass(frozen=True, eq=False)
 class TokenizerKind:
     """A kind of vocabulary: `tokenizer_class` (what `AutoTokenizer` gives for the architecture's config) and
-    `trainer(texts, vocab_size, min_frequency, lowercase, **knowledge)` with its defaults; `knowledge` (a
-    `concept_source` or the texts' `concept_sets`) only reaches a kind that `reads_knowledge`."""
+    `trainer(texts, vocab_size, min_frequency, lowercase, **knowledge)` with its defaults. A kind that
+    `reads_knowledge` takes what it reads beside the texts (a `concept_source` or the texts' `concept_sets`) as the
+    trainer's keywords; the run asks for it only of such a kind (`hf_attn.training.preparation`), and another
+    kind's trainer refuses it."""
 
     name: str
     tokenizer_class: type[PreTrainedTokenizerBase]
@@ -65,7 +67,7 @@ class TokenizerKind:
             vocab_size or self.vocab_size,
             self.min_frequency if min_frequency is None else min_frequency,
             self.lowercase if lowercase is None else lowercase,
-            **(knowledge if self.reads_knowledge else {}),
+            **knowledge,
         )
 
 
